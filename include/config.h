@@ -1,0 +1,60 @@
+/* config: every setting of `mailsoak run`, frozen after parsing (the only global
+ * state besides the stop flag). Keys, defaults and help live in one table in
+ * config.c; this struct is what the rest of the program reads. */
+#ifndef MS_CONFIG_H
+#define MS_CONFIG_H
+
+#include <stdint.h>
+
+#include "opts.h"
+#include "units.h"
+
+enum pipelining { PIPE_AUTO, PIPE_ON, PIPE_OFF };
+
+/* [server]: the server under test, sampled by the collector. */
+struct server_config {
+    struct strlist pids, pidfiles, processes;   /* the process set's roots */
+    struct strlist spool_dirs, store_dirs, logs;
+    char *store_format;                         /* auto|maildir|mbox|sdbox|mdbox */
+    uint64_t sample_interval;                   /* ns */
+    struct strlist log_classes;                 /* "name: ERE" adds or replaces a class */
+    int log_defaults;                           /* keep the built-in classes */
+    uint64_t log_examples;                      /* first N lines kept per class */
+};
+
+struct config {
+    /* [run] */
+    uint64_t duration, drain, interval, sweep_timeout;   /* ns */
+    uint64_t messages, seed, workers, error_examples;
+    int sweep;
+    char *label, *json;
+
+    /* [smtp] */
+    struct strlist smtp_targets;
+    uint64_t senders;
+    struct range msgs_per_conn, size;
+    int pipelining;
+    uint64_t smtp_timeout;
+    char *helo, *mail_from;
+
+    /* [pop3] */
+    struct strlist pop3_targets;
+    uint64_t readers, max_per_session;
+    uint64_t pop3_timeout;
+    int delete_foreign;
+
+    /* [users] */
+    char *users_file, *user_pattern, *user_password;
+    uint64_t user_count;
+
+    struct server_config server;
+};
+
+extern const struct opt config_opts[];
+
+/* Parses `run`'s arguments (after the subcommand). Returns 0, or 2 with the reason
+ * printed on stderr, or 1 when --help was printed. */
+int config_from_args(struct config *cfg, int argc, char **argv);
+void config_free(struct config *cfg);
+
+#endif

@@ -1,0 +1,58 @@
+/* opts: table-driven settings. One table per program describes every key (section,
+ * name, type, default, flag, help); the same table reads INI files (inih), applies
+ * --flag and --set overrides, prints --help and echoes the effective config. */
+#ifndef MS_OPTS_H
+#define MS_OPTS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "units.h"
+
+enum opt_type {
+    OPT_STR, OPT_SECRET,             /* char *; a secret prints as *** */
+    OPT_COUNT,                       /* uint64_t, 1k = 1000 */
+    OPT_BYTES,                       /* uint64_t, 1k = 1024 */
+    OPT_DURATION,                    /* uint64_t nanoseconds */
+    OPT_RANGE, OPT_BYTERANGE,        /* struct range */
+    OPT_BOOL,                        /* int */
+    OPT_DOUBLE,                      /* double */
+    OPT_ENUM,                        /* int: index into choices */
+    OPT_LIST,                        /* struct strlist: key may repeat */
+};
+
+/* A repeated key appends; the first value from a later source (another -c file, the
+ * command line) replaces what earlier sources gave. */
+struct strlist {
+    char **v;
+    size_t n;
+    int src;
+};
+
+struct opt {
+    const char *section, *key;
+    enum opt_type type;
+    size_t off;
+    const char *def;                 /* default, in the syntax a user would write; NULL = unset */
+    const char *flag;                /* --flag for the command line, NULL = only --set */
+    const char *help;
+    const char *const *choices;      /* OPT_ENUM, NULL-terminated */
+};
+
+int opts_defaults(const struct opt *t, void *base, char *err, size_t errlen);
+/* 0 ok; -1 unknown key or bad value, with "key: reason" in err. */
+int opts_set(const struct opt *t, void *base, const char *section, const char *key,
+             const char *val, int src, char *err, size_t errlen);
+/* "section.key=value"; err as above. */
+int opts_set_dotted(const struct opt *t, void *base, const char *arg, int src, char *err, size_t errlen);
+/* Reads an INI file; stops at the first problem with "file:line: key: reason". */
+int opts_load_file(const struct opt *t, void *base, const char *path, int src, char *err, size_t errlen);
+const struct opt *opts_find_flag(const struct opt *t, const char *flag);
+/* Prints a value as a user would write it (secrets as ***); lists joined by ", ". */
+const char *opts_format(const struct opt *o, const void *base, char *buf, size_t n);
+void opts_help(FILE *f, const struct opt *t);
+void opts_free(const struct opt *t, void *base);
+void strlist_add(struct strlist *l, const char *s);
+void strlist_free(struct strlist *l);
+
+#endif

@@ -1,0 +1,24 @@
+/* units: parse and print the human units used in configs and tables
+ * ("90s", "10m", "1k", "0-1000", "45M", "70MB"). */
+#ifndef MS_UNITS_H
+#define MS_UNITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct range { uint64_t lo, hi; };
+
+/* All return 0 on success, -1 with a reason in err. */
+int parse_duration_ns(const char *s, uint64_t *out, const char **err);  /* 90s 10m 1h 250ms; bare = s */
+int parse_count(const char *s, uint64_t *out, const char **err);        /* 1k = 1000, 2M */
+int parse_bytes(const char *s, uint64_t *out, const char **err);        /* 1k = 1024, 1M, 1KiB */
+int parse_range(const char *s, struct range *out, int bytes, const char **err); /* 0-1000 or 5 */
+int parse_bool(const char *s, int *out, const char **err);
+int parse_double(const char *s, double *out, const char **err);
+
+/* Compact human forms for tables: 16488, 120M, 5000K (counts, SI) and 70MB (bytes). */
+char *fmt_count(char *buf, size_t n, double v);
+char *fmt_bytes(char *buf, size_t n, double v);
+char *fmt_duration(char *buf, size_t n, uint64_t ns);
+
+#endif

@@ -1,0 +1,283 @@
+/* opts: the generic half of configuration. It knows types and sources, nothing
+ * about which keys a program has. Line numbers come from our own reader, since
+ * Debian's inih is built without INI_HANDLER_LINENO. */
+#include "opts.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define FIELD(base, o, T) ((T *)((char *)(base) + (o)->off))
+
+void strlist_add(struct strlist *l, const char *s)
+{
+    char **v = realloc(l->v, (l->n + 1) * sizeof *v);
+    char *d = strdup(s);
+    if (!v || !d)
+        abort();
+    l->v = v;
+    l->v[l->n++] = d;
+}
+
+void strlist_free(struct strlist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}
+
+static const struct opt *find(const struct opt *t, const char *section, const char *key)
+{
+    for (; t->key; t++)
+        if (!strcasecmp(t->section, section) && !strcasecmp(t->key, key))
+            return t;
+    return NULL;
+}
+
+static int parse_into(const struct opt *o, void *base, const char *val, int src, const char **why)
+{
+    switch (o->type) {
+    case OPT_STR:
+    case OPT_SECRET: {
+        char **p = FIELD(base, o, char *);
+        char *d = strdup(val);
+        if (!d)
+            abort();
+        free(*p);
+        *p = d;
+        return 0;
+    }
+    case OPT_COUNT: return parse_count(val, FIELD(base, o, uint64_t), why);
+    case OPT_BYTES: return parse_bytes(val, FIELD(base, o, uint64_t), why);
+    case OPT_DURATION: return parse_duration_ns(val, FIELD(base, o, uint64_t), why);
+    case OPT_RANGE: return parse_range(val, FIELD(base, o, struct range), 0, why);
+    case OPT_BYTERANGE: return parse_range(val, FIELD(base, o, struct range), 1, why);
+    case OPT_BOOL: return parse_bool(val, FIELD(base, o, int), why);
+    case OPT_DOUBLE: return parse_double(val, FIELD(base, o, double), why);
+    case OPT_ENUM:
+        for (int i = 0; o->choices[i]; i++)
+            if (!strcasecmp(o->choices[i], val)) {
+                *FIELD(base, o, int) = i;
+                return 0;
+            }
+        *why = "not one of the allowed values (see --help)";
+        return -1;
+    case OPT_LIST: {
+        struct strlist *l = FIELD(base, o, struct strlist);
+        if (l->src != src) {
+            strlist_free(l);
+            l->src = src;
+        }
+        if (*val)
+            strlist_add(l, val);
+        return 0;
+    }
+    }
+    *why = "internal: unknown type";
+    return -1;
+}
+
+int opts_defaults(const struct opt *t, void *base, char *err, size_t errlen)
+{
+    for (const struct opt *o = t; o->key; o++) {
+        const char *why = NULL;
+        if (o->def && parse_into(o, base, o->def, -1, &why) < 0) {
+            snprintf(err, errlen, "internal: default of %s.%s: %s", o->section, o->key, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int opts_set(const struct opt *t, void *base, const char *section, const char *key,
+             const char *val, int src, char *err, size_t errlen)
+{
+    const struct opt *o = find(t, section, key);
+    const char *why = NULL;
+    if (!o) {
+        snprintf(err, errlen, "%s.%s: unknown key", section, key);
+        return -1;
+    }
+    if (parse_into(o, base, val, src, &why) < 0) {
+        snprintf(err, errlen, "%s.%s: %s: '%s'", section, key, why, val);
+        return -1;
+    }
+    return 0;
+}
+
+int opts_set_dotted(const struct opt *t, void *base, const char *arg, int src, char *err, size_t errlen)
+{
+    char section[64], key[64];
+    const char *dot = strchr(arg, '.'), *eq = strchr(arg, '=');
+    if (!dot || !eq || dot > eq || (size_t)(dot - arg) >= sizeof section || (size_t)(eq - dot - 1) >= sizeof key) {
+        snprintf(err, errlen, "--set %s: expected section.key=value", arg);
+        return -1;
+    }
+    memcpy(section, arg, (size_t)(dot - arg));
+    section[dot - arg] = 0;
+    memcpy(key, dot + 1, (size_t)(eq - dot - 1));
+    key[eq - dot - 1] = 0;
+    return opts_set(t, base, section, key, eq + 1, src, err, errlen);
+}
+
+struct file_ctx {
+    const struct opt *t;
+    void *base;
+    FILE *f;
+    int line, src, failed;
+    const char *path;
+    char *err;
+    size_t errlen;
+};
+
+static char *count_lines(char *str, int num, void *stream)
+{
+    struct file_ctx *c = stream;
+    char *r = fgets(str, num, c->f);
+    if (r)
+        c->line++;
+    return r;
+}
+
+static int on_kv(void *user, const char *section, const char *name, const char *value)
+{
+    struct file_ctx *c = user;
+    char why[400];
+    if (c->failed)
+        return 1;
+    if (opts_set(c->t, c->base, section, name, value, c->src, why, sizeof why) < 0) {
+        snprintf(c->err, c->errlen, "%s:%d: %s", c->path, c->line, why);
+        c->failed = 1;
+        return 0;
+    }
+    return 1;
+}
+
+int opts_load_file(const struct opt *t, void *base, const char *path, int src, char *err, size_t errlen)
+{
+    struct file_ctx c = { .t = t, .base = base, .src = src, .path = path, .err = err, .errlen = errlen };
+    c.f = fopen(path, "r");
+    if (!c.f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    int r = ini_parse_stream(count_lines, &c, on_kv, &c);
+    fclose(c.f);
+    if (c.failed)
+        return -1;
+    if (r != 0) {
+        snprintf(err, errlen, "%s:%d: syntax error (expected [section] or key = value)", path, r);
+        return -1;
+    }
+    return 0;
+}
+
+const struct opt *opts_find_flag(const struct opt *t, const char *flag)
+{
+    for (; t->key; t++)
+        if (t->flag && !strcmp(t->flag, flag))
+            return t;
+    return NULL;
+}
+
+static void fmt_range(char *buf, size_t n, const struct range *r, int bytes)
+{
+    if (r->lo == r->hi)
+        snprintf(buf, n, "%llu", (unsigned long long)r->lo);
+    else
+        snprintf(buf, n, "%llu-%llu", (unsigned long long)r->lo, (unsigned long long)r->hi);
+    (void)bytes;
+}
+
+const char *opts_format(const struct opt *o, const void *base, char *buf, size_t n)
+{
+    void *b = (void *)(uintptr_t)base;
+    buf[0] = 0;
+    switch (o->type) {
+    case OPT_STR: {
+        const char *s = *FIELD(b, o, char *);
+        snprintf(buf, n, "%s", s ? s : "");
+        break;
+    }
+    case OPT_SECRET:
+        snprintf(buf, n, "%s", *FIELD(b, o, char *) ? "***" : "");
+        break;
+    case OPT_COUNT:
+    case OPT_BYTES:
+        snprintf(buf, n, "%llu", (unsigned long long)*FIELD(b, o, uint64_t));
+        break;
+    case OPT_DURATION: {
+        uint64_t ns = *FIELD(b, o, uint64_t);
+        if (ns % 1000000000ull == 0)
+            snprintf(buf, n, "%llus", (unsigned long long)(ns / 1000000000ull));
+        else
+            snprintf(buf, n, "%llums", (unsigned long long)(ns / 1000000ull));
+        break;
+    }
+    case OPT_RANGE:
+    case OPT_BYTERANGE:
+        fmt_range(buf, n, FIELD(b, o, struct range), o->type == OPT_BYTERANGE);
+        break;
+    case OPT_BOOL:
+        snprintf(buf, n, "%s", *FIELD(b, o, int) ? "yes" : "no");
+        break;
+    case OPT_DOUBLE:
+        snprintf(buf, n, "%g", *FIELD(b, o, double));
+        break;
+    case OPT_ENUM:
+        snprintf(buf, n, "%s", o->choices[*FIELD(b, o, int)]);
+        break;
+    case OPT_LIST: {
+        const struct strlist *l = FIELD(b, o, struct strlist);
+        size_t used = 0;
+        for (size_t i = 0; i < l->n && used < n; i++)
+            used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", l->v[i]);
+        break;
+    }
+    }
+    return buf;
+}
+
+void opts_help(FILE *f, const struct opt *t)
+{
+    const char *section = "";
+    for (; t->key; t++) {
+        if (strcmp(section, t->section)) {
+            section = t->section;
+            fprintf(f, "\n[%s]\n", section);
+        }
+        char left[96];
+        if (t->flag)
+            snprintf(left, sizeof left, "  %s (--%s)", t->key, t->flag);
+        else
+            snprintf(left, sizeof left, "  %s", t->key);
+        fprintf(f, "%-34s %s", left, t->help);
+        if (t->choices) {
+            fputs(" (", f);
+            for (int i = 0; t->choices[i]; i++)
+                fprintf(f, "%s%s", i ? "|" : "", t->choices[i]);
+            fputs(")", f);
+        }
+        if (t->def && *t->def)
+            fprintf(f, " [%s]", t->def);
+        fputc('\n', f);
+    }
+}
+
+void opts_free(const struct opt *t, void *base)
+{
+    for (; t->key; t++) {
+        if (t->type == OPT_STR || t->type == OPT_SECRET) {
+            char **p = FIELD(base, t, char *);
+            free(*p);
+            *p = NULL;
+        } else if (t->type == OPT_LIST) {
+            strlist_free(FIELD(base, t, struct strlist));
+        }
+    }
+}

@@ -1,0 +1,186 @@
+/* units: the one place that knows what "10m", "1k" and "70MB" mean. Counts are SI
+ * (1k = 1000) because they are messages; byte sizes are binary (1k = 1024). */
+#include "units.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static int parse_num(const char *s, double *v, const char **rest)
+{
+    char *end;
+    while (isspace((unsigned char)*s))
+        s++;
+    if (!isdigit((unsigned char)*s) && *s != '.')
+        return -1;
+    errno = 0;
+    *v = strtod(s, &end);
+    if (errno || end == s || !isfinite(*v) || *v < 0)
+        return -1;
+    *rest = end;
+    return 0;
+}
+
+static int only_space(const char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    return *s == 0;
+}
+
+int parse_duration_ns(const char *s, uint64_t *out, const char **err)
+{
+    double v;
+    const char *u;
+    if (parse_num(s, &v, &u) < 0) {
+        *err = "expected a duration such as 90s, 10m, 1h or 250ms";
+        return -1;
+    }
+    static const struct { const char *suf; double mul; } units[] = {
+        { "ms", 1e6 }, { "us", 1e3 }, { "ns", 1 }, { "s", 1e9 }, { "m", 60e9 },
+        { "h", 3600e9 }, { "d", 86400e9 }, { "", 1e9 },
+    };
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        size_t n = strlen(units[i].suf);
+        if (strncmp(u, units[i].suf, n) == 0 && only_space(u + n)) {
+            double ns = v * units[i].mul;
+            if (ns > 1e18) {
+                *err = "duration too long";
+                return -1;
+            }
+            *out = (uint64_t)llround(ns);
+            return 0;
+        }
+    }
+    *err = "unknown duration unit (use ms, s, m, h or d)";
+    return -1;
+}
+
+static int scaled(const char *s, uint64_t *out, const char **err, double k, int bytes)
+{
+    double v;
+    const char *u;
+    if (parse_num(s, &v, &u) < 0) {
+        *err = bytes ? "expected a size such as 1000, 64k or 1M" : "expected a number such as 100, 10k or 2M";
+        return -1;
+    }
+    double mul = 1;
+    switch (toupper((unsigned char)*u)) {
+    case 'K': mul = k; u++; break;
+    case 'M': mul = k * k; u++; break;
+    case 'G': mul = k * k * k; u++; break;
+    default: break;
+    }
+    if (bytes && (!strcasecmp(u, "ib") || !strcasecmp(u, "b")))
+        u += strlen(u);
+    if (!only_space(u)) {
+        *err = bytes ? "unknown size unit (use k, M or G)" : "unknown unit (use k, M or G)";
+        return -1;
+    }
+    v *= mul;
+    if (v > 1.8e19) {
+        *err = "number too large";
+        return -1;
+    }
+    if (!bytes && v != floor(v)) {
+        *err = "expected a whole number";
+        return -1;
+    }
+    *out = (uint64_t)llround(v);
+    return 0;
+}
+
+int parse_count(const char *s, uint64_t *out, const char **err) { return scaled(s, out, err, 1000, 0); }
+int parse_bytes(const char *s, uint64_t *out, const char **err) { return scaled(s, out, err, 1024, 1); }
+
+int parse_range(const char *s, struct range *out, int bytes, const char **err)
+{
+    char lo[64];
+    const char *dash = strchr(s, '-');
+    int (*one)(const char *, uint64_t *, const char **) = bytes ? parse_bytes : parse_count;
+    if (!dash) {
+        if (one(s, &out->lo, err) < 0)
+            return -1;
+        out->hi = out->lo;
+        return 0;
+    }
+    size_t n = (size_t)(dash - s);
+    if (n == 0 || n >= sizeof lo) {
+        *err = "expected a range such as 1-5";
+        return -1;
+    }
+    memcpy(lo, s, n);
+    lo[n] = 0;
+    if (one(lo, &out->lo, err) < 0 || one(dash + 1, &out->hi, err) < 0)
+        return -1;
+    if (out->lo > out->hi) {
+        *err = "range is upside down (low end above high end)";
+        return -1;
+    }
+    return 0;
+}
+
+int parse_bool(const char *s, int *out, const char **err)
+{
+    static const char *const yes[] = { "yes", "true", "on", "1" }, *const no[] = { "no", "false", "off", "0" };
+    for (size_t i = 0; i < 4; i++) {
+        if (!strcasecmp(s, yes[i])) { *out = 1; return 0; }
+        if (!strcasecmp(s, no[i])) { *out = 0; return 0; }
+    }
+    *err = "expected yes or no";
+    return -1;
+}
+
+int parse_double(const char *s, double *out, const char **err)
+{
+    const char *rest;
+    if (parse_num(s, out, &rest) < 0 || !only_space(rest)) {
+        *err = "expected a non-negative number";
+        return -1;
+    }
+    return 0;
+}
+
+static char *fmt_scaled(char *buf, size_t n, double v, double k, const char *const *suf)
+{
+    int i = 0;
+    /* Keep four significant digits before switching unit, like the classic table. */
+    while (fabs(v) >= 10000 && suf[i + 1]) {
+        v /= k;
+        i++;
+    }
+    if (i == 0 || fabs(v) >= 100 || v == floor(v))
+        snprintf(buf, n, "%.0f%s", v, suf[i]);
+    else
+        snprintf(buf, n, "%.1f%s", v, suf[i]);
+    return buf;
+}
+
+char *fmt_count(char *buf, size_t n, double v)
+{
+    static const char *const suf[] = { "", "K", "M", "G", "T", NULL };
+    return fmt_scaled(buf, n, v, 1000, suf);
+}
+
+char *fmt_bytes(char *buf, size_t n, double v)
+{
+    static const char *const suf[] = { "B", "KB", "MB", "GB", "TB", NULL };
+    return fmt_scaled(buf, n, v, 1024, suf);
+}
+
+char *fmt_duration(char *buf, size_t n, uint64_t ns)
+{
+    if (ns < 1000000)
+        snprintf(buf, n, "%.0fus", ns / 1e3);
+    else if (ns < 1000000000)
+        snprintf(buf, n, "%.1fms", ns / 1e6);
+    else if (ns < 120000000000ull)
+        snprintf(buf, n, "%.1fs", ns / 1e9);
+    else
+        snprintf(buf, n, "%um%02us", (unsigned)(ns / 60000000000ull), (unsigned)(ns / 1000000000ull % 60));
+    return buf;
+}

@@ -1,0 +1,148 @@
+/* config: the table of every `mailsoak run` key and the command line that fills it.
+ * Order of precedence: defaults, then each -c file in order, then flags and --set. */
+#include "config.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define O(f) offsetof(struct config, f)
+
+static const char *const pipelining_choices[] = { "auto", "on", "off", NULL };
+
+const struct opt config_opts[] = {
+    { "run", "duration", OPT_DURATION, O(duration), "10m", "duration", "how long senders send", NULL },
+    { "run", "drain", OPT_DURATION, O(drain), "60s", "drain", "after the senders stop, how long readers go on emptying the mailboxes", NULL },
+    { "run", "interval", OPT_DURATION, O(interval), "10s", "interval", "period of the live line and of the timeline entries", NULL },
+    { "run", "messages", OPT_COUNT, O(messages), "0", "messages", "stop the senders after this many accepted messages (0 = no limit)", NULL },
+    { "run", "seed", OPT_COUNT, O(seed), "0", "seed", "seed of every random choice (0 = pick one and report it)", NULL },
+    { "run", "workers", OPT_COUNT, O(workers), "0", "workers", "worker threads, each with its own event loop (0 = one per core)", NULL },
+    { "run", "label", OPT_STR, O(label), "", "label", "name of this run's column in tables and reports", NULL },
+    { "run", "json", OPT_STR, O(json), "", "json", "write the results as JSON to this file (atomically)", NULL },
+    { "run", "sweep", OPT_BOOL, O(sweep), "yes", NULL, "after the drain, visit every mailbox that still owes messages", NULL },
+    { "run", "sweep_timeout", OPT_DURATION, O(sweep_timeout), "60s", NULL, "upper bound of the final sweep", NULL },
+    { "run", "error_examples", OPT_COUNT, O(error_examples), "5", NULL, "server replies kept as examples per error class", NULL },
+
+    { "smtp", "target", OPT_LIST, O(smtp_targets), NULL, "smtp", "SMTP server as HOST:PORT", NULL },
+    { "smtp", "senders", OPT_COUNT, O(senders), "20", "senders", "concurrent SMTP sessions", NULL },
+    { "smtp", "msgs_per_conn", OPT_RANGE, O(msgs_per_conn), "1-5", "msgs-per-conn", "messages per connection, uniform in MIN-MAX", NULL },
+    { "smtp", "size", OPT_BYTERANGE, O(size), "0-1000", "size", "body size in bytes, uniform in MIN-MAX", NULL },
+    { "smtp", "pipelining", OPT_ENUM, O(pipelining), "auto", "pipelining", "RFC 2920 command pipelining", pipelining_choices },
+    { "smtp", "timeout", OPT_DURATION, O(smtp_timeout), "30s", NULL, "limit on each SMTP phase (connect, each reply)", NULL },
+    { "smtp", "helo", OPT_STR, O(helo), "mailsoak.test", NULL, "name sent with EHLO", NULL },
+    { "smtp", "mail_from", OPT_STR, O(mail_from), "mailsoak@test.local", NULL, "envelope sender", NULL },
+
+    { "pop3", "target", OPT_LIST, O(pop3_targets), NULL, "pop3", "POP3 server as HOST:PORT", NULL },
+    { "pop3", "readers", OPT_COUNT, O(readers), "10", "readers", "concurrent POP3 sessions", NULL },
+    { "pop3", "max_per_session", OPT_COUNT, O(max_per_session), "10", "max-per-session", "messages retrieved per session at most", NULL },
+    { "pop3", "timeout", OPT_DURATION, O(pop3_timeout), "30s", NULL, "limit on each POP3 phase", NULL },
+    { "pop3", "delete_foreign", OPT_BOOL, O(delete_foreign), "no", NULL, "delete mail that mailsoak did not send", NULL },
+
+    { "users", "file", OPT_STR, O(users_file), "", "users", "file of 'address password' lines (rabid's format)", NULL },
+    { "users", "pattern", OPT_STR, O(user_pattern), "user%04d@test.local", NULL, "printf pattern of addresses when no file is given", NULL },
+    { "users", "count", OPT_COUNT, O(user_count), "1200", NULL, "number of users made from the pattern", NULL },
+    { "users", "password", OPT_SECRET, O(user_password), "", NULL, "password of every pattern user (printf pattern allowed)", NULL },
+
+    { "server", "pid", OPT_LIST, O(server.pids), NULL, NULL, "PID of a server process to sample (repeatable)", NULL },
+    { "server", "pidfile", OPT_LIST, O(server.pidfiles), NULL, NULL, "pid file of a server master process (repeatable)", NULL },
+    { "server", "process", OPT_LIST, O(server.processes), NULL, NULL, "ERE matched against process names (repeatable)", NULL },
+    { "server", "sample_interval", OPT_DURATION, O(server.sample_interval), "1s", NULL, "period of server-side samples", NULL },
+    { "server", "spool_dir", OPT_LIST, O(server.spool_dirs), NULL, NULL, "queue directory whose files are waiting messages (repeatable)", NULL },
+    { "server", "store_dir", OPT_LIST, O(server.store_dirs), NULL, NULL, "mailbox root to count messages and bytes in (repeatable)", NULL },
+    { "server", "store_format", OPT_STR, O(server.store_format), "auto", NULL, "auto|maildir|mbox|sdbox|mdbox", NULL },
+    { "server", "log", OPT_LIST, O(server.logs), NULL, NULL, "server log file to watch (repeatable)", NULL },
+    { "server", "log_class", OPT_LIST, O(server.log_classes), NULL, NULL, "'name: ERE' adds a log class or replaces a built-in one", NULL },
+    { "server", "log_defaults", OPT_BOOL, O(server.log_defaults), "yes", NULL, "keep the built-in log classes", NULL },
+    { "server", "log_examples", OPT_COUNT, O(server.log_examples), "5", NULL, "matching lines kept per log class", NULL },
+    { NULL, NULL, 0, 0, NULL, NULL, NULL, NULL },
+};
+
+static void usage(FILE *f)
+{
+    fputs("usage: mailsoak run [-c FILE]... [--FLAG VALUE]... [--set SECTION.KEY=VALUE]...\n"
+          "\n"
+          "Runs a soak: SMTP senders and POP3 readers for a fixed window, then a drain,\n"
+          "then prints a table (and writes --json). Every key below can be set in an INI\n"
+          "file (-c, repeatable, later files win), with its --flag, or with --set.\n"
+          "Durations: 250ms 90s 10m 1h. Counts: 1k = 1000. Byte sizes: 1k = 1024.\n", f);
+    opts_help(f, config_opts);
+}
+
+int config_from_args(struct config *cfg, int argc, char **argv)
+{
+    char err[600];
+    int src = 1;
+    memset(cfg, 0, sizeof *cfg);
+    if (opts_defaults(config_opts, cfg, err, sizeof err) < 0) {
+        fprintf(stderr, "mailsoak: %s\n", err);
+        return 2;
+    }
+    /* Files first, whatever their position, so flags always win. */
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 1;
+        }
+        if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "mailsoak: %s needs a file\n", argv[i]);
+                return 2;
+            }
+            if (opts_load_file(config_opts, cfg, argv[++i], src++, err, sizeof err) < 0) {
+                fprintf(stderr, "mailsoak: %s\n", err);
+                return 2;
+            }
+        }
+    }
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
+            i++;
+            continue;
+        }
+        if (strncmp(a, "--", 2)) {
+            fprintf(stderr, "mailsoak: unexpected argument '%s' (see mailsoak run --help)\n", a);
+            return 2;
+        }
+        char name[64];
+        const char *val = strchr(a, '=');
+        size_t n = val ? (size_t)(val - a - 2) : strlen(a + 2);
+        if (n >= sizeof name) {
+            fprintf(stderr, "mailsoak: unknown option '%s'\n", a);
+            return 2;
+        }
+        memcpy(name, a + 2, n);
+        name[n] = 0;
+        if (val)
+            val++;
+        else if (i + 1 < argc)
+            val = argv[++i];
+        else {
+            fprintf(stderr, "mailsoak: --%s needs a value\n", name);
+            return 2;
+        }
+        if (!strcmp(name, "set")) {
+            if (opts_set_dotted(config_opts, cfg, val, 1000, err, sizeof err) < 0) {
+                fprintf(stderr, "mailsoak: --set: %s\n", err);
+                return 2;
+            }
+            continue;
+        }
+        const struct opt *o = opts_find_flag(config_opts, name);
+        if (!o) {
+            fprintf(stderr, "mailsoak: unknown option '--%s' (see mailsoak run --help)\n", name);
+            return 2;
+        }
+        if (opts_set(config_opts, cfg, o->section, o->key, val, 1000, err, sizeof err) < 0) {
+            fprintf(stderr, "mailsoak: --%s: %s\n", name, err);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+void config_free(struct config *cfg)
+{
+    opts_free(config_opts, cfg);
+}
