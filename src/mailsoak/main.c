@@ -2,20 +2,32 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config.h"
+#include "run.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: mailsoak COMMAND [options]\n"
+          "\n"
+          "commands:\n"
+          "  run       soak a mail server: SMTP senders, POP3 readers, a fixed window, a ledger\n"
+          "            of every message, the server's own resources (mailsoak run --help)\n"
+          "\n"
+          "exit status: 0 done, 1 run-time failure, 2 bad configuration or arguments,\n"
+          "128+N ended early by signal N (the report is still written).\n", f);
+}
 
 int main(int argc, char **argv)
 {
-    struct config cfg;
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        puts("usage: mailsoak run [options]   (mailsoak run --help)");
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
     }
-    if (!strcmp(argv[1], "run")) {
-        int r = config_from_args(&cfg, argc - 2, argv + 2);
-        config_free(&cfg);
-        return r == 1 ? 0 : r;
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
     }
-    fprintf(stderr, "mailsoak: unknown command '%s'\n", argv[1]);
+    if (!strcmp(argv[1], "run"))
+        return cmd_run(argc - 2, argv + 2);
+    fprintf(stderr, "mailsoak: unknown command '%s' (see mailsoak --help)\n", argv[1]);
     return 2;
 }

@@ -1,0 +1,76 @@
+/* msg: the messages mailsoak sends and the checks its readers make. A message is
+ * headers (ours: X-Mailsoak-Id, -Sent, -Digest) and a body of printable CRLF lines
+ * of at most 78 characters whose SHA-256 is in the digest header. */
+#ifndef MS_MSG_H
+#define MS_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <openssl/evp.h>
+
+#include "rng.h"
+
+#define MSG_DIGEST_LEN 32
+#define MSG_RUNID_LEN 8          /* hex characters */
+
+struct msg_gen {
+    const char *pool;            /* random printable text, shared read-only */
+    size_t poolsize;
+    char *scratch;               /* the body before dot-stuffing */
+    size_t scratchcap;
+    EVP_MD *sha256;
+    EVP_MD_CTX *mdctx;
+    char date[64];               /* RFC 5322 date, refreshed once per second */
+    int64_t date_sec;
+};
+
+struct msg_params {
+    const char *run_id;          /* MSG_RUNID_LEN hex chars */
+    uint64_t seq;                /* unique in the run */
+    const char *from, *to;
+    size_t body_size;
+    uint64_t sent_unix_ms;       /* for X-Mailsoak-Sent */
+    uint64_t body_seed;          /* the body is a function of this alone */
+};
+
+/* A pool of printable text (with some lines starting with '.') built from seed. */
+char *msg_pool_new(uint64_t seed, size_t size);
+int msg_gen_init(struct msg_gen *g, const char *pool, size_t poolsize);
+void msg_gen_free(struct msg_gen *g);
+
+/* Builds the body (exactly p->body_size bytes; a size of 1 becomes 2, since every
+ * body ends with CRLF) into g->scratch and its digest into digest. */
+size_t msg_body(struct msg_gen *g, const struct msg_params *p, uint8_t digest[MSG_DIGEST_LEN]);
+/* Size of the message on the wire at most, for reserving output space. */
+size_t msg_wire_max(const struct msg_params *p, size_t body_len);
+/* Writes headers + dot-stuffed body + ".\r\n" into out (at least msg_wire_max bytes);
+ * returns bytes written. Call after msg_body. */
+size_t msg_write(struct msg_gen *g, const struct msg_params *p, size_t body_len,
+                 const uint8_t digest[MSG_DIGEST_LEN], char *out);
+
+/* Dot-stuffing of a buffer of CRLF lines into out (capacity >= 2*len). */
+size_t msg_dot_stuff(const char *in, size_t len, char *out);
+
+/* Reader side: fed the unstuffed lines of one retrieved message. */
+struct msg_check {
+    EVP_MD_CTX *md;
+    int in_body, have_id, have_digest, bad_header;
+    char run_id[MSG_RUNID_LEN + 1];
+    uint64_t seq;
+    uint8_t digest[MSG_DIGEST_LEN];
+    uint64_t body_bytes;
+};
+
+enum msg_verdict {
+    MSG_OK,         /* our headers, digest matches */
+    MSG_CORRUPT,    /* our headers, digest or headers wrong */
+    MSG_FOREIGN,    /* no X-Mailsoak headers at all */
+};
+
+void msg_check_begin(struct msg_check *m, EVP_MD_CTX *md, const EVP_MD *sha256);
+/* line without CRLF, already unstuffed (the leading '.' of a stuffed line removed). */
+void msg_check_line(struct msg_check *m, const char *line, size_t len);
+enum msg_verdict msg_check_end(struct msg_check *m);
+
+#endif

@@ -1,0 +1,34 @@
+/* reply: parsing of server replies — SMTP (RFC 5321 multi-line replies, EHLO
+ * keywords) and POP3 status lines (RFC 1939, RFC 2449 response codes). Pure
+ * functions over one line at a time, so they are cheap to test and to fuzz. */
+#ifndef MS_REPLY_H
+#define MS_REPLY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct smtp_reply {
+    int code;            /* 0 until the first line is seen */
+    int lines;
+    char text[160];      /* first line, for error examples */
+};
+
+/* Feeds one line (without CRLF). 1: the reply is complete; 0: more lines follow;
+ * -1: not an SMTP reply line (bad code, bad separator, code changed mid-reply). */
+int smtp_reply_feed(struct smtp_reply *r, const char *line, size_t len);
+static inline void smtp_reply_reset(struct smtp_reply *r) { r->code = 0; r->lines = 0; r->text[0] = 0; }
+
+enum ehlo_ext {
+    EXT_PIPELINING = 1 << 0, EXT_STARTTLS = 1 << 1, EXT_8BITMIME = 1 << 2, EXT_SIZE = 1 << 3,
+    EXT_AUTH_PLAIN = 1 << 4, EXT_AUTH_LOGIN = 1 << 5, EXT_AUTH_CRAM_MD5 = 1 << 6,
+    EXT_CHUNKING = 1 << 7, EXT_SMTPUTF8 = 1 << 8, EXT_ENHANCEDSTATUSCODES = 1 << 9,
+};
+/* Extensions named by one EHLO reply line (its text after the code and separator). */
+uint32_t ehlo_keywords(const char *line, size_t len);
+
+/* POP3: 1 for +OK, 0 for -ERR, -1 for anything else. *text points past the status. */
+int pop3_status(const char *line, size_t len, const char **text);
+/* The error kind of a -ERR text: "in_use", "auth", "sys_temp", "sys_perm" or "other". */
+const char *pop3_err_kind(const char *text);
+
+#endif

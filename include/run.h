@@ -1,0 +1,39 @@
+/* run: the controller of `mailsoak run` — setup, the run window (send, drain,
+ * sweep), the interval line, signals — and the result it hands to the writers. */
+#ifndef MS_RUN_H
+#define MS_RUN_H
+
+#include <jansson.h>
+
+#include "ledger.h"
+#include "stats.h"
+#include "worker.h"
+
+struct collector;
+
+struct run_result {
+    const struct config *cfg;
+    const struct run *run;
+    char start_time[32];             /* ISO 8601 UTC */
+    double duration_s, elapsed_s;    /* send window; whole run */
+    int interrupted;
+    struct counters c;
+    struct hist lat[LAT_COUNT];
+    unsigned nerr;
+    struct err_count err[ERR_CLASSES_MAX];
+    struct err_examples ex[ERR_CLASSES_MAX];
+    struct ledger_outcome lo;
+    json_t *timeline, *events;
+    struct collector *col;
+};
+
+int cmd_run(int argc, char **argv);
+
+/* output.c: writers of the result; they never measure anything. */
+json_t *result_json(const struct run_result *r);
+void result_table(FILE *f, const struct run_result *r);
+/* Writes JSON to path atomically (temp file in the same directory, fsync, rename). */
+int write_json_atomic(const char *path, json_t *root, char *err, size_t errlen);
+json_t *latency_json(const struct hist *h);
+
+#endif

@@ -1,0 +1,75 @@
+/* stats: what one worker counts — totals, latency histograms per command and the
+ * error classes with their first examples. Only the owning worker writes; the
+ * controller reads published snapshots (see worker.h), then merges them. */
+#ifndef MS_STATS_H
+#define MS_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hist.h"
+
+enum lat {
+    LAT_SMTP_CONNECT, LAT_SMTP_TLS, LAT_SMTP_BANNER, LAT_SMTP_EHLO, LAT_SMTP_AUTH, LAT_SMTP_MAIL,
+    LAT_SMTP_RCPT, LAT_SMTP_DATA, LAT_SMTP_EOD, LAT_SMTP_QUIT,
+    LAT_POP3_CONNECT, LAT_POP3_TLS, LAT_POP3_BANNER, LAT_POP3_USER, LAT_POP3_PASS, LAT_POP3_STAT,
+    LAT_POP3_LIST, LAT_POP3_RETR, LAT_POP3_DELE, LAT_POP3_QUIT,
+    LAT_DELIVERY,
+    LAT_COUNT
+};
+extern const char *const lat_names[LAT_COUNT];
+
+struct counters {
+    uint64_t sent, read, rejected, errors;
+    uint64_t smtp_sessions, pop3_sessions, conns_open;
+    uint64_t foreign, stale, corrupt_unattributed;
+    uint64_t bytes_out, bytes_in;
+};
+
+#define ERR_CLASSES_MAX 192
+#define ERR_NAME_LEN 40
+#define ERR_EXAMPLES_MAX 10
+#define ERR_EXAMPLE_LEN 160
+
+struct err_count {
+    char name[ERR_NAME_LEN];
+    uint64_t count;
+};
+
+struct err_examples {
+    unsigned n;
+    char text[ERR_EXAMPLES_MAX][ERR_EXAMPLE_LEN];
+};
+
+struct wstats {
+    struct counters c;
+    struct hist total[LAT_COUNT], cur[LAT_COUNT];
+    unsigned nerr;
+    struct err_count err[ERR_CLASSES_MAX];
+    struct err_examples ex[ERR_CLASSES_MAX];
+    unsigned max_examples;
+};
+
+/* What a worker publishes at an interval boundary: cumulative counters, this
+ * interval's histograms. */
+struct wsnap {
+    struct counters c;
+    struct hist lat[LAT_COUNT];
+    unsigned nerr;
+    struct err_count err[ERR_CLASSES_MAX];
+};
+
+void stats_init(struct wstats *s, unsigned max_examples);
+static inline void stats_lat(struct wstats *s, enum lat k, uint64_t ns)
+{
+    hist_record(&s->total[k], ns);
+    hist_record(&s->cur[k], ns);
+}
+/* Counts one error of class name (see the taxonomy in README) with the server's text. */
+void stats_error(struct wstats *s, const char *name, const char *example);
+void stats_snapshot(struct wstats *s, struct wsnap *out);
+
+/* Merging across workers: error tables by name. */
+void errs_merge(struct err_count *dst, unsigned *ndst, const struct err_count *src, unsigned nsrc);
+
+#endif

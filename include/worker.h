@@ -1,0 +1,100 @@
+/* worker: the run's shared context and one worker thread with its event loop, its
+ * sessions and its statistics. Protocol sessions (smtp.c, pop3.c) only see their
+ * worker; the controller (run.c) talks to workers through atomics. */
+#ifndef MS_WORKER_H
+#define MS_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "config.h"
+#include "ledger.h"
+#include "loop.h"
+#include "msg.h"
+#include "stats.h"
+#include "users.h"
+
+enum phase { PH_SEND, PH_DRAIN, PH_SWEEP, PH_STOP };
+
+struct target {
+    struct sockaddr_storage sa;
+    socklen_t len;
+    char name[128];
+};
+
+/* Shared by all threads; fixed before the workers start, but for the atomics. */
+struct run {
+    const struct config *cfg;
+    struct users users;
+    struct ledger ledger;
+    char run_id[MSG_RUNID_LEN + 1];
+    uint64_t seed;
+    uint64_t t0;                     /* monotonic ns */
+    uint64_t t0_unix_ms;
+    char *pool;
+    size_t poolsize;
+    struct target *smtp, *pop3;
+    unsigned nsmtp, npop3;
+    _Atomic int phase;
+    _Atomic int64_t send_budget;     /* messages left to send when messages = N */
+    _Atomic uint64_t accepted;
+    _Atomic uint64_t sweep_cursor;   /* next user index for the final sweep */
+    _Atomic int64_t sweep_active;    /* sweep sessions holding a user */
+};
+
+struct worker;
+struct conn;
+
+struct smtp_session;
+struct pop3_session;
+
+struct worker {
+    unsigned idx;
+    pthread_t thread;
+    struct loop *loop;
+    struct run *run;
+    struct wstats st;
+    struct msg_gen gen;
+    EVP_MD_CTX *mdctx;               /* for readers' digests */
+    struct smtp_session *smtp;
+    unsigned nsmtp;
+    struct pop3_session *pop3;
+    unsigned npop3;
+    int phase_seen;
+    unsigned rr;                     /* round robin over targets */
+    /* Interval hand-off: the controller raises want, the worker fills snap and
+     * sets done = want. */
+    _Atomic unsigned snap_want, snap_done;
+    struct wsnap snap;
+    _Atomic unsigned smtp_open;      /* kept up to date once the senders wind down */
+};
+
+int worker_init(struct worker *w, unsigned idx, struct run *run, unsigned nsmtp, unsigned npop3,
+                unsigned smtp_base, unsigned pop3_base);
+void *worker_main(void *arg);
+void worker_free(struct worker *w);
+
+static inline uint32_t run_ms(const struct run *r, uint64_t now_ns)
+{
+    return (uint32_t)((now_ns - r->t0) / 1000000ull);
+}
+
+/* Session entry points, called by the worker. */
+struct smtp_session *smtp_sessions_new(struct worker *w, unsigned n, unsigned base);
+void smtp_sessions_start(struct worker *w);
+void smtp_sessions_phase(struct worker *w, int phase);
+void smtp_sessions_free(struct worker *w);
+unsigned smtp_sessions_open(const struct worker *w);
+
+struct pop3_session *pop3_sessions_new(struct worker *w, unsigned n, unsigned base);
+void pop3_sessions_start(struct worker *w);
+void pop3_sessions_phase(struct worker *w, int phase);
+void pop3_sessions_free(struct worker *w);
+unsigned pop3_sessions_open(const struct worker *w);
+
+/* Error class "<proto>_<stage>_<kind>" from a failed connection. */
+void count_conn_error(struct worker *w, const char *proto, const char *stage, const struct conn *c);
+
+#endif

@@ -1,0 +1,84 @@
+/* hist: bucket arithmetic. A value v >= 128 with highest set bit e lands in one of
+ * 64 sub-buckets of width 2^(e-6); reporting a bucket's midpoint bounds the error
+ * by half a width over at least 64 widths: 1/128. */
+#include "hist.h"
+
+#include <string.h>
+
+void hist_reset(struct hist *h)
+{
+    memset(h, 0, sizeof *h);
+}
+
+unsigned hist_index(uint64_t v)
+{
+    if (v < HIST_LINEAR)
+        return (unsigned)v;
+    unsigned e = 63u - (unsigned)__builtin_clzll(v);
+    if (e > HIST_MAX_EXP)
+        return HIST_BUCKETS - 1;
+    unsigned shift = e - HIST_SUB_BITS;
+    unsigned m = (unsigned)(v >> shift) - (1u << HIST_SUB_BITS);
+    return HIST_LINEAR + (e - HIST_SUB_BITS - 1) * (1u << HIST_SUB_BITS) + m;
+}
+
+void hist_bucket_range(unsigned idx, uint64_t *lo, uint64_t *hi)
+{
+    if (idx < HIST_LINEAR) {
+        *lo = *hi = idx;
+        return;
+    }
+    unsigned k = idx - HIST_LINEAR;
+    unsigned e = k / (1u << HIST_SUB_BITS) + HIST_SUB_BITS + 1;
+    unsigned m = k % (1u << HIST_SUB_BITS) + (1u << HIST_SUB_BITS);
+    unsigned shift = e - HIST_SUB_BITS;
+    *lo = (uint64_t)m << shift;
+    *hi = *lo + ((uint64_t)1 << shift) - 1;
+}
+
+void hist_record(struct hist *h, uint64_t v)
+{
+    h->b[hist_index(v)]++;
+    if (!h->count || v < h->min)
+        h->min = v;
+    if (v > h->max)
+        h->max = v;
+    h->count++;
+    h->sum += v;
+}
+
+void hist_merge(struct hist *dst, const struct hist *src)
+{
+    if (!src->count)
+        return;
+    for (unsigned i = 0; i < HIST_BUCKETS; i++)
+        dst->b[i] += src->b[i];
+    if (!dst->count || src->min < dst->min)
+        dst->min = src->min;
+    if (src->max > dst->max)
+        dst->max = src->max;
+    dst->count += src->count;
+    dst->sum += src->sum;
+}
+
+uint64_t hist_percentile(const struct hist *h, double p)
+{
+    if (!h->count)
+        return 0;
+    if (p >= 100)
+        return h->max;
+    uint64_t rank = (uint64_t)(p / 100.0 * (double)h->count + 0.999999999);
+    if (rank < 1)
+        rank = 1;
+    uint64_t seen = 0;
+    for (unsigned i = 0; i < HIST_BUCKETS; i++) {
+        seen += h->b[i];
+        if (seen >= rank) {
+            uint64_t lo, hi;
+            hist_bucket_range(i, &lo, &hi);
+            uint64_t mid = lo + (hi - lo) / 2;
+            return mid < h->min ? h->min : mid > h->max ? h->max : mid;
+        }
+    }
+    return h->max;
+}

@@ -1,0 +1,237 @@
+/* msg: message generation and verification. Bodies are slices of a shared random
+ * pool cut into lines, so generating one costs a few memcpy calls and one SHA-256;
+ * the same (seed, sequence) always gives the same body. */
+#include "msg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define MAX_LINE 78
+
+char *msg_pool_new(uint64_t seed, size_t size)
+{
+    struct rng r;
+    char *p = malloc(size);
+    if (!p)
+        return NULL;
+    rng_seed(&r, seed ^ 0x6d61696c736f616bull);
+    for (size_t i = 0; i < size; i++) {
+        uint64_t v = rng_next(&r);
+        /* about one character in 24 is a dot, so many lines need dot-stuffing */
+        p[i] = (v & 0x1f) < 1 ? '.' : (char)(' ' + (v >> 8) % 95);
+    }
+    return p;
+}
+
+int msg_gen_init(struct msg_gen *g, const char *pool, size_t poolsize)
+{
+    memset(g, 0, sizeof *g);
+    g->pool = pool;
+    g->poolsize = poolsize;
+    /* An explicit fetch once: the implicit one inside EVP_DigestInit_ex costs more
+     * than hashing a small body. */
+    g->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+    g->mdctx = EVP_MD_CTX_new();
+    g->date_sec = -1;
+    return g->sha256 && g->mdctx && poolsize > 2 * MAX_LINE ? 0 : -1;
+}
+
+void msg_gen_free(struct msg_gen *g)
+{
+    free(g->scratch);
+    EVP_MD_free(g->sha256);
+    EVP_MD_CTX_free(g->mdctx);
+    memset(g, 0, sizeof *g);
+}
+
+size_t msg_body(struct msg_gen *g, const struct msg_params *p, uint8_t digest[MSG_DIGEST_LEN])
+{
+    size_t n = p->body_size == 1 ? 2 : p->body_size;
+    struct rng r;
+    if (n > g->scratchcap) {
+        char *s = realloc(g->scratch, n);
+        if (!s)
+            abort();
+        g->scratch = s;
+        g->scratchcap = n;
+    }
+    rng_seed(&r, p->body_seed);
+    size_t o = 0, rem = n;
+    while (rem) {
+        uint64_t v = rng_next(&r);
+        /* rem > MAX_LINE+2 leaves at least 3 bytes after a full line, so the last
+         * line can always take what remains */
+        size_t len = rem <= MAX_LINE + 2 ? rem - 2 : (size_t)(v % (MAX_LINE - 1));
+        size_t off = (size_t)((v >> 16) % (g->poolsize - MAX_LINE));
+        memcpy(g->scratch + o, g->pool + off, len);
+        o += len;
+        g->scratch[o++] = '\r';
+        g->scratch[o++] = '\n';
+        rem -= len + 2;
+    }
+    unsigned int dl = 0;
+    EVP_DigestInit_ex(g->mdctx, g->sha256, NULL);
+    EVP_DigestUpdate(g->mdctx, g->scratch, n);
+    EVP_DigestFinal_ex(g->mdctx, digest, &dl);
+    return n;
+}
+
+size_t msg_wire_max(const struct msg_params *p, size_t body_len)
+{
+    return 512 + strlen(p->from) + strlen(p->to) + 2 * body_len + 8;
+}
+
+size_t msg_dot_stuff(const char *in, size_t len, char *out)
+{
+    const char *p = in, *end = in + len;
+    char *o = out;
+    while (p < end) {
+        if (*p == '.')
+            *o++ = '.';
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+        memcpy(o, p, n);
+        o += n;
+        p += n;
+    }
+    return (size_t)(o - out);
+}
+
+static void refresh_date(struct msg_gen *g, uint64_t unix_ms)
+{
+    time_t sec = (time_t)(unix_ms / 1000);
+    if (sec == g->date_sec)
+        return;
+    struct tm tm;
+    gmtime_r(&sec, &tm);
+    strftime(g->date, sizeof g->date, "%a, %d %b %Y %H:%M:%S +0000", &tm);
+    g->date_sec = sec;
+}
+
+static char *hex(char *o, const uint8_t *b, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        *o++ = digits[b[i] >> 4];
+        *o++ = digits[b[i] & 15];
+    }
+    return o;
+}
+
+size_t msg_write(struct msg_gen *g, const struct msg_params *p, size_t body_len,
+                 const uint8_t digest[MSG_DIGEST_LEN], char *out)
+{
+    char dig[2 * MSG_DIGEST_LEN + 1];
+    *hex(dig, digest, MSG_DIGEST_LEN) = 0;
+    refresh_date(g, p->sent_unix_ms);
+    int n = sprintf(out,
+                    "From: <%s>\r\nTo: <%s>\r\nSubject: mailsoak %s %llx\r\nDate: %s\r\n"
+                    "Message-ID: <%s.%llx@mailsoak.invalid>\r\n"
+                    "X-Mailsoak-Id: %s-%llx\r\nX-Mailsoak-Sent: %llu.%03u\r\n"
+                    "X-Mailsoak-Digest: sha256:%s\r\n\r\n",
+                    p->from, p->to, p->run_id, (unsigned long long)p->seq, g->date,
+                    p->run_id, (unsigned long long)p->seq, p->run_id, (unsigned long long)p->seq,
+                    (unsigned long long)(p->sent_unix_ms / 1000), (unsigned)(p->sent_unix_ms % 1000), dig);
+    size_t o = (size_t)n;
+    o += msg_dot_stuff(g->scratch, body_len, out + o);
+    memcpy(out + o, ".\r\n", 3);
+    return o + 3;
+}
+
+/* --- verification --- */
+
+void msg_check_begin(struct msg_check *m, EVP_MD_CTX *md, const EVP_MD *sha256)
+{
+    memset(m, 0, sizeof *m);
+    m->md = md;
+    EVP_DigestInit_ex(md, sha256, NULL);
+}
+
+static int unhex(const char *s, size_t n, uint8_t *out)
+{
+    for (size_t i = 0; i < n / 2; i++) {
+        int v = 0;
+        for (int k = 0; k < 2; k++) {
+            char c = s[2 * i + k];
+            int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+            if (d < 0)
+                return -1;
+            v = v * 16 + d;
+        }
+        out[i] = (uint8_t)v;
+    }
+    return 0;
+}
+
+static const char *header_value(const char *line, size_t len, const char *name, size_t *vlen)
+{
+    size_t n = strlen(name);
+    if (len <= n || strncasecmp(line, name, n) || line[n] != ':')
+        return NULL;
+    const char *v = line + n + 1, *end = line + len;
+    while (v < end && (*v == ' ' || *v == '\t'))
+        v++;
+    while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    *vlen = (size_t)(end - v);
+    return v;
+}
+
+void msg_check_line(struct msg_check *m, const char *line, size_t len)
+{
+    if (m->in_body) {
+        EVP_DigestUpdate(m->md, line, len);
+        EVP_DigestUpdate(m->md, "\r\n", 2);
+        m->body_bytes += len + 2;
+        return;
+    }
+    if (len == 0) {
+        m->in_body = 1;
+        return;
+    }
+    size_t vl;
+    const char *v;
+    if ((v = header_value(line, len, "X-Mailsoak-Id", &vl))) {
+        char *end;
+        if (vl > MSG_RUNID_LEN + 1 && v[MSG_RUNID_LEN] == '-' && !m->have_id) {
+            memcpy(m->run_id, v, MSG_RUNID_LEN);
+            m->run_id[MSG_RUNID_LEN] = 0;
+            char tmp[24];
+            size_t sl = vl - MSG_RUNID_LEN - 1;
+            if (sl < sizeof tmp) {
+                memcpy(tmp, v + MSG_RUNID_LEN + 1, sl);
+                tmp[sl] = 0;
+                m->seq = strtoull(tmp, &end, 16);
+                if (*end == 0 && sl > 0) {
+                    m->have_id = 1;
+                    return;
+                }
+            }
+        }
+        m->bad_header = 1;
+    } else if ((v = header_value(line, len, "X-Mailsoak-Digest", &vl))) {
+        if (vl == 7 + 2 * MSG_DIGEST_LEN && !strncmp(v, "sha256:", 7) &&
+            unhex(v + 7, 2 * MSG_DIGEST_LEN, m->digest) == 0 && !m->have_digest)
+            m->have_digest = 1;
+        else
+            m->bad_header = 1;
+    } else if (len >= 11 && !strncasecmp(line, "X-Mailsoak-", 11)) {
+        if (!header_value(line, len, "X-Mailsoak-Sent", &vl))
+            m->bad_header = 1;       /* one of ours, mangled */
+    }
+}
+
+enum msg_verdict msg_check_end(struct msg_check *m)
+{
+    uint8_t got[MSG_DIGEST_LEN];
+    unsigned int dl = 0;
+    EVP_DigestFinal_ex(m->md, got, &dl);
+    if (!m->have_id && !m->have_digest && !m->bad_header)
+        return MSG_FOREIGN;
+    if (!m->have_id || !m->have_digest || m->bad_header)
+        return MSG_CORRUPT;
+    return memcmp(got, m->digest, MSG_DIGEST_LEN) ? MSG_CORRUPT : MSG_OK;
+}

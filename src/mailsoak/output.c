@@ -1,0 +1,216 @@
+/* output: the run's result as a table (the classic backend comparison's shape, one
+ * row per metric) and as JSON. Writers only: every number here was measured
+ * elsewhere. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "run.h"
+
+#define VERSION "0.1.0"
+
+static double ms(uint64_t ns) { return (double)ns / 1e6; }
+
+json_t *latency_json(const struct hist *h)
+{
+    return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f}", "count", (json_int_t)h->count,
+                     "p50", ms(hist_percentile(h, 50)), "p90", ms(hist_percentile(h, 90)),
+                     "p99", ms(hist_percentile(h, 99)), "p999", ms(hist_percentile(h, 99.9)),
+                     "max", ms(h->max), "mean", hist_mean(h) / 1e6);
+}
+
+static json_t *config_json(const struct config *cfg)
+{
+    json_t *root = json_object();
+    for (const struct opt *o = config_opts; o->key; o++) {
+        json_t *sec = json_object_get(root, o->section);
+        if (!sec) {
+            sec = json_object();
+            json_object_set_new(root, o->section, sec);
+        }
+        if (o->type == OPT_LIST) {
+            const struct strlist *l = (const struct strlist *)((const char *)cfg + o->off);
+            json_t *a = json_array();
+            for (size_t i = 0; i < l->n; i++)
+                json_array_append_new(a, json_string(l->v[i]));
+            json_object_set_new(sec, o->key, a);
+        } else {
+            char buf[512];
+            json_object_set_new(sec, o->key, json_string(opts_format(o, cfg, buf, sizeof buf)));
+        }
+    }
+    return root;
+}
+
+static const char *cfgval(const struct config *cfg, const char *section, const char *key, char *buf, size_t n)
+{
+    for (const struct opt *o = config_opts; o->key; o++)
+        if (!strcmp(o->section, section) && !strcmp(o->key, key))
+            return opts_format(o, cfg, buf, n);
+    return "";
+}
+
+/* The keys that make two runs comparable; `mailsoak compare` refuses to mix them. */
+static json_t *workload_json(const struct run_result *r)
+{
+    const struct config *cfg = r->cfg;
+    char a[64], b[64], c[64], d[64];
+    return json_pack("{s:I, s:I, s:s, s:s, s:I, s:I, s:s, s:I, s:s}",
+                     "senders", (json_int_t)cfg->senders, "readers", (json_int_t)cfg->readers,
+                     "msgs_per_conn", cfgval(cfg, "smtp", "msgs_per_conn", a, sizeof a),
+                     "size", cfgval(cfg, "smtp", "size", b, sizeof b),
+                     "max_per_session", (json_int_t)cfg->max_per_session,
+                     "users", (json_int_t)r->run->users.n,
+                     "duration", cfgval(cfg, "run", "duration", c, sizeof c),
+                     "messages", (json_int_t)cfg->messages,
+                     "pipelining", cfgval(cfg, "smtp", "pipelining", d, sizeof d));
+}
+
+static const char *label_of(const struct config *cfg)
+{
+    if (cfg->label[0])
+        return cfg->label;
+    if (cfg->server.store_format && strcmp(cfg->server.store_format, "auto"))
+        return cfg->server.store_format;
+    return "run";
+}
+
+json_t *result_json(const struct run_result *r)
+{
+    const struct ledger_outcome *lo = &r->lo;
+    json_t *root = json_object();
+    json_object_set_new(root, "format", json_string("mailsoak-result"));
+    json_object_set_new(root, "format_version", json_integer(1));
+    json_object_set_new(root, "version", json_string(VERSION));
+    json_object_set_new(root, "label", json_string(label_of(r->cfg)));
+    json_object_set_new(root, "run_id", json_string(r->run->run_id));
+    json_object_set_new(root, "seed", json_integer((json_int_t)r->run->seed));
+    json_object_set_new(root, "start_time", json_string(r->start_time));
+    json_object_set_new(root, "duration_s", json_real(r->duration_s));
+    json_object_set_new(root, "elapsed_s", json_real(r->elapsed_s));
+    json_object_set_new(root, "interrupted", json_boolean(r->interrupted));
+    json_object_set_new(root, "workload", workload_json(r));
+    json_object_set_new(root, "config", config_json(r->cfg));
+
+    json_t *s = json_object();
+    json_object_set_new(s, "sent", json_integer((json_int_t)r->c.sent));
+    json_object_set_new(s, "read", json_integer((json_int_t)r->c.read));
+    json_object_set_new(s, "errors", json_integer((json_int_t)r->c.errors));
+    json_object_set_new(s, "rejected", json_integer((json_int_t)r->c.rejected));
+    json_object_set_new(s, "rate_in", json_real(r->duration_s > 0 ? (double)r->c.sent / r->duration_s : 0));
+    json_object_set_new(s, "rate_out", json_real(r->elapsed_s > 0 ? (double)r->c.read / r->elapsed_s : 0));
+    json_t *ebc = json_object(), *exs = json_object();
+    for (unsigned i = 0; i < r->nerr; i++) {
+        json_object_set_new(ebc, r->err[i].name, json_integer((json_int_t)r->err[i].count));
+        json_t *a = json_array();
+        for (unsigned k = 0; k < r->ex[i].n; k++)
+            json_array_append_new(a, json_string(r->ex[i].text[k]));
+        json_object_set_new(exs, r->err[i].name, a);
+    }
+    json_object_set_new(s, "errors_by_class", ebc);
+    json_object_set_new(s, "error_examples", exs);
+    json_object_set_new(s, "delivered", json_integer((json_int_t)lo->delivered));
+    json_object_set_new(s, "lost", json_integer((json_int_t)lo->lost));
+    json_object_set_new(s, "duplicated", json_integer((json_int_t)lo->duplicated));
+    json_object_set_new(s, "corrupted", json_integer((json_int_t)(lo->corrupted + r->c.corrupt_unattributed)));
+    json_object_set_new(s, "pending", json_integer((json_int_t)lo->pending));
+    json_object_set_new(s, "unconfirmed", json_integer((json_int_t)lo->unconfirmed));
+    json_object_set_new(s, "foreign", json_integer((json_int_t)r->c.foreign));
+    json_object_set_new(s, "stale", json_integer((json_int_t)r->c.stale));
+    json_t *lat = json_object();
+    for (unsigned k = 0; k < LAT_COUNT; k++)
+        if (r->lat[k].count)
+            json_object_set_new(lat, lat_names[k], latency_json(&r->lat[k]));
+    json_object_set_new(s, "latency", lat);
+    json_object_set_new(root, "summary", s);
+    json_object_set_new(root, "timeline", json_incref(r->timeline));
+    json_object_set_new(root, "events", json_incref(r->events));
+    return root;
+}
+
+static void row(FILE *f, const char *name, const char *value)
+{
+    fprintf(f, "%-12s %12s\n", name, value);
+}
+
+static void row_count(FILE *f, const char *name, double v)
+{
+    char b[32];
+    row(f, name, fmt_count(b, sizeof b, v));
+}
+
+void result_table(FILE *f, const struct run_result *r)
+{
+    const struct ledger_outcome *lo = &r->lo;
+    char b[64];
+    fprintf(f, "%-12s %12s\n", "", label_of(r->cfg));
+    row_count(f, "sent", (double)r->c.sent);
+    row_count(f, "read", (double)r->c.read);
+    row_count(f, "errors", (double)r->c.errors);
+    row_count(f, "delivered", (double)lo->delivered);
+    row_count(f, "lost", (double)lo->lost);
+    row_count(f, "duplicated", (double)lo->duplicated);
+    row_count(f, "corrupted", (double)(lo->corrupted + r->c.corrupt_unattributed));
+    row_count(f, "pending", (double)lo->pending);
+    if (lo->unconfirmed)
+        row_count(f, "unconfirmed", (double)lo->unconfirmed);
+    if (r->c.foreign)
+        row_count(f, "foreign", (double)r->c.foreign);
+    snprintf(b, sizeof b, "%.1f", r->duration_s > 0 ? (double)r->c.sent / r->duration_s : 0);
+    row(f, "msg/s in", b);
+    snprintf(b, sizeof b, "%.1f", r->elapsed_s > 0 ? (double)r->c.read / r->elapsed_s : 0);
+    row(f, "msg/s out", b);
+    if (r->lat[LAT_DELIVERY].count) {
+        row(f, "deliv p50", fmt_duration(b, sizeof b, hist_percentile(&r->lat[LAT_DELIVERY], 50)));
+        row(f, "deliv p99", fmt_duration(b, sizeof b, hist_percentile(&r->lat[LAT_DELIVERY], 99)));
+    }
+    if (r->nerr) {
+        fprintf(f, "\nerrors by class\n");
+        for (unsigned i = 0; i < r->nerr; i++)
+            fprintf(f, "  %-28s %8llu  %s\n", r->err[i].name, (unsigned long long)r->err[i].count,
+                    r->ex[i].n ? r->ex[i].text[0] : "");
+    }
+    fprintf(f, "\nlatency (ms)        count      p50      p90      p99    p99.9      max\n");
+    for (unsigned k = 0; k < LAT_COUNT; k++) {
+        const struct hist *h = &r->lat[k];
+        if (!h->count)
+            continue;
+        fprintf(f, "  %-14s %9llu %8.2f %8.2f %8.2f %8.2f %8.2f\n", lat_names[k], (unsigned long long)h->count,
+                ms(hist_percentile(h, 50)), ms(hist_percentile(h, 90)), ms(hist_percentile(h, 99)),
+                ms(hist_percentile(h, 99.9)), ms(h->max));
+    }
+    if (r->interrupted)
+        fprintf(f, "\n(interrupted: the run ended early on a signal; unread mail is pending)\n");
+}
+
+int write_json_atomic(const char *path, json_t *root, char *err, size_t errlen)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    FILE *f = fdopen(fd, "w");
+    if (!f || json_dumpf(root, f, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) < 0 || fputc('\n', f) == EOF ||
+        fflush(f) == EOF || fsync(fd) < 0) {
+        snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
+        if (f) fclose(f); else close(fd);
+        unlink(tmp);
+        return -1;
+    }
+    fchmod(fd, 0644);
+    fclose(f);
+    if (rename(tmp, path) < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}

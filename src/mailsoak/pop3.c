@@ -1,0 +1,487 @@
+/* pop3: the reader sessions — a non-blocking POP3 client state machine. Log in as
+ * one user, STAT, LIST, RETR and check each message, DELE it, QUIT. Nothing is
+ * counted as read until the server acknowledges QUIT, because that is when POP3
+ * commits deletions (RFC 1939 section 6). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "reply.h"
+#include "rng.h"
+#include "worker.h"
+
+enum ps {
+    PS_IDLE, PS_CONNECT, PS_BANNER, PS_USER, PS_PASS, PS_STAT, PS_LIST, PS_LIST_BODY,
+    PS_RETR, PS_RETR_BODY, PS_DELE, PS_QUIT,
+};
+static const char *const ps_stage[] = {
+    "idle", "connect", "banner", "user", "pass", "stat", "list", "list",
+    "retr", "retr", "dele", "quit",
+};
+static const enum lat ps_lat[] = {
+    LAT_COUNT, LAT_POP3_CONNECT, LAT_POP3_BANNER, LAT_POP3_USER, LAT_POP3_PASS, LAT_POP3_STAT,
+    LAT_POP3_LIST, LAT_COUNT, LAT_COUNT, LAT_COUNT, LAT_POP3_DELE, LAT_POP3_QUIT,
+};
+
+struct got {
+    struct ledger_entry *e;
+    uint64_t t;                      /* retrieved, monotonic ns */
+};
+
+struct pop3_session {
+    struct conn c;
+    struct worker *w;
+    struct timer backoff;
+    struct rng rng;
+    enum ps state;
+    uint32_t user;
+    int sweep;                       /* visiting a mailbox for the final sweep */
+    unsigned fails;
+    uint64_t t_sent;
+    unsigned *ids;                   /* message numbers to retrieve */
+    size_t nids, capids, cur;
+    size_t limit;
+    struct got *got;                 /* ours, retrieved and marked for deletion */
+    size_t ngot, capgot;
+    struct msg_check chk;
+    int retry_user;                  /* next session: same user, no new pick */
+    unsigned sweep_tries;
+};
+
+static void start_session(struct pop3_session *s);
+
+static void set_state(struct pop3_session *s, enum ps st)
+{
+    s->state = st;
+}
+
+static const struct config *cfg_of(const struct pop3_session *s)
+{
+    return s->w->run->cfg;
+}
+
+static void backoff_fired(struct loop *l, struct timer *t)
+{
+    struct pop3_session *s = (struct pop3_session *)((char *)t - offsetof(struct pop3_session, backoff));
+    (void)l;
+    start_session(s);
+}
+
+static void end_sweep_claim(struct pop3_session *s)
+{
+    if (s->sweep) {
+        atomic_fetch_sub_explicit(&s->w->run->sweep_active, 1, memory_order_relaxed);
+        s->sweep = 0;
+    }
+}
+
+static void again_in(struct pop3_session *s, uint64_t ms)
+{
+    set_state(s, PS_IDLE);
+    if (atomic_load_explicit(&s->w->run->phase, memory_order_relaxed) == PH_STOP)
+        return;
+    timer_arm_in(s->w->loop, &s->backoff, ms * NS_PER_MS);
+}
+
+static void finish(struct pop3_session *s, int failed)
+{
+    conn_close(&s->c);
+    s->ngot = 0;
+    /* A sweep visit that failed (a locked mailbox, say) keeps its claim and tries
+     * the same mailbox again, a few times. */
+    s->retry_user = failed && s->sweep && ++s->sweep_tries < 4;
+    if (!s->retry_user) {
+        end_sweep_claim(s);
+        s->sweep_tries = 0;
+    }
+    s->fails = failed ? s->fails + 1 : 0;
+    uint64_t ms = s->fails ? 50ull << (s->fails < 5 ? s->fails : 5) : 0;
+    again_in(s, ms > 1000 ? 1000 : ms);
+}
+
+static void await(struct pop3_session *s, enum ps st)
+{
+    set_state(s, st);
+    conn_deadline(&s->c, cfg_of(s)->pop3_timeout);
+}
+
+static void send_cmd(struct pop3_session *s, enum ps st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void send_cmd(struct pop3_session *s, enum ps st, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    conn_write(&s->c, buf, n < (int)sizeof buf ? (size_t)n : sizeof buf - 1);
+    s->t_sent = mono_ns();
+    await(s, st);
+    conn_flush(&s->c);
+}
+
+static void fail_err(struct pop3_session *s, const char *text)
+{
+    char name[ERR_NAME_LEN];
+    snprintf(name, sizeof name, "pop3_%s_%s", ps_stage[s->state], pop3_err_kind(text));
+    stats_error(&s->w->st, name, text);
+}
+
+static void count_error(struct pop3_session *s, const char *kind, const char *example)
+{
+    char name[ERR_NAME_LEN];
+    snprintf(name, sizeof name, "pop3_%s_%s", ps_stage[s->state], kind);
+    stats_error(&s->w->st, name, example);
+}
+
+/* Picks the mailbox for the next session: any user while sending, one that owes
+ * messages while draining, the next owing one in order during the sweep. */
+static int pick_user(struct pop3_session *s)
+{
+    struct run *r = s->w->run;
+    struct ledger *l = &r->ledger;
+    int phase = atomic_load_explicit(&r->phase, memory_order_relaxed);
+    size_t n = r->users.n;
+    if (phase == PH_SEND) {
+        s->user = (uint32_t)rng_range(&s->rng, 0, n - 1);
+        return 1;
+    }
+    if (phase == PH_DRAIN) {
+        size_t start = (size_t)rng_range(&s->rng, 0, n - 1);
+        for (size_t k = 0; k < n; k++) {
+            size_t u = (start + k) % n;
+            if (atomic_load_explicit(&l->owed[u], memory_order_relaxed) > 0) {
+                s->user = (uint32_t)u;
+                return 1;
+            }
+        }
+        return 0;
+    }
+    if (phase == PH_SWEEP) {
+        for (;;) {
+            uint64_t u = atomic_fetch_add_explicit(&r->sweep_cursor, 1, memory_order_relaxed);
+            if (u >= n)
+                return 0;
+            if (atomic_load_explicit(&l->owed[u], memory_order_relaxed) > 0) {
+                s->user = (uint32_t)u;
+                s->sweep = 1;
+                atomic_fetch_add_explicit(&r->sweep_active, 1, memory_order_relaxed);
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static void start_session(struct pop3_session *s)
+{
+    struct worker *w = s->w;
+    struct run *r = w->run;
+    int phase = atomic_load_explicit(&r->phase, memory_order_relaxed);
+    if (phase == PH_STOP)
+        return;
+    if (s->retry_user && phase == PH_SWEEP) {
+        s->retry_user = 0;
+    } else if (!pick_user(s)) {
+        again_in(s, 100);            /* nothing owed right now; look again soon */
+        return;
+    }
+    s->limit = s->sweep ? SIZE_MAX : (size_t)cfg_of(s)->max_per_session;
+    s->nids = s->cur = s->ngot = 0;
+    const struct target *t = &r->pop3[w->rr++ % r->npop3];
+    s->t_sent = mono_ns();
+    set_state(s, PS_CONNECT);
+    if (conn_connect(&s->c, (const struct sockaddr *)&t->sa, t->len, NULL, 0) < 0) {
+        count_conn_error(w, "pop3", "connect", &s->c);
+        finish(s, 1);
+        return;
+    }
+    conn_deadline(&s->c, cfg_of(s)->pop3_timeout);
+}
+
+static void next_retr(struct pop3_session *s)
+{
+    if (s->cur < s->nids) {
+        send_cmd(s, PS_RETR, "RETR %u\r\n", s->ids[s->cur]);
+        return;
+    }
+    send_cmd(s, PS_QUIT, "QUIT\r\n");
+}
+
+static void add_got(struct pop3_session *s, struct ledger_entry *e, uint64_t t)
+{
+    if (s->ngot == s->capgot) {
+        size_t cap = s->capgot ? s->capgot * 2 : 16;
+        struct got *g = realloc(s->got, cap * sizeof *g);
+        if (!g)
+            abort();
+        s->got = g;
+        s->capgot = cap;
+    }
+    s->got[s->ngot++] = (struct got){ e, t };
+}
+
+/* A retrieved message, checked: decide whether it is ours and whether to delete it. */
+static void message_done(struct pop3_session *s)
+{
+    struct worker *w = s->w;
+    struct run *r = w->run;
+    uint64_t now = mono_ns();
+    enum msg_verdict v = msg_check_end(&s->chk);
+    stats_lat(&w->st, LAT_POP3_RETR, now - s->t_sent);
+    int dele = 1;
+    if (v == MSG_FOREIGN) {
+        w->st.c.foreign++;
+        dele = cfg_of(s)->delete_foreign;
+    } else if (!s->chk.have_id) {
+        w->st.c.corrupt_unattributed++;
+    } else if (strcmp(s->chk.run_id, r->run_id)) {
+        w->st.c.stale++;             /* ours, from an earlier run: clear it away */
+    } else {
+        struct ledger_entry *e = ledger_get(&r->ledger, s->chk.seq);
+        if (!e) {
+            w->st.c.corrupt_unattributed++;
+        } else {
+            uint64_t d8;
+            memcpy(&d8, s->chk.digest, sizeof d8);
+            if (v == MSG_CORRUPT || d8 != e->digest8 || s->chk.body_bytes != e->size)
+                ledger_corrupt(e);
+            add_got(s, e, now);
+        }
+    }
+    s->cur++;
+    if (dele) {
+        send_cmd(s, PS_DELE, "DELE %u\r\n", s->ids[s->cur - 1]);
+        return;
+    }
+    next_retr(s);
+}
+
+static void commit(struct pop3_session *s)
+{
+    struct worker *w = s->w;
+    struct run *r = w->run;
+    for (size_t i = 0; i < s->ngot; i++) {
+        struct ledger_entry *e = s->got[i].e;
+        uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
+        ledger_read(&r->ledger, e);
+        w->st.c.read++;
+        if (st & LS_ACCEPTED) {
+            uint64_t acc = r->t0 + (uint64_t)e->accepted_ms * NS_PER_MS;
+            if (s->got[i].t > acc)
+                stats_lat(&w->st, LAT_DELIVERY, s->got[i].t - acc);
+        }
+    }
+    s->ngot = 0;
+    if (s->sweep)
+        atomic_store_explicit(&r->ledger.swept[s->user], 1, memory_order_relaxed);
+}
+
+static void add_id(struct pop3_session *s, unsigned id)
+{
+    if (s->nids == s->capids) {
+        size_t cap = s->capids ? s->capids * 2 : 16;
+        unsigned *v = realloc(s->ids, cap * sizeof *v);
+        if (!v)
+            abort();
+        s->ids = v;
+        s->capids = cap;
+    }
+    s->ids[s->nids++] = id;
+}
+
+static void on_status(struct pop3_session *s, int ok, const char *text)
+{
+    uint64_t now = mono_ns();
+    enum ps st = s->state;
+    if (ps_lat[st] != LAT_COUNT && st != PS_LIST)
+        stats_lat(&s->w->st, ps_lat[st], now - s->t_sent);
+    if (!ok) {
+        fail_err(s, text);
+        if (st == PS_QUIT) {
+            finish(s, 1);            /* deletions not committed */
+            return;
+        }
+        if (st == PS_RETR || st == PS_DELE) {
+            s->cur += st == PS_RETR;
+            next_retr(s);
+            return;
+        }
+        send_cmd(s, PS_QUIT, "QUIT\r\n");
+        s->ngot = 0;
+        return;
+    }
+    switch (st) {
+    case PS_BANNER:
+        send_cmd(s, PS_USER, "USER %s\r\n", s->w->run->users.v[s->user].addr);
+        return;
+    case PS_USER:
+        send_cmd(s, PS_PASS, "PASS %s\r\n", s->w->run->users.v[s->user].pass);
+        return;
+    case PS_PASS:
+        send_cmd(s, PS_STAT, "STAT\r\n");
+        return;
+    case PS_STAT: {
+        unsigned n = 0;
+        if (sscanf(text, "%u", &n) != 1) {
+            count_error(s, "protocol", text);
+            send_cmd(s, PS_QUIT, "QUIT\r\n");
+            return;
+        }
+        if (n == 0) {
+            send_cmd(s, PS_QUIT, "QUIT\r\n");
+            return;
+        }
+        send_cmd(s, PS_LIST, "LIST\r\n");
+        return;
+    }
+    case PS_LIST:
+        set_state(s, PS_LIST_BODY);
+        return;
+    case PS_RETR: {
+        struct worker *w = s->w;
+        msg_check_begin(&s->chk, w->mdctx, w->gen.sha256);
+        set_state(s, PS_RETR_BODY);
+        return;
+    }
+    case PS_DELE:
+        next_retr(s);
+        return;
+    case PS_QUIT:
+        commit(s);
+        s->w->st.c.pop3_sessions++;
+        finish(s, 0);
+        return;
+    default:
+        return;
+    }
+}
+
+static void on_data(struct pop3_session *s)
+{
+    char *line;
+    size_t len;
+    int r;
+    while (conn_is_open(&s->c) && (r = conn_line(&s->c, &line, &len)) != 0) {
+        if (r < 0) {
+            count_error(s, "protocol", "line too long");
+            finish(s, 1);
+            return;
+        }
+        if (s->state == PS_LIST_BODY || s->state == PS_RETR_BODY) {
+            if (len == 1 && line[0] == '.') {
+                if (s->state == PS_LIST_BODY) {
+                    stats_lat(&s->w->st, LAT_POP3_LIST, mono_ns() - s->t_sent);
+                    next_retr(s);
+                } else {
+                    message_done(s);
+                }
+                continue;
+            }
+            if (line[0] == '.') {    /* dot-unstuffing */
+                line++;
+                len--;
+            }
+            if (s->state == PS_RETR_BODY) {
+                msg_check_line(&s->chk, line, len);
+            } else {
+                unsigned id;
+                if (sscanf(line, "%u", &id) == 1 && s->nids < s->limit)
+                    add_id(s, id);
+            }
+            continue;
+        }
+        const char *text;
+        int ok = pop3_status(line, len, &text);
+        if (ok < 0 || s->state == PS_IDLE || s->state == PS_CONNECT) {
+            count_error(s, "protocol", line);
+            finish(s, 1);
+            return;
+        }
+        on_status(s, ok, text);
+    }
+}
+
+static void pop3_event(struct conn *c, enum conn_event ev, void *ud)
+{
+    struct pop3_session *s = ud;
+    switch (ev) {
+    case CONN_UP:
+        stats_lat(&s->w->st, LAT_POP3_CONNECT, mono_ns() - s->t_sent);
+        s->t_sent = mono_ns();
+        await(s, PS_BANNER);
+        return;
+    case CONN_TLS_UP:
+        return;
+    case CONN_DATA:
+        on_data(s);
+        return;
+    case CONN_TIMEOUT:
+        count_error(s, "timeout", NULL);
+        finish(s, 1);
+        return;
+    case CONN_CLOSED:
+        count_conn_error(s->w, "pop3", ps_stage[s->state], &s->c);
+        finish(s, 1);
+        return;
+    }
+}
+
+struct pop3_session *pop3_sessions_new(struct worker *w, unsigned n, unsigned base)
+{
+    struct pop3_session *v = calloc(n ? n : 1, sizeof *v);
+    if (!v)
+        return NULL;
+    for (unsigned i = 0; i < n; i++) {
+        struct pop3_session *s = &v[i];
+        s->w = w;
+        conn_init(&s->c, w->loop, pop3_event, s);
+        s->backoff.fn = backoff_fired;
+        rng_seed(&s->rng, w->run->seed ^ (0x90930000000000ull + base + i));
+    }
+    return v;
+}
+
+void pop3_sessions_start(struct worker *w)
+{
+    for (unsigned i = 0; i < w->npop3; i++)
+        start_session(&w->pop3[i]);
+}
+
+void pop3_sessions_phase(struct worker *w, int phase)
+{
+    for (unsigned i = 0; i < w->npop3; i++) {
+        struct pop3_session *s = &w->pop3[i];
+        if (phase == PH_STOP) {
+            conn_close(&s->c);
+            timer_cancel(w->loop, &s->backoff);
+            end_sweep_claim(s);
+            set_state(s, PS_IDLE);
+        } else if (s->state == PS_IDLE && timer_armed(&s->backoff)) {
+            /* idle readers look at the new phase's work at once */
+            timer_arm_in(w->loop, &s->backoff, 0);
+        }
+    }
+}
+
+unsigned pop3_sessions_open(const struct worker *w)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < w->npop3; i++)
+        n += conn_is_open(&w->pop3[i].c);
+    return n;
+}
+
+void pop3_sessions_free(struct worker *w)
+{
+    for (unsigned i = 0; i < w->npop3; i++) {
+        struct pop3_session *s = &w->pop3[i];
+        conn_close(&s->c);
+        buf_free(&s->c.in);
+        buf_free(&s->c.out);
+        free(s->ids);
+        free(s->got);
+    }
+    free(w->pop3);
+    w->pop3 = NULL;
+}

@@ -1,0 +1,97 @@
+/* reply: SMTP and POP3 reply parsing. Strict where strictness finds server bugs
+ * (reply codes, continuation markers), lenient where real servers differ
+ * (keyword case, trailing spaces). */
+#include "reply.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+int smtp_reply_feed(struct smtp_reply *r, const char *line, size_t len)
+{
+    if (len < 3 || !isdigit((unsigned char)line[0]) || !isdigit((unsigned char)line[1]) ||
+        !isdigit((unsigned char)line[2]) || line[0] < '2' || line[0] > '5')
+        return -1;
+    int code = (line[0] - '0') * 100 + (line[1] - '0') * 10 + (line[2] - '0');
+    char sep = len > 3 ? line[3] : ' ';
+    if (sep != ' ' && sep != '-')
+        return -1;
+    if (r->lines == 0) {
+        r->code = code;
+        size_t n = len < sizeof r->text - 1 ? len : sizeof r->text - 1;
+        memcpy(r->text, line, n);
+        r->text[n] = 0;
+    } else if (code != r->code) {
+        return -1;
+    }
+    r->lines++;
+    return sep == ' ';
+}
+
+static int word_is(const char *w, size_t n, const char *kw)
+{
+    return strlen(kw) == n && strncasecmp(w, kw, n) == 0;
+}
+
+uint32_t ehlo_keywords(const char *line, size_t len)
+{
+    uint32_t f = 0;
+    const char *p = line, *end = line + len;
+    const char *w = p;
+    while (w < end && *w == ' ')
+        w++;
+    const char *we = w;
+    while (we < end && *we != ' ' && *we != '=')
+        we++;
+    size_t n = (size_t)(we - w);
+    if (word_is(w, n, "PIPELINING")) f |= EXT_PIPELINING;
+    else if (word_is(w, n, "STARTTLS")) f |= EXT_STARTTLS;
+    else if (word_is(w, n, "8BITMIME")) f |= EXT_8BITMIME;
+    else if (word_is(w, n, "SIZE")) f |= EXT_SIZE;
+    else if (word_is(w, n, "CHUNKING")) f |= EXT_CHUNKING;
+    else if (word_is(w, n, "SMTPUTF8")) f |= EXT_SMTPUTF8;
+    else if (word_is(w, n, "ENHANCEDSTATUSCODES")) f |= EXT_ENHANCEDSTATUSCODES;
+    else if (word_is(w, n, "AUTH")) {
+        /* "AUTH PLAIN LOGIN" and the old "AUTH=LOGIN" form */
+        for (const char *m = we; m < end;) {
+            while (m < end && (*m == ' ' || *m == '='))
+                m++;
+            const char *me = m;
+            while (me < end && *me != ' ')
+                me++;
+            if (word_is(m, (size_t)(me - m), "PLAIN")) f |= EXT_AUTH_PLAIN;
+            if (word_is(m, (size_t)(me - m), "LOGIN")) f |= EXT_AUTH_LOGIN;
+            if (word_is(m, (size_t)(me - m), "CRAM-MD5")) f |= EXT_AUTH_CRAM_MD5;
+            m = me;
+        }
+    }
+    return f;
+}
+
+int pop3_status(const char *line, size_t len, const char **text)
+{
+    if (len >= 3 && !strncmp(line, "+OK", 3) && (len == 3 || line[3] == ' ')) {
+        *text = line + (len > 3 ? 4 : 3);
+        return 1;
+    }
+    if (len >= 4 && !strncmp(line, "-ERR", 4) && (len == 4 || line[4] == ' ')) {
+        *text = line + (len > 4 ? 5 : 4);
+        return 0;
+    }
+    *text = line;
+    return -1;
+}
+
+const char *pop3_err_kind(const char *text)
+{
+    if (!strncasecmp(text, "[IN-USE]", 8) || strcasestr(text, "lock") || strcasestr(text, "in use"))
+        return "in_use";
+    if (!strncasecmp(text, "[AUTH]", 6))
+        return "auth";
+    if (!strncasecmp(text, "[SYS/TEMP]", 10))
+        return "sys_temp";
+    if (!strncasecmp(text, "[SYS/PERM]", 10))
+        return "sys_perm";
+    return "other";
+}

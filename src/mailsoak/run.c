@@ -1,0 +1,424 @@
+/* run: the controller thread of `mailsoak run`. It sets the run up, moves it
+ * through its phases (send, drain, sweep, stop), collects the workers' interval
+ * snapshots into the timeline, and hands the totals to the writers. Signals only
+ * set the stop flag; the controller notices within 100 ms. */
+#include "run.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+
+static volatile sig_atomic_t stop_signal;   /* the one mutable global besides the config */
+
+static void on_signal(int sig)
+{
+    if (stop_signal)
+        _exit(128 + sig);            /* a second signal: out at once */
+    stop_signal = sig;
+}
+
+static int resolve(const char *spec, struct target *t, char *err, size_t errlen)
+{
+    char host[256];
+    const char *port;
+    if (spec[0] == '[') {
+        const char *end = strchr(spec, ']');
+        if (!end || end[1] != ':') {
+            snprintf(err, errlen, "'%s': expected [IPv6]:PORT", spec);
+            return -1;
+        }
+        snprintf(host, sizeof host, "%.*s", (int)(end - spec - 1), spec + 1);
+        port = end + 2;
+    } else {
+        const char *colon = strrchr(spec, ':');
+        if (!colon) {
+            snprintf(err, errlen, "'%s': expected HOST:PORT", spec);
+            return -1;
+        }
+        snprintf(host, sizeof host, "%.*s", (int)(colon - spec), spec);
+        port = colon + 1;
+    }
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai;
+    int rc = getaddrinfo(host, port, &hints, &ai);
+    if (rc) {
+        snprintf(err, errlen, "'%s': %s", spec, gai_strerror(rc));
+        return -1;
+    }
+    memcpy(&t->sa, ai->ai_addr, ai->ai_addrlen);
+    t->len = ai->ai_addrlen;
+    snprintf(t->name, sizeof t->name, "%s", spec);
+    freeaddrinfo(ai);
+    return 0;
+}
+
+static int resolve_all(const struct strlist *l, const char *what, struct target **out, unsigned *n)
+{
+    char err[300];
+    *out = calloc(l->n ? l->n : 1, sizeof **out);
+    *n = (unsigned)l->n;
+    for (size_t i = 0; i < l->n; i++)
+        if (resolve(l->v[i], &(*out)[i], err, sizeof err) < 0) {
+            fprintf(stderr, "mailsoak: %s.target: %s\n", what, err);
+            return -1;
+        }
+    return 0;
+}
+
+static int setup_users(struct run *r, const struct config *cfg)
+{
+    char err[400];
+    int rc = cfg->users_file[0]
+                 ? users_load_file(&r->users, cfg->users_file, err, sizeof err)
+                 : users_from_pattern(&r->users, cfg->user_pattern, cfg->user_password,
+                                      (size_t)cfg->user_count, err, sizeof err);
+    if (rc < 0)
+        fprintf(stderr, "mailsoak: %s\n", err);
+    return rc;
+}
+
+/* 10,000 sessions need more descriptors than the usual soft limit of 1024. */
+static void raise_nofile(uint64_t need)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < need + 64) {
+        rl.rlim_cur = need + 64 < rl.rlim_max ? need + 64 : rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+static const char *const phase_names[] = { "send", "drain", "sweep", "stop" };
+
+struct controller {
+    struct run *run;
+    struct worker *w;
+    unsigned nw;
+    unsigned snap_seq;
+    struct counters prev;            /* cumulative as of the previous interval */
+    unsigned prev_nerr;
+    struct err_count prev_err[ERR_CLASSES_MAX];
+    uint64_t prev_t;
+    json_t *timeline;
+};
+
+static void counters_add(struct counters *a, const struct counters *b)
+{
+    uint64_t *x = (uint64_t *)a;
+    const uint64_t *y = (const uint64_t *)b;
+    for (size_t i = 0; i < sizeof *a / sizeof(uint64_t); i++)
+        x[i] += y[i];
+}
+
+/* Asks every worker for a snapshot and merges what arrives within a second. */
+static void interval(struct controller *ct, int phase, int live)
+{
+    struct run *r = ct->run;
+    unsigned want = ++ct->snap_seq;
+    for (unsigned i = 0; i < ct->nw; i++)
+        atomic_store_explicit(&ct->w[i].snap_want, want, memory_order_release);
+    for (int tries = 0; tries < 100; tries++) {
+        unsigned ready = 0;
+        for (unsigned i = 0; i < ct->nw; i++)
+            ready += atomic_load_explicit(&ct->w[i].snap_done, memory_order_acquire) == want;
+        if (ready == ct->nw)
+            break;
+        for (unsigned i = 0; i < ct->nw; i++)
+            loop_wake(ct->w[i].loop);
+        usleep(10000);
+    }
+    uint64_t now = mono_ns();
+    struct counters c = { 0 };
+    static struct hist lat[LAT_COUNT];   /* controller thread only; too big for the stack */
+    unsigned nerr = 0;
+    struct err_count err[ERR_CLASSES_MAX];
+    for (unsigned k = 0; k < LAT_COUNT; k++)
+        hist_reset(&lat[k]);
+    for (unsigned i = 0; i < ct->nw; i++) {
+        struct worker *w = &ct->w[i];
+        if (atomic_load_explicit(&w->snap_done, memory_order_acquire) != want)
+            continue;                /* a stuck worker: its counts arrive next time */
+        counters_add(&c, &w->snap.c);
+        for (unsigned k = 0; k < LAT_COUNT; k++)
+            hist_merge(&lat[k], &w->snap.lat[k]);
+        errs_merge(err, &nerr, w->snap.err, w->snap.nerr);
+    }
+    double dt = (double)(now - ct->prev_t) / 1e9;
+    double t = (double)(now - r->t0) / 1e9;
+    uint64_t dsent = c.sent - ct->prev.sent, dread = c.read - ct->prev.read;
+    uint64_t derr = c.errors - ct->prev.errors;
+
+    json_t *e = json_object();
+    json_object_set_new(e, "t", json_real(t));
+    json_object_set_new(e, "phase", json_string(phase_names[phase]));
+    json_object_set_new(e, "sent", json_integer((json_int_t)dsent));
+    json_object_set_new(e, "read", json_integer((json_int_t)dread));
+    json_object_set_new(e, "errors", json_integer((json_int_t)derr));
+    json_t *ebc = json_object();
+    for (unsigned i = 0; i < nerr; i++) {
+        uint64_t before = 0;
+        for (unsigned j = 0; j < ct->prev_nerr; j++)
+            if (!strcmp(ct->prev_err[j].name, err[i].name))
+                before = ct->prev_err[j].count;
+        if (err[i].count > before)
+            json_object_set_new(ebc, err[i].name, json_integer((json_int_t)(err[i].count - before)));
+    }
+    json_object_set_new(e, "errors_by_class", ebc);
+    json_object_set_new(e, "rate_in", json_real(dt > 0 ? (double)dsent / dt : 0));
+    json_object_set_new(e, "rate_out", json_real(dt > 0 ? (double)dread / dt : 0));
+    json_object_set_new(e, "conns", json_integer((json_int_t)c.conns_open));
+    json_t *lj = json_object();
+    for (unsigned k = 0; k < LAT_COUNT; k++)
+        if (lat[k].count)
+            json_object_set_new(lj, lat_names[k], latency_json(&lat[k]));
+    json_object_set_new(e, "latency", lj);
+    json_array_append_new(ct->timeline, e);
+
+    if (live) {
+        char a[16], b[16];
+        fprintf(stderr, "[%6.0fs %-5s] sent %s (%.0f/s)  read %s (%.0f/s)  errors %llu  conns %llu  unread %lld\n",
+                t, phase_names[phase], fmt_count(a, sizeof a, (double)c.sent), dt > 0 ? dsent / dt : 0,
+                fmt_count(b, sizeof b, (double)c.read), dt > 0 ? dread / dt : 0,
+                (unsigned long long)c.errors, (unsigned long long)c.conns_open,
+                (long long)atomic_load(&r->ledger.owed_total));
+    }
+    ct->prev = c;
+    ct->prev_nerr = nerr;
+    memcpy(ct->prev_err, err, sizeof err);
+    ct->prev_t = now;
+}
+
+static unsigned senders_open(const struct controller *ct)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < ct->nw; i++)
+        n += atomic_load_explicit(&ct->w[i].smtp_open, memory_order_relaxed);
+    return n;
+}
+
+static void set_phase(struct run *r, struct controller *ct, int phase)
+{
+    atomic_store_explicit(&r->phase, phase, memory_order_release);
+    for (unsigned i = 0; i < ct->nw; i++)
+        loop_wake(ct->w[i].loop);
+}
+
+static void merge_totals(struct run_result *res, struct worker *w, unsigned nw)
+{
+    for (unsigned i = 0; i < nw; i++) {
+        counters_add(&res->c, &w[i].st.c);
+        for (unsigned k = 0; k < LAT_COUNT; k++)
+            hist_merge(&res->lat[k], &w[i].st.total[k]);
+        for (unsigned e = 0; e < w[i].st.nerr; e++) {
+            errs_merge(res->err, &res->nerr, &w[i].st.err[e], 1);
+            unsigned j = 0;
+            while (j + 1 < res->nerr && strcmp(res->err[j].name, w[i].st.err[e].name))
+                j++;
+            struct err_examples *dst = &res->ex[j];
+            const struct err_examples *src = &w[i].st.ex[e];
+            for (unsigned x = 0; x < src->n && dst->n < w[i].st.max_examples; x++)
+                memcpy(dst->text[dst->n++], src->text[x], ERR_EXAMPLE_LEN);
+        }
+    }
+}
+
+static int run_soak(const struct config *cfg)
+{
+    struct run *r = calloc(1, sizeof *r);
+    struct run_result *res = calloc(1, sizeof *res);
+    struct controller ct = { 0 };
+    int rc = 1;
+    if (!r || !res)
+        return 1;
+    r->cfg = cfg;
+    if (!cfg->smtp_targets.n && cfg->senders) {
+        fprintf(stderr, "mailsoak: no SMTP target: set --smtp HOST:PORT (or smtp.target), or --senders 0\n");
+        rc = 2;
+        goto out;
+    }
+    if (!cfg->pop3_targets.n && cfg->readers) {
+        fprintf(stderr, "mailsoak: no POP3 target: set --pop3 HOST:PORT (or pop3.target), or --readers 0\n");
+        rc = 2;
+        goto out;
+    }
+    if (cfg->msgs_per_conn.lo == 0) {
+        fprintf(stderr, "mailsoak: smtp.msgs_per_conn: must be at least 1\n");
+        rc = 2;
+        goto out;
+    }
+    if (resolve_all(&cfg->smtp_targets, "smtp", &r->smtp, &r->nsmtp) < 0 ||
+        resolve_all(&cfg->pop3_targets, "pop3", &r->pop3, &r->npop3) < 0 || setup_users(r, cfg) < 0) {
+        rc = 2;
+        goto out;
+    }
+    r->seed = cfg->seed;
+    if (!r->seed && getrandom(&r->seed, sizeof r->seed, 0) != sizeof r->seed)
+        r->seed = (uint64_t)time(NULL);
+    /* 53 bits, so the seed survives a round trip through any JSON reader */
+    if (!cfg->seed)
+        r->seed = (r->seed & ((1ull << 53) - 1)) | 1;
+    {
+        uint64_t x = r->seed ^ (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+        /* The run id must differ between runs with the same seed, or a rerun would
+         * mistake the previous run's leftovers for its own. */
+        snprintf(r->run_id, sizeof r->run_id, "%08x", (unsigned)(splitmix64(&x) & 0xffffffffu));
+    }
+    r->poolsize = 1 << 16;
+    r->pool = msg_pool_new(r->seed, r->poolsize);
+    unsigned nw = (unsigned)(cfg->workers ? cfg->workers : (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
+    if (nw < 1)
+        nw = 1;
+    if (!r->pool || ledger_init(&r->ledger, nw, r->users.n) < 0) {
+        fprintf(stderr, "mailsoak: out of memory\n");
+        goto out;
+    }
+    raise_nofile(cfg->senders + cfg->readers);
+    atomic_store(&r->send_budget, (int64_t)cfg->messages);
+
+    struct worker *w = calloc(nw, sizeof *w);
+    ct.run = r;
+    ct.w = w;
+    ct.nw = nw;
+    ct.timeline = json_array();
+    res->events = json_array();
+    r->t0 = mono_ns();
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    r->t0_unix_ms = (uint64_t)rt.tv_sec * 1000 + (uint64_t)rt.tv_nsec / 1000000;
+    struct tm tm;
+    gmtime_r(&rt.tv_sec, &tm);
+    strftime(res->start_time, sizeof res->start_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    for (unsigned i = 0; i < nw; i++) {
+        unsigned ns = (unsigned)(cfg->senders / nw + (i < cfg->senders % nw));
+        unsigned np = (unsigned)(cfg->readers / nw + (i < cfg->readers % nw));
+        unsigned sb = (unsigned)(cfg->senders / nw * i + (i < cfg->senders % nw ? i : cfg->senders % nw));
+        unsigned pb = (unsigned)(cfg->readers / nw * i + (i < cfg->readers % nw ? i : cfg->readers % nw));
+        if (worker_init(&w[i], i, r, ns, np, sb, pb) < 0) {
+            fprintf(stderr, "mailsoak: cannot set up worker %u\n", i);
+            goto out;
+        }
+    }
+
+    /* Workers must not take the signals: the controller owns the run's end. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    struct sigaction sa = { .sa_handler = on_signal };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    ct.prev_t = r->t0;
+    unsigned started = 0;
+    for (; started < nw; started++)
+        if (pthread_create(&w[started].thread, NULL, worker_main, &w[started]))
+            break;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+    int phase = PH_SEND;
+    uint64_t phase_start = r->t0, send_end = 0, next_iv = r->t0 + cfg->interval;
+    if (started < nw) {
+        fprintf(stderr, "mailsoak: cannot start worker threads\n");
+        phase = PH_STOP;
+        set_phase(r, &ct, PH_STOP);
+    }
+    while (phase != PH_STOP) {
+        usleep(20000);
+        uint64_t now = mono_ns();
+        int next = phase;
+        if (stop_signal) {
+            res->interrupted = 1;
+            fprintf(stderr, "mailsoak: %s: ending the run early\n", strsignal(stop_signal));
+            next = PH_STOP;
+        } else if (phase == PH_SEND) {
+            if (now - r->t0 >= cfg->duration ||
+                (cfg->messages && atomic_load(&r->accepted) >= cfg->messages) || !cfg->senders)
+                next = !cfg->readers ? PH_STOP : PH_DRAIN;
+            if (!cfg->senders && now - r->t0 < cfg->duration)
+                next = PH_SEND;      /* a readers-only run reads for the duration */
+        } else if (phase == PH_DRAIN) {
+            int done = senders_open(&ct) == 0 && atomic_load(&r->ledger.owed_total) <= 0;
+            if (done || now - phase_start >= cfg->drain)
+                next = cfg->sweep && atomic_load(&r->ledger.owed_total) > 0 ? PH_SWEEP : PH_STOP;
+        } else if (phase == PH_SWEEP) {
+            if ((atomic_load(&r->sweep_cursor) >= r->users.n && atomic_load(&r->sweep_active) <= 0) ||
+                now - phase_start >= cfg->sweep_timeout)
+                next = PH_STOP;
+        }
+        if (next == phase && now < next_iv)
+            continue;
+        if (phase == PH_SEND && next != PH_SEND)
+            send_end = now;
+        if (next != phase || now >= next_iv) {
+            interval(&ct, phase, 1);
+            next_iv = now + cfg->interval;
+        }
+        if (next != phase) {
+            /* For the senders' sake, the drain starts only after the switch: a
+             * sender mid-transaction finishes it and QUITs. */
+            phase = next;
+            phase_start = now;
+            set_phase(r, &ct, phase);
+        }
+    }
+    if (!send_end)
+        send_end = mono_ns();
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(w[i].thread, NULL);
+
+    res->cfg = cfg;
+    res->run = r;
+    res->duration_s = (double)(send_end - r->t0) / 1e9;
+    res->elapsed_s = (double)(mono_ns() - r->t0) / 1e9;
+    res->timeline = ct.timeline;
+    merge_totals(res, w, nw);
+    ledger_outcome(&r->ledger, &res->lo);
+    result_table(stdout, res);
+    rc = 0;
+    if (cfg->json[0]) {
+        char err[300];
+        json_t *root = result_json(res);
+        if (write_json_atomic(cfg->json, root, err, sizeof err) < 0) {
+            fprintf(stderr, "mailsoak: %s\n", err);
+            rc = 1;
+        }
+        json_decref(root);
+    }
+    if (res->interrupted && rc == 0)
+        rc = 128 + stop_signal;
+    for (unsigned i = 0; i < nw; i++)
+        worker_free(&w[i]);
+    free(w);
+out:
+    json_decref(ct.timeline);
+    json_decref(res->events);
+    ledger_free(&r->ledger);
+    users_free(&r->users);
+    free(r->smtp);
+    free(r->pop3);
+    free(r->pool);
+    free(r);
+    free(res);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct config cfg;
+    int rc = config_from_args(&cfg, argc, argv);
+    if (rc == 0)
+        rc = run_soak(&cfg);
+    else if (rc == 1)
+        rc = 0;
+    config_free(&cfg);
+    return rc;
+}

@@ -1,0 +1,479 @@
+/* smtp: the sender sessions — a non-blocking SMTP client state machine. Each
+ * connection: banner, EHLO, k messages (MAIL, RCPT, DATA, body), QUIT, reconnect.
+ * With PIPELINING, MAIL+RCPT+DATA go out in one write and their replies are taken
+ * in order; in lockstep each command waits for the previous reply. The state
+ * changes in exactly one place, set_state(), so its name is always known. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "reply.h"
+#include "rng.h"
+#include "worker.h"
+
+enum sm {
+    SM_IDLE, SM_CONNECT, SM_BANNER, SM_EHLO, SM_MAIL, SM_RCPT, SM_DATA, SM_EOD, SM_RSET, SM_QUIT,
+};
+static const char *const sm_stage[] = {
+    "idle", "connect", "banner", "ehlo", "mail", "rcpt", "data", "eod", "rset", "quit",
+};
+static const enum lat sm_lat[] = {
+    LAT_COUNT, LAT_SMTP_CONNECT, LAT_SMTP_BANNER, LAT_SMTP_EHLO, LAT_SMTP_MAIL, LAT_SMTP_RCPT,
+    LAT_SMTP_DATA, LAT_SMTP_EOD, LAT_COUNT, LAT_SMTP_QUIT,
+};
+
+struct smtp_session {
+    struct conn c;
+    struct worker *w;
+    struct timer backoff;
+    struct rng rng;
+    enum sm state;
+    uint32_t ext;
+    int pipelined;                   /* this connection pipelines its transactions */
+    int group_failed;                /* a reply in the current transaction failed */
+    int drain_data;                  /* DATA said 354 after a failed RCPT: send an empty body */
+    int have_token;                  /* holds one unit of the messages = N budget */
+    unsigned msgs_left, fails;
+    struct smtp_reply reply;
+    uint64_t t_sent;                 /* when the awaited command(s) went out */
+    uint32_t user;
+    struct ledger_entry *entry;
+};
+
+static void smtp_event(struct conn *c, enum conn_event ev, void *ud);
+static void start_connect(struct smtp_session *s);
+
+static void set_state(struct smtp_session *s, enum sm st)
+{
+    s->state = st;
+}
+
+static const struct config *cfg_of(const struct smtp_session *s)
+{
+    return s->w->run->cfg;
+}
+
+static void backoff_fired(struct loop *l, struct timer *t)
+{
+    struct smtp_session *s = (struct smtp_session *)((char *)t - offsetof(struct smtp_session, backoff));
+    (void)l;
+    start_connect(s);
+}
+
+/* After a failure: try again soon, a little later each time, so a dead server
+ * is not hammered in a tight loop. */
+static void reconnect_later(struct smtp_session *s)
+{
+    uint64_t ms = s->fails ? 50ull << (s->fails < 5 ? s->fails : 5) : 0;
+    if (ms > 1000)
+        ms = 1000;
+    set_state(s, SM_IDLE);
+    if (atomic_load_explicit(&s->w->run->phase, memory_order_relaxed) != PH_SEND)
+        return;
+    timer_arm_in(s->w->loop, &s->backoff, ms * NS_PER_MS);
+}
+
+static void refund(struct smtp_session *s)
+{
+    if (s->have_token)
+        atomic_fetch_add_explicit(&s->w->run->send_budget, 1, memory_order_relaxed);
+    s->have_token = 0;
+}
+
+/* A transaction that never got its end-of-data reply: the server may or may not
+ * have the message; the ledger will tell if it turns up. */
+static void abandon_transaction(struct smtp_session *s)
+{
+    if (s->state >= SM_MAIL && s->state <= SM_EOD) {
+        if (s->entry)
+            ledger_reject(s->entry);
+        refund(s);
+    }
+    s->entry = NULL;
+}
+
+static void fail_conn(struct smtp_session *s)
+{
+    count_conn_error(s->w, "smtp", sm_stage[s->state], &s->c);
+    abandon_transaction(s);
+    s->fails++;
+    reconnect_later(s);
+}
+
+static void fail_reply(struct smtp_session *s, enum sm stage, const struct smtp_reply *r)
+{
+    char name[ERR_NAME_LEN];
+    snprintf(name, sizeof name, "smtp_%s_%d", sm_stage[stage], r->code);
+    stats_error(&s->w->st, name, r->text);
+}
+
+static void close_and_reconnect(struct smtp_session *s, int failed)
+{
+    abandon_transaction(s);
+    conn_close(&s->c);
+    s->fails = failed ? s->fails + 1 : 0;
+    reconnect_later(s);
+}
+
+static void await(struct smtp_session *s, enum sm st)
+{
+    set_state(s, st);
+    smtp_reply_reset(&s->reply);
+    conn_deadline(&s->c, cfg_of(s)->smtp_timeout);
+}
+
+static void send_quit(struct smtp_session *s)
+{
+    conn_puts(&s->c, "QUIT\r\n");
+    s->t_sent = mono_ns();
+    await(s, SM_QUIT);
+    conn_flush(&s->c);
+}
+
+static int claim_message(struct smtp_session *s)
+{
+    struct run *r = s->w->run;
+    if (atomic_load_explicit(&r->phase, memory_order_relaxed) != PH_SEND)
+        return 0;
+    if (!cfg_of(s)->messages)
+        return 1;
+    if (atomic_fetch_sub_explicit(&r->send_budget, 1, memory_order_relaxed) > 0)
+        return s->have_token = 1;
+    atomic_fetch_add_explicit(&r->send_budget, 1, memory_order_relaxed);
+    return 0;
+}
+
+static void write_mail(struct smtp_session *s)
+{
+    conn_printf(&s->c, "MAIL FROM:<%s>\r\n", cfg_of(s)->mail_from);
+}
+
+static void write_rcpt(struct smtp_session *s)
+{
+    conn_printf(&s->c, "RCPT TO:<%s>\r\n", s->w->run->users.v[s->user].addr);
+}
+
+static void next_transaction(struct smtp_session *s)
+{
+    if (!s->msgs_left || !claim_message(s)) {
+        send_quit(s);
+        return;
+    }
+    s->msgs_left--;
+    s->group_failed = 0;
+    s->drain_data = 0;
+    s->user = (uint32_t)rng_range(&s->rng, 0, s->w->run->users.n - 1);
+    write_mail(s);
+    if (s->pipelined) {
+        write_rcpt(s);
+        conn_puts(&s->c, "DATA\r\n");
+    }
+    s->t_sent = mono_ns();
+    await(s, SM_MAIL);
+    conn_flush(&s->c);
+}
+
+static void write_body(struct smtp_session *s)
+{
+    struct worker *w = s->w;
+    struct run *r = w->run;
+    const struct config *cfg = cfg_of(s);
+    uint8_t digest[MSG_DIGEST_LEN];
+    struct msg_params p = {
+        .run_id = r->run_id, .from = cfg->mail_from, .to = r->users.v[s->user].addr,
+        .body_size = (size_t)rng_range(&s->rng, cfg->size.lo, cfg->size.hi),
+        .body_seed = rng_next(&s->rng),
+    };
+    size_t blen = msg_body(&w->gen, &p, digest);
+    uint64_t d8;
+    memcpy(&d8, digest, sizeof d8);
+    uint64_t idx = ledger_add(&r->ledger, w->idx, s->user, (uint32_t)blen, d8);
+    s->entry = ledger_get(&r->ledger, ledger_seq(w->idx, idx));
+    p.seq = ledger_seq(w->idx, idx);
+    uint64_t now = mono_ns();
+    p.sent_unix_ms = r->t0_unix_ms + (now - r->t0) / NS_PER_MS;
+    char *out = conn_reserve(&s->c, msg_wire_max(&p, blen));
+    conn_commit(&s->c, msg_write(&w->gen, &p, blen, digest, out));
+    s->t_sent = now;
+    await(s, SM_EOD);
+    conn_flush(&s->c);
+}
+
+static void transaction_done(struct smtp_session *s)
+{
+    if (s->group_failed) {
+        conn_puts(&s->c, "RSET\r\n");
+        s->t_sent = mono_ns();
+        await(s, SM_RSET);
+        conn_flush(&s->c);
+        return;
+    }
+    next_transaction(s);
+}
+
+/* One complete reply in state s->state. */
+static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
+{
+    struct worker *w = s->w;
+    uint64_t now = mono_ns();
+    enum sm st = s->state;
+    if (sm_lat[st] != LAT_COUNT && st != SM_EOD)
+        stats_lat(&w->st, sm_lat[st], now - s->t_sent);
+
+    if (r->code == 421 && st != SM_QUIT) {
+        /* The server is closing the channel: whatever was in flight is gone. */
+        fail_reply(s, st, r);
+        close_and_reconnect(s, 1);
+        return;
+    }
+    switch (st) {
+    case SM_BANNER:
+        if (r->code != 220) {
+            fail_reply(s, st, r);
+            send_quit(s);
+            return;
+        }
+        conn_printf(&s->c, "EHLO %s\r\n", cfg_of(s)->helo);
+        s->t_sent = now;
+        s->ext = 0;
+        await(s, SM_EHLO);
+        conn_flush(&s->c);
+        return;
+    case SM_EHLO:
+        if (r->code != 250) {
+            fail_reply(s, st, r);
+            send_quit(s);
+            return;
+        }
+        s->pipelined = cfg_of(s)->pipelining == PIPE_ON ||
+                       (cfg_of(s)->pipelining == PIPE_AUTO && (s->ext & EXT_PIPELINING));
+        s->fails = 0;
+        s->msgs_left = (unsigned)rng_range(&s->rng, cfg_of(s)->msgs_per_conn.lo, cfg_of(s)->msgs_per_conn.hi);
+        next_transaction(s);
+        return;
+    case SM_MAIL:
+        if (r->code != 250) {
+            fail_reply(s, st, r);
+            s->group_failed = 1;
+            refund(s);
+        }
+        if (!s->pipelined) {
+            if (s->group_failed) {
+                transaction_done(s);
+                return;
+            }
+            write_rcpt(s);
+            s->t_sent = now;
+            conn_flush(&s->c);
+        }
+        await(s, SM_RCPT);
+        return;
+    case SM_RCPT:
+        if (r->code != 250 && r->code != 251 && !s->group_failed) {
+            fail_reply(s, st, r);
+            s->group_failed = 1;
+            refund(s);
+        }
+        if (!s->pipelined) {
+            if (s->group_failed) {
+                transaction_done(s);
+                return;
+            }
+            conn_puts(&s->c, "DATA\r\n");
+            s->t_sent = now;
+            conn_flush(&s->c);
+        }
+        await(s, SM_DATA);
+        return;
+    case SM_DATA:
+        if (r->code == 354 && s->group_failed) {
+            /* A server that says 354 with no valid recipient still wants an end. */
+            conn_puts(&s->c, ".\r\n");
+            s->drain_data = 1;
+            await(s, SM_EOD);
+            conn_flush(&s->c);
+            return;
+        }
+        if (r->code != 354) {
+            if (!s->group_failed) {
+                fail_reply(s, st, r);
+                s->group_failed = 1;
+                refund(s);
+            }
+            transaction_done(s);
+            return;
+        }
+        write_body(s);
+        return;
+    case SM_EOD:
+        if (s->drain_data) {
+            transaction_done(s);
+            return;
+        }
+        stats_lat(&w->st, LAT_SMTP_EOD, now - s->t_sent);
+        if (r->code == 250) {
+            ledger_accept(&w->run->ledger, s->entry, run_ms(w->run, now));
+            s->have_token = 0;
+            w->st.c.sent++;
+            atomic_fetch_add_explicit(&w->run->accepted, 1, memory_order_relaxed);
+        } else {
+            fail_reply(s, st, r);
+            ledger_reject(s->entry);
+            w->st.c.rejected++;
+            refund(s);
+        }
+        s->entry = NULL;
+        next_transaction(s);
+        return;
+    case SM_RSET:
+        if (r->code != 250)
+            fail_reply(s, st, r);
+        next_transaction(s);
+        return;
+    case SM_QUIT:
+        if (r->code != 221)
+            fail_reply(s, st, r);
+        close_and_reconnect(s, 0);
+        return;
+    default:
+        return;
+    }
+}
+
+static void on_data(struct smtp_session *s)
+{
+    char *line;
+    size_t len;
+    int r;
+    while (conn_is_open(&s->c) && (r = conn_line(&s->c, &line, &len)) != 0) {
+        if (r < 0 || s->state == SM_IDLE || s->state == SM_CONNECT) {
+            stats_error(&s->w->st, s->state == SM_IDLE ? "smtp_idle_protocol" : "smtp_banner_protocol", NULL);
+            close_and_reconnect(s, 1);
+            return;
+        }
+        int done = smtp_reply_feed(&s->reply, line, len);
+        if (done < 0) {
+            char name[ERR_NAME_LEN];
+            snprintf(name, sizeof name, "smtp_%s_protocol", sm_stage[s->state]);
+            stats_error(&s->w->st, name, line);
+            close_and_reconnect(s, 1);
+            return;
+        }
+        if (s->state == SM_EHLO && s->reply.lines > 1)
+            s->ext |= ehlo_keywords(line + 4, len > 4 ? len - 4 : 0);
+        if (done) {
+            struct smtp_reply rep = s->reply;
+            on_reply(s, &rep);
+        }
+    }
+}
+
+static void smtp_event(struct conn *c, enum conn_event ev, void *ud)
+{
+    struct smtp_session *s = ud;
+    switch (ev) {
+    case CONN_UP:
+        stats_lat(&s->w->st, LAT_SMTP_CONNECT, mono_ns() - s->t_sent);
+        s->t_sent = mono_ns();
+        s->w->st.c.smtp_sessions++;
+        await(s, SM_BANNER);
+        return;
+    case CONN_TLS_UP:
+        return;
+    case CONN_DATA:
+        on_data(s);
+        return;
+    case CONN_TIMEOUT: {
+        char name[ERR_NAME_LEN];
+        snprintf(name, sizeof name, "smtp_%s_timeout", sm_stage[s->state]);
+        stats_error(&s->w->st, name, NULL);
+        close_and_reconnect(s, 1);
+        return;
+    }
+    case CONN_CLOSED:
+        if (s->state == SM_QUIT) {   /* closed instead of 221: still a finished session */
+            stats_error(&s->w->st, "smtp_quit_closed", NULL);
+            close_and_reconnect(s, 0);
+            return;
+        }
+        fail_conn(s);
+        return;
+    }
+}
+
+static void start_connect(struct smtp_session *s)
+{
+    struct worker *w = s->w;
+    struct run *r = w->run;
+    if (atomic_load_explicit(&r->phase, memory_order_relaxed) != PH_SEND)
+        return;
+    const struct target *t = &r->smtp[w->rr++ % r->nsmtp];
+    s->entry = NULL;
+    s->t_sent = mono_ns();
+    set_state(s, SM_CONNECT);
+    if (conn_connect(&s->c, (const struct sockaddr *)&t->sa, t->len, NULL, 0) < 0) {
+        count_conn_error(w, "smtp", "connect", &s->c);
+        s->fails++;
+        reconnect_later(s);
+        return;
+    }
+    conn_deadline(&s->c, cfg_of(s)->smtp_timeout);
+}
+
+struct smtp_session *smtp_sessions_new(struct worker *w, unsigned n, unsigned base)
+{
+    struct smtp_session *v = calloc(n ? n : 1, sizeof *v);
+    if (!v)
+        return NULL;
+    for (unsigned i = 0; i < n; i++) {
+        struct smtp_session *s = &v[i];
+        s->w = w;
+        conn_init(&s->c, w->loop, smtp_event, s);
+        s->backoff.fn = backoff_fired;
+        rng_seed(&s->rng, w->run->seed ^ (0x5e4d000000000000ull + base + i));
+    }
+    return v;
+}
+
+void smtp_sessions_start(struct worker *w)
+{
+    for (unsigned i = 0; i < w->nsmtp; i++)
+        start_connect(&w->smtp[i]);
+}
+
+void smtp_sessions_phase(struct worker *w, int phase)
+{
+    for (unsigned i = 0; i < w->nsmtp; i++) {
+        struct smtp_session *s = &w->smtp[i];
+        if (phase == PH_STOP) {
+            abandon_transaction(s);
+            conn_close(&s->c);
+            timer_cancel(w->loop, &s->backoff);
+            set_state(s, SM_IDLE);
+        } else if (phase != PH_SEND) {
+            /* Senders finish the transaction in flight, then QUIT (claim_message
+             * says no from now on); idle ones stay idle. */
+            timer_cancel(w->loop, &s->backoff);
+        }
+    }
+}
+
+unsigned smtp_sessions_open(const struct worker *w)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < w->nsmtp; i++)
+        n += conn_is_open(&w->smtp[i].c);
+    return n;
+}
+
+void smtp_sessions_free(struct worker *w)
+{
+    for (unsigned i = 0; i < w->nsmtp; i++) {
+        conn_close(&w->smtp[i].c);
+        buf_free(&w->smtp[i].c.in);
+        buf_free(&w->smtp[i].c.out);
+    }
+    free(w->smtp);
+    w->smtp = NULL;
+}

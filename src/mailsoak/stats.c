@@ -1,0 +1,62 @@
+/* stats: per-worker counting. The error table is a small array searched linearly:
+ * errors are rare next to messages, and the table must be copyable as a block. */
+#include "stats.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *const lat_names[LAT_COUNT] = {
+    "smtp.connect", "smtp.tls", "smtp.banner", "smtp.ehlo", "smtp.auth", "smtp.mail",
+    "smtp.rcpt", "smtp.data", "smtp.eod", "smtp.quit",
+    "pop3.connect", "pop3.tls", "pop3.banner", "pop3.user", "pop3.pass", "pop3.stat",
+    "pop3.list", "pop3.retr", "pop3.dele", "pop3.quit",
+    "delivery",
+};
+
+void stats_init(struct wstats *s, unsigned max_examples)
+{
+    memset(s, 0, sizeof *s);
+    s->max_examples = max_examples > ERR_EXAMPLES_MAX ? ERR_EXAMPLES_MAX : max_examples;
+}
+
+static unsigned find_or_add(struct err_count *t, unsigned *n, const char *name)
+{
+    for (unsigned i = 0; i < *n; i++)
+        if (!strcmp(t[i].name, name))
+            return i;
+    if (*n == ERR_CLASSES_MAX)
+        return ERR_CLASSES_MAX - 1;  /* the last slot collects the overflow */
+    snprintf(t[*n].name, ERR_NAME_LEN, "%s", *n == ERR_CLASSES_MAX - 1 ? "other" : name);
+    t[*n].count = 0;
+    return (*n)++;
+}
+
+void stats_error(struct wstats *s, const char *name, const char *example)
+{
+    unsigned i = find_or_add(s->err, &s->nerr, name);
+    s->err[i].count++;
+    s->c.errors++;
+    struct err_examples *e = &s->ex[i];
+    if (example && e->n < s->max_examples) {
+        snprintf(e->text[e->n], ERR_EXAMPLE_LEN, "%s", example);
+        e->n++;
+    }
+}
+
+void stats_snapshot(struct wstats *s, struct wsnap *out)
+{
+    out->c = s->c;
+    memcpy(out->lat, s->cur, sizeof out->lat);
+    for (unsigned k = 0; k < LAT_COUNT; k++)
+        hist_reset(&s->cur[k]);
+    out->nerr = s->nerr;
+    memcpy(out->err, s->err, s->nerr * sizeof s->err[0]);
+}
+
+void errs_merge(struct err_count *dst, unsigned *ndst, const struct err_count *src, unsigned nsrc)
+{
+    for (unsigned i = 0; i < nsrc; i++) {
+        unsigned j = find_or_add(dst, ndst, src[i].name);
+        dst[j].count += src[i].count;
+    }
+}

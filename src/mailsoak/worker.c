@@ -1,0 +1,89 @@
+/* worker: one thread, one loop, its share of the sessions. It watches the run's
+ * phase and the controller's snapshot requests between loop iterations; nothing
+ * here takes a lock. */
+#include "worker.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+
+void count_conn_error(struct worker *w, const char *proto, const char *stage, const struct conn *c)
+{
+    static const char *const kind[] = {
+        [CE_NONE] = "closed", [CE_EOF] = "closed", [CE_REFUSED] = "refused", [CE_RESET] = "reset",
+        [CE_CONNECT_TIMEOUT] = "timeout", [CE_UNREACHABLE] = "unreachable", [CE_TLS] = "tls",
+        [CE_IO] = "io", [CE_OVERLONG] = "protocol",
+    };
+    char name[ERR_NAME_LEN];
+    snprintf(name, sizeof name, "%s_%s_%s", proto, stage, kind[c->err]);
+    stats_error(&w->st, name, c->errmsg[0] ? c->errmsg : NULL);
+}
+
+int worker_init(struct worker *w, unsigned idx, struct run *run, unsigned nsmtp, unsigned npop3,
+                unsigned smtp_base, unsigned pop3_base)
+{
+    memset(w, 0, sizeof *w);
+    w->idx = idx;
+    w->run = run;
+    w->rr = idx;
+    stats_init(&w->st, (unsigned)run->cfg->error_examples);
+    w->loop = loop_new();
+    w->mdctx = EVP_MD_CTX_new();
+    if (!w->loop || !w->mdctx || msg_gen_init(&w->gen, run->pool, run->poolsize) < 0)
+        return -1;
+    w->nsmtp = nsmtp;
+    w->npop3 = npop3;
+    w->smtp = smtp_sessions_new(w, nsmtp, smtp_base);
+    w->pop3 = pop3_sessions_new(w, npop3, pop3_base);
+    return w->smtp && w->pop3 ? 0 : -1;
+}
+
+static void publish(struct worker *w)
+{
+    unsigned want = atomic_load_explicit(&w->snap_want, memory_order_acquire);
+    if (want == atomic_load_explicit(&w->snap_done, memory_order_relaxed))
+        return;
+    w->st.c.conns_open = smtp_sessions_open(w) + pop3_sessions_open(w);
+    stats_snapshot(&w->st, &w->snap);
+    atomic_store_explicit(&w->snap_done, want, memory_order_release);
+}
+
+void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    w->phase_seen = PH_SEND;
+    atomic_store(&w->smtp_open, w->nsmtp);
+    loop_update_now(w->loop);
+    smtp_sessions_start(w);
+    pop3_sessions_start(w);
+    for (;;) {
+        loop_run_once(w->loop, 50 * NS_PER_MS);
+        int phase = atomic_load_explicit(&w->run->phase, memory_order_acquire);
+        if (phase != w->phase_seen) {
+            w->phase_seen = phase;
+            smtp_sessions_phase(w, phase);
+            pop3_sessions_phase(w, phase);
+        }
+        if (phase != PH_SEND)
+            atomic_store_explicit(&w->smtp_open, smtp_sessions_open(w), memory_order_relaxed);
+        publish(w);
+        if (phase == PH_STOP)
+            break;
+    }
+    /* A last snapshot may be requested after we stopped: the controller reads the
+     * totals directly once joined. */
+    return NULL;
+}
+
+void worker_free(struct worker *w)
+{
+    if (w->smtp)
+        smtp_sessions_free(w);
+    if (w->pop3)
+        pop3_sessions_free(w);
+    msg_gen_free(&w->gen);
+    EVP_MD_CTX_free(w->mdctx);
+    loop_free(w->loop);
+}
