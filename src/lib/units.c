@@ -145,11 +145,12 @@ int parse_double(const char *s, double *out, const char **err)
     return 0;
 }
 
-static char *fmt_scaled(char *buf, size_t n, double v, double k, const char *const *suf)
+static char *fmt_scaled(char *buf, size_t n, double v, double k, double limit, const char *const *suf)
 {
     int i = 0;
-    /* Keep four significant digits before switching unit, like the classic table. */
-    while (fabs(v) >= 10000 && suf[i + 1]) {
+    /* Switch unit only when the number gets long, as the classic table does
+     * (16488, 5000K; 70MB). */
+    while (fabs(v) >= limit && suf[i + 1]) {
         v /= k;
         i++;
     }
@@ -163,13 +164,13 @@ static char *fmt_scaled(char *buf, size_t n, double v, double k, const char *con
 char *fmt_count(char *buf, size_t n, double v)
 {
     static const char *const suf[] = { "", "K", "M", "G", "T", NULL };
-    return fmt_scaled(buf, n, v, 1000, suf);
+    return fmt_scaled(buf, n, v, 1000, 100000, suf);
 }
 
 char *fmt_bytes(char *buf, size_t n, double v)
 {
     static const char *const suf[] = { "B", "KB", "MB", "GB", "TB", NULL };
-    return fmt_scaled(buf, n, v, 1024, suf);
+    return fmt_scaled(buf, n, v, 1024, 10000, suf);
 }
 
 char *fmt_duration(char *buf, size_t n, uint64_t ns)

@@ -1,0 +1,182 @@
+/* Unit tests of settings: units, the INI reader with its file:line errors, flags and
+ * --set overrides, repeatable keys, and the users file and pattern. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "config.h"
+#include "units.h"
+#include "users.h"
+
+static char *write_tmp(const char *text)
+{
+    char *path = strdup("/tmp/mailsoak-test-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+static void units(void **st)
+{
+    uint64_t v;
+    const char *why;
+    struct range r;
+    assert_int_equal(parse_duration_ns("90s", &v, &why), 0);
+    assert_true(v == 90000000000ull);
+    assert_int_equal(parse_duration_ns("10m", &v, &why), 0);
+    assert_true(v == 600000000000ull);
+    assert_int_equal(parse_duration_ns("250ms", &v, &why), 0);
+    assert_true(v == 250000000ull);
+    assert_int_equal(parse_duration_ns("1.5h", &v, &why), 0);
+    assert_true(v == 5400000000000ull);
+    assert_int_equal(parse_duration_ns("30", &v, &why), 0);
+    assert_true(v == 30000000000ull);
+    assert_int_equal(parse_duration_ns("10x", &v, &why), -1);
+    assert_int_equal(parse_duration_ns("-5s", &v, &why), -1);
+    assert_int_equal(parse_count("1k", &v, &why), 0);
+    assert_true(v == 1000);
+    assert_int_equal(parse_count("2M", &v, &why), 0);
+    assert_true(v == 2000000);
+    assert_int_equal(parse_count("1.5", &v, &why), -1);
+    assert_int_equal(parse_bytes("1k", &v, &why), 0);
+    assert_true(v == 1024);
+    assert_int_equal(parse_bytes("64KiB", &v, &why), 0);
+    assert_true(v == 65536);
+    assert_int_equal(parse_range("0-1000", &r, 1, &why), 0);
+    assert_true(r.lo == 0 && r.hi == 1000);
+    assert_int_equal(parse_range("5", &r, 0, &why), 0);
+    assert_true(r.lo == 5 && r.hi == 5);
+    assert_int_equal(parse_range("5-1", &r, 0, &why), -1);
+    assert_int_equal(parse_range("-5", &r, 0, &why), -1);
+}
+
+static void human_output(void **st)
+{
+    char b[32];
+    assert_string_equal(fmt_count(b, sizeof b, 16488), "16488");
+    assert_string_equal(fmt_count(b, sizeof b, 120000000), "120M");
+    assert_string_equal(fmt_count(b, sizeof b, 5000000), "5000K");
+    assert_string_equal(fmt_count(b, sizeof b, 0), "0");
+    assert_string_equal(fmt_bytes(b, sizeof b, 70.0 * 1024 * 1024), "70MB");
+}
+
+static int parse(struct config *cfg, int argc, const char **argv)
+{
+    return config_from_args(cfg, argc, (char **)argv);
+}
+
+static void defaults_and_flags(void **st)
+{
+    struct config cfg;
+    const char *argv[] = { "--smtp", "127.0.0.1:25", "--senders=7", "--duration", "90s",
+                           "--size", "100-200", "--set", "pop3.max_per_session=3" };
+    assert_int_equal(parse(&cfg, 9, argv), 0);
+    assert_int_equal(cfg.senders, 7);
+    assert_int_equal(cfg.readers, 10);
+    assert_true(cfg.duration == 90 * 1000000000ull);
+    assert_true(cfg.drain == 60 * 1000000000ull);
+    assert_true(cfg.size.lo == 100 && cfg.size.hi == 200);
+    assert_true(cfg.msgs_per_conn.lo == 1 && cfg.msgs_per_conn.hi == 5);
+    assert_int_equal(cfg.max_per_session, 3);
+    assert_int_equal(cfg.smtp_targets.n, 1);
+    assert_string_equal(cfg.smtp_targets.v[0], "127.0.0.1:25");
+    config_free(&cfg);
+}
+
+static void file_then_flags(void **st)
+{
+    struct config cfg;
+    char *path = write_tmp("; comment\n[smtp]\nsenders = 3\ntarget = a:1\ntarget = b:2\n"
+                           "[server]\nlog = /x\nlog = /y\n");
+    const char *argv[] = { "-c", path, "--senders", "4", "--set", "server.log=/z" };
+    assert_int_equal(parse(&cfg, 6, argv), 0);
+    assert_int_equal(cfg.senders, 4);                  /* the flag wins */
+    assert_int_equal(cfg.smtp_targets.n, 2);           /* repeated key accumulates */
+    assert_int_equal(cfg.server.logs.n, 1);            /* a later source replaces */
+    assert_string_equal(cfg.server.logs.v[0], "/z");
+    config_free(&cfg);
+    unlink(path);
+    free(path);
+}
+
+/* A bad key or value in a file is reported as file:line: key: reason, exit 2. */
+static void bad_input(void **st)
+{
+    struct config cfg;
+    char *path = write_tmp("[smtp]\nsenders = 3\n\nsendrs = 4\n");
+    const char *argv[] = { "-c", path };
+    char errbuf[4096] = { 0 };
+    FILE *saved = stderr;
+    stderr = fmemopen(errbuf, sizeof errbuf, "w");
+    assert_int_equal(parse(&cfg, 2, argv), 2);
+    config_free(&cfg);
+    char *path2 = write_tmp("[run]\nduration = soon\n");
+    const char *argv2[] = { "-c", path2 };
+    assert_int_equal(parse(&cfg, 2, argv2), 2);
+    config_free(&cfg);
+    const char *argv3[] = { "--senders", "many" };
+    assert_int_equal(parse(&cfg, 2, argv3), 2);
+    config_free(&cfg);
+    const char *argv4[] = { "--no-such-flag", "1" };
+    assert_int_equal(parse(&cfg, 2, argv4), 2);
+    config_free(&cfg);
+    fclose(stderr);
+    stderr = saved;
+    char want[256];
+    snprintf(want, sizeof want, "%s:4: smtp.sendrs: unknown key", path);
+    assert_non_null(strstr(errbuf, want));
+    snprintf(want, sizeof want, "%s:2: run.duration: expected a duration", path2);
+    assert_non_null(strstr(errbuf, want));
+    assert_non_null(strstr(errbuf, "--senders: smtp.senders: expected a number"));
+    assert_non_null(strstr(errbuf, "unknown option '--no-such-flag'"));
+    unlink(path);
+    unlink(path2);
+    free(path);
+    free(path2);
+}
+
+static void users_file_and_pattern(void **st)
+{
+    struct users u;
+    char err[256];
+    char *path = write_tmp("# comment\nuser1@test.local pw1\n\nuser2@test.local  pass word\r\n");
+    assert_int_equal(users_load_file(&u, path, err, sizeof err), 0);
+    assert_int_equal(u.n, 2);
+    assert_string_equal(u.v[1].addr, "user2@test.local");
+    assert_string_equal(u.v[1].pass, "pass word");
+    assert_int_equal(users_find(&u, "USER1@test.local"), 0);
+    users_free(&u);
+    unlink(path);
+    free(path);
+
+    path = write_tmp("user1@test.local pw\nnot-an-address pw\n");
+    assert_int_equal(users_load_file(&u, path, err, sizeof err), -1);
+    assert_non_null(strstr(err, ":2: 'not-an-address' is not an address"));
+    unlink(path);
+    free(path);
+
+    assert_int_equal(users_from_pattern(&u, "user%04d@test.local", "pw%d", 1200, err, sizeof err), 0);
+    assert_int_equal(u.n, 1200);
+    assert_string_equal(u.v[7].addr, "user0007@test.local");
+    assert_string_equal(u.v[7].pass, "pw7");
+    users_free(&u);
+    assert_int_equal(users_from_pattern(&u, "user%s@test.local", "", 3, err, sizeof err), -1);
+    assert_int_equal(users_from_pattern(&u, "user%d%d@test.local", "", 3, err, sizeof err), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(units), cmocka_unit_test(human_output), cmocka_unit_test(defaults_and_flags),
+        cmocka_unit_test(file_then_flags), cmocka_unit_test(bad_input), cmocka_unit_test(users_file_and_pattern),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

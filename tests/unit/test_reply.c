@@ -1,0 +1,114 @@
+/* Unit tests of the SMTP and POP3 reply parsers: multi-line, malformed and
+ * overlong replies, EHLO keywords, POP3 error classes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "conn.h"
+#include "reply.h"
+
+static int feed(struct smtp_reply *r, const char *line)
+{
+    return smtp_reply_feed(r, line, strlen(line));
+}
+
+static void single_line(void **st)
+{
+    struct smtp_reply r;
+    smtp_reply_reset(&r);
+    assert_int_equal(feed(&r, "250 2.0.0 Ok: queued as 4F3"), 1);
+    assert_int_equal(r.code, 250);
+    assert_string_equal(r.text, "250 2.0.0 Ok: queued as 4F3");
+    smtp_reply_reset(&r);
+    assert_int_equal(feed(&r, "354"), 1);   /* bare code, no text */
+    assert_int_equal(r.code, 354);
+}
+
+static void multi_line(void **st)
+{
+    struct smtp_reply r;
+    smtp_reply_reset(&r);
+    assert_int_equal(feed(&r, "250-mail.example"), 0);
+    assert_int_equal(feed(&r, "250-PIPELINING"), 0);
+    assert_int_equal(feed(&r, "250 8BITMIME"), 1);
+    assert_int_equal(r.lines, 3);
+    assert_string_equal(r.text, "250-mail.example");
+}
+
+static void malformed(void **st)
+{
+    struct smtp_reply r;
+    smtp_reply_reset(&r);
+    assert_int_equal(feed(&r, "hello"), -1);
+    assert_int_equal(feed(&r, "25"), -1);
+    assert_int_equal(feed(&r, "250x"), -1);
+    assert_int_equal(feed(&r, "650 no such class"), -1);
+    assert_int_equal(feed(&r, "+OK pop3 here"), -1);
+    smtp_reply_reset(&r);
+    assert_int_equal(feed(&r, "250-first"), 0);
+    assert_int_equal(feed(&r, "251 code changed mid-reply"), -1);
+}
+
+static void ehlo(void **st)
+{
+    const char *kw[] = { "PIPELINING", "pipelining", "STARTTLS", "SIZE 10240000", "8BITMIME",
+                         "AUTH PLAIN LOGIN", "AUTH=LOGIN", "AUTH CRAM-MD5", "CHUNKING", "VRFY" };
+    uint32_t want[] = { EXT_PIPELINING, EXT_PIPELINING, EXT_STARTTLS, EXT_SIZE, EXT_8BITMIME,
+                        EXT_AUTH_PLAIN | EXT_AUTH_LOGIN, EXT_AUTH_LOGIN, EXT_AUTH_CRAM_MD5, EXT_CHUNKING, 0 };
+    for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++)
+        assert_int_equal(ehlo_keywords(kw[i], strlen(kw[i])), want[i]);
+    assert_int_equal(ehlo_keywords("PIPELININGX", 11), 0);
+}
+
+static void pop3(void **st)
+{
+    const char *t;
+    assert_int_equal(pop3_status("+OK 2 320", 9, &t), 1);
+    assert_string_equal(t, "2 320");
+    assert_int_equal(pop3_status("+OK", 3, &t), 1);
+    assert_int_equal(pop3_status("-ERR [IN-USE] locked", 20, &t), 0);
+    assert_string_equal(t, "[IN-USE] locked");
+    assert_int_equal(pop3_status("+OKAY", 5, &t), -1);
+    assert_int_equal(pop3_status("220 smtp", 8, &t), -1);
+    assert_string_equal(pop3_err_kind("[IN-USE] Mailbox is locked"), "in_use");
+    assert_string_equal(pop3_err_kind("Unable to lock maildrop"), "in_use");
+    assert_string_equal(pop3_err_kind("[AUTH] Authentication failed."), "auth");
+    assert_string_equal(pop3_err_kind("[SYS/TEMP] try later"), "sys_temp");
+    assert_string_equal(pop3_err_kind("[SYS/PERM] broken"), "sys_perm");
+    assert_string_equal(pop3_err_kind("no such message"), "other");
+}
+
+/* Lines arrive through conn's buffer: CRLF and bare LF both end a line, and a line
+ * over the limit is reported instead of being cut. */
+static void line_splitting(void **st)
+{
+    struct conn c;
+    conn_init(&c, NULL, NULL, NULL);
+    c.max_line = 16;
+    const char *in = "250-a\r\n250 b\nabcdefghijklmnopqrstuvwxyz\r\n";
+    buf_append(&c.in, in, strlen(in));
+    char *line;
+    size_t len;
+    assert_int_equal(conn_line(&c, &line, &len), 1);
+    assert_string_equal(line, "250-a");
+    assert_int_equal(conn_line(&c, &line, &len), 1);
+    assert_string_equal(line, "250 b");
+    assert_int_equal(conn_line(&c, &line, &len), -1);
+    buf_free(&c.in);
+    conn_init(&c, NULL, NULL, NULL);
+    buf_append(&c.in, "250 partial", 11);
+    assert_int_equal(conn_line(&c, &line, &len), 0);
+    buf_free(&c.in);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(single_line), cmocka_unit_test(multi_line), cmocka_unit_test(malformed),
+        cmocka_unit_test(ehlo), cmocka_unit_test(pop3), cmocka_unit_test(line_splitting),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
