@@ -40,7 +40,7 @@ struct config {
     /* [pop3] */
     struct strlist pop3_targets;
     uint64_t readers, max_per_session;
-    uint64_t pop3_timeout;
+    uint64_t pop3_timeout, start_after;
     int delete_foreign;
 
     /* [users] */

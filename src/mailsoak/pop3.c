@@ -444,8 +444,13 @@ struct pop3_session *pop3_sessions_new(struct worker *w, unsigned n, unsigned ba
 
 void pop3_sessions_start(struct worker *w)
 {
-    for (unsigned i = 0; i < w->npop3; i++)
-        start_session(&w->pop3[i]);
+    uint64_t delay = w->run->cfg->start_after;
+    for (unsigned i = 0; i < w->npop3; i++) {
+        if (delay)
+            timer_arm_in(w->loop, &w->pop3[i].backoff, delay);
+        else
+            start_session(&w->pop3[i]);
+    }
 }
 
 void pop3_sessions_phase(struct worker *w, int phase)

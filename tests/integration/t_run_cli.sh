@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# mailsoak run's edges without a mail server: bad configuration exits 2 naming the
+# file, line and key; an unreachable server is counted, not fatal; SIGINT ends the
+# run early and the full report is still written.
+source "$(dirname "$0")/lib.sh"
+
+printf '[smtp]\nsenders = 2\n\n[pop3]\nreadrs = 3\n' >"$WORK/bad.conf"
+"$MAILSOAK" run -c "$WORK/bad.conf" 2>"$WORK/err.txt"
+check "bad key exits 2" eq "$?" 2
+check "bad key names file:line: key" grep -q "$WORK/bad.conf:5: pop3.readrs: unknown key" "$WORK/err.txt"
+"$MAILSOAK" run --duration forever --smtp 127.0.0.1:1 2>"$WORK/err.txt"
+check "bad value exits 2" eq "$?" 2
+check "bad value names the flag" grep -q -- "--duration: run.duration" "$WORK/err.txt"
+"$MAILSOAK" run --help >"$WORK/help.txt"
+check "run --help exits 0" eq "$?" 0
+check "run --help lists every section" gt "$(grep -c "^\\[" "$WORK/help.txt")" 4
+"$MAILSOAK" --help >/dev/null
+check "--help exits 0" eq "$?" 0
+
+# A port nobody listens on (bound, never listened to, so nothing else takes it).
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 1)
+"$MAILSOAK" run --smtp 127.0.0.1:$port --pop3 127.0.0.1:$port --duration 2s --drain 1s \
+    --senders 3 --readers 2 --json "$WORK/unreach.json" >"$WORK/table.txt" 2>/dev/null
+check "unreachable server: exit 0" eq "$?" 0
+check "unreachable server: smtp connect errors counted" gt "$(jget "$WORK/unreach.json" '.summary.errors_by_class.smtp_connect_refused')" 0
+check "unreachable server: pop3 connect errors counted" gt "$(jget "$WORK/unreach.json" '.summary.errors_by_class.pop3_connect_refused')" 0
+check "unreachable server: table printed" grep -q smtp_connect_refused "$WORK/table.txt"
+
+# SIGINT: the run ends early, exit 130, the JSON is complete and marked interrupted.
+"$MAILSOAK" run --smtp 127.0.0.1:$port --readers 0 --duration 60s --interval 1s \
+    --json "$WORK/int.json" >"$WORK/int.txt" 2>/dev/null &
+pid=$!
+sleep 2
+kill -INT $pid
+wait $pid
+check "SIGINT exits 130" eq "$?" 130
+check "SIGINT: JSON written" eq "$(jget "$WORK/int.json" .interrupted)" true
+check "SIGINT: timeline kept" gt "$(jget "$WORK/int.json" '.timeline | length')" 0
+check "SIGINT: table printed" grep -q '^sent' "$WORK/int.txt"
+check "SIGINT: no temp file left" eq "$(ls "$WORK" | grep -c tmp)" 0
+finish

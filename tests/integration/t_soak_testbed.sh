@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# A short soak against the real Postfix + Dovecot testbed: the totals must add up
+# exactly — every accepted message is read, or still in a mailbox, or still in
+# Postfix's queue — and a clean server loses, duplicates and corrupts nothing.
+source "$(dirname "$0")/lib.sh"
+testbed_up maildir 50
+
+# No drain, no sweep: mail is left behind on purpose, so the equation has three terms.
+"$MAILSOAK" run -c "$TOP/conf/james-393.conf" -c "$TB/mailsoak.conf" \
+    --duration 20s --drain 0s --set run.sweep=no --interval 5s --seed 7 \
+    --json "$WORK/run.json" >"$WORK/table.txt" 2>"$WORK/live.txt"
+rc=$?
+cat "$WORK/table.txt"
+cp "$WORK/run.json" "$ARTEFACTS/soak-testbed.json" 2>/dev/null || true
+check "run exits 0" eq "$rc" 0
+
+sent=$(jget "$WORK/run.json" .summary.sent)
+read_=$(jget "$WORK/run.json" .summary.read)
+errors=$(jget "$WORK/run.json" .summary.errors)
+counts=$("$TOP/scripts/testbed" count --dir "$TB")
+queue=$(awk '$1 == "queue" {print $2}' <<<"$counts")
+store=$(awk '$1 == "store" {print $2}' <<<"$counts")
+echo "sent=$sent read=$read_ store=$store queue=$queue errors=$errors"
+check "messages were sent" gt "$sent" 100
+check "messages were read" gt "$read_" 10
+check "sent = read + store + queue" eq "$sent" "$((read_ + store + queue))"
+check "no errors" eq "$errors" 0
+check "timeline has entries" gt "$(jget "$WORK/run.json" '.timeline | length')" 3
+check "live line printed" grep -q "sent" "$WORK/live.txt"
+for k in lost duplicated corrupted; do
+    check "$k = 0" eq "$(jget "$WORK/run.json" ".summary.$k")" 0
+done
+check "delivery latency measured" gt "$(jget "$WORK/run.json" '.summary.latency.delivery.count')" 0
+check "table has sent row" grep -qE '^sent +[0-9]' "$WORK/table.txt"
+finish
