@@ -52,7 +52,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "t_testbed: interrupted" >&2; exit 1' TERM INT HUP
 (
-	sleep "$LIMIT"
+	# Its sleep must die with it, or a caller's pipe would stay open until the limit.
+	trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+	sleep "$LIMIT" >/dev/null &
+	nap=$!
+	wait "$nap"
 	echo "t_testbed: still running after ${LIMIT}s; giving up" >&2
 	kill -TERM $$
 ) &
