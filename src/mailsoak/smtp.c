@@ -89,7 +89,7 @@ static void abandon_transaction(struct smtp_session *s)
 {
     if (s->entry && s->state == SM_EOD)
         ledger_reject(s->entry);
-    while (s->tokens)
+    while (s->tokens > 0)
         refund(s);
     s->entry = NULL;
     s->ahead = AHEAD_NONE;
@@ -343,7 +343,8 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
         stats_lat(&w->st, LAT_SMTP_EOD, now - s->t_sent);
         if (r->code == 250) {
             ledger_accept(&w->run->ledger, s->entry, run_ms(w->run, now));
-            s->tokens--;
+            if (s->tokens > 0)       /* 0 when there is no messages = N budget */
+                s->tokens--;
             w->st.c.sent++;
             atomic_fetch_add_explicit(&w->run->accepted, 1, memory_order_relaxed);
         } else {
