@@ -202,7 +202,7 @@ void srv_sess_start(struct srv *srv, struct srv_sess *s, enum srv_proto proto, i
     char h[NI_MAXHOST] = "unknown";
     if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
         getnameinfo((struct sockaddr *)&ss, sl, h, sizeof h, NULL, 0, NI_NUMERICHOST);
-    snprintf(s->peer, sizeof s->peer, "localhost[%s]", h);
+    snprintf(s->peer, sizeof s->peer, "localhost[%.50s]", h);
     if (conn_adopt(&s->c, fd) < 0) {
         close(fd);
         s->c.io.fd = -1;

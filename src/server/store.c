@@ -152,6 +152,19 @@ int srv_fsync_dir(const char *path)
     return r;
 }
 
+int srv_syncfs(const char *dir, char *err, size_t errlen)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || syncfs(fd) < 0) {
+        snprintf(err, errlen, "syncfs(%s) failed: %s", dir, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
 /* --- faults applied to the store --- */
 
 static int strikes(struct srv_store *s, enum srv_store_event e)
@@ -230,9 +243,23 @@ static void do_deliver(struct srv_store *s, struct srv_req *r)
         char uid[72];
         make_uid(s, uid, sizeof uid);
         if (strikes(s, SE_LOSE)) {
-            srv_log("%s: Error: msg %s: save failed to INBOX of %s: link(tmp/%s, new/%s) failed: "
-                    "No such file or directory (message discarded after acceptance)",
-                    s->be.ops->name, r->qid, addr, uid, uid);
+            char why[200];
+            switch (s->cfg->store) {
+            case SRV_STORE_MAILDIR:
+                snprintf(why, sizeof why, "link(tmp/%s, new/%s) failed: No such file or directory", uid, uid);
+                break;
+            case SRV_STORE_MBOX:
+                snprintf(why, sizeof why, "write(%s) failed: No space left on device", addr);
+                break;
+            case SRV_STORE_SQLITE:
+                snprintf(why, sizeof why, "INSERT rolled back: disk I/O error");
+                break;
+            default:
+                snprintf(why, sizeof why, "Out of memory");
+                break;
+            }
+            srv_log("%s: Error: msg %s: save failed to INBOX of %s: %s (message discarded after acceptance)",
+                    s->be.ops->name, r->qid, addr, why);
             continue;
         }
         int copies = 1;

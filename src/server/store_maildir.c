@@ -1,7 +1,8 @@
 /* store_maildir: a file per message in STORE_DIR/ADDRESS/{tmp,new,cur}. A message is
- * written to tmp/, fsynced, renamed into new/ and the directory fsynced, so a crash
- * leaves either no message or a whole one. Sizes ride in the name (",S=,W=" as
- * Dovecot does) so LIST needs no stat. */
+ * written to tmp/ and renamed into new/ only once its bytes are on disk, so a crash
+ * leaves either no message or a whole one. With fsync on, a batch of deliveries is
+ * group-committed: all tmp files, one syncfs(), all renames, one more syncfs(),
+ * then the 250s. Sizes ride in the name (",S=,W=" as Dovecot does): LIST needs no stat. */
 #include "srv_store.h"
 
 #include <dirent.h>
@@ -13,6 +14,16 @@
 #include <unistd.h>
 
 #define PATHMAX 4096
+
+/* Deliveries of the current batch waiting for the group commit. */
+struct md_pending {
+    char *tmp, *fin;
+};
+struct md {
+    struct md_pending *v;
+    size_t n, cap;
+    int dirty;                       /* an expunge to make durable */
+};
 
 static int box_path(const struct srv_backend *b, size_t user, const char *sub, const char *name,
                     char *out)
@@ -56,12 +67,61 @@ static int md_init(struct srv_backend *b, char *err, size_t errlen)
     if (srv_mkdirs(b->dir, err, errlen) < 0)
         return -1;
     clean_tmp(b);
+    b->priv = calloc(1, sizeof(struct md));
+    if (!b->priv)
+        abort();
     return 0;
+}
+
+static void drop_pending(struct md *m, int unlink_tmp)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        if (unlink_tmp)
+            unlink(m->v[i].tmp);
+        free(m->v[i].tmp);
+        free(m->v[i].fin);
+    }
+    m->n = 0;
 }
 
 static void md_fini(struct srv_backend *b)
 {
-    (void)b;
+    struct md *m = b->priv;
+    if (!m)
+        return;
+    drop_pending(m, 1);
+    free(m->v);
+    free(m);
+    b->priv = NULL;
+}
+
+static int md_begin(struct srv_backend *b, char *err, size_t errlen)
+{
+    (void)b; (void)err; (void)errlen;
+    return 0;
+}
+
+/* The group commit: data durable, then names, then the batch's replies go out. */
+static int md_end(struct srv_backend *b, char *err, size_t errlen)
+{
+    struct md *m = b->priv;
+    int rc = 0;
+    if (!m->n && !m->dirty)
+        return 0;
+    if (m->n && srv_syncfs(b->dir, err, errlen) < 0) {
+        drop_pending(m, 1);
+        return -1;
+    }
+    for (size_t i = 0; i < m->n; i++)
+        if (rename(m->v[i].tmp, m->v[i].fin) < 0 && rc == 0) {
+            snprintf(err, errlen, "rename(%s, %s) failed: %s", m->v[i].tmp, m->v[i].fin, strerror(errno));
+            rc = -1;
+        }
+    drop_pending(m, rc < 0);
+    m->dirty = 0;
+    if (rc == 0 && srv_syncfs(b->dir, err, errlen) < 0)
+        rc = -1;
+    return rc;
 }
 
 static int md_deliver(struct srv_backend *b, size_t user, const char *uid, const char *data,
@@ -84,25 +144,32 @@ static int md_deliver(struct srv_backend *b, size_t user, const char *uid, const
         snprintf(err, errlen, "open(%s) failed: %s", tmp, strerror(errno));
         return -1;
     }
-    if (srv_write_all(fd, data, len) < 0 || (b->fsync && fsync(fd) < 0)) {
+    if (srv_write_all(fd, data, len) < 0) {
         snprintf(err, errlen, "write(%s) failed: %s", tmp, strerror(errno));
         close(fd);
         unlink(tmp);
         return -1;
     }
     close(fd);
+    if (b->fsync) {                  /* renamed by md_end once the batch is on disk */
+        struct md *m = b->priv;
+        if (m->n == m->cap) {
+            m->cap = m->cap ? m->cap * 2 : 64;
+            m->v = realloc(m->v, m->cap * sizeof *m->v);
+            if (!m->v)
+                abort();
+        }
+        m->v[m->n].tmp = strdup(tmp);
+        m->v[m->n].fin = strdup(fin);
+        if (!m->v[m->n].tmp || !m->v[m->n].fin)
+            abort();
+        m->n++;
+        return 0;
+    }
     if (rename(tmp, fin) < 0) {
         snprintf(err, errlen, "rename(%s, %s) failed: %s", tmp, fin, strerror(errno));
         unlink(tmp);
         return -1;
-    }
-    if (b->fsync) {
-        char dir[PATHMAX];
-        box_path(b, user, "new", NULL, dir);
-        if (srv_fsync_dir(dir) < 0) {
-            snprintf(err, errlen, "fsync(%s) failed: %s", dir, strerror(errno));
-            return -1;
-        }
     }
     return 0;
 }
@@ -184,15 +251,12 @@ static int md_expunge(struct srv_backend *b, size_t user, const struct srv_item 
             rc = -1;
         }
     }
-    if (b->fsync) {
-        char dir[PATHMAX];
-        box_path(b, user, "new", NULL, dir);
-        srv_fsync_dir(dir);
-    }
+    ((struct md *)b->priv)->dirty |= b->fsync;
     return rc;
 }
 
 const struct srv_backend_ops srv_store_maildir = {
-    .name = "maildir", .init = md_init, .fini = md_fini, .deliver = md_deliver,
+    .name = "maildir", .init = md_init, .fini = md_fini, .begin = md_begin, .end = md_end,
+    .deliver = md_deliver,
     .list = md_list, .fetch = md_fetch, .expunge = md_expunge,
 };

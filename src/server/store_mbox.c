@@ -2,7 +2,8 @@
  * lines quoted with '>'. Appends and rewrites hold flock() on the file; a writer
  * that waited for the lock checks it still has the live inode, since an expunge
  * replaces the file by rename (crash safe: the old file stays whole until then).
- * Each message carries a hidden "X-UIDL:" line so UIDL survives expunges. */
+ * Each message carries a hidden "X-UIDL:" line so UIDL survives expunges. With
+ * fsync on, a batch of appends is made durable by one syncfs() before its 250s. */
 #include "srv_store.h"
 
 #include <errno.h>
@@ -22,14 +23,37 @@ static int mbox_path(const struct srv_backend *b, size_t user, char *out)
     return snprintf(out, PATHMAX, "%s/%s", b->dir, b->users->v[user].addr) < PATHMAX ? 0 : -1;
 }
 
+struct mb {
+    int dirty;                       /* appends of this batch not yet on disk */
+};
+
 static int mb_init(struct srv_backend *b, char *err, size_t errlen)
 {
+    b->priv = calloc(1, sizeof(struct mb));
+    if (!b->priv)
+        abort();
     return srv_mkdirs(b->dir, err, errlen);
 }
 
 static void mb_fini(struct srv_backend *b)
 {
-    (void)b;
+    free(b->priv);
+    b->priv = NULL;
+}
+
+static int mb_begin(struct srv_backend *b, char *err, size_t errlen)
+{
+    (void)b; (void)err; (void)errlen;
+    return 0;
+}
+
+static int mb_end(struct srv_backend *b, char *err, size_t errlen)
+{
+    struct mb *m = b->priv;
+    if (!m->dirty)
+        return 0;
+    m->dirty = 0;
+    return srv_syncfs(b->dir, err, errlen);
 }
 
 /* Opens and locks the live file: after the lock, the path must still name our inode. */
@@ -94,10 +118,12 @@ static int mb_deliver(struct srv_backend *b, size_t user, const char *uid, const
     int fd = open_locked(path, O_WRONLY | O_APPEND | O_CREAT, err, errlen);
     int rc = -1;
     if (fd >= 0) {
-        if (srv_write_all(fd, m.p, m.len) < 0 || (b->fsync && fdatasync(fd) < 0))
+        if (srv_write_all(fd, m.p, m.len) < 0) {
             snprintf(err, errlen, "write(%s) failed: %s", path, strerror(errno));
-        else
+        } else {
             rc = 0;
+            ((struct mb *)b->priv)->dirty |= b->fsync;
+        }
         close(fd);                   /* releases the lock */
     }
     buf_free(&m);
@@ -271,6 +297,7 @@ out:
 }
 
 const struct srv_backend_ops srv_store_mbox = {
-    .name = "mbox", .init = mb_init, .fini = mb_fini, .deliver = mb_deliver,
+    .name = "mbox", .init = mb_init, .fini = mb_fini, .begin = mb_begin, .end = mb_end,
+    .deliver = mb_deliver,
     .list = mb_list, .fetch = mb_fetch, .expunge = mb_expunge,
 };

@@ -20,7 +20,7 @@ printf 'Subject: three\r\n\r\n' >"$WORK/m3.eml"
 for store in memory maildir mbox sqlite; do
     echo "== $store"
     rm -rf "$WORK/store"
-    args=(--users "$WORK/users" --store "$store" --store-dir "$WORK/store" --set server.received=no --set server.fsync=no)
+    args=(--users "$WORK/users" --store "$store" --store-dir "$WORK/store" --set server.received=no)
     srv_start "${args[@]}"
 
     # swaks: a normal message; an unknown recipient is refused with 550 at RCPT.
