@@ -43,7 +43,8 @@ srv_stop() {
     local rc=0
     wait "$SRV_PID" || rc=$?
     SRV_PID=
-    [[ $rc -eq 0 ]] || fail "server exited $rc after SIGTERM"
+    [[ $rc -eq 0 ]] || { cat "$WORK/stderr"; fail "server exited $rc after SIGTERM"; }
+    ! grep -qE '^(==[0-9]+==ERROR|.*runtime error:)' "$WORK/stderr" || { cat "$WORK/stderr"; fail "sanitizer report from the server"; }
 }
 
 # Raw POP3 on descriptor 3: pop_open; pop_cmd "STAT" (sets REPLY); pop_close.
