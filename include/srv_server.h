@@ -77,6 +77,14 @@ void srv_sess_idle(struct srv_sess *s);
 /* Handles the conn events both protocols treat alike (timers, close); returns 1
  * when the event was consumed. */
 int srv_sess_event(struct srv_sess *s, enum conn_event ev);
+/* Runs the protocol over the buffered input, in order, until it waits for the
+ * store or a delay, closes, or needs more; then flushes once. raw, when set, sees
+ * the input first (SMTP's DATA): 1 = consumed some, go on; 0 = needs more; -1 = not
+ * in raw mode, read a line. */
+void srv_sess_pump(struct srv_sess *s, int (*raw)(struct srv_sess *s),
+                   void (*line)(struct srv_sess *s, char *l, size_t n), const char *too_long);
+/* The idle deadline passed: say bye and close (silently when stalled). */
+void srv_sess_idle_timeout(struct srv_sess *s, const char *bye);
 /* Postpones line (copied) by a delay fault; on_timer runs it later. */
 void srv_sess_delay(struct srv_sess *s, int what, const char *line, size_t len, uint64_t ns);
 

@@ -371,33 +371,14 @@ static void command(struct pop3 *s, char *line, size_t len, int faults)
     }
 }
 
+static void pump_line(struct srv_sess *b, char *line, size_t len)
+{
+    command((struct pop3 *)b, line, len, 1);
+}
+
 static void process(struct pop3 *s)
 {
-    struct conn *c = &s->b.c;
-    while (!s->b.waiting && !s->b.closing && !s->b.dead && conn_is_open(c) && conn_avail(c)) {
-        if (s->b.stalled) {
-            c->in.off = c->in.len;
-            break;
-        }
-        char *line;
-        size_t len;
-        int r = conn_line(c, &line, &len);
-        if (r == 0)
-            break;
-        if (r < 0) {
-            conn_puts(c, "-ERR Input line too long.\r\n");
-            srv_sess_close_after_flush(&s->b);
-            return;
-        }
-        command(s, line, len, 1);
-    }
-    if (s->b.dead)
-        return;
-    if (!s->b.closing) {
-        conn_flush(c);
-        if (!s->b.waiting)
-            srv_sess_idle(&s->b);
-    }
+    srv_sess_pump(&s->b, NULL, pump_line, "-ERR Input line too long.\r\n");
 }
 
 static void on_delay(struct srv_sess *b)
@@ -418,12 +399,7 @@ static void on_conn(struct conn *c, enum conn_event ev, void *ud)
     if (srv_sess_event(&s->b, ev))
         return;
     if (ev == CONN_TIMEOUT) {
-        if (!s->b.stalled) {
-            conn_puts(&s->b.c, "-ERR Disconnected for inactivity.\r\n");
-            srv_sess_close_after_flush(&s->b);
-        } else {
-            srv_sess_drop(&s->b);
-        }
+        srv_sess_idle_timeout(&s->b, "-ERR Disconnected for inactivity.\r\n");
         return;
     }
     if (ev == CONN_DATA)

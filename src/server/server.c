@@ -129,6 +129,49 @@ int srv_sess_event(struct srv_sess *s, enum conn_event ev)
     return 1;
 }
 
+void srv_sess_pump(struct srv_sess *s, int (*raw)(struct srv_sess *s),
+                   void (*line)(struct srv_sess *s, char *l, size_t n), const char *too_long)
+{
+    struct conn *c = &s->c;
+    while (!s->waiting && !s->closing && !s->dead && conn_is_open(c) && conn_avail(c)) {
+        if (s->stalled) {
+            c->in.off = c->in.len;   /* a stalled server reads nothing; dropping keeps memory flat */
+            break;
+        }
+        int r = raw ? raw(s) : -1;
+        if (r == 0)
+            break;
+        if (r > 0)
+            continue;
+        char *l;
+        size_t n;
+        r = conn_line(c, &l, &n);
+        if (r == 0)
+            break;
+        if (r < 0) {
+            conn_puts(c, too_long);
+            srv_sess_close_after_flush(s);
+            return;
+        }
+        line(s, l, n);
+    }
+    if (s->dead || s->closing)
+        return;
+    conn_flush(c);
+    if (!s->waiting)
+        srv_sess_idle(s);
+}
+
+void srv_sess_idle_timeout(struct srv_sess *s, const char *bye)
+{
+    if (s->stalled) {
+        srv_sess_drop(s);            /* a stalled server has nothing left to say */
+        return;
+    }
+    conn_puts(&s->c, bye);
+    srv_sess_close_after_flush(s);
+}
+
 const struct srv_cmd_fault *srv_sess_fault(struct srv_sess *s, enum srv_stage stage)
 {
     if (!s->srv->cfg->faults.ncmd)

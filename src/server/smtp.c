@@ -476,41 +476,28 @@ static void command(struct smtp *s, char *line, size_t len, int faults)
     }
 }
 
+static int pump_raw(struct srv_sess *b)
+{
+    struct smtp *s = (struct smtp *)b;
+    struct conn *c = &b->c;
+    if (!s->in_data)
+        return -1;
+    c->in.off += srv_data_feed(&s->data, c->in.p + c->in.off, conn_avail(c), &s->msg);
+    if (!s->data.done)
+        return 0;
+    s->in_data = 0;
+    end_of_data(s, 1);
+    return 1;
+}
+
+static void pump_line(struct srv_sess *b, char *line, size_t len)
+{
+    command((struct smtp *)b, line, len, 1);
+}
+
 static void process(struct smtp *s)
 {
-    struct conn *c = &s->b.c;
-    while (!s->b.waiting && !s->b.closing && !s->b.dead && conn_is_open(c) && conn_avail(c)) {
-        if (s->b.stalled) {
-            c->in.off = c->in.len;   /* a stalled server reads nothing; dropping keeps memory flat */
-            break;
-        }
-        if (s->in_data) {
-            c->in.off += srv_data_feed(&s->data, c->in.p + c->in.off, conn_avail(c), &s->msg);
-            if (!s->data.done)
-                break;
-            s->in_data = 0;
-            end_of_data(s, 1);
-            continue;
-        }
-        char *line;
-        size_t len;
-        int r = conn_line(c, &line, &len);
-        if (r == 0)
-            break;
-        if (r < 0) {
-            conn_puts(c, "500 5.5.0 Error: line too long\r\n");
-            srv_sess_close_after_flush(&s->b);
-            return;
-        }
-        command(s, line, len, 1);
-    }
-    if (s->b.dead)
-        return;
-    if (!s->b.closing) {
-        conn_flush(c);
-        if (!s->b.waiting)
-            srv_sess_idle(&s->b);
-    }
+    srv_sess_pump(&s->b, pump_raw, pump_line, "500 5.5.0 Error: line too long\r\n");
 }
 
 static void on_conn(struct conn *c, enum conn_event ev, void *ud)
@@ -520,13 +507,11 @@ static void on_conn(struct conn *c, enum conn_event ev, void *ud)
     if (srv_sess_event(&s->b, ev))
         return;
     if (ev == CONN_TIMEOUT) {        /* idle */
-        if (!s->b.stalled) {
+        char bye[300];
+        if (!s->b.stalled)
             srv_log("timeout after %s from %s", s->in_data ? "DATA" : "command", s->b.peer);
-            conn_printf(&s->b.c, "421 4.4.2 %s Error: timeout exceeded\r\n", s->b.srv->cfg->hostname);
-            srv_sess_close_after_flush(&s->b);
-        } else {
-            srv_sess_drop(&s->b);
-        }
+        snprintf(bye, sizeof bye, "421 4.4.2 %s Error: timeout exceeded\r\n", s->b.srv->cfg->hostname);
+        srv_sess_idle_timeout(&s->b, bye);
         return;
     }
     if (ev == CONN_DATA)
