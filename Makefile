@@ -80,7 +80,7 @@ asan:
 bench: $(BINS) $(BENCHES)
 	BUILD=$(BUILD) scripts/bench
 
-demo: $(BINS)
+demo:            # scripts/demo installs what is missing, then builds
 	scripts/demo
 
 install: $(BINS)

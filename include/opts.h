@@ -47,6 +47,17 @@ int opts_set(const struct opt *t, void *base, const char *section, const char *k
 int opts_set_dotted(const struct opt *t, void *base, const char *arg, int src, char *err, size_t errlen);
 /* Reads an INI file; stops at the first problem with "file:line: key: reason". */
 int opts_load_file(const struct opt *t, void *base, const char *path, int src, char *err, size_t errlen);
+/* For programs with sections the table cannot describe (the server's [fault.*]):
+ * a key of a section for which claim(section) is true goes to fn instead of the
+ * table. fn returns 0, or -1 with "key: reason" in why. */
+struct opts_extra {
+    int (*claim)(const char *section);
+    int (*fn)(void *ud, const char *section, const char *key, const char *val,
+              char *why, size_t whylen);
+    void *ud;
+};
+int opts_load_file_extra(const struct opt *t, void *base, const char *path, int src,
+                         const struct opts_extra *extra, char *err, size_t errlen);
 const struct opt *opts_find_flag(const struct opt *t, const char *flag);
 /* Prints a value as a user would write it (secrets as ***); lists joined by ", ". */
 const char *opts_format(const struct opt *o, const void *base, char *buf, size_t n);

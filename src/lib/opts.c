@@ -131,6 +131,7 @@ struct file_ctx {
     FILE *f;
     int line, src, failed;
     const char *path;
+    const struct opts_extra *extra;
     char *err;
     size_t errlen;
 };
@@ -150,6 +151,14 @@ static int on_kv(void *user, const char *section, const char *name, const char *
     char why[400];
     if (c->failed)
         return 1;
+    if (c->extra && c->extra->claim(section)) {
+        if (c->extra->fn(c->extra->ud, section, name, value, why, sizeof why) < 0) {
+            snprintf(c->err, c->errlen, "%s:%d: %s", c->path, c->line, why);
+            c->failed = 1;
+            return 0;
+        }
+        return 1;
+    }
     if (opts_set(c->t, c->base, section, name, value, c->src, why, sizeof why) < 0) {
         snprintf(c->err, c->errlen, "%s:%d: %s", c->path, c->line, why);
         c->failed = 1;
@@ -160,7 +169,14 @@ static int on_kv(void *user, const char *section, const char *name, const char *
 
 int opts_load_file(const struct opt *t, void *base, const char *path, int src, char *err, size_t errlen)
 {
-    struct file_ctx c = { .t = t, .base = base, .src = src, .path = path, .err = err, .errlen = errlen };
+    return opts_load_file_extra(t, base, path, src, NULL, err, errlen);
+}
+
+int opts_load_file_extra(const struct opt *t, void *base, const char *path, int src,
+                         const struct opts_extra *extra, char *err, size_t errlen)
+{
+    struct file_ctx c = { .t = t, .base = base, .src = src, .path = path, .err = err,
+                          .errlen = errlen, .extra = extra };
     c.f = fopen(path, "r");
     if (!c.f) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));

@@ -1,8 +1,77 @@
-/* mailsoak-server: placeholder entry point until the reference server lands. */
+/* mailsoak-server: entry point of the reference SMTP + POP3 server. Reads the
+ * settings, starts listening, announces READY on stdout (and --ready-file), runs
+ * until SIGTERM or SIGINT, then removes its pid file. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-int main(void)
+#include "srv.h"
+#include "srv_server.h"
+
+/* temp + rename, so a reader never sees half a line. */
+static int write_atomic(const char *path, const char *text)
 {
-    fputs("mailsoak-server: not built yet\n", stderr);
-    return 2;
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp)
+        return -1;
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return -1;
+    int bad = fputs(text, f) < 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) < 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct srv_config cfg;
+    struct srv srv;
+    char err[600], line[300];
+    int r = srv_config_from_args(&cfg, argc - 1, argv + 1);
+    if (r) {
+        srv_config_free(&cfg);
+        return r == 1 ? 0 : r;
+    }
+    if (srv_log_open(cfg.log, "mailsoak-server") < 0) {
+        fprintf(stderr, "mailsoak-server: server.log: %s: %s\n", cfg.log, strerror(errno));
+        srv_config_free(&cfg);
+        return 2;
+    }
+    if (srv_init(&srv, &cfg, err, sizeof err) < 0) {
+        fprintf(stderr, "mailsoak-server: %s\n", err);
+        srv_fini(&srv);
+        srv_log_close();
+        srv_config_free(&cfg);
+        return 2;
+    }
+    snprintf(line, sizeof line, "%d\n", (int)getpid());
+    if (cfg.pidfile && *cfg.pidfile && write_atomic(cfg.pidfile, line) < 0) {
+        fprintf(stderr, "mailsoak-server: server.pidfile: %s: %s\n", cfg.pidfile, strerror(errno));
+        srv_fini(&srv);
+        srv_config_free(&cfg);
+        return 2;
+    }
+    snprintf(line, sizeof line, "READY smtp=%s pop3=%s pid=%d\n", srv.addr[SRV_SMTP][0] ? srv.addr[SRV_SMTP] : "-",
+             srv.addr[SRV_POP3][0] ? srv.addr[SRV_POP3] : "-", (int)getpid());
+    srv_log("starting: store=%s store_dir=%s users=%zu faults=%zu seed=%llu; %.*s",
+            srv_backend_by_kind(cfg.store)->name, cfg.store_dir, srv.users.n, cfg.faults.ncmd,
+            (unsigned long long)cfg.seed, (int)strlen(line) - 1, line);
+    if (cfg.ready_file && *cfg.ready_file && write_atomic(cfg.ready_file, line) < 0)
+        fprintf(stderr, "mailsoak-server: server.ready_file: %s: %s\n", cfg.ready_file, strerror(errno));
+    fputs(line, stdout);
+    fflush(stdout);
+    r = srv_run(&srv);
+    srv_fini(&srv);
+    if (cfg.pidfile && *cfg.pidfile)
+        unlink(cfg.pidfile);
+    srv_log("stopped");
+    srv_log_close();
+    srv_config_free(&cfg);
+    return r;
 }

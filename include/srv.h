@@ -1,0 +1,144 @@
+/* srv: the reference server's settings (one opts table plus the [fault.*] sections),
+ * its fault tables, its log and its address book. Everything here is frozen after
+ * startup except the runtime counters, which live in struct srv_fault_state. */
+#ifndef MS_SRV_H
+#define MS_SRV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "opts.h"
+#include "units.h"
+#include "users.h"
+
+enum srv_store_kind { SRV_STORE_MEMORY, SRV_STORE_MAILDIR, SRV_STORE_MBOX, SRV_STORE_SQLITE };
+enum srv_auth { SRV_AUTH_NONE, SRV_AUTH_OPTIONAL, SRV_AUTH_REQUIRED };
+
+enum srv_proto { SRV_SMTP, SRV_POP3 };
+
+/* Where a command fault can strike; the names are the stages of the error classes. */
+enum srv_stage {
+    ST_SMTP_CONNECT, ST_SMTP_BANNER, ST_SMTP_EHLO, ST_SMTP_AUTH, ST_SMTP_MAIL, ST_SMTP_RCPT,
+    ST_SMTP_DATA, ST_SMTP_EOD, ST_SMTP_RSET, ST_SMTP_NOOP, ST_SMTP_QUIT,
+    ST_POP3_CONNECT, ST_POP3_BANNER, ST_POP3_CAPA, ST_POP3_USER, ST_POP3_PASS, ST_POP3_STAT,
+    ST_POP3_LIST, ST_POP3_UIDL, ST_POP3_RETR, ST_POP3_TOP, ST_POP3_DELE, ST_POP3_RSET,
+    ST_POP3_NOOP, ST_POP3_QUIT,
+    ST_COUNT
+};
+
+enum srv_fault_kind { SF_TEMP, SF_PERM, SF_421, SF_DISCONNECT, SF_DELAY, SF_STALL };
+
+/* A delay drawn per use: fixed, uniform in [lo, hi], or exponential with mean lo
+ * truncated at hi. */
+enum srv_dist_kind { SD_FIXED, SD_UNIFORM, SD_EXP };
+struct srv_dist {
+    enum srv_dist_kind kind;
+    uint64_t lo, hi;                 /* ns */
+};
+
+/* One [fault.smtp.STAGE] or [fault.pop3.STAGE] section (a ".NAME" suffix allows several). */
+struct srv_cmd_fault {
+    char *name;                      /* the section name, for the log */
+    enum srv_stage stage;
+    enum srv_fault_kind kind;
+    double odds;                     /* chance per command */
+    uint64_t every;                  /* also strike on every Nth command of the stage */
+    uint64_t after;                  /* ignore the first N commands of the stage */
+    uint64_t max;                    /* at most this many strikes in a run (0 = no cap) */
+    int code;                        /* SMTP reply code; 0 = the stage's default */
+    char *resp;                      /* POP3 response code ("SYS/TEMP"); NULL = kind's default */
+    char *text;                      /* reply text; NULL = a realistic default */
+    char *log;                       /* log line; NULL = a realistic default */
+    struct srv_dist delay;
+};
+
+/* [fault.store]: for each kind a fraction, an every-Nth rule and a cap, so a test
+ * can ask for exactly k events (every = 1, max = k). */
+enum srv_store_event { SE_LOSE, SE_DUPLICATE, SE_CORRUPT, SE_TEMPFAIL, SE_LOCK, SE_EXPUNGE, SE_COUNT };
+struct srv_rule {
+    double odds;
+    uint64_t every, max, after;
+};
+struct srv_store_faults {
+    struct srv_rule rule[SE_COUNT];
+    uint64_t lock_len, lock_period, lock_offset;   /* ns; windows of contention */
+};
+
+/* [fault.user]: address globs whose RCPT is deferred or rejected, or whose POP3
+ * login always finds the mailbox locked. */
+struct srv_user_faults {
+    struct strlist defer, reject, lock;
+    char *defer_text, *reject_text;
+};
+
+struct srv_faults {
+    struct srv_cmd_fault *cmd;
+    size_t ncmd;
+    struct srv_store_faults store;
+    struct srv_user_faults user;
+};
+
+struct srv_config {
+    /* [server] */
+    char *listen_smtp, *listen_pop3, *hostname, *store_dir, *log, *pidfile, *ready_file;
+    int store, fsync, auth, received, log_sessions;
+    uint64_t seed, max_size, max_rcpts, max_conns, idle_timeout;
+    /* [users]: the same keys as mailsoak's */
+    char *users_file, *user_pattern, *user_password;
+    uint64_t user_count;
+    struct srv_faults faults;
+};
+
+extern const struct opt srv_config_opts[];
+extern const char *const srv_stage_names[ST_COUNT];
+extern const char *const srv_store_event_names[SE_COUNT];
+
+/* Parses the command line (argv after the program name): -c FILE, --set, flags.
+ * Returns 0, 1 after --help, or 2 with the reason on stderr. */
+int srv_config_from_args(struct srv_config *cfg, int argc, char **argv);
+/* Applies "fault.SECTION.key" = val; 0 or -1 with "key: reason" in why. */
+int srv_fault_set(struct srv_faults *f, const char *section, const char *key, const char *val,
+                  char *why, size_t whylen);
+/* Checks what can only be checked once every key is read; -1 with a reason. */
+int srv_faults_check(const struct srv_faults *f, char *why, size_t whylen);
+void srv_config_free(struct srv_config *cfg);
+
+/* splitmix64: small, seedable, and the same on every machine, so a run replays. */
+struct srv_rng { uint64_t s; };
+void srv_rng_seed(struct srv_rng *r, uint64_t seed, uint64_t stream);
+uint64_t srv_rng_next(struct srv_rng *r);
+double srv_rng_unit(struct srv_rng *r);   /* [0, 1) */
+uint64_t srv_dist_draw(const struct srv_dist *d, struct srv_rng *r);
+
+/* Counters of how often each fault's stage was seen and how often it struck. */
+struct srv_fault_state {
+    uint64_t *seen, *fired;          /* per cmd fault */
+    uint64_t rseen[SE_COUNT], rfired[SE_COUNT];
+};
+/* The first fault of that stage that strikes now, or NULL. */
+const struct srv_cmd_fault *srv_fault_pick(const struct srv_faults *f, struct srv_fault_state *st,
+                                           enum srv_stage stage, struct srv_rng *r);
+/* Whether a store rule strikes on this event (counts it). */
+int srv_rule_strikes(const struct srv_rule *rule, uint64_t *seen, uint64_t *fired, struct srv_rng *r);
+int srv_lock_window(const struct srv_store_faults *f, uint64_t since_start_ns);
+/* Matches an address against a list of globs (case-insensitive). */
+int srv_addr_matches(const struct strlist *globs, const char *addr);
+
+/* The log: syslog-style lines appended with one write() each, so the store thread
+ * and the loop can both log. NULL path = stderr. */
+int srv_log_open(const char *path, const char *ident);
+void srv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void srv_log_close(void);
+
+/* Address -> user index, built once; lookups are lock-free reads. */
+struct srv_book {
+    const struct users *u;
+    long *slot;
+    size_t cap;
+};
+int srv_book_init(struct srv_book *b, const struct users *u);
+long srv_book_find(const struct srv_book *b, const char *addr, size_t len);
+void srv_book_free(struct srv_book *b);
+int srv_users_load(const struct srv_config *cfg, struct users *u, char *err, size_t errlen);
+
+#endif

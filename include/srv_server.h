@@ -1,0 +1,112 @@
+/* srv_server: the running reference server (listeners, signals, sessions) and what
+ * the SMTP and POP3 session code shares: the session base, closing after the last
+ * reply left, and applying a command fault. */
+#ifndef MS_SRV_SERVER_H
+#define MS_SRV_SERVER_H
+
+#include <stdint.h>
+
+#include "conn.h"
+#include "loop.h"
+#include "srv.h"
+#include "srv_store.h"
+
+struct srv_sess;
+struct srv;
+
+struct srv_listener {
+    struct io_handler io;
+    struct srv *srv;
+    enum srv_proto proto;
+};
+
+struct srv {
+    const struct srv_config *cfg;
+    struct loop *loop;
+    struct users users;
+    struct srv_book book;
+    struct srv_store *store;
+    struct srv_fault_state fst;
+    struct srv_listener lsn[2];      /* SRV_SMTP, SRV_POP3 */
+    struct io_handler sig;
+    char addr[2][80];                /* where each listener ended up, "127.0.0.1:PORT" */
+    struct srv_sess *sessions;       /* every live session, for shutdown */
+    uint64_t nconns, seq[2], next_qid, start_wall;
+    int stopping;
+};
+
+enum srv_timer_mode { TM_IDLE, TM_DELAY, TM_LINGER, TM_NONE };
+
+/* What both protocols keep per connection. conn is first: the session is freed
+ * through loop_defer_free as one block. */
+struct srv_sess {
+    struct conn c;
+    struct srv *srv;
+    struct srv_sess *prev, *next;
+    enum srv_proto proto;
+    uint64_t id;                     /* per-protocol connection number (RNG stream) */
+    struct srv_rng rng;
+    enum srv_timer_mode tmode;
+    int waiting;                     /* a store request is out, or a delay runs */
+    int dead;                        /* connection gone; free when nothing is out */
+    int closing;                     /* closes once the output is flushed */
+    int stalled;                     /* a stall fault: read and drop everything */
+    int linger_tries;
+    int delayed_what;                /* the protocol's tag for what a delay holds back */
+    char peer[64];                   /* "localhost[127.0.0.1]" for log lines */
+    char *delayed;                   /* a command postponed by a delay fault */
+    void (*on_timer)(struct srv_sess *s);   /* TM_DELAY fired */
+    void (*on_free)(struct srv_sess *s);    /* protocol cleanup before free */
+};
+
+int srv_init(struct srv *s, const struct srv_config *cfg, char *err, size_t errlen);
+/* Runs until SIGTERM/SIGINT; returns the exit status. */
+int srv_run(struct srv *s);
+void srv_fini(struct srv *s);
+
+/* Session plumbing shared by smtp.c and pop3.c. */
+void srv_sess_start(struct srv *srv, struct srv_sess *s, enum srv_proto proto, int fd, conn_cb cb);
+/* Flushes, then closes once the output left (or after a short grace). */
+void srv_sess_close_after_flush(struct srv_sess *s);
+/* Closes now and frees when no request is out. */
+void srv_sess_drop(struct srv_sess *s);
+/* Frees if dead and idle; returns 1 when freed (the caller must not touch s). */
+int srv_sess_reap(struct srv_sess *s);
+/* The idle deadline again (after a command, a delay or a store reply). */
+void srv_sess_idle(struct srv_sess *s);
+/* Handles the conn events both protocols treat alike (timers, close); returns 1
+ * when the event was consumed. */
+int srv_sess_event(struct srv_sess *s, enum conn_event ev);
+/* Runs the protocol over the buffered input, in order, until it waits for the
+ * store or a delay, closes, or needs more; then flushes once. raw, when set, sees
+ * the input first (SMTP's DATA): 1 = consumed some, go on; 0 = needs more; -1 = not
+ * in raw mode, read a line. */
+void srv_sess_pump(struct srv_sess *s, int (*raw)(struct srv_sess *s),
+                   void (*line)(struct srv_sess *s, char *l, size_t n), const char *too_long);
+/* The idle deadline passed: say bye and close (silently when stalled). */
+void srv_sess_idle_timeout(struct srv_sess *s, const char *bye);
+/* Postpones line (copied) by a delay fault; on_timer runs it later. */
+void srv_sess_delay(struct srv_sess *s, int what, const char *line, size_t len, uint64_t ns);
+
+/* Picks the fault for a stage of this session (NULL when none strikes). */
+const struct srv_cmd_fault *srv_sess_fault(struct srv_sess *s, enum srv_stage stage);
+/* Writes the fault's log line: its own log= text or the default given. */
+void srv_fault_log(const struct srv_sess *s, const struct srv_cmd_fault *f, const char *dflt);
+/* Applies a fault that struck, in the protocol's words: reply (temp/perm) and its
+ * log line rlog, bye (421), where ("RCPT from localhost[...]") for the other log
+ * lines. close_after_reply: a temp/perm reply ends the session (banner). rst: a
+ * disconnect resets instead of closing. Returns 1 when the command must not run. */
+int srv_sess_apply_fault(struct srv_sess *s, const struct srv_cmd_fault *f, int dly_tag,
+                         const char *line, size_t len, const char *reply, const char *rlog,
+                         const char *bye, const char *where, int close_after_reply, int rst);
+/* Ends the connection as an abrupt drop: RST when rst, else FIN. */
+void srv_sess_abort(struct srv_sess *s, int rst);
+
+/* The user index for an address and password, or -1. */
+long srv_check_login(const struct srv *srv, const char *user, size_t ulen, const char *pass, size_t plen);
+
+/* Protocol entry points, called by the listener for each accepted descriptor. */
+void srv_smtp_accept(struct srv *srv, int fd);
+void srv_pop3_accept(struct srv *srv, int fd);
+
+#endif

@@ -1,0 +1,452 @@
+/* server: the reference server's process: listeners, the signalfd that stops it,
+ * the list of live sessions, and the session lifecycle both protocols share
+ * (idle deadlines, delays, closing after the last reply, freeing when the store
+ * has nothing of theirs left). */
+#include "srv_server.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LINGER_STEP (10 * NS_PER_MS)
+#define LINGER_TRIES 500             /* five seconds for a slow reader to take its reply */
+
+static void sess_unlink(struct srv_sess *s)
+{
+    if (s->prev)
+        s->prev->next = s->next;
+    else if (s->srv->sessions == s)
+        s->srv->sessions = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    s->prev = s->next = NULL;
+}
+
+int srv_sess_reap(struct srv_sess *s)
+{
+    if (!s->dead || s->waiting)
+        return 0;
+    if (s->on_free)
+        s->on_free(s);
+    buf_free(&s->c.in);
+    buf_free(&s->c.out);
+    free(s->delayed);
+    sess_unlink(s);
+    s->srv->nconns--;
+    loop_defer_free(s->srv->loop, s);
+    return 1;
+}
+
+void srv_sess_drop(struct srv_sess *s)
+{
+    if (conn_is_open(&s->c))
+        conn_close(&s->c);
+    s->dead = 1;
+    /* A delay holds no store request: cancelling it is enough. */
+    if (s->tmode == TM_DELAY) {
+        s->waiting = 0;
+        s->tmode = TM_NONE;
+    }
+    srv_sess_reap(s);
+}
+
+void srv_sess_abort(struct srv_sess *s, int rst)
+{
+    if (rst && conn_is_open(&s->c)) {
+        struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+        setsockopt(s->c.io.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    }
+    srv_sess_drop(s);
+}
+
+void srv_sess_idle(struct srv_sess *s)
+{
+    if (s->closing || s->dead)
+        return;
+    s->tmode = TM_IDLE;
+    conn_deadline(&s->c, s->srv->cfg->idle_timeout);
+}
+
+void srv_sess_close_after_flush(struct srv_sess *s)
+{
+    s->closing = 1;
+    conn_flush(&s->c);
+    if (!conn_is_open(&s->c) || !conn_pending_out(&s->c)) {
+        srv_sess_drop(s);
+        return;
+    }
+    s->tmode = TM_LINGER;
+    s->linger_tries = 0;
+    conn_deadline(&s->c, LINGER_STEP);
+}
+
+void srv_sess_delay(struct srv_sess *s, int what, const char *line, size_t len, uint64_t ns)
+{
+    s->delayed_what = what;
+    free(s->delayed);
+    s->delayed = strndup(line, len);
+    if (!s->delayed)
+        abort();
+    s->waiting = 1;
+    s->tmode = TM_DELAY;
+    conn_deadline(&s->c, ns ? ns : 1);
+}
+
+int srv_sess_event(struct srv_sess *s, enum conn_event ev)
+{
+    if (ev == CONN_CLOSED) {
+        srv_sess_drop(s);
+        return 1;
+    }
+    if (ev != CONN_TIMEOUT)
+        return 0;
+    switch (s->tmode) {
+    case TM_DELAY:
+        s->tmode = TM_NONE;
+        s->waiting = 0;
+        s->on_timer(s);
+        return 1;
+    case TM_LINGER:
+        conn_flush(&s->c);
+        if (!conn_pending_out(&s->c) || ++s->linger_tries >= LINGER_TRIES)
+            srv_sess_drop(s);
+        else
+            conn_deadline(&s->c, LINGER_STEP);
+        return 1;
+    case TM_IDLE:
+        return 0;                    /* the protocol says goodbye in its own words */
+    case TM_NONE:
+        return 1;
+    }
+    return 1;
+}
+
+void srv_sess_pump(struct srv_sess *s, int (*raw)(struct srv_sess *s),
+                   void (*line)(struct srv_sess *s, char *l, size_t n), const char *too_long)
+{
+    struct conn *c = &s->c;
+    while (!s->waiting && !s->closing && !s->dead && conn_is_open(c) && conn_avail(c)) {
+        if (s->stalled) {
+            c->in.off = c->in.len;   /* a stalled server reads nothing; dropping keeps memory flat */
+            break;
+        }
+        int r = raw ? raw(s) : -1;
+        if (r == 0)
+            break;
+        if (r > 0)
+            continue;
+        char *l;
+        size_t n;
+        r = conn_line(c, &l, &n);
+        if (r == 0)
+            break;
+        if (r < 0) {
+            conn_puts(c, too_long);
+            srv_sess_close_after_flush(s);
+            return;
+        }
+        line(s, l, n);
+    }
+    if (s->dead || s->closing)
+        return;
+    conn_flush(c);
+    if (!s->waiting)
+        srv_sess_idle(s);
+}
+
+void srv_sess_idle_timeout(struct srv_sess *s, const char *bye)
+{
+    if (s->stalled) {
+        srv_sess_drop(s);            /* a stalled server has nothing left to say */
+        return;
+    }
+    conn_puts(&s->c, bye);
+    srv_sess_close_after_flush(s);
+}
+
+const struct srv_cmd_fault *srv_sess_fault(struct srv_sess *s, enum srv_stage stage)
+{
+    if (!s->srv->cfg->faults.ncmd)
+        return NULL;
+    return srv_fault_pick(&s->srv->cfg->faults, &s->srv->fst, stage, &s->rng);
+}
+
+void srv_fault_log(const struct srv_sess *s, const struct srv_cmd_fault *f, const char *dflt)
+{
+    (void)s;
+    srv_log("%s", f->log ? f->log : dflt);
+}
+
+int srv_sess_apply_fault(struct srv_sess *s, const struct srv_cmd_fault *f, int dly_tag,
+                         const char *line, size_t len, const char *reply, const char *rlog,
+                         const char *bye, const char *where, int close_after_reply, int rst)
+{
+    char logl[800];
+    switch (f->kind) {
+    case SF_TEMP:
+    case SF_PERM:
+        srv_fault_log(s, f, rlog);
+        conn_printf(&s->c, "%s\r\n", reply);
+        if (close_after_reply)
+            srv_sess_close_after_flush(s);
+        return 1;
+    case SF_421:
+        snprintf(logl, sizeof logl, "warning: %s: service shutting down: %s", where, bye);
+        srv_fault_log(s, f, logl);
+        conn_printf(&s->c, "%s\r\n", bye);
+        srv_sess_close_after_flush(s);
+        return 1;
+    case SF_DISCONNECT:
+        snprintf(logl, sizeof logl, "warning: %s: process died: connection dropped", where);
+        srv_fault_log(s, f, logl);
+        conn_flush(&s->c);           /* earlier replies left before the crash */
+        srv_sess_abort(s, rst);
+        return 1;
+    case SF_DELAY: {
+        uint64_t ns = srv_dist_draw(&f->delay, &s->rng);
+        snprintf(logl, sizeof logl, "warning: %s: reply delayed %llums: lmtp: timed out while waiting for the store",
+                 where, (unsigned long long)(ns / NS_PER_MS));
+        srv_fault_log(s, f, logl);
+        srv_sess_delay(s, dly_tag, line, len, ns);
+        return 1;
+    }
+    case SF_STALL:
+        snprintf(logl, sizeof logl, "warning: %s: process stalled: database is locked", where);
+        srv_fault_log(s, f, logl);
+        s->stalled = 1;
+        return 1;
+    }
+    return 0;
+}
+
+void srv_sess_start(struct srv *srv, struct srv_sess *s, enum srv_proto proto, int fd, conn_cb cb)
+{
+    s->srv = srv;
+    s->proto = proto;
+    s->id = ++srv->seq[proto];
+    srv_rng_seed(&s->rng, srv->cfg->seed, s->id * 2 + (uint64_t)proto);
+    conn_init(&s->c, srv->loop, cb, s);
+    s->c.max_line = 64 * 1024;       /* DATA is parsed raw; this bounds command lines */
+    s->next = srv->sessions;
+    if (s->next)
+        s->next->prev = s;
+    srv->sessions = s;
+    srv->nconns++;
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    char h[NI_MAXHOST] = "unknown";
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+        getnameinfo((struct sockaddr *)&ss, sl, h, sizeof h, NULL, 0, NI_NUMERICHOST);
+    snprintf(s->peer, sizeof s->peer, "localhost[%.50s]", h);
+    if (conn_adopt(&s->c, fd) < 0) {
+        close(fd);
+        s->c.io.fd = -1;
+        s->dead = 1;
+        srv_sess_reap(s);
+        return;
+    }
+    srv_sess_idle(s);
+}
+
+long srv_check_login(const struct srv *srv, const char *user, size_t ulen, const char *pass, size_t plen)
+{
+    long u = srv_book_find(&srv->book, user, ulen);
+    if (u < 0)
+        return -1;
+    const char *want = srv->users.v[u].pass;
+    return strlen(want) == plen && !memcmp(want, pass, plen) ? u : -1;
+}
+
+/* --- listeners --- */
+
+static void on_accept(struct loop *l, struct io_handler *h, uint32_t ev)
+{
+    struct srv_listener *ls = (struct srv_listener *)h;
+    struct srv *srv = ls->srv;
+    enum srv_proto proto = ls->proto;
+    (void)l; (void)ev;
+    for (int i = 0; i < 64; i++) {
+        int fd = accept4(h->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                srv_log("warning: accept: %s", strerror(errno));
+            return;
+        }
+        if (srv->nconns >= srv->cfg->max_conns) {
+            static const char *const busy[] = {
+                "421 4.7.0 Too many connections, try again later\r\n",
+                "-ERR [SYS/TEMP] Too many connections, try again later\r\n",
+            };
+            if (send(fd, busy[proto], strlen(busy[proto]), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) { /* gone */ }
+            srv_log("warning: too many connections (%llu): refusing one",
+                    (unsigned long long)srv->nconns);
+            close(fd);
+            continue;
+        }
+        if (proto == SRV_SMTP)
+            srv_smtp_accept(srv, fd);
+        else
+            srv_pop3_accept(srv, fd);
+    }
+}
+
+static int split_hostport(const char *spec, char *host, size_t hn, char *port, size_t pn)
+{
+    const char *colon;
+    if (spec[0] == '[') {
+        const char *end = strchr(spec, ']');
+        if (!end || end[1] != ':')
+            return -1;
+        snprintf(host, hn, "%.*s", (int)(end - spec - 1), spec + 1);
+        colon = end + 1;
+    } else {
+        colon = strrchr(spec, ':');
+        if (!colon)
+            return -1;
+        snprintf(host, hn, "%.*s", (int)(colon - spec), spec);
+    }
+    snprintf(port, pn, "%s", colon + 1);
+    return *port ? 0 : -1;
+}
+
+static int listen_on(struct srv *srv, enum srv_proto proto, const char *spec, char *err, size_t errlen)
+{
+    static const char *const names[] = { "listen_smtp", "listen_pop3" };
+    char host[256], port[32];
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *ai = NULL;
+    struct io_handler *h = &srv->lsn[proto].io;
+    srv->lsn[proto].srv = srv;
+    srv->lsn[proto].proto = proto;
+    h->fd = -1;
+    if (!spec || !*spec)
+        return 0;
+    if (split_hostport(spec, host, sizeof host, port, sizeof port) < 0) {
+        snprintf(err, errlen, "server.%s: '%s': expected HOST:PORT", names[proto], spec);
+        return -1;
+    }
+    int gr = getaddrinfo(*host ? host : NULL, port, &hints, &ai);
+    if (gr) {
+        snprintf(err, errlen, "server.%s: '%s': %s", names[proto], spec, gai_strerror(gr));
+        return -1;
+    }
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+        bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 1024) < 0) {
+        snprintf(err, errlen, "server.%s: cannot listen on %s: %s", names[proto], spec, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(ai);
+        return -1;
+    }
+    freeaddrinfo(ai);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    char hbuf[NI_MAXHOST], pbuf[NI_MAXSERV];
+    getsockname(fd, (struct sockaddr *)&ss, &sl);
+    getnameinfo((struct sockaddr *)&ss, sl, hbuf, sizeof hbuf, pbuf, sizeof pbuf, NI_NUMERICHOST | NI_NUMERICSERV);
+    snprintf(srv->addr[proto], sizeof srv->addr[proto], ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", hbuf, pbuf);
+    h->fd = fd;
+    h->fn = on_accept;
+    return loop_add(srv->loop, h, EPOLLIN);
+}
+
+static void on_signal(struct loop *l, struct io_handler *h, uint32_t ev)
+{
+    struct srv *srv = (struct srv *)((char *)h - offsetof(struct srv, sig));
+    struct signalfd_siginfo si;
+    (void)l; (void)ev;
+    if (read(h->fd, &si, sizeof si) == (ssize_t)sizeof si) {
+        srv_log("received signal %u: shutting down", si.ssi_signo);
+        srv->stopping = 1;
+    }
+}
+
+int srv_init(struct srv *srv, const struct srv_config *cfg, char *err, size_t errlen)
+{
+    memset(srv, 0, sizeof *srv);
+    srv->cfg = cfg;
+    srv->lsn[0].io.fd = srv->lsn[1].io.fd = srv->sig.fd = -1;
+    size_t nf = cfg->faults.ncmd ? cfg->faults.ncmd : 1;
+    srv->fst.seen = calloc(nf, sizeof *srv->fst.seen);
+    srv->fst.fired = calloc(nf, sizeof *srv->fst.fired);
+    srv->loop = loop_new();
+    if (!srv->loop || !srv->fst.seen || !srv->fst.fired) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (srv_users_load(cfg, &srv->users, err, errlen) < 0)
+        return -1;
+    if (srv_book_init(&srv->book, &srv->users) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);   /* before the store thread inherits the mask */
+    signal(SIGPIPE, SIG_IGN);
+    srv->sig.fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    srv->sig.fn = on_signal;
+    if (srv->sig.fd < 0 || loop_add(srv->loop, &srv->sig, EPOLLIN) < 0) {
+        snprintf(err, errlen, "signalfd: %s", strerror(errno));
+        return -1;
+    }
+    if (listen_on(srv, SRV_SMTP, cfg->listen_smtp, err, errlen) < 0 ||
+        listen_on(srv, SRV_POP3, cfg->listen_pop3, err, errlen) < 0)
+        return -1;
+    srv->store = srv_store_start(cfg, &srv->users, srv->loop, err, errlen);
+    if (!srv->store)
+        return -1;
+    srv->start_wall = (uint64_t)time(NULL);
+    return 0;
+}
+
+int srv_run(struct srv *srv)
+{
+    while (!srv->stopping)
+        loop_run_once(srv->loop, 1000 * NS_PER_MS);
+    for (int p = 0; p < 2; p++)
+        if (srv->lsn[p].io.fd >= 0) {
+            loop_del(srv->loop, &srv->lsn[p].io);
+            close(srv->lsn[p].io.fd);
+            srv->lsn[p].io.fd = -1;
+        }
+    /* Every session ends now; those with a request out are freed when it returns. */
+    for (struct srv_sess *s = srv->sessions, *next; s; s = next) {
+        next = s->next;
+        srv_sess_drop(s);
+    }
+    srv_store_stop(srv->store);      /* runs the last completions */
+    srv->store = NULL;
+    for (struct srv_sess *s = srv->sessions, *next; s; s = next) {
+        next = s->next;
+        s->waiting = 0;              /* a store reply that never came: nothing left to wait for */
+        srv_sess_reap(s);
+    }
+    return 0;
+}
+
+void srv_fini(struct srv *srv)
+{
+    if (srv->store)
+        srv_store_stop(srv->store);
+    for (int p = 0; p < 2; p++)
+        if (srv->lsn[p].io.fd >= 0)
+            close(srv->lsn[p].io.fd);
+    if (srv->sig.fd >= 0)
+        close(srv->sig.fd);
+    loop_free(srv->loop);
+    srv_book_free(&srv->book);
+    users_free(&srv->users);
+    free(srv->fst.seen);
+    free(srv->fst.fired);
+}

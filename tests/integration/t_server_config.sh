@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# mailsoak-server's configuration: the documented example loads as it is and with
+# every fault switched on; bad keys stop it with "file:line: key: reason" and exit
+# status 2; --help lists the keys; SIGINT stops it cleanly.
+set -uo pipefail
+. "$(dirname "$0")/server_lib.sh"
+CONF=$TOP/conf/server-faults.conf
+
+srv_start -c "$CONF" --set server.store_dir="$WORK/mail"
+srv_stop
+ok "conf/server-faults.conf loads"
+
+# Switch every commented fault section and key on.
+sed -E 's/^;(\[fault|[a-z_]+ =)/\1/' "$CONF" >"$WORK/all.conf"
+grep -q '^\[fault.store\]' "$WORK/all.conf" && grep -q '^lose_every = 1000' "$WORK/all.conf" || fail "sed did not uncomment"
+srv_start -c "$WORK/all.conf" --set server.store_dir="$WORK/mail"
+srv_stop
+ok "conf/server-faults.conf with every fault on loads"
+
+bad() { # want-regex config-text [args]
+    local want=$1 text=$2
+    shift 2
+    printf '%s\n' "$text" >"$WORK/bad.conf"
+    local rc=0
+    "$MAILSOAK_SERVER" -c "$WORK/bad.conf" --listen-smtp 127.0.0.1:0 --listen-pop3 127.0.0.1:0 "$@" \
+        >"$WORK/bad.out" 2>&1 </dev/null || rc=$?
+    [[ $rc -eq 2 ]] || fail "exit $rc, want 2, for: $text"
+    grep -qE "$want" "$WORK/bad.out" || fail "error for [$text] was: $(cat "$WORK/bad.out")"
+}
+bad 'bad.conf:3: server.store: not one of the allowed values' $'[server]\n\nstore = floppy'
+bad 'bad.conf:2: server.nonsense: unknown key' $'[server]\nnonsense = 1'
+bad 'bad.conf:3: fault.smtp.rcpt.kind: expected 4xx, 5xx' $'[fault.smtp.rcpt]\nodds = 0.1\nkind = sometimes'
+bad 'bad.conf:2: \[fault.smtp.helo\]: unknown fault section' $'[fault.smtp.helo]\nodds = 0.1'
+bad 'bad.conf:2: fault.store.lose: odds are a fraction' $'[fault.store]\nlose = 1.5'
+bad '\[fault.pop3.retr\]: set odds or every' $'[fault.pop3.retr]\nkind = 5xx'
+bad 'fault.smtp.mail.delay: expected MIN-MAX|MIN is above MAX' '' --set 'fault.smtp.mail.delay=3s-1s'
+bad "users.pattern: 'nobody' needs one %d" '' --set users.pattern=nobody
+ok "bad settings: file:line: key: reason, exit 2"
+
+"$MAILSOAK_SERVER" --help | grep -q 'listen_smtp (--listen-smtp)' || fail "--help does not list listen_smtp"
+
+srv_start
+kill -INT "$SRV_PID"
+wait "$SRV_PID" || fail "exit status $? after SIGINT"
+SRV_PID=
+grep -q 'received signal 2: shutting down' "$WORK/server.log" || fail "no shutdown line"
+[[ ! -e $WORK/server.pid ]] || fail "pid file left"
+ok "SIGINT: clean exit 0, pid file removed"
+echo "all config tests passed"

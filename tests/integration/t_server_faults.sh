@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Every fault kind of mailsoak-server, injected an exact number of times (every = 1
+# or N, max = K), seen by a short bounded `mailsoak run` in the right error class
+# of its JSON summary, or as exactly K lost / duplicated / corrupted messages; and
+# the server's log line for each. Each run: 20 users, <= 4 s, <= 150 messages.
+set -uo pipefail
+. "$(dirname "$0")/server_lib.sh"
+: "${MAILSOAK:?run through tests/run or set MAILSOAK}"
+[[ -x $MAILSOAK ]] || { echo "no $MAILSOAK: run make"; exit 77; }
+
+# A number in the JSON summary (its own keys, or a class of errors_by_class); 0 if absent.
+sumnum() {
+    awk -v k="\"$1\":" '/^ "summary": \{/ { in_s = 1 } /^ "timeline"/ { in_s = 0 }
+        in_s && $1 == k && $2 ~ /^[0-9]+,?$/ { sub(/,/, "", $2); print $2; found = 1; exit }
+        END { if (!found) print 0 }' "$WORK/out.json"
+}
+
+# soak NAME [server args...] -- [mailsoak args...]: one bounded run against a fresh server.
+soak() {
+    local name=$1
+    shift
+    local sargs=() margs=()
+    while (($#)) && [[ $1 != -- ]]; do sargs+=("$1"); shift; done
+    (($#)) && shift
+    margs=("$@")
+    rm -f "$WORK/out.json" "$WORK/server.log"
+    srv_start --set users.count=20 --set server.seed=7 "${sargs[@]}"
+    timeout 60 "$MAILSOAK" run --smtp "127.0.0.1:$SMTP_PORT" --pop3 "127.0.0.1:$POP3_PORT" \
+        --set users.count=20 --senders 4 --readers 1 --duration 2s --drain 2s \
+        --set run.sweep_timeout=3s --set smtp.timeout=2s --set pop3.timeout=2s \
+        --messages 120 --seed 1 --json "$WORK/out.json" "${margs[@]}" >"$WORK/$name.table" 2>&1 \
+        || { cat "$WORK/$name.table"; fail "$name: mailsoak run failed"; }
+    srv_stop
+    [[ -s $WORK/out.json ]] || fail "$name: no JSON"
+}
+
+expect() { # name key want
+    local got
+    got=$(sumnum "$2")
+    [[ $got == "$3" ]] || { cat "$WORK/$1.table"; fail "$1: $2 = $got, want $3"; }
+}
+expect_min() { # name key min
+    local got
+    got=$(sumnum "$2")
+    ((got >= $3)) || { cat "$WORK/$1.table"; fail "$1: $2 = $got, want at least $3"; }
+}
+expect_log() { # name ERE
+    grep -qE "$2" "$WORK/server.log" || fail "$1: no log line matching /$2/"
+}
+clean_ledger() { # name: nothing lost, duplicated or corrupted
+    expect "$1" lost 0; expect "$1" duplicated 0; expect "$1" corrupted 0
+}
+
+f() { local a=() k; for k in "$@"; do a+=(--set "fault.$k"); done; printf '%s\n' "${a[@]}"; }
+mapfile -t A < <(f smtp.rcpt.kind=4xx smtp.rcpt.every=5 smtp.rcpt.max=3)
+soak rcpt4xx "${A[@]}"
+expect rcpt4xx smtp_rcpt_450 3; clean_ledger rcpt4xx
+expect_log rcpt4xx 'NOQUEUE: reject: RCPT from localhost\[127\.0\.0\.1\]: 450 4\.2\.0'
+ok "smtp.rcpt 4xx x3 -> smtp_rcpt_450 = 3"
+
+mapfile -t A < <(f smtp.mail.kind=5xx smtp.mail.code=553 smtp.mail.every=4 smtp.mail.max=2)
+soak mail5xx "${A[@]}"
+expect mail5xx smtp_mail_553 2; clean_ledger mail5xx
+ok "smtp.mail 5xx code 553 x2 -> smtp_mail_553 = 2"
+
+mapfile -t A < <(f smtp.eod.kind=421 smtp.eod.every=10 smtp.eod.max=2)
+soak eod421 "${A[@]}"
+expect eod421 smtp_eod_421 2; clean_ledger eod421
+expect_log eod421 'service shutting down'
+ok "smtp.eod 421 x2 -> smtp_eod_421 = 2 (message not accepted, nothing lost)"
+
+mapfile -t A < <(f smtp.data.kind=disconnect smtp.data.every=7 smtp.data.max=2)
+soak datadrop "${A[@]}"
+expect datadrop smtp_data_closed 2; clean_ledger datadrop
+expect_log datadrop 'DATA from .*connection dropped'
+ok "smtp.data disconnect x2 -> smtp_data_closed = 2"
+
+mapfile -t A < <(f smtp.eod.kind=stall smtp.eod.every=9 smtp.eod.max=1)
+soak eodstall "${A[@]}"
+expect eodstall smtp_eod_timeout 1; clean_ledger eodstall
+expect_log eodstall 'process stalled'
+ok "smtp.eod stall x1 -> smtp_eod_timeout = 1"
+
+mapfile -t A < <(f smtp.ehlo.kind=delay smtp.ehlo.delay=300ms smtp.ehlo.every=1 smtp.ehlo.max=3)
+soak ehlodelay "${A[@]}"
+expect ehlodelay errors 0; clean_ledger ehlodelay
+ehlo_max=$(awk '/"smtp.ehlo": \{/ { f = 1 } f && $1 == "\"max\":" { sub(/,/, "", $2); print $2; exit }' "$WORK/out.json")
+awk -v m="$ehlo_max" 'BEGIN { exit !(m >= 300) }' || fail "ehlodelay: smtp.ehlo max latency $ehlo_max ms < 300"
+expect_log ehlodelay 'reply delayed 300ms'
+ok "smtp.ehlo delay 300ms x3 -> no error, EHLO max latency $ehlo_max ms"
+
+mapfile -t A < <(f smtp.connect.kind=disconnect smtp.connect.every=6 smtp.connect.max=2)
+soak connrst "${A[@]}"
+expect connrst smtp_banner_reset 2; clean_ledger connrst
+ok "smtp.connect disconnect (RST) x2 -> smtp_banner_reset = 2"
+
+mapfile -t A < <(f pop3.pass.kind=4xx pop3.pass.resp=IN-USE pop3.pass.every=2 pop3.pass.max=3)
+soak passinuse "${A[@]}"
+expect passinuse pop3_pass_in_use 3; clean_ledger passinuse
+ok "pop3.pass [IN-USE] x3 -> pop3_pass_in_use = 3"
+
+mapfile -t A < <(f pop3.retr.kind=4xx pop3.retr.every=10 pop3.retr.max=3)
+soak retrtemp "${A[@]}"
+expect retrtemp pop3_retr_sys_temp 3; clean_ledger retrtemp
+expect_log retrtemp 'pop3\(user[0-9]+@test\.local\): Error: retr failed'
+ok "pop3.retr [SYS/TEMP] x3 -> pop3_retr_sys_temp = 3"
+
+mapfile -t A < <(f pop3.stat.kind=5xx pop3.stat.every=3 pop3.stat.max=2)
+soak statperm "${A[@]}"
+expect statperm pop3_stat_sys_perm 2; clean_ledger statperm
+ok "pop3.stat [SYS/PERM] x2 -> pop3_stat_sys_perm = 2"
+
+mapfile -t A < <(f pop3.user.kind=421 pop3.user.every=3 pop3.user.max=2)
+soak user421 "${A[@]}"
+expect user421 pop3_user_sys_temp 2; clean_ledger user421
+ok "pop3.user 421 x2 -> pop3_user_sys_temp = 2"
+
+mapfile -t A < <(f pop3.list.kind=disconnect pop3.list.every=2 pop3.list.max=2)
+soak listdrop "${A[@]}"
+expect listdrop pop3_list_closed 2; clean_ledger listdrop
+ok "pop3.list disconnect x2 -> pop3_list_closed = 2"
+
+mapfile -t A < <(f pop3.banner.kind=stall pop3.banner.every=3 pop3.banner.max=1)
+soak bannerstall "${A[@]}"
+expect bannerstall pop3_banner_timeout 1; clean_ledger bannerstall
+ok "pop3.banner stall x1 -> pop3_banner_timeout = 1"
+
+# Store faults: exact ledger outcomes.
+mapfile -t A < <(f store.lose_every=7 store.lose_max=3)
+soak lose "${A[@]}"
+expect lose lost 3; expect lose duplicated 0; expect lose corrupted 0; expect lose errors 0
+expect_log lose 'message discarded after acceptance'
+ok "store lose x3 -> lost = 3"
+
+mapfile -t A < <(f store.duplicate_every=5 store.duplicate_max=2)
+soak dup "${A[@]}"
+expect dup duplicated 2; expect dup lost 0; expect dup corrupted 0
+expect_log dup 'retried after a timeout'
+ok "store duplicate x2 -> duplicated = 2"
+
+mapfile -t A < <(f store.corrupt_every=3 store.corrupt_max=4)
+soak corrupt "${A[@]}" -- --size 10-1000
+expect corrupt corrupted 4; expect corrupt lost 0; expect corrupt duplicated 0
+expect_log corrupt 'Corrupted record'
+ok "store corrupt x4 -> corrupted = 4"
+
+mapfile -t A < <(f store.tempfail_every=4 store.tempfail_max=3)
+soak tempfail "${A[@]}"
+expect tempfail smtp_eod_451 3; clean_ledger tempfail
+ok "store tempfail x3 -> smtp_eod_451 = 3"
+
+mapfile -t A < <(f store.expunge_every=2 store.expunge_max=2)
+soak expunge "${A[@]}"
+expect expunge pop3_quit_in_use 2; expect expunge lost 0; expect expunge corrupted 0
+expect_log expunge 'Cannot lock Mail[0-9.MP]+ to remove it'
+ok "store expunge x2 -> pop3_quit_in_use = 2 (a lock text wins over [SYS/TEMP]), 'Cannot lock ... to remove it' logged"
+
+mapfile -t A < <(f store.lock_windows="300ms every 600ms")
+soak windows "${A[@]}" --store sqlite --store-dir "$WORK/sq" -- --readers 3
+expect_min windows smtp_eod_451 1; clean_ledger windows
+expect_log windows 'database is locked'
+ok "store lock windows (sqlite) -> smtp_eod_451 = $(sumnum smtp_eod_451), pop3_pass_in_use = $(sumnum pop3_pass_in_use)"
+
+mapfile -t A < <(f user.defer=user000[0-2]@test.local user.reject=user0019@test.local)
+soak users "${A[@]}"
+expect_min users smtp_rcpt_450 1; expect_min users smtp_rcpt_550 1; clean_ledger users
+expect_log users 'NOQUEUE: reject: RCPT .* 450 <user000[0-2]@test\.local>'
+ok "user defer/reject -> smtp_rcpt_450 = $(sumnum smtp_rcpt_450), smtp_rcpt_550 = $(sumnum smtp_rcpt_550)"
+
+mapfile -t A < <(f user.lock=user001[0-4]@test.local)
+soak userlock "${A[@]}"
+expect_min userlock pop3_pass_in_use 1
+expect_log userlock "pop3\(user001[0-4]@test\.local\): Error: Couldn't lock mailbox"
+ok "user lock -> pop3_pass_in_use = $(sumnum pop3_pass_in_use)"
+
+# Replay: the same seed and the same fault odds give the same strikes.
+mapfile -t A < <(f smtp.rcpt.odds=0.2)
+soak replay1 "${A[@]}" -- --senders 1 --messages 60
+a=$(sumnum smtp_rcpt_450)
+soak replay2 "${A[@]}" -- --senders 1 --messages 60
+b=$(sumnum smtp_rcpt_450)
+((a > 0)) && [[ $a == "$b" ]] || fail "replay: $a then $b strikes"
+ok "odds 0.2 with one sender replays: $a strikes both times"
+echo "all fault tests passed"
