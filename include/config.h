@@ -41,7 +41,7 @@ struct config {
     struct strlist pop3_targets;
     uint64_t readers, max_per_session;
     uint64_t pop3_timeout, start_after;
-    int delete_foreign;
+    int delete_foreign, exclusive;
 
     /* [users] */
     char *users_file, *user_pattern, *user_password;

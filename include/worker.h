@@ -42,6 +42,10 @@ struct run {
     _Atomic uint64_t accepted;
     _Atomic uint64_t sweep_cursor;   /* next user index for the final sweep */
     _Atomic int64_t sweep_active;    /* sweep sessions holding a user */
+    /* Per user: one of our readers has the mailbox open. Dovecot, for one, lets two
+     * POP3 sessions share a maildrop, and two of our readers retrieving the same
+     * message would look like a duplicate the server never made. */
+    _Atomic uint8_t *mailbox_busy;
 };
 
 struct worker;

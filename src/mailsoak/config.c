@@ -38,6 +38,7 @@ const struct opt config_opts[] = {
     { "pop3", "max_per_session", OPT_COUNT, O(max_per_session), "10", "max-per-session", "messages retrieved per session at most", NULL },
     { "pop3", "timeout", OPT_DURATION, O(pop3_timeout), "30s", NULL, "limit on each POP3 phase", NULL },
     { "pop3", "start_after", OPT_DURATION, O(start_after), "0s", NULL, "readers begin this long after the senders (lets mail pile up first)", NULL },
+    { "pop3", "exclusive", OPT_BOOL, O(exclusive), "yes", NULL, "never open a mailbox another of our readers has open", NULL },
     { "pop3", "delete_foreign", OPT_BOOL, O(delete_foreign), "no", NULL, "delete mail that mailsoak did not send", NULL },
 
     { "users", "file", OPT_STR, O(users_file), "", "users", "file of 'address password' lines (rabid's format)", NULL },

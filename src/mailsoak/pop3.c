@@ -46,6 +46,7 @@ struct pop3_session {
     size_t ngot, capgot;
     struct msg_check chk;
     int retry_user;                  /* next session: same user, no new pick */
+    int holds_mailbox;               /* set our mailbox_busy flag for user */
     unsigned sweep_tries;
 };
 
@@ -76,6 +77,25 @@ static void end_sweep_claim(struct pop3_session *s)
     }
 }
 
+static int hold_mailbox(struct pop3_session *s, uint32_t u)
+{
+    struct run *r = s->w->run;
+    if (!r->cfg->exclusive)
+        return 1;
+    if (atomic_exchange_explicit(&r->mailbox_busy[u], 1, memory_order_acquire))
+        return 0;
+    s->holds_mailbox = 1;
+    return 1;
+}
+
+static void release_mailbox(struct pop3_session *s)
+{
+    if (s->holds_mailbox) {
+        atomic_store_explicit(&s->w->run->mailbox_busy[s->user], 0, memory_order_release);
+        s->holds_mailbox = 0;
+    }
+}
+
 static void again_in(struct pop3_session *s, uint64_t ms)
 {
     set_state(s, PS_IDLE);
@@ -88,6 +108,7 @@ static void finish(struct pop3_session *s, int failed)
 {
     conn_close(&s->c);
     s->ngot = 0;
+    release_mailbox(s);
     /* A sweep visit that failed (a locked mailbox, say) keeps its claim and tries
      * the same mailbox again, a few times. */
     s->retry_user = failed && s->sweep && ++s->sweep_tries < 4;
@@ -142,16 +163,14 @@ static int pick_user(struct pop3_session *s)
     struct ledger *l = &r->ledger;
     int phase = atomic_load_explicit(&r->phase, memory_order_relaxed);
     size_t n = r->users.n;
-    if (phase == PH_SEND) {
-        s->user = (uint32_t)rng_range(&s->rng, 0, n - 1);
-        return 1;
-    }
-    if (phase == PH_DRAIN) {
+    if (phase == PH_SEND || phase == PH_DRAIN) {
         size_t start = (size_t)rng_range(&s->rng, 0, n - 1);
         for (size_t k = 0; k < n; k++) {
-            size_t u = (start + k) % n;
-            if (atomic_load_explicit(&l->owed[u], memory_order_relaxed) > 0) {
-                s->user = (uint32_t)u;
+            uint32_t u = (uint32_t)((start + k) % n);
+            if (phase == PH_DRAIN && atomic_load_explicit(&l->owed[u], memory_order_relaxed) <= 0)
+                continue;
+            if (hold_mailbox(s, u)) {
+                s->user = u;
                 return 1;
             }
         }
@@ -166,7 +185,10 @@ static int pick_user(struct pop3_session *s)
                 s->user = (uint32_t)u;
                 s->sweep = 1;
                 atomic_fetch_add_explicit(&r->sweep_active, 1, memory_order_relaxed);
-                return 1;
+                if (hold_mailbox(s, (uint32_t)u))
+                    return 1;
+                s->retry_user = 1;   /* a drain session still has it: come back */
+                return 0;
             }
         }
     }
@@ -181,6 +203,10 @@ static void start_session(struct pop3_session *s)
     if (phase == PH_STOP)
         return;
     if (s->retry_user && phase == PH_SWEEP) {
+        if (!hold_mailbox(s, s->user)) {
+            again_in(s, 50);
+            return;
+        }
         s->retry_user = 0;
     } else if (!pick_user(s)) {
         again_in(s, 100);            /* nothing owed right now; look again soon */
@@ -458,11 +484,18 @@ void pop3_sessions_phase(struct worker *w, int phase)
     for (unsigned i = 0; i < w->npop3; i++) {
         struct pop3_session *s = &w->pop3[i];
         if (phase == PH_STOP) {
-            conn_close(&s->c);
             timer_cancel(w->loop, &s->backoff);
+            /* A QUIT in flight may already have deleted mail on the server: wait
+             * for its answer (bounded by the timeout) so the count stays exact.
+             * Anything earlier is abandoned, which commits nothing. */
+            if (s->state == PS_QUIT && conn_is_open(&s->c))
+                continue;
+            conn_close(&s->c);
             end_sweep_claim(s);
+            release_mailbox(s);
             set_state(s, PS_IDLE);
-        } else if (s->state == PS_IDLE && timer_armed(&s->backoff)) {
+        } else if (s->state == PS_IDLE && timer_armed(&s->backoff) &&
+                   loop_now(w->loop) >= w->run->t0 + w->run->cfg->start_after) {
             /* idle readers look at the new phase's work at once */
             timer_arm_in(w->loop, &s->backoff, 0);
         }

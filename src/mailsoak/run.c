@@ -275,7 +275,8 @@ static int run_soak(const struct config *cfg)
     unsigned nw = (unsigned)(cfg->workers ? cfg->workers : (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
     if (nw < 1)
         nw = 1;
-    if (!r->pool || ledger_init(&r->ledger, nw, r->users.n) < 0) {
+    r->mailbox_busy = calloc(r->users.n, sizeof *r->mailbox_busy);
+    if (!r->pool || !r->mailbox_busy || ledger_init(&r->ledger, nw, r->users.n) < 0) {
         fprintf(stderr, "mailsoak: out of memory\n");
         goto out;
     }
@@ -406,6 +407,7 @@ out:
     free(r->smtp);
     free(r->pop3);
     free(r->pool);
+    free((void *)r->mailbox_busy);
     free(r);
     free(res);
     return rc;

@@ -485,9 +485,13 @@ void smtp_sessions_phase(struct worker *w, int phase)
     for (unsigned i = 0; i < w->nsmtp; i++) {
         struct smtp_session *s = &w->smtp[i];
         if (phase == PH_STOP) {
+            timer_cancel(w->loop, &s->backoff);
+            /* A message whose end of data is out waits for its verdict, so the
+             * ledger knows whether it was accepted; then the session QUITs. */
+            if ((s->state == SM_EOD || s->state == SM_QUIT) && conn_is_open(&s->c))
+                continue;
             abandon_transaction(s);
             conn_close(&s->c);
-            timer_cancel(w->loop, &s->backoff);
             set_state(s, SM_IDLE);
         } else if (phase != PH_SEND) {
             /* Senders finish the transaction in flight, then QUIT (claim_message

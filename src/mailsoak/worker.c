@@ -69,7 +69,9 @@ void *worker_main(void *arg)
         if (phase != PH_SEND)
             atomic_store_explicit(&w->smtp_open, smtp_sessions_open(w), memory_order_relaxed);
         publish(w);
-        if (phase == PH_STOP)
+        /* Stopping: sessions with an answer due finish first (each bounded by its
+         * phase timeout). */
+        if (phase == PH_STOP && !smtp_sessions_open(w) && !pop3_sessions_open(w))
             break;
     }
     /* A last snapshot may be requested after we stopped: the controller reads the
