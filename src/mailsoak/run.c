@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "embedded.h"
 
 static volatile sig_atomic_t stop_signal;   /* the one mutable global besides the config */
 
@@ -413,14 +414,27 @@ out:
     return rc;
 }
 
+static int duration_on_command_line(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (!strncmp(argv[i], "--duration", 10) || strstr(argv[i], "run.duration="))
+            return 1;
+    return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     struct config cfg;
+    struct embedded demo = { 0 };
     int rc = config_from_args(&cfg, argc, argv);
+    if (rc == 0 && !cfg.smtp_targets.n && !cfg.pop3_targets.n &&
+        embedded_start(&cfg, &demo, !duration_on_command_line(argc, argv)) < 0)
+        rc = 1;
     if (rc == 0)
         rc = run_soak(&cfg);
-    else if (rc == 1)
-        rc = 0;
+    else if (rc == 1 && !demo.dir[0])
+        rc = 0;                      /* --help */
+    embedded_stop(&demo);
     config_free(&cfg);
     return rc;
 }

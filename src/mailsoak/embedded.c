@@ -1,0 +1,144 @@
+/* embedded: runs the reference server as a child for the zero-setup demo. The
+ * server is found next to our own executable (a build tree or an install), then
+ * on PATH; it reports its ports on a READY line, which is all we need from it. */
+#include "embedded.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "users.h"
+
+static int write_users(const struct config *cfg, const char *path)
+{
+    struct users u;
+    char err[400];
+    int rc = cfg->users_file[0] ? users_load_file(&u, cfg->users_file, err, sizeof err)
+                                : users_from_pattern(&u, cfg->user_pattern, cfg->user_password,
+                                                     (size_t)cfg->user_count, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "mailsoak: %s\n", err);
+        return -1;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        users_free(&u);
+        return -1;
+    }
+    for (size_t i = 0; i < u.n; i++)
+        fprintf(f, "%s %s\n", u.v[i].addr, u.v[i].pass[0] ? u.v[i].pass : "demo");
+    users_free(&u);
+    return fclose(f);
+}
+
+static void server_path(char *out, size_t n)
+{
+    char self[PATH_MAX - 64];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len > 0) {
+        self[len] = 0;
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(out, n, "%s/mailsoak-server", self);
+            if (access(out, X_OK) == 0)
+                return;
+        }
+    }
+    snprintf(out, n, "mailsoak-server");
+}
+
+int embedded_start(struct config *cfg, struct embedded *e, int demo_duration)
+{
+    char users[300], store[300], log[300], ready[300], bin[PATH_MAX];
+    memset(e, 0, sizeof *e);
+    snprintf(e->dir, sizeof e->dir, "%s/mailsoak-demo.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(e->dir)) {
+        fprintf(stderr, "mailsoak: cannot make a directory for the demo server: %s\n", strerror(errno));
+        return -1;
+    }
+    snprintf(users, sizeof users, "%s/users", e->dir);
+    snprintf(store, sizeof store, "%s/store", e->dir);
+    snprintf(log, sizeof log, "%s/server.log", e->dir);
+    snprintf(ready, sizeof ready, "%s/ready", e->dir);
+    if (write_users(cfg, users) < 0)
+        return -1;
+    server_path(bin, sizeof bin);
+    e->pid = fork();
+    if (e->pid < 0)
+        return -1;
+    if (e->pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 0);
+        dup2(null, 1);
+        execlp(bin, "mailsoak-server", "--listen-smtp", "127.0.0.1:0", "--listen-pop3", "127.0.0.1:0",
+               "--users", users, "--store", "maildir", "--store-dir", store, "--log", log,
+               "--ready-file", ready, (char *)NULL);
+        fprintf(stderr, "mailsoak: cannot run %s: %s (no target given, so the demo needs the reference server)\n",
+                bin, strerror(errno));
+        _exit(127);
+    }
+    char line[256] = "";
+    for (int i = 0; i < 200; i++) {
+        FILE *f = fopen(ready, "r");
+        if (f) {
+            int ok = fgets(line, sizeof line, f) != NULL;
+            fclose(f);
+            if (ok)
+                break;
+        }
+        if (waitpid(e->pid, NULL, WNOHANG) == e->pid) {
+            e->pid = 0;
+            fprintf(stderr, "mailsoak: the demo server exited at start (see %s)\n", log);
+            return -1;
+        }
+        nanosleep(&(struct timespec){ .tv_nsec = 50000000 }, NULL);
+    }
+    char smtp[128], pop3[128];
+    if (sscanf(line, "READY smtp=%127s pop3=%127s", smtp, pop3) != 2) {
+        fprintf(stderr, "mailsoak: the demo server did not report ready\n");
+        return -1;
+    }
+    char pid[32];
+    snprintf(pid, sizeof pid, "%d", (int)e->pid);
+    strlist_add(&cfg->smtp_targets, smtp);
+    strlist_add(&cfg->pop3_targets, pop3);
+    strlist_add(&cfg->server.pids, pid);
+    strlist_add(&cfg->server.logs, log);
+    strlist_add(&cfg->server.store_dirs, store);
+    free(cfg->users_file);
+    cfg->users_file = strdup(users);
+    if (!cfg->label[0]) {
+        free(cfg->label);
+        cfg->label = strdup("mailsoak-server/maildir");
+    }
+    if (demo_duration)
+        cfg->duration = 60 * 1000000000ull;
+    fprintf(stderr, "mailsoak: no target given: soaking the reference server (pid %d, smtp %s, pop3 %s, %s)\n",
+            (int)e->pid, smtp, pop3, e->dir);
+    return 0;
+}
+
+void embedded_stop(struct embedded *e)
+{
+    if (e->pid > 0) {
+        kill(e->pid, SIGTERM);
+        waitpid(e->pid, NULL, 0);
+        e->pid = 0;
+    }
+    if (e->dir[0]) {
+        char cmd[400];
+        /* the directory is ours and made by mkdtemp: a plain recursive removal */
+        snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", e->dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "mailsoak: could not remove %s\n", e->dir);
+        e->dir[0] = 0;
+    }
+}
