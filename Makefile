@@ -28,6 +28,7 @@ UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 BENCH_SRC  := $(wildcard bench/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
+Q := $(if $(V),,@)
 
 LIB_A    := $(BUILD)/libmscommon.a
 CLIENT_A := $(BUILD)/libmsclient.a
@@ -41,26 +42,29 @@ all: $(BINS)
 
 $(BUILD)/%.o: %.c $(SETTINGS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(LIB_A): $(call obj,$(LIB_SRC))
-	$(AR) rcs $@ $^
+	$(Q)$(AR) rcs $@ $^
 $(CLIENT_A): $(call obj,$(CLIENT_SRC))
-	$(AR) rcs $@ $^
+	$(Q)$(AR) rcs $@ $^
 $(SERVER_A): $(call obj,$(SERVER_SRC))
-	$(AR) rcs $@ $^
+	$(Q)$(AR) rcs $@ $^
 
 $(BUILD)/mailsoak: $(BUILD)/src/mailsoak/main.o $(CLIENT_A) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/mailsoak-server: $(BUILD)/src/server/main.o $(SERVER_A) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(CLIENT_A) $(SERVER_A) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(CLIENT_A) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The one test command (README and CI): unit tests, then integration tests against
 # real Postfix + Dovecot and the reference server; ends with "N passed, N failed".

@@ -62,6 +62,8 @@ const struct opt *opts_find_flag(const struct opt *t, const char *flag);
 /* Prints a value as a user would write it (secrets as ***); lists joined by ", ". */
 const char *opts_format(const struct opt *o, const void *base, char *buf, size_t n);
 void opts_help(FILE *f, const struct opt *t);
+/* An INI file with every key, commented out at its default, with its help. */
+void opts_example(FILE *f, const struct opt *t);
 void opts_free(const struct opt *t, void *base);
 void strlist_add(struct strlist *l, const char *s);
 void strlist_free(struct strlist *l);

@@ -285,6 +285,27 @@ void opts_help(FILE *f, const struct opt *t)
     }
 }
 
+void opts_example(FILE *f, const struct opt *t)
+{
+    const char *section = "";
+    for (; t->key; t++) {
+        if (strcmp(section, t->section)) {
+            section = t->section;
+            fprintf(f, "\n[%s]\n", section);
+        }
+        fprintf(f, "; %s", t->help);
+        if (t->choices) {
+            fputs(" (", f);
+            for (int i = 0; t->choices[i]; i++)
+                fprintf(f, "%s%s", i ? "|" : "", t->choices[i]);
+            fputs(")", f);
+        }
+        if (t->type == OPT_LIST)
+            fputs("; repeat the key for several", f);
+        fprintf(f, "\n;%s = %s\n", t->key, t->def ? t->def : "");
+    }
+}
+
 void opts_free(const struct opt *t, void *base)
 {
     for (; t->key; t++) {

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
 #include "run.h"
 
 static void usage(FILE *f)
@@ -11,6 +12,7 @@ static void usage(FILE *f)
           "commands:\n"
           "  run       soak a mail server: SMTP senders, POP3 readers, a fixed window, a ledger\n"
           "            of every message, the server's own resources (mailsoak run --help)\n"
+          "  config-example  print an INI file with every key of run at its default\n"
           "\n"
           "exit status: 0 done, 1 run-time failure, 2 bad configuration or arguments,\n"
           "128+N ended early by signal N (the report is still written).\n", f);
@@ -28,6 +30,12 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "run"))
         return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "config-example")) {
+        fputs("; mailsoak run: every key at its default (conf/mailsoak.conf is this output).\n"
+              "; Durations 250ms 90s 10m 1h; counts 1k = 1000; byte sizes 1k = 1024.\n\n", stdout);
+        opts_example(stdout, config_opts);
+        return 0;
+    }
     fprintf(stderr, "mailsoak: unknown command '%s' (see mailsoak --help)\n", argv[1]);
     return 2;
 }

@@ -38,4 +38,8 @@ check "SIGINT: JSON written" eq "$(jget "$WORK/int.json" .interrupted)" true
 check "SIGINT: timeline kept" gt "$(jget "$WORK/int.json" '.timeline | length')" 0
 check "SIGINT: table printed" grep -q '^sent' "$WORK/int.txt"
 check "SIGINT: no temp file left" eq "$(ls "$WORK" | grep -c tmp)" 0
+# conf/mailsoak.conf documents every key: it must be what the table says today.
+"$MAILSOAK" config-example >"$WORK/example.conf"
+check "conf/mailsoak.conf is current (regenerate: mailsoak config-example)" cmp -s "$WORK/example.conf" "$TOP/conf/mailsoak.conf"
+check "the example parses" "$MAILSOAK" run -c "$TOP/conf/mailsoak.conf" --help
 finish
