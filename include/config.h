@@ -48,6 +48,14 @@ struct config {
     uint64_t user_count;
 
     struct server_config server;
+
+    /* Workload shapes: [smtp] rate and ramp, size distribution, think time, source
+     * addresses; [pop3] the share of retrieved mail that is deleted. */
+    double rate, conn_rate, size_spread, delete_share;
+    uint64_t ramp, think, size_median;
+    int size_dist;                              /* enum size_dist (sizes.h) */
+    char *size_file;
+    struct strlist smtp_bind, pop3_bind;
 };
 
 extern const struct opt config_opts[];

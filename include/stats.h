@@ -11,7 +11,7 @@
 
 enum lat {
     LAT_SMTP_CONNECT, LAT_SMTP_TLS, LAT_SMTP_BANNER, LAT_SMTP_EHLO, LAT_SMTP_AUTH, LAT_SMTP_MAIL,
-    LAT_SMTP_RCPT, LAT_SMTP_DATA, LAT_SMTP_EOD, LAT_SMTP_QUIT,
+    LAT_SMTP_RCPT, LAT_SMTP_DATA, LAT_SMTP_EOD, LAT_SMTP_QUIT, LAT_SMTP_MESSAGE,
     LAT_POP3_CONNECT, LAT_POP3_TLS, LAT_POP3_BANNER, LAT_POP3_USER, LAT_POP3_PASS, LAT_POP3_STAT,
     LAT_POP3_LIST, LAT_POP3_RETR, LAT_POP3_DELE, LAT_POP3_QUIT,
     LAT_DELIVERY,
@@ -22,7 +22,7 @@ extern const char *const lat_names[LAT_COUNT];
 struct counters {
     uint64_t sent, read, rejected, errors;
     uint64_t smtp_sessions, pop3_sessions, conns_open;
-    uint64_t foreign, stale, corrupt_unattributed;
+    uint64_t foreign, stale, corrupt_unattributed, peeked;
     uint64_t bytes_out, bytes_in;
 };
 

@@ -13,6 +13,7 @@
 #include "ledger.h"
 #include "loop.h"
 #include "msg.h"
+#include "sizes.h"
 #include "stats.h"
 #include "users.h"
 
@@ -37,6 +38,10 @@ struct run {
     size_t poolsize;
     struct target *smtp, *pop3;
     unsigned nsmtp, npop3;
+    struct target *smtp_bind, *pop3_bind;      /* local source addresses, may be none */
+    unsigned nsmtp_bind, npop3_bind;
+    struct size_model sizes;
+    unsigned nworkers;
     _Atomic int phase;
     _Atomic int64_t send_budget;     /* messages left to send when messages = N */
     _Atomic uint64_t accepted;
@@ -51,6 +56,14 @@ struct run {
 struct worker;
 struct conn;
 
+/* A schedule of events at a target rate with a linear ramp: event n is due at
+ * sqrt(2 ramp n / rate) while ramping, ramp/2 + n/rate after. */
+struct pacer {
+    double rate;                     /* per second; 0 = unpaced */
+    double ramp;                     /* seconds */
+    uint64_t t0, n;
+};
+
 struct smtp_session;
 struct pop3_session;
 
@@ -61,13 +74,13 @@ struct worker {
     struct run *run;
     struct wstats st;
     struct msg_gen gen;
-    EVP_MD_CTX *mdctx;               /* for readers' digests */
     struct smtp_session *smtp;
     unsigned nsmtp;
     struct pop3_session *pop3;
     unsigned npop3;
     int phase_seen;
-    unsigned rr;                     /* round robin over targets */
+    unsigned rr, rr_bind;            /* round robin over targets and source addresses */
+    struct pacer msg_pacer, conn_pacer;
     /* Interval hand-off: the controller raises want, the worker fills snap and
      * sets done = want. */
     _Atomic unsigned snap_want, snap_done;
@@ -97,6 +110,14 @@ void pop3_sessions_start(struct worker *w);
 void pop3_sessions_phase(struct worker *w, int phase);
 void pop3_sessions_free(struct worker *w);
 unsigned pop3_sessions_open(const struct worker *w);
+
+void pacer_init(struct pacer *p, double rate, uint64_t ramp_ns, uint64_t t0);
+uint64_t pacer_due(const struct pacer *p);   /* monotonic ns */
+static inline void pacer_take(struct pacer *p) { p->n++; }
+static inline int pacer_on(const struct pacer *p) { return p->rate > 0; }
+
+/* The next local address to bind a connection to, or NULL. */
+const struct target *next_bind(struct worker *w, const struct target *v, unsigned n);
 
 /* Error class "<proto>_<stage>_<kind>" from a failed connection. */
 void count_conn_error(struct worker *w, const char *proto, const char *stage, const struct conn *c);

@@ -10,6 +10,7 @@
 #define O(f) offsetof(struct config, f)
 
 static const char *const pipelining_choices[] = { "auto", "on", "off", NULL };
+static const char *const size_dist_choices[] = { "uniform", "fixed", "lognormal", "file", NULL };
 
 const struct opt config_opts[] = {
     { "run", "duration", OPT_DURATION, O(duration), "10m", "duration", "how long senders send", NULL },
@@ -27,7 +28,16 @@ const struct opt config_opts[] = {
     { "smtp", "target", OPT_LIST, O(smtp_targets), NULL, "smtp", "SMTP server as HOST:PORT", NULL },
     { "smtp", "senders", OPT_COUNT, O(senders), "20", "senders", "concurrent SMTP sessions", NULL },
     { "smtp", "msgs_per_conn", OPT_RANGE, O(msgs_per_conn), "1-5", "msgs-per-conn", "messages per connection, uniform in MIN-MAX", NULL },
-    { "smtp", "size", OPT_BYTERANGE, O(size), "0-1000", "size", "body size in bytes, uniform in MIN-MAX", NULL },
+    { "smtp", "size", OPT_BYTERANGE, O(size), "0-1000", "size", "body size in bytes: uniform in MIN-MAX, or the bounds of other distributions", NULL },
+    { "smtp", "size_dist", OPT_ENUM, O(size_dist), "uniform", NULL, "distribution of body sizes (fixed = the low end of size)", size_dist_choices },
+    { "smtp", "size_median", OPT_BYTES, O(size_median), "2k", NULL, "lognormal: median body size", NULL },
+    { "smtp", "size_spread", OPT_DOUBLE, O(size_spread), "3", NULL, "lognormal: geometric standard deviation (68 % within median/spread..median*spread)", NULL },
+    { "smtp", "size_file", OPT_STR, O(size_file), "", NULL, "file: one observed size in bytes per line, drawn at random", NULL },
+    { "smtp", "rate", OPT_DOUBLE, O(rate), "0", "rate", "target messages per second over all senders (0 = as fast as they go); latency counts from each message's intended time", NULL },
+    { "smtp", "conn_rate", OPT_DOUBLE, O(conn_rate), "0", NULL, "target new SMTP connections per second (0 = no limit)", NULL },
+    { "smtp", "ramp", OPT_DURATION, O(ramp), "0s", "ramp", "rates rise linearly from zero over this time", NULL },
+    { "smtp", "think", OPT_DURATION, O(think), "0s", NULL, "pause of a sender between two messages on a connection", NULL },
+    { "smtp", "bind", OPT_LIST, O(smtp_bind), NULL, NULL, "local source address for connections, round robin (repeatable)", NULL },
     { "smtp", "pipelining", OPT_ENUM, O(pipelining), "auto", "pipelining", "RFC 2920 command pipelining", pipelining_choices },
     { "smtp", "timeout", OPT_DURATION, O(smtp_timeout), "30s", NULL, "limit on each SMTP phase (connect, each reply)", NULL },
     { "smtp", "helo", OPT_STR, O(helo), "mailsoak.test", NULL, "name sent with EHLO", NULL },
@@ -38,6 +48,8 @@ const struct opt config_opts[] = {
     { "pop3", "max_per_session", OPT_COUNT, O(max_per_session), "10", "max-per-session", "messages retrieved per session at most", NULL },
     { "pop3", "timeout", OPT_DURATION, O(pop3_timeout), "30s", NULL, "limit on each POP3 phase", NULL },
     { "pop3", "start_after", OPT_DURATION, O(start_after), "0s", NULL, "readers begin this long after the senders (lets mail pile up first)", NULL },
+    { "pop3", "delete_share", OPT_DOUBLE, O(delete_share), "1", NULL, "share of retrieved messages deleted (the rest stay; rabid's download/delete percentages)", NULL },
+    { "pop3", "bind", OPT_LIST, O(pop3_bind), NULL, NULL, "local source address for connections, round robin (repeatable)", NULL },
     { "pop3", "exclusive", OPT_BOOL, O(exclusive), "yes", NULL, "never open a mailbox another of our readers has open", NULL },
     { "pop3", "delete_foreign", OPT_BOOL, O(delete_foreign), "no", NULL, "delete mail that mailsoak did not send", NULL },
 

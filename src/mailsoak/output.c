@@ -59,11 +59,12 @@ static const char *cfgval(const struct config *cfg, const char *section, const c
 static json_t *workload_json(const struct run_result *r)
 {
     const struct config *cfg = r->cfg;
-    char a[64], b[64], c[64], d[64];
-    return json_pack("{s:I, s:I, s:s, s:s, s:I, s:I, s:s, s:I, s:s}",
+    char a[64], b[64], c[64], d[64], e[64];
+    return json_pack("{s:I, s:I, s:s, s:s, s:s, s:f, s:I, s:I, s:s, s:I, s:s}",
                      "senders", (json_int_t)cfg->senders, "readers", (json_int_t)cfg->readers,
                      "msgs_per_conn", cfgval(cfg, "smtp", "msgs_per_conn", a, sizeof a),
                      "size", cfgval(cfg, "smtp", "size", b, sizeof b),
+                     "size_dist", cfgval(cfg, "smtp", "size_dist", e, sizeof e), "rate", cfg->rate,
                      "max_per_session", (json_int_t)cfg->max_per_session,
                      "users", (json_int_t)r->run->users.n,
                      "duration", cfgval(cfg, "run", "duration", c, sizeof c),
@@ -122,6 +123,7 @@ json_t *result_json(const struct run_result *r)
     json_object_set_new(s, "unconfirmed", json_integer((json_int_t)lo->unconfirmed));
     json_object_set_new(s, "foreign", json_integer((json_int_t)r->c.foreign));
     json_object_set_new(s, "stale", json_integer((json_int_t)r->c.stale));
+    json_object_set_new(s, "peeked", json_integer((json_int_t)r->c.peeked));
     json_t *lat = json_object();
     for (unsigned k = 0; k < LAT_COUNT; k++)
         if (r->lat[k].count)

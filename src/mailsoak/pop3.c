@@ -45,6 +45,7 @@ struct pop3_session {
     struct got *got;                 /* ours, retrieved and marked for deletion */
     size_t ngot, capgot;
     struct msg_check chk;
+    EVP_MD_CTX *md;                  /* a RETR's digest runs across many reads: one per session */
     int retry_user;                  /* next session: same user, no new pick */
     int holds_mailbox;               /* set our mailbox_busy flag for user */
     unsigned sweep_tries;
@@ -215,9 +216,11 @@ static void start_session(struct pop3_session *s)
     s->limit = s->sweep ? SIZE_MAX : (size_t)cfg_of(s)->max_per_session;
     s->nids = s->cur = s->ngot = 0;
     const struct target *t = &r->pop3[w->rr++ % r->npop3];
+    const struct target *b = next_bind(w, r->pop3_bind, r->npop3_bind);
     s->t_sent = mono_ns();
     set_state(s, PS_CONNECT);
-    if (conn_connect(&s->c, (const struct sockaddr *)&t->sa, t->len, NULL, 0) < 0) {
+    if (conn_connect(&s->c, (const struct sockaddr *)&t->sa, t->len, b ? (const struct sockaddr *)&b->sa : NULL,
+                     b ? b->len : 0) < 0) {
         count_conn_error(w, "pop3", "connect", &s->c);
         finish(s, 1);
         return;
@@ -256,6 +259,15 @@ static void message_done(struct pop3_session *s)
     enum msg_verdict v = msg_check_end(&s->chk);
     stats_lat(&w->st, LAT_POP3_RETR, now - s->t_sent);
     int dele = 1;
+    double share = cfg_of(s)->delete_share;
+    if (share < 1 && rng_unit(&s->rng) >= share) {
+        /* retrieve only: the message stays, and is not read until some session
+         * deletes it */
+        w->st.c.peeked++;
+        s->cur++;
+        next_retr(s);
+        return;
+    }
     if (v == MSG_FOREIGN) {
         w->st.c.foreign++;
         dele = cfg_of(s)->delete_foreign;
@@ -366,7 +378,7 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
         return;
     case PS_RETR: {
         struct worker *w = s->w;
-        msg_check_begin(&s->chk, w->mdctx, w->gen.sha256);
+        msg_check_begin(&s->chk, s->md, w->gen.sha256);
         set_state(s, PS_RETR_BODY);
         return;
     }
@@ -463,6 +475,9 @@ struct pop3_session *pop3_sessions_new(struct worker *w, unsigned n, unsigned ba
         s->w = w;
         conn_init(&s->c, w->loop, pop3_event, s);
         s->backoff.fn = backoff_fired;
+        s->md = EVP_MD_CTX_new();
+        if (!s->md)
+            abort();
         rng_seed(&s->rng, w->run->seed ^ (0x90930000000000ull + base + i));
     }
     return v;
@@ -519,6 +534,7 @@ void pop3_sessions_free(struct worker *w)
         buf_free(&s->c.out);
         free(s->ids);
         free(s->got);
+        EVP_MD_CTX_free(s->md);
     }
     free(w->pop3);
     w->pop3 = NULL;

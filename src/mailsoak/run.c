@@ -27,6 +27,30 @@ static void on_signal(int sig)
     stop_signal = sig;
 }
 
+/* A local address to bind: an IP literal, port chosen by the kernel. */
+static int resolve_bind(const char *spec, struct target *t, char *err, size_t errlen)
+{
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST | AI_PASSIVE }, *ai;
+    char host[128];
+    snprintf(host, sizeof host, "%s", spec);
+    if (host[0] == '[') {            /* [::1] */
+        memmove(host, host + 1, strlen(host));
+        char *end = strchr(host, ']');
+        if (end)
+            *end = 0;
+    }
+    int rc = getaddrinfo(host, "0", &hints, &ai);
+    if (rc) {
+        snprintf(err, errlen, "'%s': not an IP address (%s)", spec, gai_strerror(rc));
+        return -1;
+    }
+    memcpy(&t->sa, ai->ai_addr, ai->ai_addrlen);
+    t->len = ai->ai_addrlen;
+    snprintf(t->name, sizeof t->name, "%s", spec);
+    freeaddrinfo(ai);
+    return 0;
+}
+
 static int resolve(const char *spec, struct target *t, char *err, size_t errlen)
 {
     char host[256];
@@ -61,14 +85,15 @@ static int resolve(const char *spec, struct target *t, char *err, size_t errlen)
     return 0;
 }
 
-static int resolve_all(const struct strlist *l, const char *what, struct target **out, unsigned *n)
+static int resolve_all(const struct strlist *l, const char *what, struct target **out, unsigned *n,
+                       int (*fn)(const char *, struct target *, char *, size_t))
 {
     char err[300];
     *out = calloc(l->n ? l->n : 1, sizeof **out);
     *n = (unsigned)l->n;
     for (size_t i = 0; i < l->n; i++)
-        if (resolve(l->v[i], &(*out)[i], err, sizeof err) < 0) {
-            fprintf(stderr, "mailsoak: %s.target: %s\n", what, err);
+        if (fn(l->v[i], &(*out)[i], err, sizeof err) < 0) {
+            fprintf(stderr, "mailsoak: %s: %s\n", what, err);
             return -1;
         }
     return 0;
@@ -254,8 +279,23 @@ static int run_soak(const struct config *cfg)
         rc = 2;
         goto out;
     }
-    if (resolve_all(&cfg->smtp_targets, "smtp", &r->smtp, &r->nsmtp) < 0 ||
-        resolve_all(&cfg->pop3_targets, "pop3", &r->pop3, &r->npop3) < 0 || setup_users(r, cfg) < 0) {
+    char err[400];
+    if (resolve_all(&cfg->smtp_targets, "smtp.target", &r->smtp, &r->nsmtp, resolve) < 0 ||
+        resolve_all(&cfg->pop3_targets, "pop3.target", &r->pop3, &r->npop3, resolve) < 0 ||
+        resolve_all(&cfg->smtp_bind, "smtp.bind", &r->smtp_bind, &r->nsmtp_bind, resolve_bind) < 0 ||
+        resolve_all(&cfg->pop3_bind, "pop3.bind", &r->pop3_bind, &r->npop3_bind, resolve_bind) < 0 ||
+        setup_users(r, cfg) < 0) {
+        rc = 2;
+        goto out;
+    }
+    if (size_model_init(&r->sizes, (enum size_dist)cfg->size_dist, cfg->size, cfg->size_median, cfg->size_spread,
+                        cfg->size_file, err, sizeof err) < 0) {
+        fprintf(stderr, "mailsoak: %s\n", err);
+        rc = 2;
+        goto out;
+    }
+    if (cfg->delete_share > 1) {
+        fprintf(stderr, "mailsoak: pop3.delete_share: must be between 0 and 1\n");
         rc = 2;
         goto out;
     }
@@ -276,6 +316,7 @@ static int run_soak(const struct config *cfg)
     unsigned nw = (unsigned)(cfg->workers ? cfg->workers : (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
     if (nw < 1)
         nw = 1;
+    r->nworkers = nw;
     r->mailbox_busy = calloc(r->users.n, sizeof *r->mailbox_busy);
     if (!r->pool || !r->mailbox_busy || ledger_init(&r->ledger, nw, r->users.n) < 0) {
         fprintf(stderr, "mailsoak: out of memory\n");
@@ -387,7 +428,6 @@ static int run_soak(const struct config *cfg)
     result_table(stdout, res);
     rc = 0;
     if (cfg->json[0]) {
-        char err[300];
         json_t *root = result_json(res);
         if (write_json_atomic(cfg->json, root, err, sizeof err) < 0) {
             fprintf(stderr, "mailsoak: %s\n", err);
@@ -407,6 +447,9 @@ out:
     users_free(&r->users);
     free(r->smtp);
     free(r->pop3);
+    free(r->smtp_bind);
+    free(r->pop3_bind);
+    size_model_free(&r->sizes);
     free(r->pool);
     free((void *)r->mailbox_busy);
     free(r);

@@ -14,13 +14,14 @@
 
 enum sm {
     SM_IDLE, SM_CONNECT, SM_BANNER, SM_EHLO, SM_MAIL, SM_RCPT, SM_DATA, SM_EOD, SM_RSET, SM_QUIT,
+    SM_WAIT,                         /* connected, waiting for the next message to be due */
 };
 static const char *const sm_stage[] = {
-    "idle", "connect", "banner", "ehlo", "mail", "rcpt", "data", "eod", "rset", "quit",
+    "idle", "connect", "banner", "ehlo", "mail", "rcpt", "data", "eod", "rset", "quit", "wait",
 };
 static const enum lat sm_lat[] = {
     LAT_COUNT, LAT_SMTP_CONNECT, LAT_SMTP_BANNER, LAT_SMTP_EHLO, LAT_SMTP_MAIL, LAT_SMTP_RCPT,
-    LAT_SMTP_DATA, LAT_SMTP_EOD, LAT_COUNT, LAT_SMTP_QUIT,
+    LAT_SMTP_DATA, LAT_SMTP_EOD, LAT_COUNT, LAT_SMTP_QUIT, LAT_COUNT,
 };
 
 struct smtp_session {
@@ -38,12 +39,15 @@ struct smtp_session {
     unsigned msgs_left, fails;
     struct smtp_reply reply;
     uint64_t t_sent;                 /* when the awaited command(s) went out */
+    uint64_t t_msg, t_next;          /* start of this message and of the next (paced: intended) */
+    uint64_t due;                    /* a paced message or connection not yet due */
     uint32_t user;
     struct ledger_entry *entry;
 };
 
 static void smtp_event(struct conn *c, enum conn_event ev, void *ud);
 static void start_connect(struct smtp_session *s);
+static void next_transaction(struct smtp_session *s);
 
 static void set_state(struct smtp_session *s, enum sm st)
 {
@@ -59,7 +63,18 @@ static void backoff_fired(struct loop *l, struct timer *t)
 {
     struct smtp_session *s = (struct smtp_session *)((char *)t - offsetof(struct smtp_session, backoff));
     (void)l;
-    start_connect(s);
+    if (s->state == SM_WAIT && conn_is_open(&s->c))
+        next_transaction(s);
+    else
+        start_connect(s);
+}
+
+/* Idles an open connection until `when`; the server may still close it. */
+static void wait_until(struct smtp_session *s, uint64_t when)
+{
+    set_state(s, SM_WAIT);
+    conn_deadline(&s->c, 0);
+    timer_arm(s->w->loop, &s->backoff, when);
 }
 
 /* After a failure: try again soon, a little later each time, so a dead server
@@ -133,19 +148,32 @@ static void send_quit(struct smtp_session *s)
     conn_flush(&s->c);
 }
 
+/* 1: send a message now; 0: nothing more to send; -1: paced, not due until s->due. */
 static int claim_message(struct smtp_session *s)
 {
     struct run *r = s->w->run;
+    struct pacer *p = &s->w->msg_pacer;
+    uint64_t now = mono_ns();
     if (atomic_load_explicit(&r->phase, memory_order_relaxed) != PH_SEND)
         return 0;
-    if (!cfg_of(s)->messages)
-        return 1;
-    if (atomic_fetch_sub_explicit(&r->send_budget, 1, memory_order_relaxed) > 0) {
+    if (pacer_on(p) && (s->due = pacer_due(p)) > now)
+        return -1;
+    if (cfg_of(s)->messages) {
+        if (atomic_fetch_sub_explicit(&r->send_budget, 1, memory_order_relaxed) <= 0) {
+            atomic_fetch_add_explicit(&r->send_budget, 1, memory_order_relaxed);
+            return 0;
+        }
         s->tokens++;
-        return 1;
     }
-    atomic_fetch_add_explicit(&r->send_budget, 1, memory_order_relaxed);
-    return 0;
+    /* With a rate, a message starts at its intended time however late we are, so
+     * a server that stalls the senders shows in smtp.message (wrk2's correction). */
+    if (pacer_on(p)) {
+        pacer_take(p);
+        s->t_next = s->due;
+    } else {
+        s->t_next = now;
+    }
+    return 1;
 }
 
 static void write_cmd(struct smtp_session *s, const char *verb, const char *addr)
@@ -164,11 +192,14 @@ static void write_rcpt(struct smtp_session *s)
 }
 
 /* Claims the next message of this connection and writes its MAIL (pipelined: its
- * whole MAIL, RCPT, DATA group). 0 when the connection has nothing more to send. */
+ * whole MAIL, RCPT, DATA group). As claim_message() otherwise. */
 static int queue_transaction(struct smtp_session *s)
 {
-    if (!s->msgs_left || !claim_message(s))
+    if (!s->msgs_left)
         return 0;
+    int c = claim_message(s);
+    if (c <= 0)
+        return c;
     s->msgs_left--;
     s->group_failed = 0;
     s->drain_data = 0;
@@ -183,10 +214,16 @@ static int queue_transaction(struct smtp_session *s)
 
 static void next_transaction(struct smtp_session *s)
 {
-    if (!queue_transaction(s)) {
+    int q = queue_transaction(s);
+    if (q < 0) {
+        wait_until(s, s->due);
+        return;
+    }
+    if (q == 0) {
         send_quit(s);
         return;
     }
+    s->t_msg = s->t_next;
     s->t_sent = mono_ns();
     await(s, SM_MAIL);
     conn_flush(&s->c);
@@ -200,7 +237,7 @@ static void write_body(struct smtp_session *s)
     uint8_t digest[MSG_DIGEST_LEN];
     struct msg_params p = {
         .run_id = r->run_id, .from = cfg->mail_from, .to = r->users.v[s->user].addr,
-        .body_size = (size_t)rng_range(&s->rng, cfg->size.lo, cfg->size.hi),
+        .body_size = (size_t)size_draw(&r->sizes, &s->rng),
         .body_seed = rng_next(&s->rng),
     };
     size_t blen = msg_body(&w->gen, &p, digest);
@@ -216,13 +253,14 @@ static void write_body(struct smtp_session *s)
     /* RFC 2920 lets message content open a group: with PIPELINING the next
      * transaction (or QUIT) rides behind the final dot, halving the round trips. */
     s->ahead = AHEAD_NONE;
-    if (s->pipelined) {
-        if (queue_transaction(s)) {
+    if (s->pipelined && !cfg->think) {
+        int q = queue_transaction(s);
+        if (q > 0) {
             s->ahead = AHEAD_MAIL;
-        } else {
+        } else if (q == 0) {
             conn_puts(&s->c, "QUIT\r\n");
             s->ahead = AHEAD_QUIT;
-        }
+        }                            /* paced and not due: decided after the reply */
     }
     s->t_sent = now;
     await(s, SM_EOD);
@@ -341,6 +379,9 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
             return;
         }
         stats_lat(&w->st, LAT_SMTP_EOD, now - s->t_sent);
+        stats_lat(&w->st, LAT_SMTP_MESSAGE, now - s->t_msg);
+        if (s->ahead == AHEAD_MAIL)
+            s->t_msg = s->t_next;
         if (r->code == 250) {
             ledger_accept(&w->run->ledger, s->entry, run_ms(w->run, now));
             if (s->tokens > 0)       /* 0 when there is no messages = N budget */
@@ -360,6 +401,8 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
         } else if (s->ahead == AHEAD_QUIT) {
             s->ahead = AHEAD_NONE;
             await(s, SM_QUIT);
+        } else if (cfg_of(s)->think) {
+            wait_until(s, now + cfg_of(s)->think);
         } else {
             next_transaction(s);
         }
@@ -446,11 +489,22 @@ static void start_connect(struct smtp_session *s)
     struct run *r = w->run;
     if (atomic_load_explicit(&r->phase, memory_order_relaxed) != PH_SEND)
         return;
+    if (pacer_on(&w->conn_pacer)) {
+        uint64_t due = pacer_due(&w->conn_pacer);
+        if (due > mono_ns()) {
+            set_state(s, SM_IDLE);
+            timer_arm(w->loop, &s->backoff, due);
+            return;
+        }
+        pacer_take(&w->conn_pacer);
+    }
     const struct target *t = &r->smtp[w->rr++ % r->nsmtp];
+    const struct target *b = next_bind(w, r->smtp_bind, r->nsmtp_bind);
     s->entry = NULL;
     s->t_sent = mono_ns();
     set_state(s, SM_CONNECT);
-    if (conn_connect(&s->c, (const struct sockaddr *)&t->sa, t->len, NULL, 0) < 0) {
+    if (conn_connect(&s->c, (const struct sockaddr *)&t->sa, t->len, b ? (const struct sockaddr *)&b->sa : NULL,
+                     b ? b->len : 0) < 0) {
         count_conn_error(w, "smtp", "connect", &s->c);
         s->fails++;
         reconnect_later(s);
@@ -495,8 +549,11 @@ void smtp_sessions_phase(struct worker *w, int phase)
             set_state(s, SM_IDLE);
         } else if (phase != PH_SEND) {
             /* Senders finish the transaction in flight, then QUIT (claim_message
-             * says no from now on); idle ones stay idle. */
-            timer_cancel(w->loop, &s->backoff);
+             * says no from now on); waiting ones QUIT now; idle ones stay idle. */
+            if (s->state == SM_WAIT)
+                timer_arm(w->loop, &s->backoff, 0);
+            else
+                timer_cancel(w->loop, &s->backoff);
         }
     }
 }

@@ -3,6 +3,7 @@
  * here takes a lock. */
 #include "worker.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,29 @@ void count_conn_error(struct worker *w, const char *proto, const char *stage, co
     stats_error(&w->st, name, c->errmsg[0] ? c->errmsg : NULL);
 }
 
+void pacer_init(struct pacer *p, double rate, uint64_t ramp_ns, uint64_t t0)
+{
+    p->rate = rate;
+    p->ramp = (double)ramp_ns / 1e9;
+    p->t0 = t0;
+    p->n = 0;
+}
+
+uint64_t pacer_due(const struct pacer *p)
+{
+    double n = (double)p->n, t;
+    if (p->ramp > 0 && n < p->rate * p->ramp / 2)
+        t = sqrt(2 * p->ramp * n / p->rate);
+    else
+        t = p->ramp / 2 + n / p->rate;
+    return p->t0 + (uint64_t)(t * 1e9);
+}
+
+const struct target *next_bind(struct worker *w, const struct target *v, unsigned n)
+{
+    return n ? &v[w->rr_bind++ % n] : NULL;
+}
+
 int worker_init(struct worker *w, unsigned idx, struct run *run, unsigned nsmtp, unsigned npop3,
                 unsigned smtp_base, unsigned pop3_base)
 {
@@ -30,11 +54,14 @@ int worker_init(struct worker *w, unsigned idx, struct run *run, unsigned nsmtp,
     w->rr = idx;
     stats_init(&w->st, (unsigned)run->cfg->error_examples);
     w->loop = loop_new();
-    w->mdctx = EVP_MD_CTX_new();
-    if (!w->loop || !w->mdctx || msg_gen_init(&w->gen, run->pool, run->poolsize) < 0)
+    if (!w->loop || msg_gen_init(&w->gen, run->pool, run->poolsize) < 0)
         return -1;
     w->nsmtp = nsmtp;
     w->npop3 = npop3;
+    /* each worker paces its share; the shares add up to the configured rates */
+    unsigned nw = run->nworkers ? run->nworkers : 1;
+    pacer_init(&w->msg_pacer, run->cfg->rate / nw, run->cfg->ramp, run->t0);
+    pacer_init(&w->conn_pacer, run->cfg->conn_rate / nw, run->cfg->ramp, run->t0);
     w->smtp = smtp_sessions_new(w, nsmtp, smtp_base);
     w->pop3 = pop3_sessions_new(w, npop3, pop3_base);
     return w->smtp && w->pop3 ? 0 : -1;
@@ -86,6 +113,5 @@ void worker_free(struct worker *w)
     if (w->pop3)
         pop3_sessions_free(w);
     msg_gen_free(&w->gen);
-    EVP_MD_CTX_free(w->mdctx);
     loop_free(w->loop);
 }
