@@ -10,6 +10,8 @@
 #include "units.h"
 
 enum pipelining { PIPE_AUTO, PIPE_ON, PIPE_OFF };
+enum smtp_protocol { PROTO_SMTP, PROTO_LMTP };
+#define MAX_RCPTS 64
 
 /* [server]: the server under test, sampled by the collector. */
 struct server_config {
@@ -54,6 +56,8 @@ struct config {
     double rate, conn_rate, size_spread, delete_share;
     uint64_t ramp, think, size_median;
     int size_dist;                              /* enum size_dist (sizes.h) */
+    int smtp_protocol;                          /* enum smtp_protocol */
+    struct range rcpts;
     char *size_file;
     struct strlist smtp_bind, pop3_bind;
 };

@@ -28,6 +28,7 @@ struct msg_gen {
 struct msg_params {
     const char *run_id;          /* MSG_RUNID_LEN hex chars */
     uint64_t seq;                /* unique in the run */
+    unsigned nrcpt;              /* ledger entries seq .. seq+nrcpt-1, one per recipient */
     const char *from, *to;
     size_t body_size;
     uint64_t sent_unix_ms;       /* for X-Mailsoak-Sent */
@@ -58,6 +59,7 @@ struct msg_check {
     int in_body, have_id, have_digest, bad_header;
     char run_id[MSG_RUNID_LEN + 1];
     uint64_t seq;
+    unsigned nrcpt;
     uint8_t digest[MSG_DIGEST_LEN];
     uint64_t body_bytes;
 };

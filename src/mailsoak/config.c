@@ -10,6 +10,7 @@
 #define O(f) offsetof(struct config, f)
 
 static const char *const pipelining_choices[] = { "auto", "on", "off", NULL };
+static const char *const protocol_choices[] = { "smtp", "lmtp", NULL };
 static const char *const size_dist_choices[] = { "uniform", "fixed", "lognormal", "file", NULL };
 
 const struct opt config_opts[] = {
@@ -36,6 +37,8 @@ const struct opt config_opts[] = {
     { "smtp", "rate", OPT_DOUBLE, O(rate), "0", "rate", "target messages per second over all senders (0 = as fast as they go); latency counts from each message's intended time", NULL },
     { "smtp", "conn_rate", OPT_DOUBLE, O(conn_rate), "0", NULL, "target new SMTP connections per second (0 = no limit)", NULL },
     { "smtp", "ramp", OPT_DURATION, O(ramp), "0s", "ramp", "rates rise linearly from zero over this time", NULL },
+    { "smtp", "protocol", OPT_ENUM, O(smtp_protocol), "smtp", NULL, "speak SMTP, or LMTP (RFC 2033: LHLO, a reply per recipient after the data)", protocol_choices },
+    { "smtp", "rcpts", OPT_RANGE, O(rcpts), "1", NULL, "recipients per message, uniform in MIN-MAX, distinct (at most 64); each is its own ledger entry", NULL },
     { "smtp", "think", OPT_DURATION, O(think), "0s", NULL, "pause of a sender between two messages on a connection", NULL },
     { "smtp", "bind", OPT_LIST, O(smtp_bind), NULL, NULL, "local source address for connections, round robin (repeatable)", NULL },
     { "smtp", "pipelining", OPT_ENUM, O(pipelining), "auto", "pipelining", "RFC 2920 command pipelining", pipelining_choices },

@@ -81,7 +81,7 @@ size_t msg_body(struct msg_gen *g, const struct msg_params *p, uint8_t digest[MS
 
 size_t msg_wire_max(const struct msg_params *p, size_t body_len)
 {
-    return 512 + strlen(p->from) + strlen(p->to) + 2 * body_len + 8;
+    return 530 + strlen(p->from) + strlen(p->to) + 2 * body_len + 8;
 }
 
 size_t msg_dot_stuff(const char *in, size_t len, char *out)
@@ -127,13 +127,16 @@ size_t msg_write(struct msg_gen *g, const struct msg_params *p, size_t body_len,
     char dig[2 * MSG_DIGEST_LEN + 1];
     *hex(dig, digest, MSG_DIGEST_LEN) = 0;
     refresh_date(g, p->sent_unix_ms);
+    char nr[16] = "";
+    if (p->nrcpt > 1)                /* "/k": the k recipients' entries follow seq */
+        snprintf(nr, sizeof nr, "/%u", p->nrcpt);
     int n = sprintf(out,
                     "From: <%s>\r\nTo: <%s>\r\nSubject: mailsoak %s %llx\r\nDate: %s\r\n"
                     "Message-ID: <%s.%llx@mailsoak.invalid>\r\n"
-                    "X-Mailsoak-Id: %s-%llx\r\nX-Mailsoak-Sent: %llu.%03u\r\n"
+                    "X-Mailsoak-Id: %s-%llx%s\r\nX-Mailsoak-Sent: %llu.%03u\r\n"
                     "X-Mailsoak-Digest: sha256:%s\r\n\r\n",
                     p->from, p->to, p->run_id, (unsigned long long)p->seq, g->date,
-                    p->run_id, (unsigned long long)p->seq, p->run_id, (unsigned long long)p->seq,
+                    p->run_id, (unsigned long long)p->seq, p->run_id, (unsigned long long)p->seq, nr,
                     (unsigned long long)(p->sent_unix_ms / 1000), (unsigned)(p->sent_unix_ms % 1000), dig);
     size_t o = (size_t)n;
     o += msg_dot_stuff(g->scratch, body_len, out + o);
@@ -205,6 +208,15 @@ void msg_check_line(struct msg_check *m, const char *line, size_t len)
                 memcpy(tmp, v + MSG_RUNID_LEN + 1, sl);
                 tmp[sl] = 0;
                 m->seq = strtoull(tmp, &end, 16);
+                m->nrcpt = 1;
+                if (*end == '/' && end > tmp) {
+                    char *e2;
+                    unsigned long k = strtoul(end + 1, &e2, 10);
+                    if (*e2 == 0 && k >= 1 && k <= 64) {
+                        m->nrcpt = (unsigned)k;
+                        end = e2;
+                    }
+                }
                 if (*end == 0 && sl > 0) {
                     m->have_id = 1;
                     return;

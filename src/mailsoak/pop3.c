@@ -276,8 +276,18 @@ static void message_done(struct pop3_session *s)
     } else if (strcmp(s->chk.run_id, r->run_id)) {
         w->st.c.stale++;             /* ours, from an earlier run: clear it away */
     } else {
-        struct ledger_entry *e = ledger_get(&r->ledger, s->chk.seq);
+        /* the entries of a message's recipients follow its id: ours is the one
+         * for the mailbox we are in */
+        struct ledger_entry *e = NULL;
+        for (unsigned i = 0; i < s->chk.nrcpt; i++) {
+            struct ledger_entry *c = ledger_get(&r->ledger, s->chk.seq + i);
+            if (c && c->user == s->user) {
+                e = c;
+                break;
+            }
+        }
         if (!e) {
+            /* ours, but no recipient of it lives here: misdelivered or mangled */
             w->st.c.corrupt_unattributed++;
         } else {
             uint64_t d8;

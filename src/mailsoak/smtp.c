@@ -41,8 +41,12 @@ struct smtp_session {
     uint64_t t_sent;                 /* when the awaited command(s) went out */
     uint64_t t_msg, t_next;          /* start of this message and of the next (paced: intended) */
     uint64_t due;                    /* a paced message or connection not yet due */
-    uint32_t user;
-    struct ledger_entry *entry;
+    /* this transaction's recipients, and the ledger entries of those accepted */
+    uint32_t rcpt[MAX_RCPTS];
+    unsigned nrcpt, rcpt_i, nentries, eod_i;
+    uint64_t rcpt_ok;                /* bit i: RCPT i was accepted */
+    struct ledger_entry *entries[MAX_RCPTS];
+    int lmtp, accepted_any;
 };
 
 static void smtp_event(struct conn *c, enum conn_event ev, void *ud);
@@ -102,11 +106,12 @@ static void refund(struct smtp_session *s)
  * have the message; the ledger will tell if it turns up. */
 static void abandon_transaction(struct smtp_session *s)
 {
-    if (s->entry && s->state == SM_EOD)
-        ledger_reject(s->entry);
+    if (s->state == SM_EOD)
+        for (unsigned i = s->eod_i; i < s->nentries; i++)
+            ledger_reject(s->entries[i]);
     while (s->tokens > 0)
         refund(s);
-    s->entry = NULL;
+    s->nentries = s->eod_i = 0;
     s->ahead = AHEAD_NONE;
 }
 
@@ -186,9 +191,31 @@ static void write_cmd(struct smtp_session *s, const char *verb, const char *addr
     conn_commit(&s->c, v + a + 3);
 }
 
-static void write_rcpt(struct smtp_session *s)
+static void write_rcpt(struct smtp_session *s, unsigned i)
 {
-    write_cmd(s, "RCPT TO:<", s->w->run->users.v[s->user].addr);
+    write_cmd(s, "RCPT TO:<", s->w->run->users.v[s->rcpt[i]].addr);
+}
+
+/* k distinct random users: a server may fold two copies for one mailbox into one,
+ * which would look like a loss. */
+static void pick_rcpts(struct smtp_session *s)
+{
+    const struct config *cfg = cfg_of(s);
+    size_t n = s->w->run->users.n;
+    uint64_t k = rng_range(&s->rng, cfg->rcpts.lo ? cfg->rcpts.lo : 1, cfg->rcpts.hi ? cfg->rcpts.hi : 1);
+    if (k > MAX_RCPTS)
+        k = MAX_RCPTS;
+    if (k > n)
+        k = n;
+    s->nrcpt = 0;
+    while (s->nrcpt < k) {
+        uint32_t u = (uint32_t)rng_range(&s->rng, 0, n - 1);
+        unsigned j = 0;
+        while (j < s->nrcpt && s->rcpt[j] != u)
+            j++;
+        if (j == s->nrcpt)
+            s->rcpt[s->nrcpt++] = u;
+    }
 }
 
 /* Claims the next message of this connection and writes its MAIL (pipelined: its
@@ -203,10 +230,13 @@ static int queue_transaction(struct smtp_session *s)
     s->msgs_left--;
     s->group_failed = 0;
     s->drain_data = 0;
-    s->user = (uint32_t)rng_range(&s->rng, 0, s->w->run->users.n - 1);
+    pick_rcpts(s);
+    s->rcpt_i = 0;
+    s->rcpt_ok = 0;
     write_cmd(s, "MAIL FROM:<", cfg_of(s)->mail_from);
     if (s->pipelined) {
-        write_rcpt(s);
+        for (unsigned i = 0; i < s->nrcpt; i++)
+            write_rcpt(s, i);
         conn_puts(&s->c, "DATA\r\n");
     }
     return 1;
@@ -235,17 +265,31 @@ static void write_body(struct smtp_session *s)
     struct run *r = w->run;
     const struct config *cfg = cfg_of(s);
     uint8_t digest[MSG_DIGEST_LEN];
+    char to[MAX_RCPTS * 8 + 256];
+    size_t tl = 0;
+    for (unsigned i = 0; i < s->nrcpt && tl < sizeof to - 2; i++)
+        if (s->rcpt_ok >> i & 1)
+            tl += (size_t)snprintf(to + tl, sizeof to - tl, "%s%s", tl ? ">, <" : "", r->users.v[s->rcpt[i]].addr);
     struct msg_params p = {
-        .run_id = r->run_id, .from = cfg->mail_from, .to = r->users.v[s->user].addr,
+        .run_id = r->run_id, .from = cfg->mail_from, .to = to,
         .body_size = (size_t)size_draw(&r->sizes, &s->rng),
         .body_seed = rng_next(&s->rng),
     };
     size_t blen = msg_body(&w->gen, &p, digest);
     uint64_t d8;
     memcpy(&d8, digest, sizeof d8);
-    uint64_t idx = ledger_add(&r->ledger, w->idx, s->user, (uint32_t)blen, d8);
-    s->entry = ledger_get(&r->ledger, ledger_seq(w->idx, idx));
-    p.seq = ledger_seq(w->idx, idx);
+    /* one entry per accepted recipient, consecutive in this worker's shard, so the
+     * message's id (the first) and its count find them all */
+    s->nentries = s->eod_i = 0;
+    for (unsigned i = 0; i < s->nrcpt; i++) {
+        if (!(s->rcpt_ok >> i & 1))
+            continue;
+        uint64_t idx = ledger_add(&r->ledger, w->idx, s->rcpt[i], (uint32_t)blen, d8);
+        if (!s->nentries)
+            p.seq = ledger_seq(w->idx, idx);
+        s->entries[s->nentries++] = ledger_get(&r->ledger, ledger_seq(w->idx, idx));
+    }
+    p.nrcpt = s->nentries;
     uint64_t now = mono_ns();
     p.sent_unix_ms = r->t0_unix_ms + (now - r->t0) / NS_PER_MS;
     char *out = conn_reserve(&s->c, msg_wire_max(&p, blen));
@@ -279,6 +323,46 @@ static void transaction_done(struct smtp_session *s)
     next_transaction(s);
 }
 
+/* A reply to the end of data: SMTP answers once for all recipients, LMTP once per
+ * accepted recipient. Returns 1 when the message is settled, 0 if more replies are
+ * due. */
+static int eod_reply(struct smtp_session *s, const struct smtp_reply *r, uint64_t now)
+{
+    struct worker *w = s->w;
+    unsigned upto = s->lmtp ? s->eod_i + 1 : s->nentries;
+    for (unsigned i = s->eod_i; i < upto; i++) {
+        if (r->code == 250) {
+            ledger_accept(&w->run->ledger, s->entries[i], run_ms(w->run, now));
+            w->st.c.sent++;
+            s->accepted_any = 1;
+        } else {
+            ledger_reject(s->entries[i]);
+            w->st.c.rejected++;
+        }
+    }
+    if (r->code != 250)
+        fail_reply(s, SM_EOD, r);
+    s->eod_i = upto;
+    if (s->eod_i < s->nentries) {
+        await(s, SM_EOD);
+        return 0;
+    }
+    stats_lat(&w->st, LAT_SMTP_EOD, now - s->t_sent);
+    stats_lat(&w->st, LAT_SMTP_MESSAGE, now - s->t_msg);
+    if (s->ahead == AHEAD_MAIL)
+        s->t_msg = s->t_next;
+    if (s->accepted_any) {
+        if (s->tokens > 0)           /* 0 when there is no messages = N budget */
+            s->tokens--;
+        atomic_fetch_add_explicit(&w->run->accepted, 1, memory_order_relaxed);
+    } else {
+        refund(s);
+    }
+    s->accepted_any = 0;
+    s->nentries = s->eod_i = 0;
+    return 1;
+}
+
 /* One complete reply in state s->state. */
 static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
 {
@@ -301,7 +385,7 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
             send_quit(s);
             return;
         }
-        conn_printf(&s->c, "EHLO %s\r\n", cfg_of(s)->helo);
+        conn_printf(&s->c, "%s %s\r\n", s->lmtp ? "LHLO" : "EHLO", cfg_of(s)->helo);
         s->t_sent = now;
         s->ext = 0;
         await(s, SM_EHLO);
@@ -313,8 +397,9 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
             send_quit(s);
             return;
         }
+        /* RFC 2033: every LMTP server pipelines */
         s->pipelined = cfg_of(s)->pipelining == PIPE_ON ||
-                       (cfg_of(s)->pipelining == PIPE_AUTO && (s->ext & EXT_PIPELINING));
+                       (cfg_of(s)->pipelining == PIPE_AUTO && (s->ext & EXT_PIPELINING || s->lmtp));
         s->fails = 0;
         s->msgs_left = (unsigned)rng_range(&s->rng, cfg_of(s)->msgs_per_conn.lo, cfg_of(s)->msgs_per_conn.hi);
         next_transaction(s);
@@ -330,15 +415,28 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
                 transaction_done(s);
                 return;
             }
-            write_rcpt(s);
+            write_rcpt(s, 0);
             s->t_sent = now;
             conn_flush(&s->c);
         }
         await(s, SM_RCPT);
         return;
-    case SM_RCPT:
-        if (r->code != 250 && r->code != 251 && !s->group_failed) {
+    case SM_RCPT: {
+        unsigned i = s->rcpt_i++;
+        if (r->code == 250 || r->code == 251)
+            s->rcpt_ok |= 1ull << i;
+        else if (!s->group_failed)   /* after a failed MAIL, RCPT failures are echoes */
             fail_reply(s, st, r);
+        if (s->rcpt_i < s->nrcpt) {
+            if (!s->pipelined && !s->group_failed) {
+                write_rcpt(s, s->rcpt_i);
+                s->t_sent = now;
+                conn_flush(&s->c);
+            }
+            await(s, SM_RCPT);
+            return;
+        }
+        if (!s->rcpt_ok && !s->group_failed) {
             s->group_failed = 1;
             refund(s);
         }
@@ -353,6 +451,7 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
         }
         await(s, SM_DATA);
         return;
+    }
     case SM_DATA:
         if (r->code == 354 && s->group_failed) {
             /* A server that says 354 with no valid recipient still wants an end. */
@@ -378,23 +477,8 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
             transaction_done(s);
             return;
         }
-        stats_lat(&w->st, LAT_SMTP_EOD, now - s->t_sent);
-        stats_lat(&w->st, LAT_SMTP_MESSAGE, now - s->t_msg);
-        if (s->ahead == AHEAD_MAIL)
-            s->t_msg = s->t_next;
-        if (r->code == 250) {
-            ledger_accept(&w->run->ledger, s->entry, run_ms(w->run, now));
-            if (s->tokens > 0)       /* 0 when there is no messages = N budget */
-                s->tokens--;
-            w->st.c.sent++;
-            atomic_fetch_add_explicit(&w->run->accepted, 1, memory_order_relaxed);
-        } else {
-            fail_reply(s, st, r);
-            ledger_reject(s->entry);
-            w->st.c.rejected++;
-            refund(s);
-        }
-        s->entry = NULL;
+        if (!eod_reply(s, r, now))
+            return;
         if (s->ahead == AHEAD_MAIL) {
             s->ahead = AHEAD_NONE;
             await(s, SM_MAIL);       /* its group is already on the wire */
@@ -500,7 +584,8 @@ static void start_connect(struct smtp_session *s)
     }
     const struct target *t = &r->smtp[w->rr++ % r->nsmtp];
     const struct target *b = next_bind(w, r->smtp_bind, r->nsmtp_bind);
-    s->entry = NULL;
+    s->nentries = s->eod_i = 0;
+    s->lmtp = cfg_of(s)->smtp_protocol == PROTO_LMTP;
     s->t_sent = mono_ns();
     set_state(s, SM_CONNECT);
     if (conn_connect(&s->c, (const struct sockaddr *)&t->sa, t->len, b ? (const struct sockaddr *)&b->sa : NULL,

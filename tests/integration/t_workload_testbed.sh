@@ -34,4 +34,19 @@ check "shapes: 200 sent" eq "$(jget "$WORK/shape.json" .summary.sent)" 200
 check "shapes: no errors" eq "$(jget "$WORK/shape.json" .summary.errors)" 0
 check "shapes: some retrieved and left" gt "$(jget "$WORK/shape.json" .summary.peeked)" 0
 check "shapes: nothing corrupted" eq "$(jget "$WORK/shape.json" .summary.corrupted)" 0
+# Several recipients per message, through Postfix over SMTP and straight into
+# Dovecot over LMTP (a reply per recipient): each recipient is its own ledger
+# entry, and every one must arrive exactly once.
+for proto in smtp lmtp; do
+    target="127.0.0.1:$SMTP_PORT"
+    [[ $proto == lmtp ]] && target="127.0.0.1:$LMTP_PORT"
+    "$MAILSOAK" run --users "$USERS_FILE" --smtp "$target" --pop3 "127.0.0.1:$POP3_PORT" \
+        --set smtp.protocol=$proto --set smtp.rcpts=1-4 --senders 4 --readers 4 --messages 60 \
+        --duration 30s --drain 30s --json "$WORK/$proto.json" >/dev/null 2>&1
+    sent=$(jget "$WORK/$proto.json" .summary.sent)
+    check "$proto: more deliveries than messages (1-4 recipients)" gt "$sent" 60
+    check "$proto: every recipient's copy delivered once" eq "$(jget "$WORK/$proto.json" .summary.delivered)" "$sent"
+    check "$proto: no errors" eq "$(jget "$WORK/$proto.json" .summary.errors)" 0
+    check "$proto: nothing misattributed" eq "$(jget "$WORK/$proto.json" .summary.corrupted)" 0
+done
 finish
