@@ -40,6 +40,10 @@ struct probe {
     char tls[40];                    /* "TLSv1.3" once negotiated */
     int done;
     int own_login;                   /* POP3 USER/PASS: curl connects, we log in */
+    int step;                        /* of own_steps; -1 when finished */
+    char obuf[600], ibuf[600];
+    size_t olen, ooff, ilen;
+    int own_secs;                    /* when our own exchange timed out: seconds taken */
     CURLcode rc;
     int ok;
     char result[700];
@@ -251,7 +255,9 @@ static int probe_start(struct probe *p, const struct config *cfg, CURLM *m)
     return curl_multi_add_handle(m, h) == CURLM_OK ? 0 : -1;
 }
 
-/* ---- POP3 USER/PASS over the connection curl set up ---- */
+/* ---- POP3 USER/PASS over the connections curl set up, all at once ---- */
+
+static const char *const own_steps[] = { "USER", "PASS", "STAT", "QUIT" };
 
 static uint64_t now_ms(void)
 {
@@ -260,70 +266,56 @@ static uint64_t now_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static int wait_io(struct probe *p, short ev, uint64_t deadline)
+static void own_send(struct probe *p)
 {
-    curl_socket_t fd;
-    uint64_t now = now_ms();
-    if (curl_easy_getinfo(p->h, CURLINFO_ACTIVESOCKET, &fd) != CURLE_OK || fd == CURL_SOCKET_BAD)
-        return -1;
-    struct pollfd pfd = { .fd = fd, .events = ev };
-    return now < deadline && poll(&pfd, 1, (int)(deadline - now)) > 0 ? 0 : -1;
-}
-
-/* Sends "verb arg", reads one reply line into the transcript. 0, or a curl code. */
-static CURLcode pop3_command(struct probe *p, const char *verb, const char *arg, uint64_t deadline)
-{
-    char buf[600];
-    int n = snprintf(buf, sizeof buf, "%s%s%s\r\n", verb, arg ? " " : "", arg ? arg : "");
-    size_t off = 0, got = 0;
+    const char *verb = own_steps[p->step];
+    const char *arg = p->step == 0 ? p->user->addr : p->step == 1 ? p->user->pass : NULL;
+    p->olen = (size_t)snprintf(p->obuf, sizeof p->obuf, "%s%s%s\r\n", verb, arg ? " " : "", arg ? arg : "");
+    p->ooff = p->ilen = 0;
     keep_line(p, '>', verb, strlen(verb));
-    while (off < (size_t)n) {
-        size_t w = 0;
-        CURLcode r = curl_easy_send(p->h, buf + off, (size_t)n - off, &w);
-        if (r == CURLE_AGAIN) {
-            if (wait_io(p, POLLOUT, deadline) < 0)
-                return CURLE_OPERATION_TIMEDOUT;
-            continue;
-        }
-        if (r != CURLE_OK)
-            return r;
-        off += w;
-    }
-    while (!memchr(buf, '\n', got)) {
-        size_t r_n = 0;
-        if (got >= sizeof buf - 1)
-            break;
-        CURLcode r = curl_easy_recv(p->h, buf + got, sizeof buf - 1 - got, &r_n);
-        if (r == CURLE_AGAIN) {
-            if (wait_io(p, POLLIN, deadline) < 0)
-                return CURLE_OPERATION_TIMEDOUT;
-            continue;
-        }
-        if (r != CURLE_OK)
-            return r;
-        if (!r_n)
-            return CURLE_GOT_NOTHING;
-        got += r_n;
-    }
-    keep_line(p, '<', buf, strcspn(buf, "\n"));
-    return buf[0] == '+' ? CURLE_OK : CURLE_LOGIN_DENIED;
 }
 
-static void own_login(struct probe *p, uint64_t deadline)
+static void own_finish(struct probe *p, CURLcode rc)
 {
-    if (p->rc != CURLE_OK)
-        return;
-    CURLcode r = pop3_command(p, "USER", p->user->addr, deadline);
-    if (r == CURLE_OK)
-        r = pop3_command(p, "PASS", p->user->pass, deadline);
-    if (r == CURLE_OK) {
-        r = pop3_command(p, "STAT", NULL, deadline);
-        if (r == CURLE_LOGIN_DENIED)
-            r = CURLE_WEIRD_SERVER_REPLY;   /* logged in: STAT's -ERR is no login refusal */
+    p->rc = rc;
+    p->step = -1;
+}
+
+/* One step of the USER, PASS, STAT, QUIT exchange when the socket is ready. */
+static void own_advance(struct probe *p)
+{
+    CURLcode r;
+    size_t n = 0;
+    if (p->ooff < p->olen) {
+        r = curl_easy_send(p->h, p->obuf + p->ooff, p->olen - p->ooff, &n);
         if (r == CURLE_OK)
-            pop3_command(p, "QUIT", NULL, deadline);
+            p->ooff += n;
+        else if (r != CURLE_AGAIN)
+            own_finish(p, r);
+        if (p->step == 3 && p->ooff == p->olen)
+            own_finish(p, CURLE_OK);   /* QUIT sent: the answer changes nothing */
+        return;
     }
-    p->rc = r;
+    r = curl_easy_recv(p->h, p->ibuf + p->ilen, sizeof p->ibuf - 1 - p->ilen, &n);
+    if (r == CURLE_AGAIN)
+        return;
+    if (r != CURLE_OK || n == 0) {
+        own_finish(p, r != CURLE_OK ? r : CURLE_GOT_NOTHING);
+        return;
+    }
+    p->ilen += n;
+    if (!memchr(p->ibuf, '\n', p->ilen)) {
+        if (p->ilen >= sizeof p->ibuf - 1)
+            own_finish(p, CURLE_WEIRD_SERVER_REPLY);
+        return;
+    }
+    keep_line(p, '<', p->ibuf, strcspn(p->ibuf, "\n"));
+    if (p->ibuf[0] != '+')             /* STAT's -ERR comes after a login: no refusal */
+        own_finish(p, p->step < 2 ? CURLE_LOGIN_DENIED : CURLE_WEIRD_SERVER_REPLY);
+    else {
+        p->step++;
+        own_send(p);
+    }
 }
 
 /* ---- diagnosis ---- */
@@ -340,7 +332,7 @@ static int transport_problem(struct probe *p, const char *proto, int mode, const
     curl_easy_getinfo(p->h, CURLINFO_CONNECT_TIME_T, &connect_us);
     curl_easy_getinfo(p->h, CURLINFO_TOTAL_TIME_T, &total_us);
     /* curl's connect timeout covers greeting, TLS and login too, so say how long it was */
-    int secs = (int)((total_us + 500000) / 1000000);
+    int secs = p->own_secs ? p->own_secs : (int)((total_us + 500000) / 1000000);
     const char *upgrade = p->proto == P_SMTP ? "STARTTLS" : "STLS";
     const char *upgrade_mode = p->proto == P_SMTP ? "starttls" : "stls";
     switch (p->rc) {
@@ -581,6 +573,8 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out)
         fprintf(stderr, "mailsoak check: cannot set up curl\n");
         goto out;
     }
+    for (size_t i = 0; i < n; i++)
+        pr[i].step = -1;
     for (size_t i = 0; i < nsmtp; i++) {
         struct probe *p = &pr[i];
         p->proto = P_SMTP;
@@ -602,9 +596,12 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out)
             fprintf(stderr, "mailsoak check: cannot set up curl\n");
             goto out;
         }
-    uint64_t deadline = now_ms() + TOTAL_TIMEOUT_S * 1000;
+    /* curl's transfers and our own USER/PASS exchanges share one wait. */
+    struct curl_waitfd *wfd = calloc(n, sizeof *wfd);
+    struct probe **who = calloc(n, sizeof *who);
+    uint64_t t0 = now_ms(), deadline = t0 + TOTAL_TIMEOUT_S * 1000;
     int running = 1;
-    while (running) {
+    while (wfd && who) {
         if (curl_multi_perform(m, &running) != CURLM_OK)
             break;
         CURLMsg *msg;
@@ -615,13 +612,41 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out)
                 curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&p);
                 p->rc = msg->data.result;
                 p->done = 1;
+                if (p->own_login && p->rc == CURLE_OK) {
+                    p->step = 0;
+                    own_send(p);
+                }
             }
-        if (running)
-            curl_multi_poll(m, NULL, 0, 1000, NULL);
+        unsigned nw = 0;
+        for (size_t i = 0; i < n; i++) {
+            curl_socket_t fd;
+            if (pr[i].step < 0)
+                continue;
+            if (curl_easy_getinfo(pr[i].h, CURLINFO_ACTIVESOCKET, &fd) != CURLE_OK || fd == CURL_SOCKET_BAD) {
+                own_finish(&pr[i], CURLE_GOT_NOTHING);
+                continue;
+            }
+            /* A reply line is one TLS record: curl holds none of it decrypted while
+             * the socket looks idle. */
+            wfd[nw] = (struct curl_waitfd){ .fd = fd,
+                                           .events = pr[i].ooff < pr[i].olen ? CURL_WAIT_POLLOUT : CURL_WAIT_POLLIN };
+            who[nw++] = &pr[i];
+        }
+        uint64_t now = now_ms();
+        if ((!running && !nw) || now >= deadline)
+            break;
+        curl_multi_poll(m, wfd, nw, (int)(deadline - now < 1000 ? deadline - now : 1000), NULL);
+        for (unsigned j = 0; j < nw; j++)
+            if (wfd[j].revents)
+                own_advance(who[j]);
     }
     for (size_t i = 0; i < n; i++)
-        if (pr[i].own_login && pr[i].done)
-            own_login(&pr[i], deadline);
+        if (pr[i].step >= 0) {
+            own_finish(&pr[i], CURLE_OPERATION_TIMEDOUT);
+            pr[i].own_secs = (int)((now_ms() - t0 + 500) / 1000);
+        }
+    free(wfd);
+    free(who);
     unsigned problems = 0;
     for (size_t i = 0; i < n; i++) {
         struct probe *p = &pr[i];
