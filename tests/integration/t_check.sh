@@ -2,44 +2,24 @@
 # t_check: `mailsoak check` against the real testbed (Postfix + Dovecot on loopback):
 # every TLS and AUTH combination the testbed offers passes, and a wrong password, a closed
 # port, an untrusted certificate and two classic misconfigurations each give exit 3 and
-# their own line. Needs root (the testbed does); skips without it or without the testbed.
-set -uo pipefail
-TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-MAILSOAK=${MAILSOAK:-$TOP/build/mailsoak}
-TESTBED=${TESTBED:-$TOP/scripts/testbed}
-
-if [[ $EUID -ne 0 ]]; then echo "SKIP: the testbed needs root"; exit 77; fi
-if [[ ! -x $TESTBED ]]; then echo "SKIP: no testbed script at $TESTBED"; exit 77; fi
-[[ -x $MAILSOAK ]] || { echo "FAIL: $MAILSOAK not built"; exit 1; }
-
-W=$(mktemp -d /tmp/mailsoak-t_check.XXXXXX)
-chmod 755 "$W"                 # Postfix and Dovecot users must reach the testbed inside
-D=$W/testbed
-cleanup() {
-	"$TESTBED" down --dir "$D" >/dev/null 2>&1
-	rm -rf "$W"
-}
-trap cleanup EXIT
-
-if ! timeout 300 "$TESTBED" up maildir 5 --dir "$D" >"$W/up.log" 2>&1; then
-	cat "$W/up.log"
-	echo "FAIL: testbed up"
-	exit 1
-fi
-# shellcheck disable=SC1091
-source "$D/testbed.env"
-CONF=(-c "$D/mailsoak.conf")
+# their own line. Needs root (the testbed does); skips without it.
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+# Postfix and Dovecot run as their own users and must reach the testbed under $WORK,
+# which mktemp makes 0700.
+chmod 755 "$WORK"
+testbed_up maildir 5
+CONF=(-c "$TB/mailsoak.conf")
 H=127.0.0.1
-fails=0
 n=0
 
 fail() {
 	echo "FAIL: $*"
-	fails=$((fails + 1))
+	failures=$((failures + 1))
 }
 
-# check NAME ARGS...: runs mailsoak check, leaves its output in $out and exit code in $rc.
-check() {
+# run_check NAME ARGS...: runs mailsoak check, leaves its output in $out and exit code in $rc.
+run_check() {
 	local name=$1
 	shift
 	n=$((n + 1))
@@ -55,7 +35,7 @@ check() {
 expect_ok() {
 	local name=$1 want=$2
 	shift 2
-	check "$name" "$@"
+	run_check "$name" "$@"
 	[[ $rc -eq 0 ]] || fail "$name: exit $rc, expected 0"
 	local oks
 	oks=$(grep -c '^OK ' <<<"$out")
@@ -106,13 +86,13 @@ expect_line "verify off" "OK smtp .*TLS \(TLSv1\.[23], certificate not verified\
 # (2 s, 4 s, ...), and curl's 5 s connect timeout covers SMTP AUTH: the SMTP refusal runs
 # first and alone; our own POP3 exchange has the whole 15 s.
 awk '{ if ($1 == "user0000@test.local" || $1 == "user0002@test.local") $2 = "wrong"; print }' \
-	"$USERS_FILE" >"$W/users-wrong"
-check "wrong password, SMTP AUTH" --users "$W/users-wrong" --set pop3.target= \
+	"$USERS_FILE" >"$WORK/users-wrong"
+run_check "wrong password, SMTP AUTH" --users "$WORK/users-wrong" --set pop3.target= \
 	--smtp "$H:$SUBMISSION_PORT" --smtp-tls starttls --smtp-tls-ca "$CA_CERT" --smtp-auth plain
 expect_problem "wrong password, SMTP AUTH"
 expect_line "wrong smtp" "smtp $(q "$H:$SUBMISSION_PORT"): user0000@test\.local: AUTH refused \(wrong password\?\): 535 .*"
 
-check "wrong password, POP3" --users "$W/users-wrong" --set smtp.target=
+run_check "wrong password, POP3" --users "$WORK/users-wrong" --set smtp.target=
 expect_problem "wrong password, POP3"
 expect_line "wrong pop3 first" "pop3 $(q "$H:$POP3_PORT"): user0000@test\.local: login refused \(wrong password\?\): -ERR .*"
 expect_line "wrong pop3 middle" "pop3 $(q "$H:$POP3_PORT"): user0002@test\.local: login refused \(wrong password\?\): -ERR .*"
@@ -125,36 +105,33 @@ for p in $(shuf -i 20000-60000 -n 50); do
 	if ! (exec 3<>"/dev/tcp/$H/$p") 2>/dev/null; then closed=$p; break; fi
 done
 [[ -n $closed ]] || { fail "no closed port found"; closed=1; }
-check "closed port" --smtp "$H:$closed" --pop3 "$H:$closed" --sample 1
+run_check "closed port" --smtp "$H:$closed" --pop3 "$H:$closed" --sample 1
 expect_problem "closed port"
 expect_line "closed smtp" "smtp $(q "$H:$closed"): connection refused — is the server running\?"
 expect_line "closed pop3" "pop3 $(q "$H:$closed"): connection refused — is the server running\?"
 
-check "untrusted certificate" --smtp "$H:$SMTPS_PORT" --smtp-tls implicit --smtp-auth plain \
+run_check "untrusted certificate" --smtp "$H:$SMTPS_PORT" --smtp-tls implicit --smtp-auth plain \
 	--pop3 "$H:$POP3_PORT" --pop3-tls stls --sample 1
 expect_problem "untrusted certificate"
 expect_line "untrusted smtps" "smtp $(q "$H:$SMTPS_PORT"): certificate not trusted \(.+\): set smtp\.tls_ca or smtp\.tls_verify = no"
 expect_line "untrusted stls" "pop3 $(q "$H:$POP3_PORT"): certificate not trusted \(.+\): set pop3\.tls_ca or pop3\.tls_verify = no"
 
-check "AUTH without STARTTLS" --smtp "$H:$SUBMISSION_PORT" --smtp-auth plain --set pop3.target=
+run_check "AUTH without STARTTLS" --smtp "$H:$SUBMISSION_PORT" --smtp-auth plain --set pop3.target=
 expect_problem "AUTH without STARTTLS"
 expect_line "auth before tls" "smtp $(q "$H:$SUBMISSION_PORT"): the server offers AUTH only after STARTTLS: set smtp\.tls = starttls"
 
-check "implicit TLS on a plaintext port" --smtp-tls implicit --set pop3.target=
+run_check "implicit TLS on a plaintext port" --smtp-tls implicit --set pop3.target=
 expect_problem "implicit on plain"
 expect_line "implicit on plain" "smtp $(q "$H:$SMTP_PORT"): TLS handshake failed: the server speaks plaintext on this port — set smtp\.tls = starttls or none"
 
-check "submission without AUTH" --smtp "$H:$SUBMISSION_PORT" --smtp-tls starttls --smtp-tls-ca "$CA_CERT" --set pop3.target=
+run_check "submission without AUTH" --smtp "$H:$SUBMISSION_PORT" --smtp-tls starttls --smtp-tls-ca "$CA_CERT" --set pop3.target=
 expect_problem "submission without AUTH"
 expect_line "no auth" "smtp $(q "$H:$SUBMISSION_PORT"): RCPT TO <user0000@test\.local> refused: 554 .* — does the server want AUTH\? set smtp\.auth"
 
 # ---- the checks delivered nothing ----
-counts=$("$TESTBED" count --dir "$D" 2>&1)
+counts=$("$TOP/scripts/testbed" count --dir "$TB" 2>&1)
 echo "--- testbed count: $counts"
 grep -qx 'queue 0' <<<"$counts" && grep -qx 'store 0' <<<"$counts" || fail "the checks left mail behind: $counts"
 
-if ((fails)); then
-	echo "$fails failures in $n check runs"
-	exit 1
-fi
-echo "all $n check runs as expected"
+echo "$n check runs, $failures failures"
+finish
