@@ -159,21 +159,32 @@ static void test_refused(void **state)
     free(out);
 }
 
+/* Checks one target served by a scripted server: the exit code, and the line
+ * "[OK ]proto 127.0.0.1:PORT: line" in the output. flag/val: one more option. */
+static void scripted(const char *proto, const char *greeting, const struct rule *rules,
+                     const char *flag, const char *val, int want_rc, const char *line)
+{
+    struct fake f;
+    fake_start(&f, greeting, rules);
+    char opt[16], target[64], want[400], *out;
+    snprintf(opt, sizeof opt, "--%s", proto);
+    snprintf(target, sizeof target, "127.0.0.1:%d", f.port);
+    const char *argv[] = { opt, target, "--set", "users.count=1", "--set", "users.password=pw",
+                           flag ? flag : "--set", flag ? val : "run.label=x" };
+    assert_int_equal(run_check(&out, 1, 8, argv), want_rc);
+    snprintf(want, sizeof want, "%s%s %s: %s\n", want_rc ? "" : "OK ", proto, target, line);
+    assert_non_null(strstr(out, want));
+    assert_null(strstr(out, "pw"));              /* credentials never printed */
+    free(out);
+    fake_stop(&f);
+}
+
 static void test_greeting_refused(void **state)
 {
     (void)state;
     static const struct rule rules[] = { { "QUIT", "221 bye\r\n" }, { NULL, NULL } };
-    struct fake f;
-    fake_start(&f, "554 5.3.2 too busy, try later\r\n", rules);
-    char target[64], *out, want[200];
-    snprintf(target, sizeof target, "127.0.0.1:%d", f.port);
-    const char *argv[] = { "--smtp", target, "--set", "users.password=pw" };
-    assert_int_equal(run_check(&out, 1, 4, argv), 3);
-    snprintf(want, sizeof want, "smtp %s: the server refused the session at the greeting: "
-             "554 5.3.2 too busy, try later\n", target);
-    assert_non_null(strstr(out, want));
-    free(out);
-    fake_stop(&f);
+    scripted("smtp", "554 5.3.2 too busy, try later\r\n", rules, NULL, NULL, 3,
+             "the server refused the session at the greeting: 554 5.3.2 too busy, try later");
 }
 
 static void test_auth_mechanism_not_offered(void **state)
@@ -185,17 +196,8 @@ static void test_auth_mechanism_not_offered(void **state)
         { "", "502 no\r\n" },
         { NULL, NULL },
     };
-    struct fake f;
-    fake_start(&f, "220 fake ESMTP\r\n", rules);
-    char target[64], *out, want[200];
-    snprintf(target, sizeof target, "127.0.0.1:%d", f.port);
-    const char *argv[] = { "--smtp", target, "--smtp-auth", "plain", "--set", "users.password=pw" };
-    assert_int_equal(run_check(&out, 1, 6, argv), 3);
-    snprintf(want, sizeof want, "smtp %s: the server does not offer AUTH PLAIN (it offers LOGIN CRAM-MD5): "
-             "set smtp.auth\n", target);
-    assert_non_null(strstr(out, want));
-    free(out);
-    fake_stop(&f);
+    scripted("smtp", "220 fake ESMTP\r\n", rules, "--smtp-auth", "plain", 3,
+             "the server does not offer AUTH PLAIN (it offers LOGIN CRAM-MD5): set smtp.auth");
 }
 
 static void test_mailbox_in_use(void **state)
@@ -208,18 +210,9 @@ static void test_mailbox_in_use(void **state)
         { "QUIT", "+OK bye\r\n" },
         { NULL, NULL },
     };
-    struct fake f;
-    fake_start(&f, "+OK fake POP3\r\n", rules);
-    char target[64], *out, want[300];
-    snprintf(target, sizeof target, "127.0.0.1:%d", f.port);
-    const char *argv[] = { "--pop3", target, "--set", "users.count=1", "--set", "users.password=pw" };
-    assert_int_equal(run_check(&out, 1, 6, argv), 3);
-    snprintf(want, sizeof want, "pop3 %s: user0000@test.local: mailbox in use (another session holds its "
-             "lock): -ERR [IN-USE] Mailbox is locked by another session\n", target);
-    assert_non_null(strstr(out, want));
-    assert_null(strstr(out, "pw"));              /* credentials never printed */
-    free(out);
-    fake_stop(&f);
+    scripted("pop3", "+OK fake POP3\r\n", rules, NULL, NULL, 3,
+             "user0000@test.local: mailbox in use (another session holds its lock): "
+             "-ERR [IN-USE] Mailbox is locked by another session");
 }
 
 static void test_pop3_ok_counts(void **state)
@@ -233,18 +226,21 @@ static void test_pop3_ok_counts(void **state)
         { "QUIT", "+OK bye\r\n" },
         { NULL, NULL },
     };
-    struct fake f;
-    fake_start(&f, "+OK fake POP3\r\n", rules);
-    char target[64], *out, want[300];
-    snprintf(target, sizeof target, "127.0.0.1:%d", f.port);
-    const char *argv[] = { "--pop3", target, "--set", "users.count=1", "--set", "users.password=pw" };
-    assert_int_equal(run_check(&out, 1, 6, argv), 0);
-    snprintf(want, sizeof want, "OK pop3 %s: user0000@test.local: greeting, no TLS, USER/PASS login, "
-             "STAT: 7 messages, 12345 bytes\n", target);
-    assert_non_null(strstr(out, want));
-    assert_non_null(strstr(out, "1 check passed\n"));
-    free(out);
-    fake_stop(&f);
+    scripted("pop3", "+OK fake POP3\r\n", rules, NULL, NULL, 0,
+             "user0000@test.local: greeting, no TLS, USER/PASS login, STAT: 7 messages, 12345 bytes");
+}
+
+static void test_apop_not_offered(void **state)
+{
+    (void)state;
+    static const struct rule rules[] = {
+        { "CAPA", "+OK\r\nUSER\r\n.\r\n" },
+        { "QUIT", "+OK bye\r\n" },
+        { "", "-ERR no\r\n" },
+        { NULL, NULL },
+    };
+    scripted("pop3", "+OK fake POP3 without a timestamp\r\n", rules, "--pop3-auth", "apop", 3,
+             "the server offers no APOP (no timestamp in its greeting): set pop3.auth = user or plain");
 }
 
 int main(void)
@@ -256,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_auth_mechanism_not_offered),
         cmocka_unit_test(test_mailbox_in_use),
         cmocka_unit_test(test_pop3_ok_counts),
+        cmocka_unit_test(test_apop_not_offered),
     };
     return cmocka_run_group_tests(tests, curl_up, curl_down);
 }

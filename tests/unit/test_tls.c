@@ -412,12 +412,31 @@ static void harness_free(struct harness *h)
     free(h);
 }
 
+/* A harness whose client trusts the test CA (or the unrelated one). */
+static struct harness *harness_with(void **state, enum scenario sc, int trust_other, int verify, int resume)
+{
+    const struct certs *k = *state;
+    struct harness *h = harness_new(k, sc);
+    client_ctx(h, trust_other ? k->other_ca : k->ca, verify, resume);
+    return h;
+}
+
+/* One connection to host whose handshake the client must refuse with errmsg. */
+static void expect_tls_failure(struct harness *h, const char *host, const char *errmsg)
+{
+    h->host = host;
+    run(h);
+    assert_false(h->done);
+    assert_int_equal(h->cli.ups, 0);
+    assert_int_equal(h->cli.err, CE_TLS);
+    assert_string_equal(h->cli.errmsg, errmsg);
+}
+
 /* ---- tests ---- */
 
 static void test_verified_handshake(void **state)
 {
-    struct harness *h = harness_new(*state, SC_PING);
-    client_ctx(h, ((struct certs *)*state)->ca, 1, 0);
+    struct harness *h = harness_with(state, SC_PING, 0, 1, 0);
     run(h);
     assert_true(h->done);
     assert_int_equal(h->cli.ups, 1);
@@ -433,29 +452,18 @@ static void test_verified_handshake(void **state)
 
 static void test_ip_literal_verified(void **state)
 {
-    struct harness *h = harness_new(*state, SC_PING);
-    client_ctx(h, ((struct certs *)*state)->ca, 1, 0);
+    struct harness *h = harness_with(state, SC_PING, 0, 1, 0);
     h->host = "127.0.0.1";                       /* in the certificate as an IP SAN */
     run(h);
     assert_true(h->done);
-    h->host = "127.0.0.2";
-    run(h);
-    assert_false(h->done);
-    assert_int_equal(h->cli.err, CE_TLS);
-    assert_string_equal(h->cli.errmsg, "certificate verify failed: IP address mismatch");
+    expect_tls_failure(h, "127.0.0.2", "certificate verify failed: IP address mismatch");
     harness_free(h);
 }
 
 static void test_untrusted_fails(void **state)
 {
-    struct harness *h = harness_new(*state, SC_PING);
-    client_ctx(h, ((struct certs *)*state)->other_ca, 1, 0);
-    run(h);
-    assert_false(h->done);
-    assert_int_equal(h->cli.ups, 0);
-    assert_true(h->cli.closed);
-    assert_int_equal(h->cli.err, CE_TLS);
-    assert_string_equal(h->cli.errmsg, "certificate verify failed: self-signed certificate in certificate chain");
+    struct harness *h = harness_with(state, SC_PING, 1, 1, 0);
+    expect_tls_failure(h, "localhost", "certificate verify failed: self-signed certificate in certificate chain");
     /* The server hears the client's alert. */
     assert_true(h->srv.closed);
     assert_int_equal(h->srv.err, CE_TLS);
@@ -465,8 +473,7 @@ static void test_untrusted_fails(void **state)
 
 static void test_untrusted_verify_off(void **state)
 {
-    struct harness *h = harness_new(*state, SC_PING);
-    client_ctx(h, ((struct certs *)*state)->other_ca, 0, 0);
+    struct harness *h = harness_with(state, SC_PING, 1, 0, 0);
     h->host = "not-the-name.example";            /* no name check either */
     run(h);
     assert_true(h->done);
@@ -476,20 +483,14 @@ static void test_untrusted_verify_off(void **state)
 
 static void test_hostname_mismatch(void **state)
 {
-    struct harness *h = harness_new(*state, SC_PING);
-    client_ctx(h, ((struct certs *)*state)->ca, 1, 0);
-    h->host = "mail.example.org";
-    run(h);
-    assert_false(h->done);
-    assert_int_equal(h->cli.err, CE_TLS);
-    assert_string_equal(h->cli.errmsg, "certificate verify failed: hostname mismatch");
+    struct harness *h = harness_with(state, SC_PING, 0, 1, 0);
+    expect_tls_failure(h, "mail.example.org", "certificate verify failed: hostname mismatch");
     harness_free(h);
 }
 
 static void test_bulk_both_ways(void **state)
 {
-    struct harness *h = harness_new(*state, SC_BULK);
-    client_ctx(h, ((struct certs *)*state)->ca, 1, 0);
+    struct harness *h = harness_with(state, SC_BULK, 0, 1, 0);
     run(h);
     assert_true(h->done);
     assert_int_equal(h->cli.got, BULK);
@@ -504,8 +505,7 @@ static void test_bulk_both_ways(void **state)
 
 static void test_key_updates(void **state)
 {
-    struct harness *h = harness_new(*state, SC_KEY_UPDATE);
-    client_ctx(h, ((struct certs *)*state)->ca, 1, 0);
+    struct harness *h = harness_with(state, SC_KEY_UPDATE, 0, 1, 0);
     run(h);
     assert_true(h->done);
     assert_int_equal(h->cli.got, BULK);
@@ -521,8 +521,7 @@ static void test_key_updates(void **state)
 
 static void test_upgrade_discards_injected(void **state)
 {
-    struct harness *h = harness_new(*state, SC_STLS);
-    client_ctx(h, ((struct certs *)*state)->ca, 1, 0);
+    struct harness *h = harness_with(state, SC_STLS, 0, 1, 0);
     run(h);
     assert_true(h->done);
     assert_int_equal(h->cli.ups, 2);
@@ -540,8 +539,7 @@ static void test_upgrade_discards_injected(void **state)
 
 static void test_session_resumption(void **state)
 {
-    struct harness *h = harness_new(*state, SC_PING);
-    client_ctx(h, ((struct certs *)*state)->ca, 1, 1);
+    struct harness *h = harness_with(state, SC_PING, 0, 1, 1);
     run(h);
     assert_true(h->done);
     assert_false(tls_session_reused(&h->cli.c));
@@ -556,7 +554,7 @@ static void test_session_resumption(void **state)
     assert_true(h->done);
     assert_false(tls_session_reused(&h->cli.c));
 
-    client_ctx(h, ((struct certs *)*state)->ca, 1, 0);
+    client_ctx(h, ((struct certs *)*state)->ca, 1, 0);   /* resumption off */
     h->host = "localhost";
     run(h);
     run(h);
@@ -567,8 +565,7 @@ static void test_session_resumption(void **state)
 
 static void test_eof_after_tls(void **state)
 {
-    struct harness *h = harness_new(*state, SC_PING);
-    client_ctx(h, ((struct certs *)*state)->ca, 1, 0);
+    struct harness *h = harness_with(state, SC_PING, 0, 1, 0);
     h->close_after_pong = 1;                     /* close_notify */
     run(h);
     assert_true(h->cli.closed);
@@ -584,19 +581,14 @@ static void test_eof_after_tls(void **state)
 
 static void test_not_tls(void **state)
 {
-    struct harness *h = harness_new(*state, SC_PLAIN_SERVER);
-    client_ctx(h, ((struct certs *)*state)->ca, 1, 0);
-    run(h);
-    assert_int_equal(h->cli.ups, 0);
-    assert_int_equal(h->cli.err, CE_TLS);
-    assert_string_equal(h->cli.errmsg, "wrong version number");
+    struct harness *h = harness_with(state, SC_PLAIN_SERVER, 0, 1, 0);
+    expect_tls_failure(h, "localhost", "wrong version number");
     harness_free(h);
 }
 
 static void test_hangup_during_handshake(void **state)
 {
-    struct harness *h = harness_new(*state, SC_HANGUP);
-    client_ctx(h, ((struct certs *)*state)->ca, 1, 0);
+    struct harness *h = harness_with(state, SC_HANGUP, 0, 1, 0);
     run(h);
     assert_int_equal(h->cli.ups, 0);
     /* Closed, not a TLS failure: the error classes tell overload from bad certificates. */
