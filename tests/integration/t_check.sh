@@ -5,9 +5,6 @@
 # their own line. Needs root (the testbed does); skips without it.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
-# Postfix and Dovecot run as their own users and must reach the testbed under $WORK,
-# which mktemp makes 0700.
-chmod 755 "$WORK"
 testbed_up maildir 5
 CONF=(-c "$TB/mailsoak.conf")
 H=127.0.0.1
