@@ -12,6 +12,10 @@
 enum pipelining { PIPE_AUTO, PIPE_ON, PIPE_OFF };
 enum smtp_protocol { PROTO_SMTP, PROTO_LMTP };
 #define MAX_RCPTS 64
+/* tls = none | starttls (SMTP) or stls (POP3) | implicit: one enum for both protocols. */
+enum tls_mode { TLSM_NONE, TLSM_UPGRADE, TLSM_IMPLICIT };
+enum smtp_auth { SMTP_AUTH_NONE, SMTP_AUTH_PLAIN, SMTP_AUTH_LOGIN, SMTP_AUTH_CRAM_MD5, SMTP_AUTH_AUTO };
+enum pop3_auth { POP3_AUTH_USER, POP3_AUTH_APOP, POP3_AUTH_PLAIN, POP3_AUTH_AUTO };
 
 /* [server]: the server under test, sampled by the collector. */
 struct server_config {
@@ -38,12 +42,20 @@ struct config {
     int pipelining;
     uint64_t smtp_timeout;
     char *helo, *mail_from;
+    int smtp_tls;                               /* enum tls_mode */
+    char *smtp_tls_ca;                          /* "" = system store */
+    int smtp_tls_verify, smtp_tls_resume;
+    int smtp_auth;                              /* enum smtp_auth */
 
     /* [pop3] */
     struct strlist pop3_targets;
     uint64_t readers, max_per_session;
     uint64_t pop3_timeout, start_after;
     int delete_foreign, exclusive;
+    int pop3_tls;                               /* enum tls_mode */
+    char *pop3_tls_ca;
+    int pop3_tls_verify, pop3_tls_resume;
+    int pop3_auth;                              /* enum pop3_auth */
 
     /* [users] */
     char *users_file, *user_pattern, *user_password;

@@ -15,14 +15,20 @@
 struct conn;
 
 /* Read/write return bytes moved, 0 on orderly EOF (read only), or -1 with errno;
- * EAGAIN means "call again when the descriptor is ready for c->want_events". */
+ * EAGAIN means "call again when the descriptor is ready for c->want_events" (a TLS
+ * read may wait for EPOLLOUT and a write for EPOLLIN). errno EPROTO means a
+ * transport protocol failure (c->errmsg set); other errnos are the socket's. */
 struct transport {
     const char *name;
     ssize_t (*read)(struct conn *c, void *buf, size_t n);
     ssize_t (*write)(struct conn *c, const void *buf, size_t n);
-    /* 1 done, 0 in progress (c->want_events set), -1 failed (c->errmsg set). */
+    /* 1 done, 0 in progress (c->want_events set), -1 failed (c->errmsg set, and
+     * errno EPROTO, 0 when the peer closed, or the socket's errno). */
     int (*handshake)(struct conn *c);
     void (*close)(struct conn *c);
+    /* Input the transport already took off the socket (a TLS record's rest):
+     * epoll cannot report it, so conn reads it at once. NULL = never any. */
+    size_t (*pending)(const struct conn *c);
 };
 extern const struct transport transport_plain;
 
@@ -58,6 +64,7 @@ struct conn {
     struct buf in, out;
     size_t max_line;                 /* longest acceptable input line */
     uint32_t want_events;            /* what a blocked transport op waits for */
+    uint32_t rd_wait, wr_wait;       /* what the blocked read / write waits for, 0 = not blocked */
     int connecting;                  /* TCP connect or TLS handshake in progress */
     int handshaking;
     enum conn_err err;
@@ -73,7 +80,9 @@ int conn_connect(struct conn *c, const struct sockaddr *sa, socklen_t salen,
 /* Adopts an accepted descriptor (server side). */
 int conn_adopt(struct conn *c, int fd);
 /* Switches to the given transport and runs its handshake (STARTTLS/STLS or implicit
- * TLS); unread input is discarded first, so nothing injected in plaintext survives. */
+ * TLS); unread input is discarded first, so nothing injected in plaintext survives.
+ * The handshake runs from the loop: CONN_TLS_UP or CONN_CLOSED follows, never from
+ * inside this call. */
 int conn_upgrade(struct conn *c, const struct transport *tr, void *tls_state);
 void conn_close(struct conn *c);
 static inline int conn_is_open(const struct conn *c) { return c->io.fd >= 0; }

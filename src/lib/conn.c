@@ -103,6 +103,7 @@ static enum conn_err classify_errno(int e)
     case ECONNRESET: case EPIPE: return CE_RESET;
     case ETIMEDOUT: return CE_CONNECT_TIMEOUT;
     case ENETUNREACH: case EHOSTUNREACH: return CE_UNREACHABLE;
+    case EPROTO: return CE_TLS;      /* only a transport with its own protocol says this */
     default: return CE_IO;
     }
 }
@@ -119,6 +120,7 @@ static void shut(struct conn *c)
     close(c->io.fd);
     c->io.fd = -1;
     c->connecting = c->handshaking = 0;
+    c->rd_wait = c->wr_wait = 0;
     c->in.off = c->in.len = 0;
     c->out.off = c->out.len = 0;
     /* Idle sessions hold no buffers: 10k connections must fit in a few KiB each. */
@@ -157,13 +159,18 @@ static void fail_now(struct conn *c, enum conn_err e, int sys)
     c->cb(c, CONN_CLOSED, c->ud);
 }
 
+/* What a read or a write waits for: plain TCP always EPOLLIN / EPOLLOUT, but a TLS
+ * read may have to write first (key update) and a write to read (renegotiation). */
+static uint32_t rd_events(const struct conn *c) { return c->rd_wait ? c->rd_wait : EPOLLIN; }
+static uint32_t wr_events(const struct conn *c) { return c->wr_wait ? c->wr_wait : EPOLLOUT; }
+
 static void update_interest(struct conn *c)
 {
-    uint32_t ev = EPOLLIN;
+    uint32_t ev = rd_events(c);
     if (c->connecting)
         ev = EPOLLOUT;
-    else if (c->want_events & EPOLLOUT || conn_pending_out(c))
-        ev |= EPOLLOUT;
+    else if (conn_pending_out(c))
+        ev |= wr_events(c);
     loop_mod(c->loop, &c->io, ev);
 }
 
@@ -175,6 +182,7 @@ static int setup_fd(struct conn *c, int fd)
     c->err = CE_NONE;
     c->sys_errno = 0;
     c->errmsg[0] = 0;
+    c->rd_wait = c->wr_wait = 0;
     c->in.off = c->in.len = 0;
     c->out.off = c->out.len = 0;
     return loop_add(c->loop, &c->io, c->connecting ? EPOLLOUT : EPOLLIN);
@@ -225,7 +233,8 @@ static void handshake_step(struct conn *c)
 {
     int r = c->tr->handshake(c);
     if (r < 0) {
-        fail_now(c, CE_TLS, 0);
+        int e = errno;               /* EPROTO: TLS said no; 0: the peer closed; else the socket's */
+        fail_now(c, e ? classify_errno(e) : CE_EOF, e == EPROTO ? 0 : e);
         return;
     }
     if (r == 0) {
@@ -240,11 +249,17 @@ static void handshake_step(struct conn *c)
 
 int conn_upgrade(struct conn *c, const struct transport *tr, void *tls_state)
 {
+    if (c->io.fd < 0)
+        return -1;
     c->in.off = c->in.len = 0;       /* CVE-2021-22947: nothing read in plaintext survives */
     c->tr = tr;
     c->tls = tls_state;
     c->handshaking = 2;
-    handshake_step(c);
+    c->rd_wait = c->wr_wait = 0;
+    /* The first step runs from the loop (a writable socket reports at once), so a
+     * failure cannot re-enter the protocol code that asked for the upgrade. */
+    if (c->err == CE_NONE)
+        loop_mod(c->loop, &c->io, EPOLLOUT);
     return 0;
 }
 
@@ -269,6 +284,20 @@ static void do_read(struct conn *c)
     if (r > 0) {
         c->in.len += (size_t)r;
         c->bytes_in += (uint64_t)r;
+        size_t more;
+        while (c->tr->pending && (more = c->tr->pending(c)) > 0) {
+            buf_reserve(&c->in, more);
+            r = c->tr->read(c, c->in.p + c->in.len, more);
+            if (r <= 0)
+                break;               /* cannot happen with data pending; the next read reports it */
+            c->in.len += (size_t)r;
+            c->bytes_in += (uint64_t)r;
+        }
+        if (c->rd_wait & EPOLLOUT) { /* a read that had to write first is done */
+            c->rd_wait = 0;
+            update_interest(c);
+        }
+        c->rd_wait = 0;
         c->cb(c, CONN_DATA, c->ud);
         return;
     }
@@ -277,10 +306,12 @@ static void do_read(struct conn *c)
         return;
     }
     if (errno == EAGAIN || errno == EINTR) {
+        if (errno == EAGAIN)
+            c->rd_wait = c->want_events ? c->want_events : EPOLLIN;
         update_interest(c);
         return;
     }
-    fail_now(c, c->tr == &transport_plain ? classify_errno(errno) : CE_TLS, errno);
+    fail_now(c, classify_errno(errno), errno);
 }
 
 void conn_flush(struct conn *c)
@@ -292,16 +323,21 @@ void conn_flush(struct conn *c)
         if (w > 0) {
             c->out.off += (size_t)w;
             c->bytes_out += (uint64_t)w;
+            c->wr_wait = 0;
             continue;
         }
-        if (w < 0 && (errno == EAGAIN || errno == EINTR))
+        if (w < 0 && errno == EAGAIN) {
+            c->wr_wait = c->want_events ? c->want_events : EPOLLOUT;
             break;
-        fail_later(c, c->tr == &transport_plain ? classify_errno(errno) : CE_TLS, errno);
+        }
+        if (w < 0 && errno == EINTR)
+            break;
+        fail_later(c, classify_errno(errno), errno);
         return;
     }
     if (!conn_pending_out(c)) {
         c->out.off = c->out.len = 0;
-        c->want_events &= ~(uint32_t)EPOLLOUT;
+        c->wr_wait = 0;
     }
     update_interest(c);
 }
@@ -334,13 +370,13 @@ static void conn_io(struct loop *l, struct io_handler *h, uint32_t ev)
         handshake_step(c);
         return;
     }
-    if (ev & EPOLLOUT && conn_pending_out(c)) {
+    if (ev & wr_events(c) && conn_pending_out(c)) {
         int fd = c->io.fd;
         conn_flush(c);
         if (c->io.fd != fd || c->err != CE_NONE)
             return;
     }
-    if (ev & (EPOLLIN | EPOLLERR | EPOLLHUP))
+    if (ev & (rd_events(c) | EPOLLERR | EPOLLHUP))
         do_read(c);
 }
 

@@ -12,6 +12,11 @@
 static const char *const pipelining_choices[] = { "auto", "on", "off", NULL };
 static const char *const protocol_choices[] = { "smtp", "lmtp", NULL };
 static const char *const size_dist_choices[] = { "uniform", "fixed", "lognormal", "file", NULL };
+/* Indexed by enum tls_mode, smtp_auth and pop3_auth in config.h. */
+static const char *const smtp_tls_choices[] = { "none", "starttls", "implicit", NULL };
+static const char *const pop3_tls_choices[] = { "none", "stls", "implicit", NULL };
+static const char *const smtp_auth_choices[] = { "none", "plain", "login", "cram-md5", "auto", NULL };
+static const char *const pop3_auth_choices[] = { "user", "apop", "plain", "auto", NULL };
 
 const struct opt config_opts[] = {
     { "run", "duration", OPT_DURATION, O(duration), "10m", "duration", "how long senders send", NULL },
@@ -45,6 +50,11 @@ const struct opt config_opts[] = {
     { "smtp", "timeout", OPT_DURATION, O(smtp_timeout), "30s", NULL, "limit on each SMTP phase (connect, each reply)", NULL },
     { "smtp", "helo", OPT_STR, O(helo), "mailsoak.test", NULL, "name sent with EHLO", NULL },
     { "smtp", "mail_from", OPT_STR, O(mail_from), "mailsoak@test.local", NULL, "envelope sender", NULL },
+    { "smtp", "tls", OPT_ENUM, O(smtp_tls), "none", "smtp-tls", "TLS: none, STARTTLS after EHLO, or implicit from the first byte (SMTPS)", smtp_tls_choices },
+    { "smtp", "tls_ca", OPT_STR, O(smtp_tls_ca), "", "smtp-tls-ca", "CA certificate file (or directory) the server's certificate must chain to (empty = system store)", NULL },
+    { "smtp", "tls_verify", OPT_BOOL, O(smtp_tls_verify), "yes", NULL, "verify the server's certificate and its name", NULL },
+    { "smtp", "tls_resume", OPT_BOOL, O(smtp_tls_resume), "no", NULL, "resume TLS sessions across connections", NULL },
+    { "smtp", "auth", OPT_ENUM, O(smtp_auth), "none", "smtp-auth", "SMTP AUTH mechanism, with each sender's credentials from [users] (auto = best offered)", smtp_auth_choices },
 
     { "pop3", "target", OPT_LIST, O(pop3_targets), NULL, "pop3", "POP3 server as HOST:PORT", NULL },
     { "pop3", "readers", OPT_COUNT, O(readers), "10", "readers", "concurrent POP3 sessions", NULL },
@@ -55,6 +65,11 @@ const struct opt config_opts[] = {
     { "pop3", "bind", OPT_LIST, O(pop3_bind), NULL, NULL, "local source address for connections, round robin (repeatable)", NULL },
     { "pop3", "exclusive", OPT_BOOL, O(exclusive), "yes", NULL, "never open a mailbox another of our readers has open", NULL },
     { "pop3", "delete_foreign", OPT_BOOL, O(delete_foreign), "no", NULL, "delete mail that mailsoak did not send", NULL },
+    { "pop3", "tls", OPT_ENUM, O(pop3_tls), "none", "pop3-tls", "TLS: none, STLS after the greeting, or implicit from the first byte (POP3S)", pop3_tls_choices },
+    { "pop3", "tls_ca", OPT_STR, O(pop3_tls_ca), "", "pop3-tls-ca", "CA certificate file (or directory) the server's certificate must chain to (empty = system store)", NULL },
+    { "pop3", "tls_verify", OPT_BOOL, O(pop3_tls_verify), "yes", NULL, "verify the server's certificate and its name", NULL },
+    { "pop3", "tls_resume", OPT_BOOL, O(pop3_tls_resume), "no", NULL, "resume TLS sessions across connections", NULL },
+    { "pop3", "auth", OPT_ENUM, O(pop3_auth), "user", "pop3-auth", "login: USER/PASS, APOP, AUTH PLAIN, or auto (best offered)", pop3_auth_choices },
 
     { "users", "file", OPT_STR, O(users_file), "", "users", "file of 'address password' lines (rabid's format)", NULL },
     { "users", "pattern", OPT_STR, O(user_pattern), "user%04d@test.local", NULL, "printf pattern of addresses when no file is given", NULL },

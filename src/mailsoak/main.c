@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "config.h"
 #include "run.h"
 
@@ -12,6 +13,7 @@ static void usage(FILE *f)
           "commands:\n"
           "  run       soak a mail server: SMTP senders, POP3 readers, a fixed window, a ledger\n"
           "            of every message, the server's own resources (mailsoak run --help)\n"
+          "  check     preflight with libcurl: targets, TLS, AUTH, sample logins (mailsoak check --help)\n"
           "  config-example  print an INI file with every key of run at its default\n"
           "\n"
           "exit status: 0 done, 1 run-time failure, 2 bad configuration or arguments,\n"
@@ -36,6 +38,8 @@ int main(int argc, char **argv)
         opts_example(stdout, config_opts);
         return 0;
     }
+    if (!strcmp(argv[1], "check"))
+        return cmd_check(argc - 2, argv + 2);
     fprintf(stderr, "mailsoak: unknown command '%s' (see mailsoak --help)\n", argv[1]);
     return 2;
 }
