@@ -23,6 +23,7 @@ struct counters {
     uint64_t sent, read, rejected, errors;
     uint64_t smtp_sessions, pop3_sessions, conns_open;
     uint64_t foreign, stale, corrupt_unattributed, peeked;
+    uint64_t tls_handshakes, tls_resumed;
     uint64_t bytes_out, bytes_in;
 };
 

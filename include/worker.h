@@ -23,6 +23,7 @@ struct target {
     struct sockaddr_storage sa;
     socklen_t len;
     char name[128];
+    char host[256];                  /* for TLS: SNI and the name the certificate must carry */
 };
 
 /* Shared by all threads; fixed before the workers start, but for the atomics. */
@@ -55,6 +56,7 @@ struct run {
 
 struct worker;
 struct conn;
+struct tls_ctx;
 
 /* A schedule of events at a target rate with a linear ramp: event n is due at
  * sqrt(2 ramp n / rate) while ramping, ramp/2 + n/rate after. */
@@ -81,6 +83,7 @@ struct worker {
     int phase_seen;
     unsigned rr, rr_bind;            /* round robin over targets and source addresses */
     struct pacer msg_pacer, conn_pacer;
+    struct tls_ctx *smtp_tls, *pop3_tls;   /* per worker: no lock on the session cache */
     /* Interval hand-off: the controller raises want, the worker fills snap and
      * sets done = want. */
     _Atomic unsigned snap_want, snap_done;

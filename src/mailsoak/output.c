@@ -124,6 +124,8 @@ json_t *result_json(const struct run_result *r)
     json_object_set_new(s, "foreign", json_integer((json_int_t)r->c.foreign));
     json_object_set_new(s, "stale", json_integer((json_int_t)r->c.stale));
     json_object_set_new(s, "peeked", json_integer((json_int_t)r->c.peeked));
+    json_object_set_new(s, "tls_handshakes", json_integer((json_int_t)r->c.tls_handshakes));
+    json_object_set_new(s, "tls_resumed", json_integer((json_int_t)r->c.tls_resumed));
     json_t *lat = json_object();
     for (unsigned k = 0; k < LAT_COUNT; k++)
         if (r->lat[k].count)

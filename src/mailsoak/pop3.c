@@ -9,19 +9,23 @@
 #include "conn.h"
 #include "reply.h"
 #include "rng.h"
+#include "sasl.h"
+#include "tls.h"
 #include "worker.h"
 
 enum ps {
     PS_IDLE, PS_CONNECT, PS_BANNER, PS_USER, PS_PASS, PS_STAT, PS_LIST, PS_LIST_BODY,
-    PS_RETR, PS_RETR_BODY, PS_DELE, PS_QUIT,
+    PS_RETR, PS_RETR_BODY, PS_DELE, PS_QUIT, PS_TLS, PS_STLS, PS_APOP, PS_AUTH,
 };
 static const char *const ps_stage[] = {
     "idle", "connect", "banner", "user", "pass", "stat", "list", "list",
-    "retr", "retr", "dele", "quit",
+    "retr", "retr", "dele", "quit", "tls", "stls", "apop", "auth",
 };
+/* APOP and AUTH PLAIN are the login step, timed as pop3.pass */
 static const enum lat ps_lat[] = {
     LAT_COUNT, LAT_POP3_CONNECT, LAT_POP3_BANNER, LAT_POP3_USER, LAT_POP3_PASS, LAT_POP3_STAT,
     LAT_POP3_LIST, LAT_COUNT, LAT_COUNT, LAT_COUNT, LAT_POP3_DELE, LAT_POP3_QUIT,
+    LAT_COUNT, LAT_COUNT, LAT_POP3_PASS, LAT_POP3_PASS,
 };
 
 struct got {
@@ -47,6 +51,9 @@ struct pop3_session {
     struct msg_check chk;
     EVP_MD_CTX *md;                  /* a RETR's digest runs across many reads: one per session */
     int retry_user;                  /* next session: same user, no new pick */
+    const struct target *target;
+    char banner[160];                /* for APOP's timestamp */
+    uint64_t t_tls;
     int holds_mailbox;               /* set our mailbox_busy flag for user */
     unsigned sweep_tries;
 };
@@ -217,6 +224,8 @@ static void start_session(struct pop3_session *s)
     s->nids = s->cur = s->ngot = 0;
     const struct target *t = &r->pop3[w->rr++ % r->npop3];
     const struct target *b = next_bind(w, r->pop3_bind, r->npop3_bind);
+    s->target = t;
+    s->banner[0] = 0;
     s->t_sent = mono_ns();
     set_state(s, PS_CONNECT);
     if (conn_connect(&s->c, (const struct sockaddr *)&t->sa, t->len, b ? (const struct sockaddr *)&b->sa : NULL,
@@ -338,6 +347,29 @@ static void add_id(struct pop3_session *s, unsigned id)
     s->ids[s->nids++] = id;
 }
 
+/* USER/PASS, APOP or AUTH PLAIN (RFC 5034, initial response on the command line). */
+static void login(struct pop3_session *s)
+{
+    const struct user *u = &s->w->run->users.v[s->user];
+    char buf[700];
+    int mode = cfg_of(s)->pop3_auth;
+    if (mode == POP3_AUTH_AUTO)
+        mode = pop3_apop(s->banner, u->pass, buf) == 0 ? POP3_AUTH_APOP : POP3_AUTH_USER;
+    if (mode == POP3_AUTH_APOP) {
+        if (pop3_apop(s->banner, u->pass, buf) < 0) {
+            set_state(s, PS_APOP);
+            count_error(s, "other", "APOP: no timestamp in the server's greeting");
+            send_cmd(s, PS_QUIT, "QUIT\r\n");
+            return;
+        }
+        send_cmd(s, PS_APOP, "APOP %s %s\r\n", u->addr, buf);
+    } else if (mode == POP3_AUTH_PLAIN && sasl_plain(u->addr, u->pass, buf, sizeof buf) == 0) {
+        send_cmd(s, PS_AUTH, "AUTH PLAIN %s\r\n", buf);
+    } else {
+        send_cmd(s, PS_USER, "USER %s\r\n", u->addr);
+    }
+}
+
 static void on_status(struct pop3_session *s, int ok, const char *text)
 {
     uint64_t now = mono_ns();
@@ -361,12 +393,24 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
     }
     switch (st) {
     case PS_BANNER:
-        send_cmd(s, PS_USER, "USER %s\r\n", s->w->run->users.v[s->user].addr);
+        snprintf(s->banner, sizeof s->banner, "%s", text);
+        if (cfg_of(s)->pop3_tls == TLSM_UPGRADE && !tls_active(&s->c)) {
+            send_cmd(s, PS_STLS, "STLS\r\n");
+            return;
+        }
+        login(s);
+        return;
+    case PS_STLS:
+        s->t_tls = mono_ns();
+        set_state(s, PS_TLS);
+        tls_start(&s->c, s->w->pop3_tls, s->target->host, 0);
         return;
     case PS_USER:
         send_cmd(s, PS_PASS, "PASS %s\r\n", s->w->run->users.v[s->user].pass);
         return;
     case PS_PASS:
+    case PS_APOP:
+    case PS_AUTH:
         send_cmd(s, PS_STAT, "STAT\r\n");
         return;
     case PS_STAT: {
@@ -457,10 +501,27 @@ static void pop3_event(struct conn *c, enum conn_event ev, void *ud)
     case CONN_UP:
         stats_lat(&s->w->st, LAT_POP3_CONNECT, mono_ns() - s->t_sent);
         s->t_sent = mono_ns();
+        if (cfg_of(s)->pop3_tls == TLSM_IMPLICIT) {
+            s->t_tls = s->t_sent;
+            s->banner[0] = 0;
+            await(s, PS_TLS);
+            tls_start(&s->c, s->w->pop3_tls, s->target->host, 0);
+            return;
+        }
         await(s, PS_BANNER);
         return;
-    case CONN_TLS_UP:
+    case CONN_TLS_UP: {
+        uint64_t now = mono_ns();
+        stats_lat(&s->w->st, LAT_POP3_TLS, now - s->t_tls);
+        s->w->st.c.tls_handshakes++;
+        s->w->st.c.tls_resumed += tls_session_reused(&s->c) > 0;
+        s->t_sent = now;
+        if (s->banner[0] || cfg_of(s)->pop3_tls == TLSM_UPGRADE)
+            login(s);                /* after STLS: the greeting came before */
+        else
+            await(s, PS_BANNER);
         return;
+    }
     case CONN_DATA:
         on_data(s);
         return;

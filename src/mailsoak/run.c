@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "embedded.h"
+#include "tls.h"
 
 static volatile sig_atomic_t stop_signal;   /* the one mutable global besides the config */
 
@@ -81,6 +82,7 @@ static int resolve(const char *spec, struct target *t, char *err, size_t errlen)
     memcpy(&t->sa, ai->ai_addr, ai->ai_addrlen);
     t->len = ai->ai_addrlen;
     snprintf(t->name, sizeof t->name, "%s", spec);
+    snprintf(t->host, sizeof t->host, "%s", host);
     freeaddrinfo(ai);
     return 0;
 }
@@ -293,6 +295,19 @@ static int run_soak(const struct config *cfg)
         fprintf(stderr, "mailsoak: %s\n", err);
         rc = 2;
         goto out;
+    }
+    /* A bad CA file is a setup error: find it before any load is sent. */
+    for (int p = 0; p < 2; p++) {
+        int mode = p ? cfg->pop3_tls : cfg->smtp_tls;
+        const char *ca = p ? cfg->pop3_tls_ca : cfg->smtp_tls_ca;
+        struct tls_ctx *t = mode == TLSM_NONE ? NULL
+                            : tls_client_ctx(ca, p ? cfg->pop3_tls_verify : cfg->smtp_tls_verify, 0, err, sizeof err);
+        if (mode != TLSM_NONE && !t) {
+            fprintf(stderr, "mailsoak: %s.tls_ca: %s\n", p ? "pop3" : "smtp", err);
+            rc = 2;
+            goto out;
+        }
+        tls_ctx_free(t);
     }
     if (cfg->delete_share > 1) {
         fprintf(stderr, "mailsoak: pop3.delete_share: must be between 0 and 1\n");

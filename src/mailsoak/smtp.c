@@ -10,18 +10,23 @@
 #include "conn.h"
 #include "reply.h"
 #include "rng.h"
+#include "sasl.h"
+#include "tls.h"
 #include "worker.h"
 
 enum sm {
     SM_IDLE, SM_CONNECT, SM_BANNER, SM_EHLO, SM_MAIL, SM_RCPT, SM_DATA, SM_EOD, SM_RSET, SM_QUIT,
     SM_WAIT,                         /* connected, waiting for the next message to be due */
+    SM_TLS, SM_STARTTLS, SM_AUTH,
 };
 static const char *const sm_stage[] = {
     "idle", "connect", "banner", "ehlo", "mail", "rcpt", "data", "eod", "rset", "quit", "wait",
+    "tls", "starttls", "auth",
 };
 static const enum lat sm_lat[] = {
     LAT_COUNT, LAT_SMTP_CONNECT, LAT_SMTP_BANNER, LAT_SMTP_EHLO, LAT_SMTP_MAIL, LAT_SMTP_RCPT,
     LAT_SMTP_DATA, LAT_SMTP_EOD, LAT_COUNT, LAT_SMTP_QUIT, LAT_COUNT,
+    LAT_COUNT, LAT_COUNT, LAT_COUNT,  /* TLS and AUTH are timed as a whole exchange */
 };
 
 struct smtp_session {
@@ -47,6 +52,10 @@ struct smtp_session {
     uint64_t rcpt_ok;                /* bit i: RCPT i was accepted */
     struct ledger_entry *entries[MAX_RCPTS];
     int lmtp, accepted_any;
+    const struct target *target;
+    int authed, auth_mech, auth_step;
+    uint32_t auth_user;
+    uint64_t t_exchange;             /* start of a TLS handshake or an AUTH exchange */
 };
 
 static void smtp_event(struct conn *c, enum conn_event ev, void *ud);
@@ -363,6 +372,110 @@ static int eod_reply(struct smtp_session *s, const struct smtp_reply *r, uint64_
     return 1;
 }
 
+static void send_ehlo(struct smtp_session *s)
+{
+    conn_printf(&s->c, "%s %s\r\n", s->lmtp ? "LHLO" : "EHLO", cfg_of(s)->helo);
+    s->t_sent = mono_ns();
+    s->ext = 0;
+    await(s, SM_EHLO);
+    conn_flush(&s->c);
+}
+
+/* Implicit TLS (SM_TLS, right after connect) or the STARTTLS upgrade. */
+static void start_tls(struct smtp_session *s, enum sm st)
+{
+    set_state(s, st);
+    s->t_exchange = mono_ns();
+    conn_deadline(&s->c, cfg_of(s)->smtp_timeout);
+    tls_start(&s->c, s->w->smtp_tls, s->target->host, 0);
+}
+
+static void tls_done(struct smtp_session *s)
+{
+    struct worker *w = s->w;
+    uint64_t now = mono_ns();
+    stats_lat(&w->st, LAT_SMTP_TLS, now - s->t_exchange);
+    w->st.c.tls_handshakes++;
+    w->st.c.tls_resumed += tls_session_reused(&s->c) > 0;
+    if (s->state == SM_TLS) {
+        s->t_sent = now;
+        await(s, SM_BANNER);
+    } else {
+        send_ehlo(s);                /* RFC 3207: forget what was learnt before TLS */
+    }
+}
+
+static void ready_to_send(struct smtp_session *s)
+{
+    /* RFC 2033: every LMTP server pipelines */
+    s->pipelined = cfg_of(s)->pipelining == PIPE_ON ||
+                   (cfg_of(s)->pipelining == PIPE_AUTO && (s->ext & EXT_PIPELINING || s->lmtp));
+    s->fails = 0;
+    s->msgs_left = (unsigned)rng_range(&s->rng, cfg_of(s)->msgs_per_conn.lo, cfg_of(s)->msgs_per_conn.hi);
+    next_transaction(s);
+}
+
+/* SMTP AUTH as one user of the list, chosen per connection. */
+static void start_auth(struct smtp_session *s)
+{
+    const struct user *u;
+    char b64[700];
+    int mech = cfg_of(s)->smtp_auth;
+    if (mech == SMTP_AUTH_AUTO)
+        mech = s->ext & EXT_AUTH_CRAM_MD5 ? SMTP_AUTH_CRAM_MD5
+               : s->ext & EXT_AUTH_PLAIN ? SMTP_AUTH_PLAIN
+               : s->ext & EXT_AUTH_LOGIN ? SMTP_AUTH_LOGIN : SMTP_AUTH_PLAIN;
+    s->auth_mech = mech;
+    s->auth_step = 0;
+    s->auth_user = (uint32_t)rng_range(&s->rng, 0, s->w->run->users.n - 1);
+    u = &s->w->run->users.v[s->auth_user];
+    if (mech == SMTP_AUTH_PLAIN && sasl_plain(u->addr, u->pass, b64, sizeof b64) == 0)
+        conn_printf(&s->c, "AUTH PLAIN %s\r\n", b64);
+    else
+        conn_puts(&s->c, mech == SMTP_AUTH_LOGIN ? "AUTH LOGIN\r\n" : "AUTH CRAM-MD5\r\n");
+    s->t_exchange = s->t_sent = mono_ns();
+    await(s, SM_AUTH);
+    conn_flush(&s->c);
+}
+
+static void on_auth_reply(struct smtp_session *s, const struct smtp_reply *r)
+{
+    const struct user *u = &s->w->run->users.v[s->auth_user];
+    char b64[700];
+    if (r->code == 235) {
+        stats_lat(&s->w->st, LAT_SMTP_AUTH, mono_ns() - s->t_exchange);
+        s->authed = 1;
+        ready_to_send(s);
+        return;
+    }
+    if (r->code == 334 && s->auth_step < 2) {
+        const char *chal = strlen(r->text) > 4 ? r->text + 4 : "";
+        int ok = 0;
+        if (s->auth_mech == SMTP_AUTH_LOGIN) {
+            const char *v = s->auth_step == 0 ? u->addr : u->pass;
+            ok = strlen(v) < 500 && (sasl_b64(v, strlen(v), b64), 1);
+        } else if (s->auth_mech == SMTP_AUTH_CRAM_MD5) {
+            ok = sasl_cram_md5(u->addr, u->pass, chal, b64, sizeof b64) == 0;
+        } else {
+            ok = sasl_plain(u->addr, u->pass, b64, sizeof b64) == 0;
+        }
+        if (ok) {
+            s->auth_step++;
+            conn_printf(&s->c, "%s\r\n", b64);
+            await(s, SM_AUTH);
+            conn_flush(&s->c);
+            return;
+        }
+        conn_puts(&s->c, "*\r\n");     /* RFC 4954: cancel the exchange */
+        s->auth_step = 2;
+        await(s, SM_AUTH);
+        conn_flush(&s->c);
+        return;
+    }
+    fail_reply(s, SM_AUTH, r);
+    send_quit(s);
+}
+
 /* One complete reply in state s->state. */
 static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
 {
@@ -385,11 +498,7 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
             send_quit(s);
             return;
         }
-        conn_printf(&s->c, "%s %s\r\n", s->lmtp ? "LHLO" : "EHLO", cfg_of(s)->helo);
-        s->t_sent = now;
-        s->ext = 0;
-        await(s, SM_EHLO);
-        conn_flush(&s->c);
+        send_ehlo(s);
         return;
     case SM_EHLO:
         if (r->code != 250) {
@@ -397,12 +506,29 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
             send_quit(s);
             return;
         }
-        /* RFC 2033: every LMTP server pipelines */
-        s->pipelined = cfg_of(s)->pipelining == PIPE_ON ||
-                       (cfg_of(s)->pipelining == PIPE_AUTO && (s->ext & EXT_PIPELINING || s->lmtp));
-        s->fails = 0;
-        s->msgs_left = (unsigned)rng_range(&s->rng, cfg_of(s)->msgs_per_conn.lo, cfg_of(s)->msgs_per_conn.hi);
-        next_transaction(s);
+        if (cfg_of(s)->smtp_tls == TLSM_UPGRADE && !tls_active(&s->c)) {
+            conn_puts(&s->c, "STARTTLS\r\n");
+            s->t_sent = now;
+            await(s, SM_STARTTLS);
+            conn_flush(&s->c);
+            return;
+        }
+        if (cfg_of(s)->smtp_auth != SMTP_AUTH_NONE && !s->authed) {
+            start_auth(s);
+            return;
+        }
+        ready_to_send(s);
+        return;
+    case SM_STARTTLS:
+        if (r->code != 220) {
+            fail_reply(s, st, r);
+            send_quit(s);
+            return;
+        }
+        start_tls(s, SM_STARTTLS);
+        return;
+    case SM_AUTH:
+        on_auth_reply(s, r);
         return;
     case SM_MAIL:
         if (r->code != 250) {
@@ -542,9 +668,14 @@ static void smtp_event(struct conn *c, enum conn_event ev, void *ud)
         stats_lat(&s->w->st, LAT_SMTP_CONNECT, mono_ns() - s->t_sent);
         s->t_sent = mono_ns();
         s->w->st.c.smtp_sessions++;
+        if (cfg_of(s)->smtp_tls == TLSM_IMPLICIT) {
+            start_tls(s, SM_TLS);
+            return;
+        }
         await(s, SM_BANNER);
         return;
     case CONN_TLS_UP:
+        tls_done(s);
         return;
     case CONN_DATA:
         on_data(s);
@@ -586,6 +717,8 @@ static void start_connect(struct smtp_session *s)
     const struct target *b = next_bind(w, r->smtp_bind, r->nsmtp_bind);
     s->nentries = s->eod_i = 0;
     s->lmtp = cfg_of(s)->smtp_protocol == PROTO_LMTP;
+    s->target = t;
+    s->authed = 0;
     s->t_sent = mono_ns();
     set_state(s, SM_CONNECT);
     if (conn_connect(&s->c, (const struct sockaddr *)&t->sa, t->len, b ? (const struct sockaddr *)&b->sa : NULL,

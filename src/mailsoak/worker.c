@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "conn.h"
+#include "tls.h"
 
 void count_conn_error(struct worker *w, const char *proto, const char *stage, const struct conn *c)
 {
@@ -18,6 +19,10 @@ void count_conn_error(struct worker *w, const char *proto, const char *stage, co
         [CE_IO] = "io", [CE_OVERLONG] = "protocol",
     };
     char name[ERR_NAME_LEN];
+    /* A reset or an EOF proves the connection was made: if it comes before we saw
+     * the connect complete, it belongs to the wait for the banner. */
+    if (!strcmp(stage, "connect") && (c->err == CE_RESET || c->err == CE_EOF))
+        stage = "banner";
     snprintf(name, sizeof name, "%s_%s_%s", proto, stage, kind[c->err]);
     stats_error(&w->st, name, c->errmsg[0] ? c->errmsg : NULL);
 }
@@ -55,6 +60,14 @@ int worker_init(struct worker *w, unsigned idx, struct run *run, unsigned nsmtp,
     stats_init(&w->st, (unsigned)run->cfg->error_examples);
     w->loop = loop_new();
     if (!w->loop || msg_gen_init(&w->gen, run->pool, run->poolsize) < 0)
+        return -1;
+    const struct config *cfg = run->cfg;
+    char err[300];
+    if (cfg->smtp_tls != TLSM_NONE &&
+        !(w->smtp_tls = tls_client_ctx(cfg->smtp_tls_ca, cfg->smtp_tls_verify, cfg->smtp_tls_resume, err, sizeof err)))
+        return -1;
+    if (cfg->pop3_tls != TLSM_NONE &&
+        !(w->pop3_tls = tls_client_ctx(cfg->pop3_tls_ca, cfg->pop3_tls_verify, cfg->pop3_tls_resume, err, sizeof err)))
         return -1;
     w->nsmtp = nsmtp;
     w->npop3 = npop3;
@@ -113,5 +126,7 @@ void worker_free(struct worker *w)
     if (w->pop3)
         pop3_sessions_free(w);
     msg_gen_free(&w->gen);
+    tls_ctx_free(w->smtp_tls);
+    tls_ctx_free(w->pop3_tls);
     loop_free(w->loop);
 }

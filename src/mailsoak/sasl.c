@@ -1,0 +1,79 @@
+/* sasl: encodings and digests for AUTH and APOP. MD5 and HMAC-MD5 are what these
+ * mechanisms specify; they are used here for compatibility, not for security. */
+#include "sasl.h"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <stdio.h>
+#include <string.h>
+
+size_t sasl_b64(const void *in, size_t n, char *out)
+{
+    return (size_t)EVP_EncodeBlock((unsigned char *)out, in, (int)n);
+}
+
+static void hex(const unsigned char *b, size_t n, char *out)
+{
+    for (size_t i = 0; i < n; i++)
+        sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+int sasl_plain(const char *user, const char *pass, char *out, size_t outlen)
+{
+    char raw[600];
+    size_t u = strlen(user), p = strlen(pass);
+    if (u + p + 2 > sizeof raw || (u + p + 2 + 2) / 3 * 4 + 1 > outlen)
+        return -1;
+    raw[0] = 0;
+    memcpy(raw + 1, user, u);
+    raw[1 + u] = 0;
+    memcpy(raw + 2 + u, pass, p);
+    sasl_b64(raw, u + p + 2, out);
+    return 0;
+}
+
+int sasl_cram_md5(const char *user, const char *pass, const char *challenge_b64, char *out, size_t outlen)
+{
+    unsigned char chal[512], mac[EVP_MAX_MD_SIZE];
+    unsigned int maclen = 0;
+    size_t cl = strlen(challenge_b64);
+    if (cl == 0 || cl % 4 || cl / 4 * 3 > sizeof chal)
+        return -1;
+    int n = EVP_DecodeBlock(chal, (const unsigned char *)challenge_b64, (int)cl);
+    if (n < 0)
+        return -1;
+    /* EVP_DecodeBlock counts the padding as data */
+    while (cl && challenge_b64[--cl] == '=')
+        n--;
+    if (!HMAC(EVP_md5(), pass, (int)strlen(pass), chal, (size_t)n, mac, &maclen))
+        return -1;
+    char resp[600];
+    size_t u = strlen(user);
+    if (u + 1 + 2 * maclen + 1 > sizeof resp)
+        return -1;
+    memcpy(resp, user, u);
+    resp[u] = ' ';
+    hex(mac, maclen, resp + u + 1);
+    size_t rl = u + 1 + 2 * maclen;
+    if ((rl + 2) / 3 * 4 + 1 > outlen)
+        return -1;
+    sasl_b64(resp, rl, out);
+    return 0;
+}
+
+int pop3_apop(const char *banner, const char *pass, char hex33[33])
+{
+    const char *lt = strchr(banner, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+    if (!lt || !gt || !memchr(lt, '@', (size_t)(gt - lt)))
+        return -1;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    EVP_MD_CTX *c = EVP_MD_CTX_new();
+    int ok = c && EVP_DigestInit_ex(c, EVP_md5(), NULL) && EVP_DigestUpdate(c, lt, (size_t)(gt - lt + 1)) &&
+             EVP_DigestUpdate(c, pass, strlen(pass)) && EVP_DigestFinal_ex(c, md, &mdlen);
+    EVP_MD_CTX_free(c);
+    if (!ok || mdlen != 16)
+        return -1;
+    hex(md, 16, hex33);
+    return 0;
+}
