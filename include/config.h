@@ -32,7 +32,7 @@ struct config {
     /* [run] */
     uint64_t duration, drain, interval, sweep_timeout;   /* ns */
     uint64_t messages, seed, workers, error_examples;
-    int sweep;
+    int sweep, check;
     char *label, *json;
 
     /* [smtp] */

@@ -556,6 +556,14 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out)
 {
     struct users users = { 0 };
     size_t nsmtp = cfg->smtp_targets.n, npop3 = cfg->pop3_targets.n;
+    if (cfg->smtp_protocol == PROTO_LMTP) {
+        /* curl speaks no LMTP; an SMTP probe of an LMTP port would only fail */
+        for (size_t i = 0; i < nsmtp; i++)
+            fprintf(out, "note smtp %s: not checked (LMTP)\n", cfg->smtp_targets.v[i]);
+        nsmtp = 0;
+        if (!npop3)
+            return 0;
+    }
     if (!nsmtp && !npop3) {
         fprintf(stderr, "mailsoak check: nothing to check: give --smtp HOST:PORT and/or --pop3 HOST:PORT\n");
         return 2;

@@ -27,6 +27,7 @@ const struct opt config_opts[] = {
     { "run", "workers", OPT_COUNT, O(workers), "0", "workers", "worker threads, each with its own event loop (0 = one per core)", NULL },
     { "run", "label", OPT_STR, O(label), "", "label", "name of this run's column in tables and reports", NULL },
     { "run", "json", OPT_STR, O(json), "", "json", "write the results as JSON to this file (atomically)", NULL },
+    { "run", "check", OPT_BOOL, O(check), "yes", NULL, "before any load, check every target with libcurl (mailsoak check); --no-check skips it", NULL },
     { "run", "sweep", OPT_BOOL, O(sweep), "yes", NULL, "after the drain, visit every mailbox that still owes messages", NULL },
     { "run", "sweep_timeout", OPT_DURATION, O(sweep_timeout), "60s", NULL, "upper bound of the final sweep", NULL },
     { "run", "error_examples", OPT_COUNT, O(error_examples), "5", NULL, "server replies kept as examples per error class", NULL },
@@ -131,6 +132,10 @@ int config_from_args(struct config *cfg, int argc, char **argv)
         const char *a = argv[i];
         if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
             i++;
+            continue;
+        }
+        if (!strcmp(a, "--no-check")) {
+            cfg->check = 0;
             continue;
         }
         if (strncmp(a, "--", 2)) {

@@ -17,7 +17,8 @@ static void usage(FILE *f)
           "  config-example  print an INI file with every key of run at its default\n"
           "\n"
           "exit status: 0 done, 1 run-time failure, 2 bad configuration or arguments,\n"
-          "128+N ended early by signal N (the report is still written).\n", f);
+          "3 the preflight check found a problem (run, check), 128+N ended early by\n"
+          "signal N (the report is still written).\n", f);
 }
 
 int main(int argc, char **argv)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "check.h"
 #include "embedded.h"
 #include "tls.h"
 
@@ -488,6 +489,15 @@ int cmd_run(int argc, char **argv)
     if (rc == 0 && !cfg.smtp_targets.n && !cfg.pop3_targets.n &&
         embedded_start(&cfg, &demo, !duration_on_command_line(argc, argv)) < 0)
         rc = 1;
+    if (rc == 0 && cfg.check) {
+        /* an independent look (libcurl) at every target before any load: a typo
+         * in a port or a password is one line here, not ten minutes of errors */
+        if (check_config(&cfg, 3, stderr) != 0) {
+            fprintf(stderr, "mailsoak: the preflight check found problems (above); no load was sent. "
+                            "Fix them, or skip the check with --no-check.\n");
+            rc = 3;
+        }
+    }
     if (rc == 0)
         rc = run_soak(&cfg);
     else if (rc == 1 && !demo.dir[0])

@@ -19,7 +19,12 @@ check "--help exits 0" eq "$?" 0
 
 # A port nobody listens on (bound, never listened to, so nothing else takes it).
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 1)
-"$MAILSOAK" run --smtp 127.0.0.1:$port --pop3 127.0.0.1:$port --duration 2s --drain 1s \
+# The preflight check refuses to start against it, naming the problem...
+"$MAILSOAK" run --smtp 127.0.0.1:$port --pop3 127.0.0.1:$port --duration 2s 2>"$WORK/check.txt" >/dev/null
+check "preflight: exit 3 against a closed port" eq "$?" 3
+check "preflight: names the target and the problem" grep -q "smtp 127.0.0.1:$port: connection refused" "$WORK/check.txt"
+# ...and without it the run goes on, counting the failures.
+"$MAILSOAK" run --no-check --smtp 127.0.0.1:$port --pop3 127.0.0.1:$port --duration 2s --drain 1s \
     --senders 3 --readers 2 --json "$WORK/unreach.json" >"$WORK/table.txt" 2>/dev/null
 check "unreachable server: exit 0" eq "$?" 0
 check "unreachable server: smtp connect errors counted" gt "$(jget "$WORK/unreach.json" '.summary.errors_by_class.smtp_connect_refused')" 0
@@ -27,7 +32,7 @@ check "unreachable server: pop3 connect errors counted" gt "$(jget "$WORK/unreac
 check "unreachable server: table printed" grep -q smtp_connect_refused "$WORK/table.txt"
 
 # SIGINT: the run ends early, exit 130, the JSON is complete and marked interrupted.
-"$MAILSOAK" run --smtp 127.0.0.1:$port --readers 0 --duration 60s --interval 1s \
+"$MAILSOAK" run --no-check --smtp 127.0.0.1:$port --readers 0 --duration 60s --interval 1s \
     --json "$WORK/int.json" >"$WORK/int.txt" 2>/dev/null &
 pid=$!
 sleep 2

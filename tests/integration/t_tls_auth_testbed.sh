@@ -31,12 +31,16 @@ soak login --smtp $A:$SUBMISSION_PORT --smtp-tls starttls --smtp-tls-ca "$CA_CER
 clean login 5
 
 # Resumption: later connections of a worker resume the session.
-soak resume --smtp $A:$SMTPS_PORT --smtp-tls implicit --smtp-tls-ca "$CA_CERT" --set smtp.tls_resume=yes \
+soak resume --smtp $A:$SMTPS_PORT --smtp-tls implicit --smtp-tls-ca "$CA_CERT" --set smtp.tls_resume=yes --smtp-auth plain \
     --readers 0 --drain 0s
 check "resume: sessions resumed" gt "$(jget "$WORK/resume.json" .summary.tls_resumed)" 0
 
-# Untrusted certificate (no CA given, verification on): every session fails in TLS.
-soak untrusted --smtp $A:$SMTPS_PORT --smtp-tls implicit --readers 0 --duration 3s --drain 0s
+# Untrusted certificate (no CA given, verification on): the preflight check says
+# so and stops; past it, every session fails in TLS.
+"$MAILSOAK" run --users "$USERS_FILE" --smtp $A:$SMTPS_PORT --smtp-tls implicit --readers 0 2>"$WORK/check.txt"
+check "untrusted: preflight exits 3" eq "$?" 3
+check "untrusted: preflight names the certificate" grep -q "certificate" "$WORK/check.txt"
+soak untrusted --no-check --smtp $A:$SMTPS_PORT --smtp-tls implicit --readers 0 --duration 3s --drain 0s
 check "untrusted: nothing sent" eq "$(jget "$WORK/untrusted.json" .summary.sent)" 0
 check "untrusted: smtp_tls_tls counted" gt "$(jget "$WORK/untrusted.json" '.summary.errors_by_class.smtp_tls_tls // 0')" 0
 check "untrusted: the reason is kept" grep -q "certificate verify failed" <(jget "$WORK/untrusted.json" '.summary.error_examples.smtp_tls_tls[0]')
@@ -48,7 +52,7 @@ check "verification off: 40 sent" eq "$(jget "$WORK/unverified.json" .summary.se
 sed 's/ .*/ wrong/' "$USERS_FILE" >"$WORK/badusers"
 "$MAILSOAK" run --users "$WORK/badusers" --senders 2 --readers 2 --duration 10s --drain 0s \
     --smtp $A:$SUBMISSION_PORT --smtp-tls starttls --smtp-tls-ca "$CA_CERT" --smtp-auth plain \
-    --pop3 $A:$POP3_PORT --json "$WORK/bad.json" >/dev/null 2>&1
+    --pop3 $A:$POP3_PORT --no-check --json "$WORK/bad.json" >/dev/null 2>&1
 check "wrong password: smtp_auth_535" gt "$(jget "$WORK/bad.json" '.summary.errors_by_class.smtp_auth_535 // 0')" 0
 check "wrong password: pop3_pass_auth" gt "$(jget "$WORK/bad.json" '.summary.errors_by_class.pop3_pass_auth // 0')" 0
 check "wrong password: nothing sent" eq "$(jget "$WORK/bad.json" .summary.sent)" 0
