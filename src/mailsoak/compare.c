@@ -238,10 +238,19 @@ static void write_text(FILE *f, const struct cmp_table *t, const struct col *col
     }
     w0 = w[0];
     for (size_t r = 0; r < nr; r++) {
-        fprintf(f, "%-*s", (int)w0, g[r * (nc + 1)]);
+        char *line = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&line, &len);
+        if (!m)
+            abort();
+        fprintf(m, "%-*s", (int)w0, g[r * (nc + 1)]);
         for (size_t c = 1; c <= nc; c++)
-            fprintf(f, "  %*s", (int)w[c], g[r * (nc + 1) + c]);
-        fputc('\n', f);
+            fprintf(m, "  %*s", (int)w[c], g[r * (nc + 1) + c]);
+        fclose(m);
+        while (len && line[len - 1] == ' ')   /* the empty mark slot of the last column */
+            line[--len] = 0;
+        fprintf(f, "%s\n", line);
+        free(line);
     }
     if (flags & CMP_MARK)
         fputs("(* best, ! worst of each row)\n", f);

@@ -635,7 +635,7 @@ static void json_text(FILE *o, const json_t *v)
 
 static void write_runs(FILE *o, const struct result_set *rs)
 {
-    static const char *const keys[] = { "run_id", "seed", "start_time", "duration_s", "elapsed_s", "version" };
+    static const char *const keys[] = { "run_id", "seed", "start_time", "duration_s", "elapsed_s", "interrupted", "version" };
     static const char *const sums[] = { "delivered", "pending", "foreign", "lost", "server_crashes" };
     fputs("<h2 id=\"runs\">Runs</h2>\n<div class=\"scroll\"><table>\n<thead><tr><th>run</th><th>file</th>", o);
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
