@@ -308,14 +308,10 @@ static void path_point(void *ctx, double t, double v)
     pc->pen = 1;
 }
 
-static void no_data(FILE *o, double height, const char *why)
-{
-    fprintf(o, "<text class=\"nodata\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", W / 2, height / 2);
-    html_puts(o, why);
-    fputs("</text>\n", o);
-}
-
-static void line_chart(FILE *o, const struct result_set *rs, const struct chart *c, const size_t *all)
+/* Draws chart c when some run has data for it (draw_empty = 0), or, in the second pass
+ * (draw_empty = 1), a short placeholder when none has. Returns the number of series. */
+static size_t line_chart(FILE *o, const struct result_set *rs, const struct chart *c, const size_t *all,
+                         int draw_empty)
 {
     struct range_ctx rc = { 0, 0, 0 };
     size_t *npts = xcalloc(rs->n, sizeof *npts), nseries = 0;
@@ -325,6 +321,15 @@ static void line_chart(FILE *o, const struct result_set *rs, const struct chart 
         npts[i] = rc.n - before;
         nseries += npts[i] > 0;
     }
+    if (!nseries || draw_empty) {
+        if (!nseries && draw_empty) {
+            fprintf(o, "<figure class=\"chart empty\" id=\"chart-%s\" data-series=\"0\">\n<figcaption>", c->id);
+            html_puts(o, c->title);
+            fputs("</figcaption>\n<p class=\"note\">Not recorded in these runs.</p>\n</figure>\n", o);
+        }
+        free(npts);
+        return nseries;
+    }
     struct frame f;
     frame_init(&f, rc.xmax, rc.ymax, c->unit, H);
     fprintf(o, "<figure class=\"chart\" id=\"chart-%s\" data-series=\"%zu\">\n<figcaption>", c->id, nseries);
@@ -332,8 +337,6 @@ static void line_chart(FILE *o, const struct result_set *rs, const struct chart 
     fprintf(o, "</figcaption>\n<svg viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" role=\"img\">\n",
             W, H, W, H);
     draw_axes(o, &f, c->unit, c->ylabel);
-    if (!nseries)
-        no_data(o, H, "no data: no run recorded this");
     draw_markers(o, &f, rs, all, rs->n);
     for (size_t g = 0; g < rs->ngroups; g++) {
         for (size_t k = 0; k < rs->groups[g].n; k++) {
@@ -370,6 +373,7 @@ static void line_chart(FILE *o, const struct result_set *rs, const struct chart 
     }
     fputs("</div>\n</figure>\n", o);
     free(npts);
+    return nseries;
 }
 
 /* ---- errors and log hits by class, one chart per label ---- */
@@ -492,6 +496,16 @@ static void class_chart(FILE *o, const struct result_set *rs, size_t g, const st
     size_t nbins = iv > 0 ? (size_t)ceil(xmax / iv - 1e-9) : 0;
     if (nbins > 100000)
         nbins = 100000;
+    if (!nbins || (!err.n && !logs.n)) {
+        fprintf(o, "<figure class=\"chart classes empty\" id=\"classes-%zu\" data-label=\"", chart_no);
+        html_puts(o, grp->label);
+        fputs("\" data-series=\"0\" data-log-classes=\"0\">\n<figcaption>Errors and log hits by class: ", o);
+        html_puts(o, grp->label);
+        fputs("</figcaption>\n<p class=\"note\">No errors and no log hits.</p>\n</figure>\n", o);
+        classes_free(&err);
+        classes_free(&logs);
+        return;
+    }
     double *eb = xcalloc(err.n * nbins, sizeof *eb), *lb = xcalloc(logs.n * nbins, sizeof *lb);
     bin_classes(eb, nbins, iv, &err, rs, grp->runs, grp->n, "errors_by_class");
     bin_classes(lb, nbins, iv, &logs, rs, grp->runs, grp->n, "server/log_hits");
@@ -519,8 +533,6 @@ static void class_chart(FILE *o, const struct result_set *rs, size_t g, const st
     fprintf(o, "%s</figcaption>\n<svg viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" role=\"img\">\n",
             runs_note, W, height, W, height);
     draw_axes(o, &f, CU_COUNT, ylabel);
-    if (!nbins || (!err.n && !logs.n))
-        no_data(o, H, "no errors and no log hits");
     draw_markers(o, &f, rs, grp->runs, grp->n);
     double bw = f.pw * iv / f.xmax;
     for (size_t b = 0; b < nbins; b++) {
@@ -596,6 +608,7 @@ static const char css[] =
     ".spread{color:#888;font-weight:normal;font-size:12px}td.run,th.run{color:#666}\n"
     "tr.differs td{background:#fff8e1}\n"
     ".grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(664px,1fr));gap:14px}\n"
+    ".grid.small{grid-template-columns:repeat(auto-fill,minmax(300px,1fr))}figure.empty p{margin:2px 0}\n"
     "figure.chart{margin:0;border:1px solid #e2e2e2;border-radius:4px;padding:8px 10px 6px}\n"
     "figcaption{font-weight:600;margin-bottom:2px}\n"
     ".legend{display:flex;flex-wrap:wrap;gap:3px 16px;font-size:12.5px;margin-top:2px}\n"
@@ -979,14 +992,28 @@ int report_write_html(FILE *o, const struct result_set *rs, const char *workload
           "One line per run, in its label's colour (repeats share it). Dashed grey line: the senders stop "
           "(drain and sweep follow); dotted black line: a server event such as a crash. Rates and I/O are per "
           "second over each interval.</p>\n<div class=\"grid\">\n", o);
-    size_t nc;
+    size_t nc, nfixed = sizeof fixed_charts / sizeof *fixed_charts, nempty = 0;
     struct chart *charts = chart_list(rs, &nc);
     size_t *all = xcalloc(rs->n, sizeof *all);
     for (size_t i = 0; i < rs->n; i++)
         all[i] = i;
-    for (size_t c = 0; c < nc; c++)
-        line_chart(o, rs, &charts[c], all);
+    for (size_t c = 0; c < nfixed; c++)
+        nempty += !line_chart(o, rs, &charts[c], all, 0);
     fputs("</div>\n", o);
+    if (nc > nfixed) {
+        fputs("<h3>Latency of each command, p99</h3>\n<div class=\"grid\">\n", o);
+        for (size_t c = nfixed; c < nc; c++)
+            nempty += !line_chart(o, rs, &charts[c], all, 0);
+        fputs("</div>\n", o);
+    }
+    /* What no run measured goes last and small, so it does not push the rest down. */
+    if (nempty) {
+        fputs("<h3>Not recorded</h3>\n<p class=\"note\">No run has these series (a run without [server] "
+              "settings has no server-side samples).</p>\n<div class=\"grid small\">\n", o);
+        for (size_t c = 0; c < nc; c++)
+            line_chart(o, rs, &charts[c], all, 1);
+        fputs("</div>\n", o);
+    }
     free(all);
     free(charts);
 
