@@ -308,6 +308,18 @@ static void path_point(void *ctx, double t, double v)
     pc->pen = 1;
 }
 
+struct dot_ctx {
+    FILE *o;
+    const struct frame *f;
+};
+
+static void dot_point(void *ctx, double t, double v)
+{
+    struct dot_ctx *dc = ctx;
+    if (!isnan(v))
+        fprintf(dc->o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.6\"/>", sx(dc->f, t), sy(dc->f, v));
+}
+
 /* Draws chart c when some run has data for it (draw_empty = 0), or, in the second pass
  * (draw_empty = 1), a short placeholder when none has. Returns the number of series. */
 static size_t line_chart(FILE *o, const struct result_set *rs, const struct chart *c, const size_t *all,
@@ -356,6 +368,13 @@ static size_t line_chart(FILE *o, const struct result_set *rs, const struct char
             fputs(" (", o);
             html_puts(o, rs->v[i].path);
             fputs(")</title></path>\n", o);
+            /* Few points (a short run): mark them, or a lone point would not show at all. */
+            if (npts[i] <= 30) {
+                struct dot_ctx dc = { o, &f };
+                fprintf(o, "<g class=\"dots\" fill=\"%s\">", colour(g));
+                each_point(&rs->v[i], c, dot_point, &dc);
+                fputs("</g>\n", o);
+            }
         }
     }
     fputs("</svg>\n<div class=\"legend\">", o);
@@ -986,7 +1005,7 @@ int report_write_html(FILE *o, const struct result_set *rs, const char *workload
     cmp_free(&t);
     fputs("<p class=\"note\">One column per label; with repeats, the mean of the runs and in grey their range "
           "(min-max). Green: best of the row, red: worst. \"-\": not measured in these runs. "
-          "Latencies in ms/s; I/O as operations and bytes over the whole run.</p>\n", o);
+          "I/O is operations and bytes over the whole run.</p>\n", o);
 
     fputs("<h2 id=\"charts\">Over time</h2>\n<p class=\"note\">x: seconds since the start of each run. "
           "One line per run, in its label's colour (repeats share it). Dashed grey line: the senders stop "
