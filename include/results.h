@@ -5,6 +5,7 @@
 #define MS_RESULTS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -41,6 +42,12 @@ void results_free(struct result_set *rs);
  * keys that differ and the two values of each, e.g.
  * "different workloads: senders (20 in a.json, 40 in b.json)". */
 int results_check_workload(const struct result_set *rs, char *err, size_t errlen);
+
+/* What both commands do with their files: load them and refuse different workloads
+ * unless force. Prints "CMD: reason" on err; returns 0, or 2 (nothing loaded). When
+ * force let different workloads through, warn holds the message, else it is empty. */
+int results_open(struct result_set *rs, char *const *paths, size_t n, int force, const char *cmd,
+                 FILE *err, char *warn, size_t warnlen);
 
 /* A number at a '/'-separated path ("latency/delivery/p99"), so keys may contain dots.
  * Returns 0 and sets *out, or -1 when a part is missing or the value is not a number. */

@@ -555,20 +555,8 @@ int compare_main(int argc, char **argv, FILE *out, FILE *err)
         goto done;
     }
     struct result_set rs;
-    if (results_load(&rs, files, nfiles, msg, sizeof msg) < 0) {
-        fprintf(err, "%s\n", msg);
-        rc = 2;
+    if ((rc = results_open(&rs, files, nfiles, force, "compare", err, msg, sizeof msg)) != 0)
         goto done;
-    }
-    if (results_check_workload(&rs, msg, sizeof msg) < 0) {
-        if (!force) {
-            fprintf(err, "compare: %s\ncompare: use --force to compare them anyway\n", msg);
-            results_free(&rs);
-            rc = 2;
-            goto done;
-        }
-        fprintf(err, "compare: warning: %s\n", msg);
-    }
     struct cmp_table t;
     cmp_build(&t, &rs);
     if (cmp_write(out, &t, fmt, flags) < 0 || fflush(out) != 0) {

@@ -665,6 +665,17 @@ static void json_text(FILE *o, const json_t *v)
     }
 }
 
+/* A table cell with a value from a file, "-" when it has none. */
+static void td_value(FILE *o, const json_t *v, const char *cls)
+{
+    fprintf(o, *cls ? "<td class=\"%s\">" : "<td%s>", cls);
+    if (v)
+        json_text(o, v);
+    else
+        fputs("-", o);
+    fputs("</td>", o);
+}
+
 static void write_runs(FILE *o, const struct result_set *rs)
 {
     static const char *const keys[] = { "run_id", "seed", "start_time", "duration_s", "elapsed_s", "interrupted", "version" };
@@ -683,24 +694,10 @@ static void write_runs(FILE *o, const struct result_set *rs)
         fputs("</td><td class=\"l\"><code>", o);
         html_puts(o, rs->v[i].path);
         fputs("</code></td>", o);
-        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
-            const json_t *v = json_object_get(rs->v[i].root, keys[k]);
-            fputs("<td>", o);
-            if (v)
-                json_text(o, v);
-            else
-                fputs("-", o);
-            fputs("</td>", o);
-        }
-        for (size_t k = 0; k < sizeof sums / sizeof *sums; k++) {
-            const json_t *v = json_object_get(rs->v[i].summary, sums[k]);
-            fputs("<td>", o);
-            if (v)
-                json_text(o, v);
-            else
-                fputs("-", o);
-            fputs("</td>", o);
-        }
+        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+            td_value(o, json_object_get(rs->v[i].root, keys[k]), "");
+        for (size_t k = 0; k < sizeof sums / sizeof *sums; k++)
+            td_value(o, json_object_get(rs->v[i].summary, sums[k]), "");
         fputs("</tr>\n", o);
     }
     fputs("</tbody></table></div>\n", o);
@@ -843,13 +840,7 @@ static void write_config(FILE *o, const struct result_set *rs)
                 html_puts(o, id);
                 fputs("</th>", o);
                 for (size_t j = 0; j < rs->n; j++) {
-                    const json_t *x = config_value(&rs->v[j], sec, key);
-                    fputs("<td class=\"l\">", o);
-                    if (x)
-                        json_text(o, x);
-                    else
-                        fputs("-", o);
-                    fputs("</td>", o);
+                    td_value(o, config_value(&rs->v[j], sec, key), "l");
                 }
                 fputs("</tr>\n", o);
             }
@@ -1065,6 +1056,20 @@ static void csv_num(FILE *o, const json_t *e, const char *path)
         fprintf(o, "%.10g", v);
 }
 
+/* One column per class; a class absent from an entry had no hits then (0, not unknown)
+ * as long as the entry has the object at all. */
+static void csv_classes(FILE *o, const json_t *counts, const struct classes *cl)
+{
+    for (size_t k = 0; k < cl->n; k++) {
+        const json_t *v = json_object_get(counts, cl->v[k]);
+        fputc(',', o);
+        if (json_is_number(v))
+            fprintf(o, "%.10g", json_number_value(v));
+        else if (json_is_object(counts))
+            fputc('0', o);
+    }
+}
+
 int report_write_csv(FILE *o, const struct result_set *rs)
 {
     static const char *const base[] = {
@@ -1131,26 +1136,8 @@ int report_write_csv(FILE *o, const struct result_set *rs)
                     snprintf(name, sizeof name, "latency/%s/%s", lat.v[k], p ? "p99" : "p50");
                     csv_num(o, e, name);
                 }
-            /* A class absent from an entry had no errors then: 0, not unknown, as
-             * long as the entry has the object at all. */
-            const json_t *ebc = json_object_get(e, "errors_by_class");
-            for (size_t k = 0; k < err.n; k++) {
-                fputc(',', o);
-                const json_t *v = json_object_get(ebc, err.v[k]);
-                if (json_is_number(v))
-                    fprintf(o, "%.10g", json_number_value(v));
-                else if (json_is_object(ebc))
-                    fputc('0', o);
-            }
-            const json_t *lh = json_path_get(e, "server/log_hits");
-            for (size_t k = 0; k < logs.n; k++) {
-                fputc(',', o);
-                const json_t *v = json_object_get(lh, logs.v[k]);
-                if (json_is_number(v))
-                    fprintf(o, "%.10g", json_number_value(v));
-                else if (json_is_object(lh))
-                    fputc('0', o);
-            }
+            csv_classes(o, json_object_get(e, "errors_by_class"), &err);
+            csv_classes(o, json_path_get(e, "server/log_hits"), &logs);
             fputc('\n', o);
         }
     }
@@ -1244,7 +1231,7 @@ int report_main(int argc, char **argv, FILE *out, FILE *err)
     int force = 0, rc = 0;
     char **files = xcalloc((size_t)argc, sizeof *files);
     size_t nfiles = 0;
-    char msg[2600], *warning = NULL;
+    char msg[2600];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) {
@@ -1274,24 +1261,11 @@ int report_main(int argc, char **argv, FILE *out, FILE *err)
         goto usage_error;
     }
     struct result_set rs;
-    if (results_load(&rs, files, nfiles, msg, sizeof msg) < 0) {
-        fprintf(err, "%s\n", msg);
-        rc = 2;
+    if ((rc = results_open(&rs, files, nfiles, force, "report", err, msg, sizeof msg)) != 0)
         goto done;
-    }
-    if (results_check_workload(&rs, msg, sizeof msg) < 0) {
-        if (!force) {
-            fprintf(err, "report: %s\nreport: use --force to report them together anyway\n", msg);
-            results_free(&rs);
-            rc = 2;
-            goto done;
-        }
-        fprintf(err, "report: warning: %s\n", msg);
-        warning = msg;
-    }
     char *tmp;
     FILE *f = open_tmp(html, &tmp, err);
-    if (!f || commit_tmp(f, tmp, html, report_write_html(f, &rs, warning) == 0, err) < 0)
+    if (!f || commit_tmp(f, tmp, html, report_write_html(f, &rs, msg[0] ? msg : NULL) == 0, err) < 0)
         rc = 1;
     if (!rc && csv) {
         f = open_tmp(csv, &tmp, err);

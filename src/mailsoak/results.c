@@ -211,6 +211,27 @@ int results_check_workload(const struct result_set *rs, char *err, size_t errlen
     return -1;
 }
 
+int results_open(struct result_set *rs, char *const *paths, size_t n, int force, const char *cmd,
+                 FILE *err, char *warn, size_t warnlen)
+{
+    char msg[2600];
+    warn[0] = 0;
+    if (results_load(rs, paths, n, msg, sizeof msg) < 0) {
+        fprintf(err, "%s\n", msg);
+        return 2;
+    }
+    if (results_check_workload(rs, msg, sizeof msg) == 0)
+        return 0;
+    if (!force) {
+        fprintf(err, "%s: %s\n%s: use --force to put them side by side anyway\n", cmd, msg, cmd);
+        results_free(rs);
+        return 2;
+    }
+    fprintf(err, "%s: warning: %s\n", cmd, msg);
+    snprintf(warn, warnlen, "%s", msg);
+    return 0;
+}
+
 const json_t *json_path_get(const json_t *obj, const char *path)
 {
     char part_[256];

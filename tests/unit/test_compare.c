@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "compare.h"
+#include "testfiles.h"
 #include "units.h"
 
 #define FIX "tests/fixtures/results/"
@@ -47,23 +48,6 @@ static void run_free(struct run *r)
     free(r->err);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *m = open_memstream(&buf, &n);
-    char chunk[4096];
-    size_t k;
-    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0)
-        fwrite(chunk, 1, k, m);
-    fclose(f);
-    fclose(m);
-    return buf;
-}
-
 /* Runs compare with the given options over all fixtures and checks the golden file. */
 static void golden(const char *name, const char *const *opts, size_t nopts)
 {
@@ -87,7 +71,7 @@ static void golden(const char *name, const char *const *opts, size_t nopts)
         fputs(r.out, f);
         fclose(f);
     }
-    char *want = slurp(path);
+    char *want = tf_slurp(path);
     if (!want)
         fail_msg("missing golden file %s (run with UPDATE_GOLDEN=1 and review it)", path);
     if (strcmp(want, r.out)) {
@@ -146,7 +130,7 @@ static void test_golden_numbers_match_fixtures(void **s)
         v[i] = json_number_value(json_object_get(json_object_get(root, "summary"), "sent"));
         json_decref(root);
     }
-    char *txt = slurp("tests/golden/compare.txt");
+    char *txt = tf_slurp("tests/golden/compare.txt");
     assert_non_null(txt);
     double lo = v[0] < v[1] ? v[0] : v[1], hi = v[0] < v[1] ? v[1] : v[0];
     char cell[64];
@@ -187,23 +171,28 @@ static void test_units(void **s)
 
 /* ---- small files made for one test ---- */
 
-static char dir[] = "/tmp/test_compare.XXXXXX";
-
+/* A file in the temporary directory, from a printf format. */
+__attribute__((format(printf, 2, 3)))
 static char *write_file(const char *name, const char *fmt, ...)
 {
-    static char paths[32][300];
-    static int next;
-    char *p = paths[next++ % 32];
-    snprintf(p, 300, "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
+    char *text;
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(f, fmt, ap);
+    if (vasprintf(&text, fmt, ap) < 0)
+        abort();
     va_end(ap);
-    fclose(f);
+    char *p = tf_write(name, text);
+    free(text);
     return p;
 }
+
+/* The cell of `row` in column `col` (0 = the first label) of a text table equals want. */
+#define expect_cell(table, row, col, want)                                                          \
+    do {                                                                                            \
+        char cell_[64];                                                                             \
+        text_cell(table, row, col, cell_, sizeof cell_);                                            \
+        assert_string_equal(cell_, want);                                                           \
+    } while (0)
 
 #define WORKLOAD "{\"senders\": 20, \"readers\": 10, \"duration\": \"60s\"}"
 
@@ -249,23 +238,15 @@ static void test_mean_and_spread(void **s)
     char *argv[] = { "compare", a, b, d, c };
     struct run r = run_compare(5, argv);
     assert_int_equal(r.rc, 0);
-    char cell[64];
-    text_cell(r.out, "runs", 0, cell, sizeof cell);
-    assert_string_equal(cell, "3");
-    text_cell(r.out, "sent", 0, cell, sizeof cell);
-    assert_string_equal(cell, "30 (10-60)");
-    text_cell(r.out, "sent", 1, cell, sizeof cell);
-    assert_string_equal(cell, "7");
+    expect_cell(r.out, "runs", 0, "3");
+    expect_cell(r.out, "sent", 0, "30 (10-60)");
+    expect_cell(r.out, "sent", 1, "7");
     /* Fractional mean of small counts is kept. */
-    text_cell(r.out, "errors", 0, cell, sizeof cell);
-    assert_string_equal(cell, "1.7 (1-2)");
+    expect_cell(r.out, "errors", 0, "1.7 (1-2)");
     /* Only one run measured memory: its value, no spread; y measured none: "-". */
-    text_cell(r.out, "mem", 0, cell, sizeof cell);
-    assert_string_equal(cell, "1024KB");
-    text_cell(r.out, "mem", 1, cell, sizeof cell);
-    assert_string_equal(cell, "-");
-    text_cell(r.out, "errors", 1, cell, sizeof cell);
-    assert_string_equal(cell, "-");
+    expect_cell(r.out, "mem", 0, "1024KB");
+    expect_cell(r.out, "mem", 1, "-");
+    expect_cell(r.out, "errors", 1, "-");
     run_free(&r);
 
     /* The same numbers, exactly, in JSON. */
@@ -305,12 +286,9 @@ static void test_missing_collector_prints_dash(void **s)
         if (f == 0) {
             const char *rows[] = { "spool", "mem", "input", "log hits" };
             const char *zero[] = { "0", "0B", "0", "0" };
-            char cell[64];
             for (size_t i = 0; i < 4; i++) {
-                text_cell(r.out, rows[i], 0, cell, sizeof cell);
-                assert_string_equal(cell, zero[i]);  /* measured zero stays zero */
-                text_cell(r.out, rows[i], 1, cell, sizeof cell);
-                assert_string_equal(cell, "-");
+                expect_cell(r.out, rows[i], 0, zero[i]);  /* measured zero stays zero */
+                expect_cell(r.out, rows[i], 1, "-");
             }
         } else if (f == 1) {
             assert_non_null(strstr(r.out, "| spool | 0 | - |"));
@@ -338,21 +316,14 @@ static void test_marks(void **s)
     char *argv[] = { "compare", "--mark", a, b, c };
     struct run r = run_compare(5, argv);
     assert_int_equal(r.rc, 0);
-    char cell[64];
     /* More sent is better; fewer errors is better. */
-    text_cell(r.out, "sent", 0, cell, sizeof cell);
-    assert_string_equal(cell, "10!");
-    text_cell(r.out, "sent", 1, cell, sizeof cell);
-    assert_string_equal(cell, "20*");
-    text_cell(r.out, "sent", 2, cell, sizeof cell);
-    assert_string_equal(cell, "15");
-    text_cell(r.out, "errors", 0, cell, sizeof cell);
-    assert_string_equal(cell, "1*");
-    text_cell(r.out, "errors", 1, cell, sizeof cell);
-    assert_string_equal(cell, "5!");
+    expect_cell(r.out, "sent", 0, "10!");
+    expect_cell(r.out, "sent", 1, "20*");
+    expect_cell(r.out, "sent", 2, "15");
+    expect_cell(r.out, "errors", 0, "1*");
+    expect_cell(r.out, "errors", 1, "5!");
     /* All equal (and one missing): nothing to mark. */
-    text_cell(r.out, "lost", 0, cell, sizeof cell);
-    assert_string_equal(cell, "0");
+    expect_cell(r.out, "lost", 0, "0");
     run_free(&r);
 
     char *argv2[] = { "compare", "--mark", "--format", "markdown", a, b, c };
@@ -390,9 +361,7 @@ static void test_refuses_different_workloads(void **s)
     r = run_compare(5, argv2);
     assert_int_equal(r.rc, 0);
     assert_non_null(strstr(r.err, "warning: different workloads"));
-    char cell[64];
-    text_cell(r.out, "sent", 2, cell, sizeof cell);
-    assert_string_equal(cell, "3");
+    expect_cell(r.out, "sent", 2, "3");
     run_free(&r);
 
     /* Same workload, keys in another order: the same. */
@@ -417,7 +386,7 @@ static void test_bad_files(void **s)
         { write_file("bad6.json", "[1, 2]"), "not a mailsoak result file" },
     };
     char missing[320];
-    snprintf(missing, sizeof missing, "%s/does-not-exist.json", dir);
+    snprintf(missing, sizeof missing, "%s/does-not-exist.json", tf_dir);
     cases[0].path = missing;
     char *good = result("good.json", "g", WORKLOAD, "{}");
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -469,27 +438,8 @@ static void test_labels_and_escaping(void **s)
     r = run_compare(4, argv3);
     assert_int_equal(r.rc, 0);
     assert_true(strstr(r.out, "zeta") < strstr(r.out, "alpha"));
-    char cell[64];
-    text_cell(r.out, "sent", 0, cell, sizeof cell);
-    assert_string_equal(cell, "2 (1-3)");
+    expect_cell(r.out, "sent", 0, "2 (1-3)");
     run_free(&r);
-}
-
-static int setup(void **s)
-{
-    (void)s;
-    const char *top = getenv("TOP");
-    if (top && chdir(top) != 0)
-        return -1;
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **s)
-{
-    (void)s;
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void)
@@ -508,5 +458,5 @@ int main(void)
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_labels_and_escaping),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tf_setup, tf_teardown);
 }

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "report.h"
+#include "testfiles.h"
 
 #define FIX "tests/fixtures/results/"
 static char *const fixtures[] = {
@@ -22,44 +23,6 @@ static char *const fixtures[] = {
     FIX "sdbox-1.json", FIX "sdbox-2.json", FIX "mdbox-1.json", FIX "mdbox-2.json",
 };
 #define NFIX (sizeof fixtures / sizeof *fixtures)
-
-static char dir[] = "/tmp/test_report.XXXXXX";
-
-static char *path_in_dir(const char *name)
-{
-    static char paths[16][300];
-    static int next;
-    char *p = paths[next++ % 16];
-    snprintf(p, 300, "%s/%s", dir, name);
-    return p;
-}
-
-static char *write_file(const char *name, const char *text)
-{
-    char *p = path_in_dir(name);
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    return p;
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *m = open_memstream(&buf, &n);
-    char chunk[4096];
-    size_t k;
-    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0)
-        fwrite(chunk, 1, k, m);
-    fclose(f);
-    fclose(m);
-    return buf;
-}
 
 static size_t count(const char *hay, const char *needle)
 {
@@ -96,7 +59,7 @@ static const char evil_file[] =
 static void test_html_escapes_everything(void **s)
 {
     (void)s;
-    char *p = write_file("evil.json", evil_file), err[256];
+    char *p = tf_write("evil.json", evil_file), err[256];
     struct result_set rs;
     assert_int_equal(results_load(&rs, &p, 1, err, sizeof err), 0);
     char *html;
@@ -129,13 +92,13 @@ static void test_html_escapes_everything(void **s)
 static void test_partial_file(void **s)
 {
     (void)s;
-    char *p = write_file("bare.json", "{\"format\": \"mailsoak-result\", \"format_version\": 1}");
-    char *out = path_in_dir("bare.html"), *csv = path_in_dir("bare.csv"), *err;
+    char *p = tf_write("bare.json", "{\"format\": \"mailsoak-result\", \"format_version\": 1}");
+    char *out = tf_path("bare.html"), *csv = tf_path("bare.csv"), *err;
     char *argv[] = { "report", "-o", out, "--csv", csv, p };
     assert_int_equal(run_report(6, argv, &err), 0);
     assert_string_equal(err, "");
     free(err);
-    char *html = slurp(out);
+    char *html = tf_slurp(out);
     assert_non_null(html);
     assert_int_equal(count(html, "<path class=\"series\""), 0);
     assert_int_equal(count(html, "<figure class=\"chart empty\""), 16);
@@ -144,7 +107,7 @@ static void test_partial_file(void **s)
     assert_true(count(html, "<td>-</td>") >= 17);
     assert_non_null(strstr(html, "</html>"));
     free(html);
-    char *c = slurp(csv);
+    char *c = tf_slurp(csv);
     assert_int_equal(count(c, "\n"), 1);           /* the header only */
     free(c);
 }
@@ -168,13 +131,13 @@ static const char *csv_record(const char *p, size_t *fields)
 static void test_timeline_csv(void **s)
 {
     (void)s;
-    char *csv = path_in_dir("t.csv"), *html = path_in_dir("t.html"), *err;
+    char *csv = tf_path("t.csv"), *html = tf_path("t.html"), *err;
     char *argv[4 + 2 + NFIX] = { "report", "-o", html, "--csv", csv };
     for (size_t i = 0; i < NFIX; i++)
         argv[5 + i] = fixtures[i];
     assert_int_equal(run_report(5 + NFIX, argv, &err), 0);
     free(err);
-    char *text = slurp(csv);
+    char *text = tf_slurp(csv);
     assert_non_null(text);
     size_t entries = 0;
     for (size_t i = 0; i < NFIX; i++) {
@@ -206,7 +169,7 @@ static void test_timeline_csv(void **s)
 
 static size_t files_in_dir(void)
 {
-    DIR *d = opendir(dir);
+    DIR *d = opendir(tf_dir);
     struct dirent *de;
     size_t n = 0;
     while ((de = readdir(d)))
@@ -218,19 +181,19 @@ static size_t files_in_dir(void)
 static void test_atomic_and_errors(void **s)
 {
     (void)s;
-    char *out = write_file("keep.html", "old report\n"), *err;
-    char *bad = write_file("bad.json", "{\"format\": \"mailsoak-result\", \"format_version\": 1, \"timeline\": 5}");
+    char *out = tf_write("keep.html", "old report\n"), *err;
+    char *bad = tf_write("bad.json", "{\"format\": \"mailsoak-result\", \"format_version\": 1, \"timeline\": 5}");
     size_t before = files_in_dir();
     char *argv[] = { "report", "-o", out, bad };
     assert_int_equal(run_report(4, argv, &err), 2);
     assert_non_null(strstr(err, "\"timeline\" is not an array"));
     free(err);
-    char *text = slurp(out);
+    char *text = tf_slurp(out);
     assert_string_equal(text, "old report\n");   /* untouched */
     free(text);
     assert_int_equal(files_in_dir(), before);       /* and no temp file left */
 
-    char *nodir = path_in_dir("no/such/dir/r.html");
+    char *nodir = tf_path("no/such/dir/r.html");
     char *argv2[] = { "report", "-o", nodir, fixtures[0] };
     assert_int_equal(run_report(4, argv2, &err), 1);
     assert_non_null(strstr(err, "No such file or directory"));
@@ -242,7 +205,7 @@ static void test_atomic_and_errors(void **s)
     free(err);
 
     /* Different workloads: refused, then reported with a warning under --force. */
-    char *w = write_file("w.json", "{\"format\": \"mailsoak-result\", \"format_version\": 1, "
+    char *w = tf_write("w.json", "{\"format\": \"mailsoak-result\", \"format_version\": 1, "
                                    "\"workload\": {\"senders\": 99}}");
     char *argv4[] = { "report", "-o", out, fixtures[0], w };
     assert_int_equal(run_report(5, argv4, &err), 2);
@@ -251,26 +214,9 @@ static void test_atomic_and_errors(void **s)
     char *argv5[] = { "report", "--force", "-o", out, fixtures[0], w };
     assert_int_equal(run_report(6, argv5, &err), 0);
     free(err);
-    text = slurp(out);
+    text = tf_slurp(out);
     assert_non_null(strstr(text, "These runs are not comparable: different workloads: senders"));
     free(text);
-}
-
-static int setup(void **s)
-{
-    (void)s;
-    const char *top = getenv("TOP");
-    if (top && chdir(top) != 0)
-        return -1;
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **s)
-{
-    (void)s;
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void)
@@ -281,5 +227,5 @@ int main(void)
         cmocka_unit_test(test_timeline_csv),
         cmocka_unit_test(test_atomic_and_errors),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tf_setup, tf_teardown);
 }
