@@ -15,10 +15,11 @@
 #include "escape.h"
 #include "units.h"
 
-/* Tableau 10: distinct, and readable for most colour-blind viewers. */
+/* Tableau 10, reordered so that the first six (the classic six columns) are the
+ * easiest to tell apart: cyan before brown, which is close to red. */
 static const char *const palette[] = {
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+    "#17becf", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f",
 };
 #define NPALETTE (sizeof palette / sizeof palette[0])
 /* Error classes get their own palette (ColorBrewer Dark2), so a class's colour is not
