@@ -424,7 +424,8 @@ static void classes_free(struct classes *c)
     free(c->v);
 }
 
-/* Union of the class names found at `path` of every timeline entry of the given runs. */
+/* Union of the names found at `path` of every timeline entry of the given runs: classes
+ * with a count above zero, or (for "latency") commands with an object of percentiles. */
 static void collect_classes(struct classes *c, const struct result_set *rs, const size_t *runs, size_t n,
                             const char *path)
 {
@@ -435,7 +436,7 @@ static void collect_classes(struct classes *c, const struct result_set *rs, cons
             const char *k;
             json_t *v;
             json_object_foreach((json_t *)json_path_get(e, path), k, v)
-                if (json_is_number(v) && json_number_value(v) > 0)
+                if ((json_is_number(v) && json_number_value(v) > 0) || (json_is_object(v) && !strchr(k, '/')))
                     class_index(c, k, 1);
         }
     }
@@ -920,22 +921,17 @@ static void sanitize_id(char *dst, size_t n, const char *src)
 static struct chart *chart_list(const struct result_set *rs, size_t *n)
 {
     struct classes cmds = { 0 };
-    size_t nfixed = sizeof fixed_charts / sizeof *fixed_charts;
-    for (size_t i = 0; i < rs->n; i++) {
-        size_t j;
-        json_t *e;
-        json_array_foreach(rs->v[i].timeline, j, e) {
-            const char *k;
-            json_t *v;
-            json_object_foreach(json_object_get(e, "latency"), k, v)
-                if (strcmp(k, "delivery") && strlen(k) < 100 && !strchr(k, '/'))
-                    class_index(&cmds, k, 1);
-        }
-    }
+    size_t nfixed = sizeof fixed_charts / sizeof *fixed_charts, *all = xcalloc(rs->n, sizeof *all), m = 0;
+    for (size_t i = 0; i < rs->n; i++)
+        all[i] = i;
+    collect_classes(&cmds, rs, all, rs->n, "latency");
+    free(all);
     struct chart *c = xcalloc(nfixed + cmds.n, sizeof *c);
     memcpy(c, fixed_charts, sizeof fixed_charts);
     for (size_t i = 0; i < cmds.n; i++) {
-        struct chart *x = &c[nfixed + i];
+        if (!strcmp(cmds.v[i], "delivery") || strlen(cmds.v[i]) >= 100)
+            continue;       /* delivery has its own charts; a name that long is no command */
+        struct chart *x = &c[nfixed + m++];
         char id[56];
         sanitize_id(id, sizeof id, cmds.v[i]);
         snprintf(x->id, sizeof x->id, "lat_%s", id);
@@ -944,7 +940,7 @@ static struct chart *chart_list(const struct result_set *rs, size_t *n)
         snprintf(x->path, sizeof x->path, "latency/%s/p99", cmds.v[i]);
         x->unit = CU_MS;
     }
-    *n = nfixed + cmds.n;
+    *n = nfixed + m;
     classes_free(&cmds);
     return c;
 }
@@ -1080,18 +1076,9 @@ int report_write_csv(FILE *o, const struct result_set *rs)
     };
     struct classes lat = { 0 }, err = { 0 }, logs = { 0 };
     size_t *all = xcalloc(rs->n, sizeof *all);
-    for (size_t i = 0; i < rs->n; i++) {
+    for (size_t i = 0; i < rs->n; i++)
         all[i] = i;
-        size_t j;
-        json_t *e;
-        json_array_foreach(rs->v[i].timeline, j, e) {
-            const char *k;
-            json_t *v;
-            json_object_foreach(json_object_get(e, "latency"), k, v)
-                if (!strchr(k, '/'))
-                    class_index(&lat, k, 1);
-        }
-    }
+    collect_classes(&lat, rs, all, rs->n, "latency");
     collect_classes(&err, rs, all, rs->n, "errors_by_class");
     collect_classes(&logs, rs, all, rs->n, "server/log_hits");
     fputs("file,label,run_id,t,phase", o);
