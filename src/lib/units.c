@@ -154,7 +154,8 @@ static char *fmt_scaled(char *buf, size_t n, double v, double k, double limit, c
         v /= k;
         i++;
     }
-    if (i == 0 || fabs(v) >= 100 || v == floor(v))
+    /* One decimal below 100 of a unit, unless it would print as 100.0 or x.0. */
+    if (i == 0 || fabs(v) >= 99.95 || fabs(v - round(v)) < 0.05)
         snprintf(buf, n, "%.0f%s", v, suf[i]);
     else
         snprintf(buf, n, "%.1f%s", v, suf[i]);

@@ -3,7 +3,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "compare.h"
 #include "config.h"
+#include "report.h"
 #include "run.h"
 
 static void usage(FILE *f)
@@ -15,6 +17,8 @@ static void usage(FILE *f)
           "            of every message, the server's own resources (mailsoak run --help)\n"
           "  check     preflight with libcurl: targets, TLS, AUTH, sample logins (mailsoak check --help)\n"
           "  config-example  print an INI file with every key of run at its default\n"
+          "  compare   the classic side-by-side table of result files (mailsoak compare --help)\n"
+          "  report    an HTML report with charts from result files (mailsoak report --help)\n"
           "\n"
           "exit status: 0 done, 1 run-time failure, 2 bad configuration or arguments,\n"
           "3 the preflight check found a problem (run, check), 128+N ended early by\n"
@@ -41,6 +45,10 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "check"))
         return cmd_check(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "compare"))
+        return cmd_compare(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "report"))
+        return cmd_report(argc - 1, argv + 1);
     fprintf(stderr, "mailsoak: unknown command '%s' (see mailsoak --help)\n", argv[1]);
     return 2;
 }

@@ -1,0 +1,52 @@
+/* compare: the classic side-by-side table, one column per label (runs with the same
+ * label are repeats: mean and min-max), rows in the classic order. The table is built
+ * once and printed as text, Markdown, CSV, JSON, or HTML (for the report). */
+#ifndef MS_COMPARE_H
+#define MS_COMPARE_H
+
+#include <stdio.h>
+
+#include "results.h"
+
+enum cmp_unit { CU_COUNT, CU_BYTES, CU_MS, CU_RATE };
+enum cmp_format { CMP_TEXT, CMP_MARKDOWN, CMP_CSV, CMP_JSON, CMP_HTML };
+
+#define CMP_RUNS 1u      /* each run as its own column too */
+#define CMP_MARK 2u      /* mark the best and the worst column of each row */
+
+struct cmp_row {
+    const char *name;    /* as printed */
+    const char *key;     /* path in "summary", see json_path_number */
+    enum cmp_unit unit;
+    int better;          /* +1 more is better, -1 less is better */
+};
+
+struct cmp_stat {
+    size_t n;            /* runs that have the key; 0 prints "-" */
+    double mean, min, max;
+};
+
+struct cmp_table {
+    const struct result_set *rs;
+    const struct cmp_row *rows;
+    size_t nrows;
+    struct cmp_stat *stat;   /* [row * ngroups + group] */
+    signed char *mark;       /* same index: +1 best, -1 worst, 0 neither */
+};
+
+extern const struct cmp_row cmp_rows[];
+
+void cmp_build(struct cmp_table *t, const struct result_set *rs);
+void cmp_free(struct cmp_table *t);
+/* Returns 0, or -1 when the stream failed. */
+int cmp_write(FILE *f, const struct cmp_table *t, enum cmp_format fmt, unsigned flags);
+/* The value as the table prints it: 16488, 5000K, 70MB, 1.5s, 27.5. */
+char *cmp_fmt_value(char *buf, size_t n, enum cmp_unit u, double v);
+/* A cell: "-", "16488" or, with spread, "16488 (16218-16528)". */
+char *cmp_fmt_cell(char *buf, size_t n, enum cmp_unit u, const struct cmp_stat *s);
+
+/* The command; out and err are where it prints (stdout and stderr in main). */
+int compare_main(int argc, char **argv, FILE *out, FILE *err);
+int cmd_compare(int argc, char **argv);
+
+#endif

@@ -1,0 +1,18 @@
+/* report: one self-contained HTML file from result files (effective config, the
+ * summary table, SVG charts over time) and, on request, the timeline as CSV. */
+#ifndef MS_REPORT_H
+#define MS_REPORT_H
+
+#include <stdio.h>
+
+#include "results.h"
+
+/* Writes the HTML report of rs to f; 0, or -1 when the stream failed. */
+int report_write_html(FILE *f, const struct result_set *rs, const char *workload_warning);
+/* One row per file per timeline entry; 0 or -1. */
+int report_write_csv(FILE *f, const struct result_set *rs);
+
+int report_main(int argc, char **argv, FILE *out, FILE *err);
+int cmd_report(int argc, char **argv);
+
+#endif

@@ -1,0 +1,57 @@
+/* results: reading the JSON files `mailsoak run --json` writes (format_version 1),
+ * grouping them by label (same label = repeats) and checking that they ran the same
+ * workload. Shared by `compare` and `report`; every key may be missing. */
+#ifndef MS_RESULTS_H
+#define MS_RESULTS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+struct result {
+    char *path;
+    char *label;              /* the file's label, or its base name when it has none */
+    json_t *root;             /* owned; the views below borrow from it */
+    json_t *summary, *workload, *config, *timeline, *events;   /* NULL when absent */
+};
+
+/* Runs sharing a label, in order of first appearance. */
+struct result_group {
+    const char *label;        /* borrowed from the first run */
+    size_t *runs;             /* indexes into result_set.v */
+    size_t n;
+};
+
+struct result_set {
+    struct result *v;
+    size_t n;
+    struct result_group *groups;
+    size_t ngroups;
+};
+
+/* Loads one file; -1 with "path: reason" in err. */
+int result_load(struct result *r, const char *path, char *err, size_t errlen);
+void result_free(struct result *r);
+
+/* Loads every file and groups them; stops at the first bad one (-1, reason in err). */
+int results_load(struct result_set *rs, char *const *paths, size_t n, char *err, size_t errlen);
+void results_free(struct result_set *rs);
+
+/* 0 when every file has the same workload object; else -1 with a message naming the
+ * keys that differ and the two values of each, e.g.
+ * "different workloads: senders (20 in a.json, 40 in b.json)". */
+int results_check_workload(const struct result_set *rs, char *err, size_t errlen);
+
+/* What both commands do with their files: load them and refuse different workloads
+ * unless force. Prints "CMD: reason" on err; returns 0, or 2 (nothing loaded). When
+ * force let different workloads through, warn holds the message, else it is empty. */
+int results_open(struct result_set *rs, char *const *paths, size_t n, int force, const char *cmd,
+                 FILE *err, char *warn, size_t warnlen);
+
+/* A number at a '/'-separated path ("latency/delivery/p99"), so keys may contain dots.
+ * Returns 0 and sets *out, or -1 when a part is missing or the value is not a number. */
+int json_path_number(const json_t *obj, const char *path, double *out);
+const json_t *json_path_get(const json_t *obj, const char *path);
+
+#endif

@@ -1,0 +1,576 @@
+/* compare: builds the classic table from result files (mean and min-max of repeats,
+ * best/worst marks) and prints it in each output format. A key a run lacks is "not
+ * measured": it is left out of the mean and printed as "-", never as 0. */
+#include "compare.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "escape.h"
+#include "units.h"
+
+const struct cmp_row cmp_rows[] = {
+    { "sent", "sent", CU_COUNT, +1 },
+    { "read", "read", CU_COUNT, +1 },
+    { "spool", "spool", CU_COUNT, -1 },
+    { "mem", "mem", CU_BYTES, -1 },
+    { "input", "input", CU_COUNT, -1 },
+    { "output", "output", CU_COUNT, -1 },
+    { "ibytes", "ibytes", CU_BYTES, -1 },
+    { "obytes", "obytes", CU_BYTES, -1 },
+    { "errors", "errors", CU_COUNT, -1 },
+    { "lost", "lost", CU_COUNT, -1 },
+    { "duplicated", "duplicated", CU_COUNT, -1 },
+    { "corrupted", "corrupted", CU_COUNT, -1 },
+    { "log hits", "log_hits", CU_COUNT, -1 },
+    { "delivery p50", "latency/delivery/p50", CU_MS, -1 },
+    { "delivery p99", "latency/delivery/p99", CU_MS, -1 },
+    { "msg/s in", "rate_in", CU_RATE, +1 },
+    { "msg/s out", "rate_out", CU_RATE, +1 },
+    { NULL, NULL, 0, 0 },
+};
+
+static const char *const unit_names[] = { "count", "bytes", "ms", "msg/s" };
+
+static void *xcalloc(size_t n, size_t sz)
+{
+    void *p = calloc(n ? n : 1, sz);
+    if (!p)
+        abort();
+    return p;
+}
+
+static int run_value(const struct cmp_table *t, size_t row, size_t run, double *v)
+{
+    return json_path_number(t->rs->v[run].summary, t->rows[row].key, v);
+}
+
+void cmp_build(struct cmp_table *t, const struct result_set *rs)
+{
+    size_t ng = rs->ngroups;
+    memset(t, 0, sizeof *t);
+    t->rs = rs;
+    t->rows = cmp_rows;
+    while (cmp_rows[t->nrows].name)
+        t->nrows++;
+    t->stat = xcalloc(t->nrows * ng, sizeof *t->stat);
+    t->mark = xcalloc(t->nrows * ng, sizeof *t->mark);
+    for (size_t r = 0; r < t->nrows; r++) {
+        double best = NAN, worst = NAN;
+        size_t have = 0;
+        for (size_t g = 0; g < ng; g++) {
+            struct cmp_stat *s = &t->stat[r * ng + g];
+            double sum = 0, v;
+            for (size_t k = 0; k < rs->groups[g].n; k++) {
+                if (run_value(t, r, rs->groups[g].runs[k], &v) < 0)
+                    continue;
+                s->min = s->n ? fmin(s->min, v) : v;
+                s->max = s->n ? fmax(s->max, v) : v;
+                sum += v;
+                s->n++;
+            }
+            if (!s->n)
+                continue;
+            s->mean = sum / (double)s->n;
+            double score = s->mean * t->rows[r].better;
+            best = have ? fmax(best, score) : score;
+            worst = have ? fmin(worst, score) : score;
+            have++;
+        }
+        /* Marks need something to compare: two columns and not all equal. */
+        if (have < 2 || best == worst)
+            continue;
+        for (size_t g = 0; g < ng; g++) {
+            const struct cmp_stat *s = &t->stat[r * ng + g];
+            if (s->n && s->mean * t->rows[r].better == best)
+                t->mark[r * ng + g] = 1;
+            else if (s->n && s->mean * t->rows[r].better == worst)
+                t->mark[r * ng + g] = -1;
+        }
+    }
+}
+
+void cmp_free(struct cmp_table *t)
+{
+    free(t->stat);
+    free(t->mark);
+    memset(t, 0, sizeof *t);
+}
+
+char *cmp_fmt_value(char *buf, size_t n, enum cmp_unit u, double v)
+{
+    if (!isfinite(v)) {
+        snprintf(buf, n, "-");
+        return buf;
+    }
+    switch (u) {
+    case CU_COUNT:
+        /* A mean of repeats may be fractional; "2.5 errors" says more than "2". */
+        if (fabs(v) < 100 && v != round(v))
+            snprintf(buf, n, "%.1f", v);
+        else
+            fmt_count(buf, n, v);
+        break;
+    case CU_BYTES:
+        fmt_bytes(buf, n, v);
+        break;
+    case CU_MS:
+        fmt_duration(buf, n, v <= 0 ? 0 : (uint64_t)llround(v * 1e6));
+        break;
+    case CU_RATE:
+        if (fabs(v) < 10000)
+            snprintf(buf, n, "%.1f", v);
+        else
+            fmt_count(buf, n, v);
+        break;
+    }
+    return buf;
+}
+
+/* "16218-16528", or "" when there is no spread worth printing. */
+static char *fmt_spread(char *buf, size_t n, enum cmp_unit u, const struct cmp_stat *s)
+{
+    char lo[32], hi[32];
+    buf[0] = 0;
+    if (s->n < 2)
+        return buf;
+    cmp_fmt_value(lo, sizeof lo, u, s->min);
+    cmp_fmt_value(hi, sizeof hi, u, s->max);
+    if (strcmp(lo, hi))
+        snprintf(buf, n, "%s-%s", lo, hi);
+    return buf;
+}
+
+char *cmp_fmt_cell(char *buf, size_t n, enum cmp_unit u, const struct cmp_stat *s)
+{
+    char mean[32], sp[80];
+    if (!s->n) {
+        snprintf(buf, n, "-");
+        return buf;
+    }
+    cmp_fmt_value(mean, sizeof mean, u, s->mean);
+    if (*fmt_spread(sp, sizeof sp, u, s))
+        snprintf(buf, n, "%s (%s)", mean, sp);
+    else
+        snprintf(buf, n, "%s", mean);
+    return buf;
+}
+
+/* A column of the printed table: a label's mean, or one of its runs (--runs). */
+struct col {
+    size_t g;
+    size_t k;        /* run index within the group */
+    int is_run;
+};
+
+static struct col *columns(const struct cmp_table *t, unsigned flags, size_t *nc)
+{
+    const struct result_set *rs = t->rs;
+    struct col *c = xcalloc(rs->ngroups + rs->n, sizeof *c);
+    size_t n = 0;
+    for (size_t g = 0; g < rs->ngroups; g++) {
+        c[n++] = (struct col){ g, 0, 0 };
+        /* A lone run's column would repeat the label's column. */
+        if ((flags & CMP_RUNS) && rs->groups[g].n > 1)
+            for (size_t k = 0; k < rs->groups[g].n; k++)
+                c[n++] = (struct col){ g, k, 1 };
+    }
+    *nc = n;
+    return c;
+}
+
+static void col_name(char *buf, size_t n, const struct cmp_table *t, const struct col *c)
+{
+    if (c->is_run)
+        snprintf(buf, n, "%s#%zu", t->rs->groups[c->g].label, c->k + 1);
+    else
+        snprintf(buf, n, "%s", t->rs->groups[c->g].label);
+}
+
+/* The text of a cell, and its mark (+1/-1/0; run columns are never marked). */
+static int cell(char *buf, size_t n, const struct cmp_table *t, size_t r, const struct col *c)
+{
+    size_t ng = t->rs->ngroups;
+    if (!c->is_run) {
+        cmp_fmt_cell(buf, n, t->rows[r].unit, &t->stat[r * ng + c->g]);
+        return t->mark[r * ng + c->g];
+    }
+    double v;
+    if (run_value(t, r, t->rs->groups[c->g].runs[c->k], &v) < 0)
+        snprintf(buf, n, "-");
+    else
+        cmp_fmt_value(buf, n, t->rows[r].unit, v);
+    return 0;
+}
+
+static void write_text(FILE *f, const struct cmp_table *t, const struct col *cols, size_t nc, unsigned flags)
+{
+    size_t nr = t->nrows + 2, w0 = 0;          /* header, runs, metrics */
+    char **g = xcalloc(nr * (nc + 1), sizeof *g);
+    size_t *w = xcalloc(nc + 1, sizeof *w);
+    char buf[256];
+    for (size_t r = 0; r < nr; r++) {
+        for (size_t c = 0; c <= nc; c++) {
+            const struct col *cc = c ? &cols[c - 1] : NULL;
+            int m = 0;
+            if (r == 0 && c == 0)
+                buf[0] = 0;
+            else if (r == 0)
+                col_name(buf, sizeof buf - 1, t, cc);
+            else if (c == 0)
+                snprintf(buf, sizeof buf, "%s", r == 1 ? "runs" : t->rows[r - 2].name);
+            else if (r == 1) {
+                buf[0] = 0;
+                if (!cc->is_run)
+                    snprintf(buf, sizeof buf, "%zu", t->rs->groups[cc->g].n);
+            } else
+                m = cell(buf, sizeof buf - 1, t, r - 2, cc);
+            /* Every mean cell gets a mark slot, so the numbers stay right-aligned. */
+            if (c > 0 && (flags & CMP_MARK) && !cc->is_run)
+                strcat(buf, m > 0 ? "*" : m < 0 ? "!" : " ");
+            g[r * (nc + 1) + c] = strdup(buf);
+            size_t len = strlen(buf);
+            if (len > w[c])
+                w[c] = len;
+        }
+    }
+    w0 = w[0];
+    for (size_t r = 0; r < nr; r++) {
+        char *line = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&line, &len);
+        if (!m)
+            abort();
+        fprintf(m, "%-*s", (int)w0, g[r * (nc + 1)]);
+        for (size_t c = 1; c <= nc; c++)
+            fprintf(m, "  %*s", (int)w[c], g[r * (nc + 1) + c]);
+        fclose(m);
+        while (len && line[len - 1] == ' ')   /* the empty mark slot of the last column */
+            line[--len] = 0;
+        fprintf(f, "%s\n", line);
+        free(line);
+    }
+    if (flags & CMP_MARK)
+        fputs("(* best, ! worst of each row)\n", f);
+    for (size_t i = 0; i < nr * (nc + 1); i++)
+        free(g[i]);
+    free(g);
+    free(w);
+}
+
+static void write_markdown(FILE *f, const struct cmp_table *t, const struct col *cols, size_t nc, unsigned flags)
+{
+    char buf[256];
+    fputs("| |", f);
+    for (size_t c = 0; c < nc; c++) {
+        col_name(buf, sizeof buf, t, &cols[c]);
+        fputc(' ', f);
+        md_puts(f, buf);
+        fputs(" |", f);
+    }
+    fputs("\n|---|", f);
+    for (size_t c = 0; c < nc; c++)
+        fputs("---:|", f);
+    fputs("\n| runs |", f);
+    for (size_t c = 0; c < nc; c++) {
+        if (cols[c].is_run)
+            fputs(" |", f);
+        else
+            fprintf(f, " %zu |", t->rs->groups[cols[c].g].n);
+    }
+    fputc('\n', f);
+    for (size_t r = 0; r < t->nrows; r++) {
+        fprintf(f, "| %s |", t->rows[r].name);
+        for (size_t c = 0; c < nc; c++) {
+            int m = cell(buf, sizeof buf, t, r, &cols[c]);
+            const char *em = (flags & CMP_MARK) && m ? (m > 0 ? "**" : "_") : "";
+            fprintf(f, " %s%s%s |", em, buf, em);
+        }
+        fputc('\n', f);
+    }
+    if (flags & CMP_MARK)
+        fputs("\n**bold**: best of the row; _italic_: worst.\n", f);
+}
+
+static void csv_number(FILE *f, double v)
+{
+    fprintf(f, ",%.10g", v);
+}
+
+static void marked_labels(FILE *f, const struct cmp_table *t, size_t r, int want)
+{
+    char buf[1024];
+    size_t pos = 0;
+    buf[0] = 0;
+    for (size_t g = 0; g < t->rs->ngroups; g++)
+        if (t->mark[r * t->rs->ngroups + g] == want && pos < sizeof buf)
+            pos += (size_t)snprintf(buf + pos, sizeof buf - pos, "%s%s", pos ? ";" : "",
+                                    t->rs->groups[g].label);
+    fputc(',', f);
+    csv_puts(f, buf);
+}
+
+/* Machine-readable: plain numbers in the row's unit, empty where not measured. */
+static void write_csv(FILE *f, const struct cmp_table *t, const struct col *cols, size_t nc, unsigned flags)
+{
+    size_t ng = t->rs->ngroups;
+    char buf[300];
+    fputs("metric,unit,better", f);
+    for (size_t c = 0; c < nc; c++) {
+        col_name(buf, sizeof buf, t, &cols[c]);
+        fputc(',', f);
+        csv_puts(f, buf);
+        if (!cols[c].is_run) {
+            const char *suf[] = { " min", " max", " n" };
+            for (size_t i = 0; i < 3; i++) {
+                snprintf(buf, sizeof buf, "%s%s", t->rs->groups[cols[c].g].label, suf[i]);
+                fputc(',', f);
+                csv_puts(f, buf);
+            }
+        }
+    }
+    if (flags & CMP_MARK)
+        fputs(",best,worst", f);
+    fputc('\n', f);
+    for (size_t r = 0; r < t->nrows; r++) {
+        fprintf(f, "%s,%s,%s", t->rows[r].name, unit_names[t->rows[r].unit],
+                t->rows[r].better > 0 ? "more" : "less");
+        for (size_t c = 0; c < nc; c++) {
+            if (cols[c].is_run) {
+                double v;
+                if (run_value(t, r, t->rs->groups[cols[c].g].runs[cols[c].k], &v) < 0)
+                    fputc(',', f);
+                else
+                    csv_number(f, v);
+                continue;
+            }
+            const struct cmp_stat *s = &t->stat[r * ng + cols[c].g];
+            if (!s->n)
+                fputs(",,,", f);
+            else {
+                csv_number(f, s->mean);
+                csv_number(f, s->min);
+                csv_number(f, s->max);
+            }
+            fprintf(f, ",%zu", s->n);
+        }
+        if (flags & CMP_MARK) {
+            marked_labels(f, t, r, 1);
+            marked_labels(f, t, r, -1);
+        }
+        fputc('\n', f);
+    }
+}
+
+static json_t *jnum(double v)
+{
+    if (v == round(v) && fabs(v) < 9007199254740992.0)
+        return json_integer((json_int_t)v);
+    return json_real(v);
+}
+
+static int write_json(FILE *f, const struct cmp_table *t, unsigned flags)
+{
+    const struct result_set *rs = t->rs;
+    size_t ng = rs->ngroups;
+    json_t *root = json_object(), *jcols = json_array(), *jrows = json_array();
+    json_object_set_new(root, "format", json_string("mailsoak-compare"));
+    json_object_set_new(root, "format_version", json_integer(1));
+    for (size_t g = 0; g < ng; g++) {
+        json_t *c = json_object(), *files = json_array(), *ids = json_array();
+        for (size_t k = 0; k < rs->groups[g].n; k++) {
+            const struct result *r = &rs->v[rs->groups[g].runs[k]];
+            json_t *id = json_object_get(r->root, "run_id");
+            json_array_append_new(files, json_string(r->path));
+            json_array_append_new(ids, json_is_string(id) ? json_incref(id) : json_null());
+        }
+        json_object_set_new(c, "label", json_string(rs->groups[g].label));
+        json_object_set_new(c, "files", files);
+        json_object_set_new(c, "run_ids", ids);
+        json_array_append_new(jcols, c);
+    }
+    for (size_t r = 0; r < t->nrows; r++) {
+        json_t *row = json_object(), *vals = json_array(), *best = json_array(), *worst = json_array();
+        json_object_set_new(row, "metric", json_string(t->rows[r].name));
+        json_object_set_new(row, "key", json_string(t->rows[r].key));
+        json_object_set_new(row, "unit", json_string(unit_names[t->rows[r].unit]));
+        json_object_set_new(row, "better", json_string(t->rows[r].better > 0 ? "more" : "less"));
+        for (size_t g = 0; g < ng; g++) {
+            const struct cmp_stat *s = &t->stat[r * ng + g];
+            json_t *v = json_object();
+            json_object_set_new(v, "mean", s->n ? jnum(s->mean) : json_null());
+            json_object_set_new(v, "min", s->n ? jnum(s->min) : json_null());
+            json_object_set_new(v, "max", s->n ? jnum(s->max) : json_null());
+            json_object_set_new(v, "n", json_integer((json_int_t)s->n));
+            if (flags & CMP_RUNS) {
+                json_t *runs = json_array();
+                for (size_t k = 0; k < rs->groups[g].n; k++) {
+                    double x;
+                    json_array_append_new(runs, run_value(t, r, rs->groups[g].runs[k], &x) < 0
+                                                    ? json_null() : jnum(x));
+                }
+                json_object_set_new(v, "runs", runs);
+            }
+            json_array_append_new(vals, v);
+            if (t->mark[r * ng + g])
+                json_array_append_new(t->mark[r * ng + g] > 0 ? best : worst, json_string(rs->groups[g].label));
+        }
+        json_object_set_new(row, "values", vals);
+        if (flags & CMP_MARK) {
+            json_object_set_new(row, "best", best);
+            json_object_set_new(row, "worst", worst);
+        } else {
+            json_decref(best);
+            json_decref(worst);
+        }
+        json_array_append_new(jrows, row);
+    }
+    json_object_set_new(root, "columns", jcols);
+    json_object_set_new(root, "rows", jrows);
+    int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    fputc('\n', f);
+    json_decref(root);
+    return rc;
+}
+
+static void write_html(FILE *f, const struct cmp_table *t, const struct col *cols, size_t nc)
+{
+    char buf[256], sp[80];
+    size_t ng = t->rs->ngroups;
+    fputs("<table class=\"summary\">\n<thead><tr><th></th>", f);
+    for (size_t c = 0; c < nc; c++) {
+        col_name(buf, sizeof buf, t, &cols[c]);
+        fprintf(f, "<th%s>", cols[c].is_run ? " class=\"run\"" : "");
+        html_puts(f, buf);
+        fputs("</th>", f);
+    }
+    fputs("</tr></thead>\n<tbody>\n<tr><th>runs</th>", f);
+    for (size_t c = 0; c < nc; c++)
+        fprintf(f, cols[c].is_run ? "<td class=\"run\"></td>" : "<td>%zu</td>", t->rs->groups[cols[c].g].n);
+    fputs("</tr>\n", f);
+    for (size_t r = 0; r < t->nrows; r++) {
+        fprintf(f, "<tr><th>%s</th>", t->rows[r].name);
+        for (size_t c = 0; c < nc; c++) {
+            if (cols[c].is_run) {
+                cell(buf, sizeof buf, t, r, &cols[c]);
+                fprintf(f, "<td class=\"run\">%s</td>", buf);
+                continue;
+            }
+            const struct cmp_stat *s = &t->stat[r * ng + cols[c].g];
+            int m = t->mark[r * ng + cols[c].g];
+            fprintf(f, "<td%s>%s", m > 0 ? " class=\"best\"" : m < 0 ? " class=\"worst\"" : "",
+                    s->n ? cmp_fmt_value(buf, sizeof buf, t->rows[r].unit, s->mean) : "-");
+            if (s->n && *fmt_spread(sp, sizeof sp, t->rows[r].unit, s))
+                fprintf(f, " <span class=\"spread\">%s</span>", sp);
+            fputs("</td>", f);
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</tbody>\n</table>\n", f);
+}
+
+int cmp_write(FILE *f, const struct cmp_table *t, enum cmp_format fmt, unsigned flags)
+{
+    size_t nc;
+    struct col *cols = columns(t, flags, &nc);
+    int rc = 0;
+    switch (fmt) {
+    case CMP_TEXT: write_text(f, t, cols, nc, flags); break;
+    case CMP_MARKDOWN: write_markdown(f, t, cols, nc, flags); break;
+    case CMP_CSV: write_csv(f, t, cols, nc, flags); break;
+    case CMP_JSON: rc = write_json(f, t, flags); break;
+    case CMP_HTML: write_html(f, t, cols, nc); break;
+    }
+    free(cols);
+    return rc < 0 || ferror(f) ? -1 : 0;
+}
+
+static void usage(FILE *f)
+{
+    fputs("usage: mailsoak compare [--format text|markdown|csv|json] [--runs] [--mark] [--force] FILE.json...\n"
+          "  One column per label; files with the same label are repeats (mean, and min-max).\n"
+          "  --format F  text (default), markdown, csv or json\n"
+          "  --runs      also show each run as its own column\n"
+          "  --mark      mark the best (*) and the worst (!) column of each row\n"
+          "  --force     compare files even when their workloads differ\n", f);
+}
+
+int compare_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    enum cmp_format fmt = CMP_TEXT;
+    unsigned flags = 0;
+    int force = 0, rc = 0;
+    char **files = xcalloc((size_t)argc, sizeof *files);
+    size_t nfiles = 0;
+    char msg[2600];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = NULL;
+        if (!strcmp(a, "--")) {
+            while (++i < argc)
+                files[nfiles++] = argv[i];
+            break;
+        }
+        if (!strcmp(a, "--format") || !strncmp(a, "--format=", 9)) {
+            val = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!val) {
+                fprintf(err, "compare: --format needs a value (text, markdown, csv or json)\n");
+                rc = 2;
+                goto done;
+            }
+            if (!strcmp(val, "text"))
+                fmt = CMP_TEXT;
+            else if (!strcmp(val, "markdown") || !strcmp(val, "md"))
+                fmt = CMP_MARKDOWN;
+            else if (!strcmp(val, "csv"))
+                fmt = CMP_CSV;
+            else if (!strcmp(val, "json"))
+                fmt = CMP_JSON;
+            else {
+                fprintf(err, "compare: unknown format '%s' (use text, markdown, csv or json)\n", val);
+                rc = 2;
+                goto done;
+            }
+        } else if (!strcmp(a, "--runs"))
+            flags |= CMP_RUNS;
+        else if (!strcmp(a, "--mark"))
+            flags |= CMP_MARK;
+        else if (!strcmp(a, "--force"))
+            force = 1;
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(out);
+            goto done;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(err, "compare: unknown option '%s'\n", a);
+            usage(err);
+            rc = 2;
+            goto done;
+        } else
+            files[nfiles++] = argv[i];
+    }
+    if (!nfiles) {
+        usage(err);
+        rc = 2;
+        goto done;
+    }
+    struct result_set rs;
+    if ((rc = results_open(&rs, files, nfiles, force, "compare", err, msg, sizeof msg)) != 0)
+        goto done;
+    struct cmp_table t;
+    cmp_build(&t, &rs);
+    if (cmp_write(out, &t, fmt, flags) < 0 || fflush(out) != 0) {
+        fprintf(err, "compare: write error\n");
+        rc = 1;
+    }
+    cmp_free(&t);
+    results_free(&rs);
+done:
+    free(files);
+    return rc;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    return compare_main(argc, argv, stdout, stderr);
+}

@@ -1,0 +1,231 @@
+/* test_report: the HTML report and the timeline CSV without a browser: strings from
+ * result files are escaped, partial files still give a page, the CSV has a row per
+ * file per entry, and the output file is replaced atomically or not at all. The
+ * rendering itself is checked in Chromium by tests/integration/t_report_html.sh. */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "report.h"
+#include "testfiles.h"
+
+#define FIX "tests/fixtures/results/"
+static char *const fixtures[] = {
+    FIX "maildir-1.json", FIX "maildir-2.json", FIX "mbox-1.json", FIX "mbox-2.json",
+    FIX "sdbox-1.json", FIX "sdbox-2.json", FIX "mdbox-1.json", FIX "mdbox-2.json",
+};
+#define NFIX (sizeof fixtures / sizeof *fixtures)
+
+static size_t count(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+static int run_report(int argc, char **argv, char **err_text)
+{
+    size_t on, en;
+    char *out_text;
+    FILE *out = open_memstream(&out_text, &on), *err = open_memstream(err_text, &en);
+    int rc = report_main(argc, argv, out, err);
+    fclose(out);
+    fclose(err);
+    free(out_text);
+    return rc;
+}
+
+static const char evil_file[] =
+    "{\"format\": \"mailsoak-result\", \"format_version\": 1, \"version\": \"<b>0.1</b>\",\n"
+    " \"label\": \"<script>alert('label')</script>\", \"run_id\": \"\\\"><img src=x onerror=alert(1)>\",\n"
+    " \"workload\": {\"senders\": \"<i>20</i>\"},\n"
+    " \"config\": {\"run\": {\"label\": \"<script>x</script>\"}, \"<sec>\": {\"k&y\": [\"<a href=x>\"]}},\n"
+    " \"summary\": {\"sent\": 3, \"error_examples\": {\"<cls>\": [\"550 <script>bad</script>\"]},\n"
+    "   \"log_classes\": {\"lock\": {\"count\": 1, \"examples\": [{\"t\": 1, \"line\": \"</code></td><script>\"}]}}},\n"
+    " \"timeline\": [{\"t\": 10, \"phase\": \"send\", \"sent\": 3, \"rate_in\": 0.3,\n"
+    "   \"errors_by_class\": {\"<cls>\": 1}, \"latency\": {\"<cmd>\": {\"p99\": 1}},\n"
+    "   \"server\": {\"log_hits\": {\"<lock>\": 1}}}],\n"
+    " \"events\": [{\"t\": 5, \"kind\": \"<crash>\", \"text\": \"<script>ev</script>\"}]}\n";
+
+static void test_html_escapes_everything(void **s)
+{
+    (void)s;
+    char *p = tf_write("evil.json", evil_file), err[256];
+    struct result_set rs;
+    assert_int_equal(results_load(&rs, &p, 1, err, sizeof err), 0);
+    char *html;
+    size_t n;
+    FILE *f = open_memstream(&html, &n);
+    assert_int_equal(report_write_html(f, &rs, "senders (<x> in a, <y> in b)"), 0);
+    fclose(f);
+    /* No element can come from the file: not one script, img, a, i, b or unknown tag. */
+    assert_int_equal(count(html, "<script"), 0);
+    assert_int_equal(count(html, "<img"), 0);
+    assert_int_equal(count(html, "<a href=x"), 0);
+    assert_int_equal(count(html, "<i>"), 0);
+    assert_int_equal(count(html, "<b>"), 0);
+    assert_int_equal(count(html, "<cls>"), 0);
+    assert_int_equal(count(html, "<cmd>"), 0);
+    assert_int_equal(count(html, "<x>"), 0);
+    assert_true(count(html, "&lt;script&gt;alert(&#39;label&#39;)&lt;/script&gt;") > 0);
+    assert_true(count(html, "&quot;&gt;&lt;img src=x") > 0);
+    assert_true(count(html, "550 &lt;script&gt;bad&lt;/script&gt;") > 0);
+    assert_true(count(html, "&lt;/code&gt;&lt;/td&gt;&lt;script&gt;") > 0);
+    assert_true(count(html, "k&amp;y") > 0);
+    assert_true(count(html, "&lt;x&gt; in a") > 0);
+    /* The label in an attribute stays inside its quotes. */
+    assert_true(count(html, "data-label=\"&lt;script&gt;alert(&#39;label&#39;)&lt;/script&gt;\"") > 0);
+    free(html);
+    results_free(&rs);
+}
+
+/* A file with nothing but the envelope still gives a page, with "-" and no-data notes. */
+static void test_partial_file(void **s)
+{
+    (void)s;
+    char *p = tf_write("bare.json", "{\"format\": \"mailsoak-result\", \"format_version\": 1}");
+    char *out = tf_path("bare.html"), *csv = tf_path("bare.csv"), *err;
+    char *argv[] = { "report", "-o", out, "--csv", csv, p };
+    assert_int_equal(run_report(6, argv, &err), 0);
+    assert_string_equal(err, "");
+    free(err);
+    char *html = tf_slurp(out);
+    assert_non_null(html);
+    assert_int_equal(count(html, "<path class=\"series\""), 0);
+    assert_int_equal(count(html, "<figure class=\"chart empty\""), 16);
+    assert_int_equal(count(html, "<svg"), 0);
+    assert_non_null(strstr(html, "No errors and no log hits."));
+    assert_true(count(html, "<td>-</td>") >= 17);
+    assert_non_null(strstr(html, "</html>"));
+    free(html);
+    char *c = tf_slurp(csv);
+    assert_int_equal(count(c, "\n"), 1);           /* the header only */
+    free(c);
+}
+
+/* Counts CSV fields of one record (quotes respected); returns the end of the record. */
+static const char *csv_record(const char *p, size_t *fields)
+{
+    int q = 0;
+    *fields = 1;
+    for (; *p; p++) {
+        if (*p == '"')
+            q = !q;
+        else if (!q && *p == ',')
+            (*fields)++;
+        else if (!q && *p == '\n')
+            return p + 1;
+    }
+    return p;
+}
+
+static void test_timeline_csv(void **s)
+{
+    (void)s;
+    char *csv = tf_path("t.csv"), *html = tf_path("t.html"), *err;
+    char *argv[4 + 2 + NFIX] = { "report", "-o", html, "--csv", csv };
+    for (size_t i = 0; i < NFIX; i++)
+        argv[5 + i] = fixtures[i];
+    assert_int_equal(run_report(5 + NFIX, argv, &err), 0);
+    free(err);
+    char *text = tf_slurp(csv);
+    assert_non_null(text);
+    size_t entries = 0;
+    for (size_t i = 0; i < NFIX; i++) {
+        json_t *root = json_load_file(fixtures[i], 0, NULL);
+        entries += json_array_size(json_object_get(root, "timeline"));
+        json_decref(root);
+    }
+    size_t header, fields, rows = 0;
+    const char *p = csv_record(text, &header);
+    assert_true(strncmp(text, "file,label,run_id,t,phase,sent,read,errors,", 43) == 0);
+    while (*p) {
+        p = csv_record(p, &fields);
+        assert_int_equal(fields, header);
+        rows++;
+    }
+    assert_int_equal(rows, entries);
+    /* A value straight from the files: mbox-1's first entry. */
+    json_t *root = json_load_file(FIX "mbox-1.json", 0, NULL);
+    json_t *e = json_array_get(json_object_get(root, "timeline"), 0);
+    char want[200];
+    snprintf(want, sizeof want, "\n" FIX "mbox-1.json,mbox,%s,10,send,%lld,%lld,",
+             json_string_value(json_object_get(root, "run_id")),
+             (long long)json_integer_value(json_object_get(e, "sent")),
+             (long long)json_integer_value(json_object_get(e, "read")));
+    assert_non_null(strstr(text, want));
+    json_decref(root);
+    free(text);
+}
+
+static size_t files_in_dir(void)
+{
+    DIR *d = opendir(tf_dir);
+    struct dirent *de;
+    size_t n = 0;
+    while ((de = readdir(d)))
+        n += de->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static void test_atomic_and_errors(void **s)
+{
+    (void)s;
+    char *out = tf_write("keep.html", "old report\n"), *err;
+    char *bad = tf_write("bad.json", "{\"format\": \"mailsoak-result\", \"format_version\": 1, \"timeline\": 5}");
+    size_t before = files_in_dir();
+    char *argv[] = { "report", "-o", out, bad };
+    assert_int_equal(run_report(4, argv, &err), 2);
+    assert_non_null(strstr(err, "\"timeline\" is not an array"));
+    free(err);
+    char *text = tf_slurp(out);
+    assert_string_equal(text, "old report\n");   /* untouched */
+    free(text);
+    assert_int_equal(files_in_dir(), before);       /* and no temp file left */
+
+    char *nodir = tf_path("no/such/dir/r.html");
+    char *argv2[] = { "report", "-o", nodir, fixtures[0] };
+    assert_int_equal(run_report(4, argv2, &err), 1);
+    assert_non_null(strstr(err, "No such file or directory"));
+    free(err);
+
+    char *argv3[] = { "report", fixtures[0] };
+    assert_int_equal(run_report(2, argv3, &err), 2);
+    assert_non_null(strstr(err, "-o REPORT.html is required"));
+    free(err);
+
+    /* Different workloads: refused, then reported with a warning under --force. */
+    char *w = tf_write("w.json", "{\"format\": \"mailsoak-result\", \"format_version\": 1, "
+                                   "\"workload\": {\"senders\": 99}}");
+    char *argv4[] = { "report", "-o", out, fixtures[0], w };
+    assert_int_equal(run_report(5, argv4, &err), 2);
+    assert_non_null(strstr(err, "different workloads"));
+    free(err);
+    char *argv5[] = { "report", "--force", "-o", out, fixtures[0], w };
+    assert_int_equal(run_report(6, argv5, &err), 0);
+    free(err);
+    text = tf_slurp(out);
+    assert_non_null(strstr(text, "These runs are not comparable: different workloads: senders"));
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_html_escapes_everything),
+        cmocka_unit_test(test_partial_file),
+        cmocka_unit_test(test_timeline_csv),
+        cmocka_unit_test(test_atomic_and_errors),
+    };
+    return cmocka_run_group_tests(tests, tf_setup, tf_teardown);
+}
