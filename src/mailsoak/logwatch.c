@@ -94,10 +94,10 @@ static const struct builtin {
       "(cannot|can't|couldn't|could not|unable to|failed to) (get |obtain |acquire |create |take )?"
       "(an? |the )?(exclusive |shared |write |read )?(dot)?lock|"
       "lock (timeout|timed out|wait timeout|failed)|locking failed|"
-      "(timeout|timed out) while waiting for (the )?lock|dotlock|is locked|\\[IN-USE\\]",
+      "waiting for (the )?lock|dotlock|is locked|\\[IN-USE\\]",
       NULL, 1, 0 },
     { "timeout",
-      "timed out|time-?out (after|while|exceeded|expired|waiting|reading|writing|occurred)|"
+      "timed out|time-?out( \\([^)]*\\))? (after|while|exceeded|expired|waiting|reading|writing|occurred)|"
       "(read|write|connect|connection|idle|lock) timeout|for inactivity|deadline exceeded",
       NULL, 1, 0 },
     { "oom",
