@@ -698,9 +698,24 @@ static void walk_maildir_sub(struct walk *w, int parent, const char *sub)
     closedir(d);
 }
 
-/* mbox messages: a "From " line at the start of the file or after an empty line. A
- * Content-Length header (Dovecot writes one, and does not escape "From " in bodies)
- * is trusted when it lands on the next separator or the end of the file. */
+/* A separator carries a date ("From sender Sat Nov 29 19:00:00 2025"): a body line
+ * such as "From here on" is not one, as Dovecot's own reader decides. */
+static int from_line(const char *p, size_t n, size_t pos)
+{
+    if (pos + 5 > n || memcmp(p + pos, "From ", 5))
+        return 0;
+    const char *nl = memchr(p + pos, '\n', n - pos);
+    size_t end = nl ? (size_t)(nl - p) : n;
+    for (size_t i = pos + 5; i + 5 <= end; i++)
+        if (p[i] == ' ' && p[i + 3] == ':' && p[i + 1] >= '0' && p[i + 1] <= '9' &&
+            p[i + 2] >= '0' && p[i + 2] <= '9' && p[i + 4] >= '0' && p[i + 4] <= '9')
+            return 1;
+    return 0;
+}
+
+/* mbox messages: a dated "From " line at the start of the file or after an empty
+ * line. A Content-Length header (Dovecot writes one, and does not escape "From " in
+ * bodies) is trusted when it lands on the next separator or the end of the file. */
 static uint64_t mbox_count(const char *p, size_t n)
 {
     uint64_t count = 0;
@@ -720,15 +735,10 @@ static uint64_t mbox_count(const char *p, size_t n)
                 break;
             }
             if (end - h > 15 && !strncasecmp(p + h, "Content-Length:", 15)) {
-                char num[24];
-                size_t k = 0;
-                for (size_t j = h + 15; j < end && k + 1 < sizeof num; j++)
-                    if (p[j] != ' ' && p[j] != '\t' && p[j] != '\r')
-                        num[k++] = p[j];
-                num[k] = 0;
                 char *stop;
-                clen = k ? strtoll(num, &stop, 10) : -1;
-                if (k && *stop)
+                errno = 0;
+                clen = strtoll(p + h + 15, &stop, 10);
+                if (errno || stop == p + h + 15 || clen < 0)
                     clen = -1;
             }
             h = end + 1;
@@ -737,17 +747,25 @@ static uint64_t mbox_count(const char *p, size_t n)
             break;
         if (clen >= 0 && body + (size_t)clen <= n) {
             size_t next = body + (size_t)clen;
-            if (next == n || (next + 1 == n && p[next] == '\n')) {
+            if (next == n || (next + 1 == n && p[next] == '\n'))
                 break;
-            }
-            if (p[next] == '\n' && next + 6 <= n && !memcmp(p + next + 1, "From ", 5)) {
+            if (p[next] == '\n' && from_line(p, n, next + 1)) {
                 pos = next + 1;
                 continue;
             }
         }
-        /* No usable length: the next "From " after an empty line. */
-        const char *f = memmem(p + body - 1, n - body + 1, "\n\nFrom ", 7);
-        pos = f ? (size_t)(f - p) + 2 : n;
+        /* No usable length: the next dated "From " line after an empty line. */
+        pos = n;
+        for (size_t from = body - 1; from < n;) {
+            const char *f = memmem(p + from, n - from, "\n\nFrom ", 7);
+            if (!f)
+                break;
+            if (from_line(p, n, (size_t)(f - p) + 2)) {
+                pos = (size_t)(f - p) + 2;
+                break;
+            }
+            from = (size_t)(f - p) + 1;
+        }
     }
     return count;
 }
