@@ -563,7 +563,8 @@ static void sample_procs(struct collector *c, uint64_t now, struct sample *s)
     proc_io_max(&c->io_total, &total);
     s->io = c->io_total;
 
-    qsort(cur.v, cur.n, sizeof *cur.v, by_member_pid);
+    if (cur.n)
+        qsort(cur.v, cur.n, sizeof *cur.v, by_member_pid);
     free(c->prev.v);
     c->prev = cur;
 }

@@ -251,7 +251,8 @@ int procfs_scan(const char *root, struct proc_table *t, char *err, size_t errlen
         t->v[t->n++] = st;
     }
     closedir(d);
-    qsort(t->v, t->n, sizeof *t->v, by_pid);
+    if (t->n)
+        qsort(t->v, t->n, sizeof *t->v, by_pid);
     return 0;
 }
 
