@@ -1,7 +1,40 @@
 /* collector: samples the server under test on its own thread, on the run's clock:
  * memory and I/O of its process set (the roots named by [server] pid, pidfile and
  * process, and all their descendants), its spool, its mail store and its logs, and
- * crashes of its masters. Keeps every sample; the run's writers read from it. */
+ * crashes of its masters. Keeps every sample; the run's writers read from it.
+ *
+ * What the numbers mean (and what they cannot see):
+ * - mem: VmRSS summed over the set. Shared pages (libraries, Postfix's and Dovecot's
+ *   shared memory) count once per process that maps them, so the sum overstates what
+ *   the server really holds; mem_pss (proportional set size, from smaps_rollup) splits
+ *   each shared page between its users and adds up to the real figure. On the testbed
+ *   about 600 MB of summed RSS is about 75 MB of PSS.
+ * - input/output: syscr/syscw, read and write calls (files, sockets and pipes alike).
+ *   ibytes/obytes: rchar/wchar, the bytes those calls moved. disk_read_bytes and
+ *   disk_write_bytes: what reached the storage layer (read_bytes; write_bytes minus
+ *   cancelled_write_bytes); reads served from the page cache do not count there.
+ * - I/O of children that lived between two samples is counted: the kernel adds a
+ *   reaped child's counts to its parent's /proc/PID/io. Not seen: children of a parent
+ *   that ignores SIGCHLD (the kernel reaps them and drops the counts), processes that
+ *   left the tree and were reaped outside it before a sample saw them (an orphan seen
+ *   once stays followed until it exits), processes outside the tree, and anything when
+ *   /proc/PID/io is not readable (another user's processes need root: start refuses).
+ *   What a process did before the run started is subtracted.
+ * - spool: regular files below the spool_dirs, recursively (Postfix hashes queues).
+ * - store: maildir = files in cur/ and new/ (sizes from ",S=" in the name, else stat);
+ *   mbox = dated "From " separators, skipping bodies by Content-Length when it lands
+ *   on the next separator (Dovecot does not escape "From " in bodies), cached per file
+ *   until it changes; sdbox = u.N files; mdbox = each mailbox's dovecot.index plus a
+ *   replay of its transaction log (appends, and expunges a sync carried out), bytes =
+ *   the m.N storage files, which keep expunged mail until `doveadm purge`.
+ * - crashes: a master named by pid or pidfile (or a top process matched by `process`)
+ *   that disappears; a pidfile that then names a live new process is a restart (one
+ *   crash, not two). A clean stop of the server during the run counts too: from
+ *   outside, it cannot be told from a crash. Children that exit are not crashes unless
+ *   caught as zombies killed by SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS,
+ *   SIGTRAP, SIGXCPU, SIGXFSZ or SIGKILL; parents reap within milliseconds, so that is
+ *   luck, and the servers' own log lines ("killed by signal") are the reliable trace
+ *   (class fatal). */
 #ifndef MS_COLLECTOR_H
 #define MS_COLLECTOR_H
 

@@ -183,32 +183,51 @@ static void stop_master(struct master *m)
     waitpid(m->pid, NULL, 0);
 }
 
-static struct collector *watch_pid(pid_t pid, struct server_config *cfg, const struct collector_opts *o)
+/* A master under watch: its data file, the collector following it by pid. */
+struct rig {
+    char *dir, file[128];
+    struct master m;
+    struct server_config cfg;
+    struct collector *c;
+};
+
+static void rig_up(struct rig *r, int autoreap, uint64_t interval, int manual)
 {
     char buf[32], err[400];
-    memset(cfg, 0, sizeof *cfg);
-    cfg->sample_interval = 1000000000ull;
-    snprintf(buf, sizeof buf, "%d", (int)pid);
-    strlist_add(&cfg->pids, buf);
-    struct collector *c = collector_start_opts(cfg, now_ns(), o, err, sizeof err);
-    if (!c)
+    memset(r, 0, sizeof *r);
+    r->dir = tmpdir();
+    snprintf(r->file, sizeof r->file, "%s/data", r->dir);
+    r->m = start_master(r->file, autoreap);
+    r->cfg.sample_interval = interval;
+    snprintf(buf, sizeof buf, "%d", (int)r->m.pid);
+    strlist_add(&r->cfg.pids, buf);
+    struct collector_opts o = { .manual = manual };
+    r->c = collector_start_opts(&r->cfg, now_ns(), &o, err, sizeof err);
+    if (!r->c)
         print_error("%s\n", err);
-    assert_non_null(c);
-    return c;
+    assert_non_null(r->c);
+}
+
+static void rig_down(struct rig *r, int master_alive)
+{
+    collector_free(r->c);
+    strlist_free(&r->cfg.pids);
+    if (master_alive) {
+        stop_master(&r->m);
+    } else {
+        close(r->m.cmd);
+        close(r->m.ack);
+    }
+    rmtree(r->dir);
 }
 
 static void reaped_child_io_between_samples_is_counted(void **state)
 {
-    char *dir = tmpdir(), file[128];
-    snprintf(file, sizeof file, "%s/data", dir);
-    struct master m = start_master(file, 0);
-    struct server_config cfg;
-    struct collector_opts o = { .manual = 1 };
-    struct collector *c = watch_pid(m.pid, &cfg, &o);
-
-    master_do(&m, 'w');         /* the child writes, exits and is reaped: never sampled */
-    collector_sample(c);
-    json_t *s = summary_of(c);
+    struct rig r;
+    rig_up(&r, 0, 1000000000ull, 1);
+    master_do(&r.m, 'w');       /* the child writes, exits and is reaped: never sampled */
+    collector_sample(r.c);
+    json_t *s = summary_of(r.c);
     assert_true(summary_u64(s, "obytes") >= 10 * MIB);
     assert_true(summary_u64(s, "obytes") < 11 * MIB);
     assert_true(summary_u64(s, "output") >= 160);
@@ -216,118 +235,86 @@ static void reaped_child_io_between_samples_is_counted(void **state)
     assert_true(summary_u64(s, "mem") > 0);
     json_decref(s);
 
-    master_do(&m, 'r');
-    collector_stop(c);
-    s = summary_of(c);
+    master_do(&r.m, 'r');
+    collector_stop(r.c);
+    s = summary_of(r.c);
     assert_true(summary_u64(s, "ibytes") >= 10 * MIB);
     assert_true(summary_u64(s, "input") >= 160);
     assert_int_equal(summary_u64(s, "server_crashes"), 0);
     json_decref(s);
-    collector_free(c);
-    strlist_free(&cfg.pids);
-    stop_master(&m);
-    rmtree(dir);
+    rig_down(&r, 1);
 }
 
 /* The limit of the method: a parent that ignores SIGCHLD lets the kernel reap its
  * children, and their counts are dropped instead of added to the parent's. */
 static void autoreaped_child_io_is_lost(void **state)
 {
-    char *dir = tmpdir(), file[128];
-    snprintf(file, sizeof file, "%s/data", dir);
-    struct master m = start_master(file, 1);
-    struct server_config cfg;
-    struct collector_opts o = { .manual = 1 };
-    struct collector *c = watch_pid(m.pid, &cfg, &o);
-    master_do(&m, 'w');
-    collector_stop(c);
-    json_t *s = summary_of(c);
+    struct rig r;
+    rig_up(&r, 1, 1000000000ull, 1);
+    master_do(&r.m, 'w');
+    collector_stop(r.c);
+    json_t *s = summary_of(r.c);
     assert_true(summary_u64(s, "obytes") < MIB);
     json_decref(s);
-    collector_free(c);
-    strlist_free(&cfg.pids);
-    stop_master(&m);
-    rmtree(dir);
+    rig_down(&r, 1);
 }
 
 static void the_sampling_thread_counts_children_too(void **state)
 {
-    char *dir = tmpdir(), file[128];
-    snprintf(file, sizeof file, "%s/data", dir);
-    struct master m = start_master(file, 0);
-    struct server_config cfg;
-    char buf[32], err[400];
-    memset(&cfg, 0, sizeof cfg);
-    cfg.sample_interval = 20000000ull;
-    snprintf(buf, sizeof buf, "%d", (int)m.pid);
-    strlist_add(&cfg.pids, buf);
+    struct rig r;
     uint64_t t0 = now_ns();
-    struct collector *c = collector_start(&cfg, t0, err, sizeof err);
-    assert_non_null(c);
+    rig_up(&r, 0, 20000000ull, 0);
     for (int i = 0; i < 3; i++) {
-        master_do(&m, 'w');
+        master_do(&r.m, 'w');
         usleep(30000);
     }
     struct collector_now now;
-    collector_now(c, &now);
+    collector_now(r.c, &now);
     assert_true(now.active);
     assert_true(now.procs >= 1 && now.procs <= 2);   /* a child may be alive at a sample */
     assert_true(now.mem > 0);
     uint64_t t1 = now_ns();
-    collector_stop(c);
-    json_t *s = summary_of(c);
+    collector_stop(r.c);
+    json_t *s = summary_of(r.c);
     assert_true(summary_u64(s, "obytes") >= 30 * MIB);
     assert_true(summary_u64(s, "server_samples") >= 4);
-    json_decref(s);
     /* The timeline's intervals add up to the run. */
     json_t *e1 = json_object(), *e2 = json_object();
-    collector_json_interval(c, e1, t0, t1);
-    collector_json_interval(c, e2, t1, now_ns());
+    collector_json_interval(r.c, e1, t0, t1);
+    collector_json_interval(r.c, e2, t1, now_ns());
     uint64_t a = (uint64_t)json_integer_value(json_object_get(json_object_get(e1, "server"), "obytes"));
     uint64_t b = (uint64_t)json_integer_value(json_object_get(json_object_get(e2, "server"), "obytes"));
     assert_true(a >= 30 * MIB);
-    s = summary_of(c);
     assert_int_equal(a + b, summary_u64(s, "obytes"));
     json_decref(s);
     json_decref(e1);
     json_decref(e2);
-    collector_free(c);
-    strlist_free(&cfg.pids);
-    stop_master(&m);
-    rmtree(dir);
+    rig_down(&r, 1);
 }
 
 static void a_crashed_child_caught_as_zombie_and_a_dead_master(void **state)
 {
-    char *dir = tmpdir(), file[128];
-    snprintf(file, sizeof file, "%s/data", dir);
-    struct master m = start_master(file, 0);
-    struct server_config cfg;
-    struct collector_opts o = { .manual = 1 };
-    struct collector *c = watch_pid(m.pid, &cfg, &o);
-    master_do(&m, 's');         /* the child dies of SIGSEGV and stays a zombie */
+    struct rig r;
+    rig_up(&r, 0, 1000000000ull, 1);
+    master_do(&r.m, 's');       /* the child dies of SIGSEGV and stays a zombie */
     usleep(50000);
-    collector_sample(c);
-    collector_sample(c);        /* seen twice, counted once */
-    assert_int_equal(count_events(c, "child_crash"), 1);
-    master_do(&m, 'z');
-    kill(m.pid, SIGKILL);
-    waitpid(m.pid, NULL, 0);
-    collector_sample(c);
-    collector_stop(c);
-    assert_int_equal(count_events(c, "crash"), 1);
-    json_t *s = summary_of(c);
+    collector_sample(r.c);
+    collector_sample(r.c);      /* seen twice, counted once */
+    assert_int_equal(count_events(r.c, "child_crash"), 1);
+    master_do(&r.m, 'z');
+    kill(r.m.pid, SIGKILL);
+    waitpid(r.m.pid, NULL, 0);
+    collector_sample(r.c);
+    collector_stop(r.c);
+    assert_int_equal(count_events(r.c, "crash"), 1);
+    json_t *s = summary_of(r.c);
     assert_int_equal(summary_u64(s, "server_crashes"), 2);
     json_decref(s);
     struct collector_now now;
-    collector_now(c, &now);
+    collector_now(r.c, &now);
     assert_int_equal(now.crashes, 2);
     assert_int_equal(now.procs, 0);
-    collector_free(c);
-    strlist_free(&cfg.pids);
-    close(m.cmd);
-    close(m.ack);
-    rmtree(dir);
+    rig_down(&r, 0);
 }
 
 static void write_pidfile(const char *path, pid_t pid)
