@@ -735,6 +735,11 @@ static uint64_t mbox_count(const char *p, size_t n)
                 body = end + 1;
                 break;
             }
+            /* Dovecot's "DON'T DELETE THIS MESSAGE -- FOLDER INTERNAL DATA" keeps the
+             * mailbox's UIDs once its first message is gone: an X-IMAP header on the
+             * first message, which is no mail. */
+            if (pos == 0 && end - h > 7 && !memcmp(p + h, "X-IMAP:", 7))
+                count--;
             if (end - h > 15 && !strncasecmp(p + h, "Content-Length:", 15)) {
                 char *stop;
                 errno = 0;
@@ -1293,7 +1298,12 @@ struct collector *collector_start_opts(const struct server_config *cfg, uint64_t
         return c;
     collector_sample(c);        /* the baseline every delta is taken from */
     if (!c->manual) {
+        /* Signals are the run controller's: the sampler blocks them all. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
         int rc = pthread_create(&c->thread, NULL, sampler, c);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (rc) {
             snprintf(err, errlen, "collector thread: %s", strerror(rc));
             collector_free(c);

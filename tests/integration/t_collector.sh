@@ -11,47 +11,11 @@ need_root
 command -v jq >/dev/null || { echo "skip: needs jq" >&2; exit 77; }
 testbed_up maildir 20
 
-# The probe, built with this build's compiler and flags (sanitizers included).
-read -r -a flags <"$TOP/$BUILD/.settings"
-cc_flags=()
-for f in "${flags[@]}"; do
-    [[ $f == -MMD || $f == -MP ]] || cc_flags+=("$f")
-done
-PROBE=$WORK/collector_probe
-# shellcheck disable=SC2046
-if ! (cd "$TOP" && "${cc_flags[@]}" -o "$PROBE" tests/integration/collector_probe.c \
-    "$BUILD/libmsclient.a" "$BUILD/libmscommon.a" \
-    $(pkg-config --libs openssl inih jansson libcurl sqlite3) -lpthread -lm); then
-    echo "FAIL: cannot build the collector probe"
-    exit 1
-fi
-
-PROBE_PID=""
-stop_probe() {
-    if [[ -n $PROBE_PID ]]; then
-        kill "$PROBE_PID" 2>/dev/null
-        wait "$PROBE_PID" 2>/dev/null
-        PROBE_PID=""
-    fi
-}
-trap 'stop_probe; cleanup' EXIT
-
+source "$(dirname "$0")/collector_lib.sh"
+build_probe
 MARK="mailsoak-t-collector-marker-$$"
-mkfifo "$WORK/probe.in"
-"$PROBE" "$WORK/probe.json" -c "$TB/mailsoak.conf" --set server.sample_interval=250ms \
-    --set "server.log_class=marker: $MARK" <"$WORK/probe.in" >"$WORK/probe.out" 2>"$WORK/probe.err" &
-PROBE_PID=$!
-exec 7>"$WORK/probe.in"
-for _ in $(seq 1 100); do
-    grep -q ready "$WORK/probe.out" 2>/dev/null && break
-    kill -0 "$PROBE_PID" 2>/dev/null || break
-    sleep 0.1
-done
-if ! grep -q ready "$WORK/probe.out"; then
-    cat "$WORK/probe.err"
-    echo "FAIL: the collector did not start"
-    exit 1
-fi
+start_probe "$WORK/probe.json" -c "$TB/mailsoak.conf" --set server.sample_interval=250ms \
+    --set "server.log_class=marker: $MARK"
 
 # Load; mail is left in the mailboxes on purpose (no drain, no sweep).
 (sleep 2; printf '%s localhost postfix/smtpd[4242]: fatal: %s\n' "$(date '+%b %e %T')" "$MARK" \
@@ -95,13 +59,8 @@ for _ in $(seq 1 40); do   # until the queue stops moving
 done
 sleep 0.5
 
-echo stop >&7
-exec 7>&-
-wait "$PROBE_PID"
-probe_rc=$?
-PROBE_PID=""
-check "the probe exits 0" eq "$probe_rc" 0
-cat "$WORK/probe.err"
+stop_probe
+check "the probe exits 0" eq "$?" 0
 cp "$WORK/probe.json" "$ARTEFACTS/collector-testbed.json" 2>/dev/null || true
 
 # Independent counts, taken with nothing moving.
