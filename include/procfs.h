@@ -44,9 +44,9 @@ void proc_io_sub(struct proc_io *acc, const struct proc_io *x);
 /* Field by field maximum: a total that may only grow. */
 void proc_io_max(struct proc_io *acc, const struct proc_io *x);
 
-/* Reads a small file (relative to dirfd, or absolute) into buf, NUL-terminated.
+/* Reads a small file (relative to dfd, or absolute) into buf, NUL-terminated.
  * Returns its length, or -1 with errno set. A file longer than len-1 is cut. */
-ssize_t procfs_read(int dirfd, const char *path, char *buf, size_t len);
+ssize_t procfs_read(int dfd, const char *path, char *buf, size_t len);
 
 /* Every process under root ("/proc" or a fixture dir), sorted by pid. Entries whose
  * stat vanished or does not parse are skipped: processes exit while we list them. */

@@ -79,6 +79,8 @@ struct stamp {
 };
 
 struct cached {
+    dev_t dev;                  /* the mbox file, or the dbox-Mails directory */
+    ino_t ino;
     struct stamp key[3];        /* mbox: the file; dbox: index, log, log.2 */
     uint64_t messages;
 };
@@ -572,17 +574,17 @@ static void sample_procs(struct collector *c, uint64_t now, struct sample *s)
 /* ------------------------------------------------------------------------------ */
 /* Spool and store */
 
-static int open_dir_at(int dirfd, const char *name)
+static int open_dir_at(int dfd, const char *name)
 {
-    return openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-static unsigned char entry_type(int dirfd, const struct dirent *e)
+static unsigned char entry_type(int dfd, const struct dirent *e)
 {
     if (e->d_type != DT_UNKNOWN)
         return e->d_type;
     struct stat st;
-    if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return DT_UNKNOWN;
     return S_ISREG(st.st_mode) ? DT_REG : S_ISDIR(st.st_mode) ? DT_DIR : DT_UNKNOWN;
 }
@@ -647,15 +649,26 @@ static int same_stamps(const struct stamp *a, const struct stamp *b, int n)
     return !memcmp(a, b, (size_t)n * sizeof *a);
 }
 
-static const struct cached *cache_find(const struct cache *cache, const struct stamp *key, int n)
+static int by_inode(const void *a, const void *b)
 {
-    for (size_t i = 0; i < cache->n; i++)
-        if (same_stamps(cache->v[i].key, key, n))
-            return &cache->v[i];
-    return NULL;
+    const struct cached *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return (x->ino > y->ino) - (x->ino < y->ino);
 }
 
-static void cache_put(struct cache *cache, const struct stamp *key, int n, uint64_t messages)
+/* The last walk's count for this inode, if none of its files changed since. The
+ * cache is sorted by inode at the end of each walk. */
+static const struct cached *cache_find(const struct cache *cache, dev_t dev, ino_t ino,
+                                       const struct stamp *key, int n)
+{
+    struct cached probe = { .dev = dev, .ino = ino };
+    const struct cached *e = cache->n ? bsearch(&probe, cache->v, cache->n, sizeof *cache->v, by_inode) : NULL;
+    return e && same_stamps(e->key, key, n) ? e : NULL;
+}
+
+static void cache_put(struct cache *cache, dev_t dev, ino_t ino, const struct stamp *key, int n,
+                      uint64_t messages)
 {
     if (cache->n == cache->cap) {
         cache->cap = cache->cap ? cache->cap * 2 : 64;
@@ -663,12 +676,22 @@ static void cache_put(struct cache *cache, const struct stamp *key, int n, uint6
     }
     struct cached *e = &cache->v[cache->n++];
     memset(e, 0, sizeof *e);
+    e->dev = dev;
+    e->ino = ino;
     memcpy(e->key, key, (size_t)n * sizeof *key);
     e->messages = messages;
 }
 
+static void cache_replace(struct cache *old, struct cache *fresh)
+{
+    if (fresh->n)
+        qsort(fresh->v, fresh->n, sizeof *fresh->v, by_inode);
+    free(old->v);
+    *old = *fresh;
+}
+
 /* Maildir names carry their size (",S=1234") when Dovecot wrote them: no stat needed. */
-static uint64_t maildir_size(int dirfd, const char *name)
+static uint64_t maildir_size(int dfd, const char *name)
 {
     const char *s = strstr(name, ",S=");
     if (s) {
@@ -678,7 +701,7 @@ static uint64_t maildir_size(int dirfd, const char *name)
             return v;
     }
     struct stat st;
-    return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? (uint64_t)st.st_size : 0;
+    return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? (uint64_t)st.st_size : 0;
 }
 
 static void walk_maildir_sub(struct walk *w, int parent, const char *sub)
@@ -788,7 +811,7 @@ static void walk_mbox_file(struct walk *w, int parent, const char *name)
         return;
     }
     struct stamp key = stamp_of(&st);
-    const struct cached *hit = cache_find(&w->c->mbox_cache, &key, 1);
+    const struct cached *hit = cache_find(&w->c->mbox_cache, st.st_dev, st.st_ino, &key, 1);
     uint64_t count;
     if (hit) {
         count = hit->messages;
@@ -802,7 +825,7 @@ static void walk_mbox_file(struct walk *w, int parent, const char *name)
         munmap(map, (size_t)st.st_size);
     }
     close(fd);
-    cache_put(&w->mbox, &key, 1, count);
+    cache_put(&w->mbox, st.st_dev, st.st_ino, &key, 1, count);
     w->messages += count;
     w->bytes += (uint64_t)st.st_size;
 }
@@ -873,18 +896,25 @@ static void uid_expunge(struct uidset *u, uint32_t lo, uint32_t hi)
     }
 }
 
-static unsigned char *slurp(int dirfd, const char *name, size_t *len, struct stamp *st_out)
+static struct stamp file_stamp(int dfd, const char *name)
 {
-    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
-    memset(st_out, 0, sizeof *st_out);
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+        return (struct stamp){ 0, 0, 0, 0 };
+    return stamp_of(&st);
+}
+
+static unsigned char *slurp(int dfd, const char *name, size_t *len)
+{
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    *len = 0;
     if (fd < 0)
         return NULL;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         return NULL;
     }
-    *st_out = stamp_of(&st);
     unsigned char *buf = xrealloc(NULL, (size_t)st.st_size + 1);
     size_t used = 0;
     while (used < (size_t)st.st_size) {
@@ -927,46 +957,51 @@ static void replay_log(struct uidset *u, const unsigned char *log, size_t len, s
 /* Messages of one dbox mailbox (a dbox-Mails directory): dovecot.index holds the
  * mailbox as of a log position, the transaction log what happened since. Dovecot
  * rewrites the index only now and then, so the log must be replayed to be exact. */
-static uint64_t dbox_messages(struct walk *w, int dirfd)
+static uint64_t replay_mailbox(int dfd)
 {
-    struct stamp key[3];
-    size_t ilen = 0, llen = 0, l2len = 0;
-    unsigned char *idx = slurp(dirfd, "dovecot.index", &ilen, &key[0]);
-    unsigned char *log = slurp(dirfd, "dovecot.index.log", &llen, &key[1]);
-    unsigned char *log2 = slurp(dirfd, "dovecot.index.log.2", &l2len, &key[2]);
-    const struct cached *hit = cache_find(&w->c->dbox_cache, key, 3);
-    uint64_t n;
-    if (hit) {
-        n = hit->messages;
-    } else {
-        struct uidset u = { 0 };
-        uint32_t seq = 0, head = 0;
-        if (idx && ilen >= IDX_MIN) {
-            uint32_t hsize = le32(idx + IDX_HEADER_SIZE), rsize = le32(idx + IDX_RECORD_SIZE);
-            uint32_t count = le32(idx + IDX_MESSAGES);
-            seq = le32(idx + IDX_LOG_SEQ);
-            head = le32(idx + IDX_LOG_HEAD);
-            for (uint32_t i = 0; rsize >= 4 && i < count && hsize + (size_t)(i + 1) * rsize <= ilen; i++)
-                uid_add(&u, le32(idx + hsize + (size_t)i * rsize));
-        }
-        const unsigned char *logs[2] = { log2, log };
-        size_t lens[2] = { l2len, llen };
-        for (int i = 0; i < 2; i++) {
-            if (!logs[i] || lens[i] < LOG_MIN)
-                continue;
-            uint32_t hdr = (uint32_t)(logs[i][LOG_HDR_SIZE] | logs[i][LOG_HDR_SIZE + 1] << 8);
-            uint32_t fseq = le32(logs[i] + LOG_FILE_SEQ);
-            if (seq && fseq < seq)
-                continue;       /* already in the index */
-            replay_log(&u, logs[i], lens[i], seq && fseq == seq && head > hdr ? head : hdr);
-        }
-        n = u.live;
-        free(u.v);
+    size_t ilen, llen, l2len;
+    unsigned char *idx = slurp(dfd, "dovecot.index", &ilen);
+    unsigned char *log = slurp(dfd, "dovecot.index.log", &llen);
+    unsigned char *log2 = slurp(dfd, "dovecot.index.log.2", &l2len);
+    struct uidset u = { 0 };
+    uint32_t seq = 0, head = 0;
+    if (idx && ilen >= IDX_MIN) {
+        uint32_t hsize = le32(idx + IDX_HEADER_SIZE), rsize = le32(idx + IDX_RECORD_SIZE);
+        uint32_t count = le32(idx + IDX_MESSAGES);
+        seq = le32(idx + IDX_LOG_SEQ);
+        head = le32(idx + IDX_LOG_HEAD);
+        for (uint32_t i = 0; rsize >= 4 && i < count && hsize + (size_t)(i + 1) * rsize <= ilen; i++)
+            uid_add(&u, le32(idx + hsize + (size_t)i * rsize));
+    }
+    const unsigned char *logs[2] = { log2, log };
+    size_t lens[2] = { l2len, llen };
+    for (int i = 0; i < 2; i++) {
+        if (!logs[i] || lens[i] < LOG_MIN)
+            continue;
+        uint32_t hdr = (uint32_t)(logs[i][LOG_HDR_SIZE] | logs[i][LOG_HDR_SIZE + 1] << 8);
+        uint32_t fseq = le32(logs[i] + LOG_FILE_SEQ);
+        if (seq && fseq < seq)
+            continue;           /* already in the index */
+        replay_log(&u, logs[i], lens[i], seq && fseq == seq && head > hdr ? head : hdr);
     }
     free(idx);
     free(log);
     free(log2);
-    cache_put(&w->dbox, key, 3, n);
+    free(u.v);
+    return u.live;
+}
+
+/* Replays only mailboxes whose index or logs changed since the last walk. */
+static uint64_t dbox_messages(struct walk *w, int dfd)
+{
+    struct stat dir;
+    if (fstat(dfd, &dir) < 0)
+        return 0;
+    struct stamp key[3] = { file_stamp(dfd, "dovecot.index"), file_stamp(dfd, "dovecot.index.log"),
+                            file_stamp(dfd, "dovecot.index.log.2") };
+    const struct cached *hit = cache_find(&w->c->dbox_cache, dir.st_dev, dir.st_ino, key, 3);
+    uint64_t n = hit ? hit->messages : replay_mailbox(dfd);
+    cache_put(&w->dbox, dir.st_dev, dir.st_ino, key, 3, n);
     return n;
 }
 
@@ -980,10 +1015,10 @@ static int numbered(const char *name, char prefix)
     return 1;
 }
 
-static int has_subdir(int dirfd, const char *name)
+static int has_subdir(int dfd, const char *name)
 {
     struct stat st;
-    return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+    return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* One directory of the store, by its layout: a maildir (cur/ and new/), a dbox
@@ -1049,10 +1084,8 @@ static void walk_store(struct collector *c, struct sample *s)
         if (fd >= 0)
             walk_store_dir(&w, fd, "", 0);
     }
-    free(c->mbox_cache.v);
-    free(c->dbox_cache.v);
-    c->mbox_cache = w.mbox;
-    c->dbox_cache = w.dbox;
+    cache_replace(&c->mbox_cache, &w.mbox);
+    cache_replace(&c->dbox_cache, &w.dbox);
     s->store_messages = w.messages;
     s->store_bytes = w.bytes;
 }

@@ -184,9 +184,9 @@ void proc_io_max(struct proc_io *acc, const struct proc_io *x)
 #undef MAX
 }
 
-ssize_t procfs_read(int dirfd, const char *path, char *buf, size_t len)
+ssize_t procfs_read(int dfd, const char *path, char *buf, size_t len)
 {
-    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+    int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     size_t used = 0;
