@@ -69,7 +69,7 @@ const struct opt config_opts[] = {
     { "server", "store_dir", OPT_LIST, O(server.store_dirs), NULL, NULL, "mailbox root to count messages and bytes in (repeatable)", NULL },
     { "server", "store_format", OPT_STR, O(server.store_format), "auto", NULL, "auto|maildir|mbox|sdbox|mdbox", NULL },
     { "server", "log", OPT_LIST, O(server.logs), NULL, NULL, "server log file to watch (repeatable)", NULL },
-    { "server", "log_class", OPT_LIST, O(server.log_classes), NULL, NULL, "'name: ERE' adds a log class or replaces a built-in one; 'name/i: ERE' ignores case, 'name:' removes it (repeatable)", NULL },
+    { "server", "log_class", OPT_LIST, O(server.log_classes), NULL, NULL, "'name: ERE' adds a log class or replaces a built-in one; 'name/i: ERE' ignores case, 'name:' removes it", NULL },
     { "server", "log_defaults", OPT_BOOL, O(server.log_defaults), "yes", NULL, "keep the built-in log classes", NULL },
     { "server", "log_examples", OPT_COUNT, O(server.log_examples), "5", NULL, "matching lines kept per log class", NULL },
     { NULL, NULL, 0, 0, NULL, NULL, NULL, NULL },
