@@ -1,0 +1,97 @@
+/* collector: samples the server under test on its own thread, on the run's clock:
+ * memory and I/O of its process set (the roots named by [server] pid, pidfile and
+ * process, and all their descendants), its spool, its mail store and its logs, and
+ * crashes of its masters. Keeps every sample; the run's writers read from it.
+ *
+ * What the numbers mean (and what they cannot see):
+ * - mem: VmRSS summed over the set. Shared pages (libraries, Postfix's and Dovecot's
+ *   shared memory) count once per process that maps them, so the sum overstates what
+ *   the server really holds; mem_pss (proportional set size, from smaps_rollup) splits
+ *   each shared page between its users and adds up to the real figure. On the testbed
+ *   about 600 MB of summed RSS is about 75 MB of PSS.
+ * - input/output: syscr/syscw, read and write calls (files, sockets and pipes alike).
+ *   ibytes/obytes: rchar/wchar, the bytes those calls moved. disk_read_bytes and
+ *   disk_write_bytes: what reached the storage layer (read_bytes; write_bytes minus
+ *   cancelled_write_bytes); reads served from the page cache do not count there.
+ * - I/O of children that lived between two samples is counted: the kernel adds a
+ *   reaped child's counts to its parent's /proc/PID/io. Not seen: children of a parent
+ *   that ignores SIGCHLD (the kernel reaps them and drops the counts), processes that
+ *   left the tree and were reaped outside it before a sample saw them (an orphan seen
+ *   once stays followed until it exits), processes outside the tree, and anything when
+ *   /proc/PID/io is not readable (another user's processes need root: start refuses).
+ *   What a process did before the run started is subtracted.
+ * - spool: regular files below the spool_dirs, recursively (Postfix hashes queues).
+ * - store: maildir = files in cur/ and new/ (sizes from ",S=" in the name, else stat);
+ *   mbox = dated "From " separators, skipping bodies by Content-Length when it lands
+ *   on the next separator (Dovecot does not escape "From " in bodies), cached per file
+ *   until it changes; sdbox = u.N files; mdbox = each mailbox's dovecot.index plus a
+ *   replay of its transaction log (appends, and expunges a sync carried out), bytes =
+ *   the m.N storage files, which keep expunged mail until `doveadm purge`.
+ * - crashes: a master named by pid or pidfile (or a top process matched by `process`)
+ *   that disappears; a pidfile that then names a live new process is a restart (one
+ *   crash, not two). A clean stop of the server during the run counts too: from
+ *   outside, it cannot be told from a crash. Children that exit are not crashes unless
+ *   caught as zombies killed by SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS,
+ *   SIGTRAP, SIGXCPU, SIGXFSZ or SIGKILL; parents reap within milliseconds, so that is
+ *   luck, and the servers' own log lines ("killed by signal") are the reliable trace
+ *   (class fatal). */
+#ifndef MS_COLLECTOR_H
+#define MS_COLLECTOR_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+struct collector;
+
+/* Validates the config (bad ERE, unreadable pidfile, no such dir: error text naming the
+ * key and value) and starts the sampling thread after a first sample. t0 is the run's
+ * start on CLOCK_MONOTONIC (ns). A server_config with nothing set gives a collector
+ * that samples nothing (all getters return zeros), not an error. */
+struct collector *collector_start(const struct server_config *cfg, uint64_t t0_ns, char *err, size_t errlen);
+
+/* For tests: a fixture tree instead of /proc, and sampling only when asked. */
+struct collector_opts {
+    const char *proc_root;      /* NULL = "/proc" */
+    int manual;                 /* no thread: collector_sample() takes each sample */
+    uint64_t start_ticks;       /* processes started before this (clock ticks after boot,
+                                   as in /proc/PID/stat) bring I/O from before the run;
+                                   0 = now */
+};
+struct collector *collector_start_opts(const struct server_config *cfg, uint64_t t0_ns,
+                                       const struct collector_opts *opts, char *err, size_t errlen);
+/* One sample now, in the caller's thread (manual collectors only). */
+void collector_sample(struct collector *c);
+
+void collector_stop(struct collector *c);          /* takes a final sample, joins the thread */
+void collector_free(struct collector *c);
+
+/* Thread-safe snapshot for the live line every interval. */
+struct collector_now {
+    int active;
+    uint64_t mem, mem_peak, spool, store_messages, store_bytes, log_hits;
+    unsigned procs, crashes;
+};
+void collector_now(struct collector *c, struct collector_now *out);
+
+/* Adds to the run's summary: "spool", "spool_peak", "mem" (peak RSS bytes), "mem_final",
+ * "mem_pss" (peak PSS), "input", "output", "ibytes", "obytes", "disk_read_bytes",
+ * "disk_write_bytes", "store_messages", "store_bytes", "log_hits", "log_classes",
+ * "server_crashes", "server_procs_peak", "server_samples". What the config did not ask
+ * to measure is null. */
+void collector_json_summary(struct collector *c, json_t *summary);
+/* Adds "server" to a timeline entry covering (from_ns, to_ns]: the last sample's mem,
+ * spool, store_messages, store_bytes and procs; I/O deltas over the interval (input,
+ * output, ibytes, obytes); "log_hits": {"class": n} within the interval. */
+void collector_json_interval(struct collector *c, json_t *entry, uint64_t from_ns, uint64_t to_ns);
+/* Appends {"t": sec, "kind": "...", "text": "..."}: kinds crash, restart, child_crash,
+ * io_unreadable, log_rotated, log_truncated. */
+void collector_json_events(struct collector *c, json_t *events);
+/* Rows for the end-of-run table, in order: spool, mem, input, output, ibytes, obytes,
+ * log hits; "-" where not measured. Returns 0 past the last row, and at once when the
+ * collector samples nothing. */
+int collector_table_row(struct collector *c, int i, char *name, size_t nlen, char *value, size_t vlen);
+
+#endif

@@ -1,0 +1,56 @@
+/* logwatch: follows server log files from where they stood when the run began,
+ * across rotation by rename and by copytruncate, and counts lines per named class of
+ * POSIX extended regular expressions. Polled by the collector's thread; the getters
+ * are safe from any thread. */
+#ifndef MS_LOGWATCH_H
+#define MS_LOGWATCH_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct server_config;
+struct logwatch;
+
+/* t0_ns: the run's start (CLOCK_MONOTONIC) that example times count from. Starts with
+ * no class and no file. */
+struct logwatch *logwatch_new(uint64_t t0_ns, size_t examples);
+void logwatch_free(struct logwatch *lw);
+
+/* Classes, files and example count from [server]: log, log_class, log_defaults,
+ * log_examples. Errors name the key and the value. */
+struct logwatch *logwatch_from_config(const struct server_config *cfg, uint64_t t0_ns,
+                                      char *err, size_t errlen);
+
+/* The built-in classes: sql_lock, deadlock, lock, timeout, oom, java_exception, fatal. */
+void logwatch_add_defaults(struct logwatch *lw);
+/* "name: ERE" adds a class or replaces the one of that name (case-sensitive);
+ * "name/i: ERE" the same, ignoring case; "name:" removes the class. */
+int logwatch_set_class(struct logwatch *lw, const char *spec, char *err, size_t errlen);
+/* Starts following path at its current end. */
+int logwatch_add_file(struct logwatch *lw, const char *path, char *err, size_t errlen);
+
+/* Rotations and truncations are reported here (kind "log_rotated" or "log_truncated"). */
+typedef void (*logwatch_event_fn)(void *ctx, uint64_t t_ns, const char *kind, const char *text);
+void logwatch_on_event(struct logwatch *lw, logwatch_event_fn fn, void *ctx);
+
+/* Reads whatever the files gained since the last poll; matching lines are stamped now_ns. */
+void logwatch_poll(struct logwatch *lw, uint64_t now_ns);
+/* Counts one complete line (no newline) as if read from a file at now_ns. */
+void logwatch_feed(struct logwatch *lw, const char *line, size_t len, uint64_t now_ns);
+
+size_t logwatch_nclasses(struct logwatch *lw);
+const char *logwatch_class_name(struct logwatch *lw, size_t i);
+/* Whether a line (without its newline) matches class i, ignoring trace continuation. */
+int logwatch_matches(struct logwatch *lw, size_t i, const char *line);
+uint64_t logwatch_count(struct logwatch *lw, size_t i);
+uint64_t logwatch_total(struct logwatch *lw);   /* lines that matched at least one class */
+/* Hits per class since the previous take, into counts[nclasses]; returns the lines. */
+uint64_t logwatch_take(struct logwatch *lw, uint64_t *counts);
+/* {"name": {"count": n, "examples": [{"t": sec, "line": "..."}]}, ...} */
+json_t *logwatch_json_classes(struct logwatch *lw);
+
+/* A JSON string of n bytes of log text: bytes that are not UTF-8 become '?'. */
+json_t *json_text(const char *s, size_t n);
+
+#endif

@@ -1,0 +1,441 @@
+/* test_logwatch: the built-in classes on real log excerpts (tests/fixtures/logs), the
+ * class settings, and tailing: start at the end, partial lines, rotation by rename
+ * and by copytruncate, each losing no line and counting none twice. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "logwatch.h"
+
+#define T0 1000000000ull
+#define SEC 1000000000ull
+
+struct events {
+    int rotated, truncated;
+    char last[1300];
+};
+
+static void on_event(void *ctx, uint64_t t, const char *kind, const char *text)
+{
+    struct events *e = ctx;
+    if (!strcmp(kind, "log_rotated"))
+        e->rotated++;
+    if (!strcmp(kind, "log_truncated"))
+        e->truncated++;
+    snprintf(e->last, sizeof e->last, "%s", text);
+}
+
+struct dir {
+    char path[256], log[300], copy[300];
+};
+
+static void make_dir(struct dir *d)
+{
+    snprintf(d->path, sizeof d->path, "/tmp/test_logwatch.XXXXXX");
+    assert_non_null(mkdtemp(d->path));
+    snprintf(d->log, sizeof d->log, "%s/server.log", d->path);
+    snprintf(d->copy, sizeof d->copy, "%s/server.log.1", d->path);
+}
+
+static void remove_dir(struct dir *d)
+{
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->path);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* Appends lines "L<from>".."L<to-1>" the way a logger does (O_APPEND). */
+static void append_lines(const char *path, int from, int to)
+{
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    for (int i = from; i < to; i++)
+        fprintf(f, "L%d\n", i);
+    fclose(f);
+}
+
+static void append_raw(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static struct logwatch *counting_watch(const char *path, struct events *ev)
+{
+    char err[300];
+    struct logwatch *lw = logwatch_new(T0, 3);
+    assert_int_equal(logwatch_set_class(lw, "n: ^L[0-9]+$", err, sizeof err), 0);
+    assert_int_equal(logwatch_add_file(lw, path, err, sizeof err), 0);
+    if (ev)
+        logwatch_on_event(lw, on_event, ev);
+    return lw;
+}
+
+static const char *fixture(const char *name)
+{
+    static char path[4096];
+    const char *top = getenv("TOP");
+    snprintf(path, sizeof path, "%s/tests/fixtures/logs/%s", top ? top : ".", name);
+    return path;
+}
+
+static int in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n))
+            return 1;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    return 0;
+}
+
+static void builtin_classes_on_real_lines(void **state)
+{
+    struct logwatch *lw = logwatch_new(T0, 5);
+    logwatch_add_defaults(lw);
+    assert_int_equal(logwatch_nclasses(lw), 7);
+    FILE *f = fopen(fixture("classes.tsv"), "r");
+    assert_non_null(f);
+    char line[4096];
+    int checked = 0, wrong = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (line[0] == '#' || !line[0])
+            continue;
+        char *tab = strchr(line, '\t');
+        assert_non_null(tab);
+        *tab = 0;
+        const char *want = line, *text = tab + 1;
+        for (size_t i = 0; i < logwatch_nclasses(lw); i++) {
+            const char *name = logwatch_class_name(lw, i);
+            int expect = in_list(want, name), got = logwatch_matches(lw, i, text);
+            if (expect != got) {
+                print_error("class %s %s: %s\n", name, expect ? "missed" : "matched wrongly", text);
+                wrong++;
+            }
+        }
+        checked++;
+    }
+    fclose(f);
+    assert_true(checked >= 40);
+    assert_int_equal(wrong, 0);
+    logwatch_free(lw);
+}
+
+static void class_settings(void **state)
+{
+    char err[300];
+    struct logwatch *lw = logwatch_new(T0, 5);
+    logwatch_add_defaults(lw);
+    /* Replacing keeps the position; removing drops it; adding appends. */
+    assert_int_equal(logwatch_set_class(lw, "lock: ^LOCKED$", err, sizeof err), 0);
+    assert_string_equal(logwatch_class_name(lw, 2), "lock");
+    assert_true(logwatch_matches(lw, 2, "LOCKED"));
+    assert_false(logwatch_matches(lw, 2, "cannot lock mailbox"));
+    assert_int_equal(logwatch_set_class(lw, "timeout:", err, sizeof err), 0);
+    assert_int_equal(logwatch_nclasses(lw), 6);
+    assert_int_equal(logwatch_set_class(lw, " reject : reject: RCPT", err, sizeof err), 0);
+    assert_string_equal(logwatch_class_name(lw, 6), "reject");
+    assert_true(logwatch_matches(lw, 6, "NOQUEUE: reject: RCPT from x"));
+    assert_false(logwatch_matches(lw, 6, "NOQUEUE: REJECT: RCPT from x"));
+    assert_int_equal(logwatch_set_class(lw, "reject/i: reject: rcpt", err, sizeof err), 0);
+    assert_true(logwatch_matches(lw, 6, "NOQUEUE: REJECT: RCPT from x"));
+
+    assert_int_equal(logwatch_set_class(lw, "bad: a(b", err, sizeof err), -1);
+    assert_non_null(strstr(err, "bad"));
+    assert_int_equal(logwatch_set_class(lw, "no colon", err, sizeof err), -1);
+    assert_int_equal(logwatch_set_class(lw, ": x", err, sizeof err), -1);
+    assert_int_equal(logwatch_set_class(lw, "sp ace: x", err, sizeof err), -1);
+    assert_int_equal(logwatch_nclasses(lw), 7);
+    logwatch_free(lw);
+}
+
+static void from_config(void **state)
+{
+    struct dir d;
+    make_dir(&d);
+    append_raw(d.log, "old line\n");
+    struct server_config cfg = { .log_defaults = 0, .log_examples = 2 };
+    char err[600];
+    strlist_add(&cfg.logs, d.log);
+    strlist_add(&cfg.log_classes, "mine: ^x");
+    struct logwatch *lw = logwatch_from_config(&cfg, T0, err, sizeof err);
+    assert_non_null(lw);
+    assert_int_equal(logwatch_nclasses(lw), 1);
+    logwatch_free(lw);
+
+    cfg.log_defaults = 1;
+    lw = logwatch_from_config(&cfg, T0, err, sizeof err);
+    assert_non_null(lw);
+    assert_int_equal(logwatch_nclasses(lw), 8);
+    logwatch_free(lw);
+
+    strlist_add(&cfg.log_classes, "broken: (");
+    assert_null(logwatch_from_config(&cfg, T0, err, sizeof err));
+    assert_non_null(strstr(err, "server.log_class"));
+    assert_non_null(strstr(err, "broken: ("));
+    strlist_free(&cfg.log_classes);
+
+    strlist_add(&cfg.logs, "/nonexistent/mail.log");
+    assert_null(logwatch_from_config(&cfg, T0, err, sizeof err));
+    assert_non_null(strstr(err, "server.log"));
+    assert_non_null(strstr(err, "/nonexistent/mail.log"));
+    strlist_free(&cfg.logs);
+    remove_dir(&d);
+}
+
+static void every_matching_class_counts_and_total_counts_lines(void **state)
+{
+    struct logwatch *lw = logwatch_new(T0, 5);
+    logwatch_add_defaults(lw);
+    const char *l1 = "ERROR (1213, 'Deadlock found when trying to get lock')";     /* sql_lock, deadlock */
+    const char *l2 = "pop3: Fatal: pool_system_malloc(8192): Out of memory";        /* oom, fatal */
+    const char *l3 = "nothing to see";
+    logwatch_feed(lw, l1, strlen(l1), T0 + 2 * SEC);
+    logwatch_feed(lw, l2, strlen(l2), T0 + 3 * SEC);
+    logwatch_feed(lw, l3, strlen(l3), T0 + 4 * SEC);
+    assert_int_equal(logwatch_total(lw), 2);
+    assert_int_equal(logwatch_count(lw, 0), 1);     /* sql_lock */
+    assert_int_equal(logwatch_count(lw, 1), 1);     /* deadlock */
+    assert_int_equal(logwatch_count(lw, 2), 0);     /* lock */
+    assert_int_equal(logwatch_count(lw, 4), 1);     /* oom */
+    assert_int_equal(logwatch_count(lw, 6), 1);     /* fatal */
+    uint64_t counts[7];
+    assert_int_equal(logwatch_take(lw, counts), 2);
+    assert_int_equal(counts[1], 1);
+    assert_int_equal(counts[6], 1);
+    assert_int_equal(logwatch_take(lw, counts), 0);
+    assert_int_equal(counts[1], 0);
+    assert_int_equal(logwatch_count(lw, 1), 1);     /* totals stay */
+    logwatch_free(lw);
+}
+
+static void a_java_stack_trace_counts_once(void **state)
+{
+    struct dir d;
+    make_dir(&d);
+    append_raw(d.log, "");
+    char err[300];
+    struct logwatch *lw = logwatch_new(T0, 5);
+    logwatch_add_defaults(lw);
+    assert_int_equal(logwatch_add_file(lw, d.log, err, sizeof err), 0);
+    append_raw(d.log,
+               "28/11/05 11:36:04 ERROR mailet: failed\n"
+               "java.lang.IllegalStateException: queue closed\n"
+               "\tat org.apache.james.queue.FileMailQueue.deQueue(FileMailQueue.java:201)\n"
+               "\tat org.apache.james.Spool.run(Spool.java:88)\n"
+               "\tat java.base/java.lang.Thread.run(Thread.java:833)\n"
+               "Caused by: java.io.IOException: Stream closed\n"
+               "\tat java.io.FileInputStream.read(Native Method)\n"
+               "\t... 3 more\n"
+               "28/11/05 11:36:05 INFO spool: resumed\n"
+               "Exception in thread \"pool-1\" java.lang.NullPointerException\n"
+               "\tat org.apache.james.Spool.run(Spool.java:90)\n");
+    logwatch_poll(lw, T0 + SEC);
+    assert_int_equal(logwatch_count(lw, 5), 2);
+    assert_int_equal(logwatch_total(lw), 2);
+    logwatch_free(lw);
+    remove_dir(&d);
+}
+
+static void examples_keep_the_first_lines_with_their_time(void **state)
+{
+    struct logwatch *lw = logwatch_new(T0, 2);
+    char err[300];
+    assert_int_equal(logwatch_set_class(lw, "x: ^x", err, sizeof err), 0);
+    assert_int_equal(logwatch_set_class(lw, "y: ^y", err, sizeof err), 0);
+    logwatch_feed(lw, "x1", 2, T0 + 1500000000ull);
+    logwatch_feed(lw, "x2 \xff\xfe end", 9, T0 + 2 * SEC);
+    logwatch_feed(lw, "x3", 2, T0 + 3 * SEC);
+    json_t *j = logwatch_json_classes(lw);
+    json_t *x = json_object_get(j, "x"), *y = json_object_get(j, "y");
+    assert_non_null(x);
+    assert_non_null(y);
+    assert_int_equal(json_integer_value(json_object_get(x, "count")), 3);
+    assert_int_equal(json_integer_value(json_object_get(y, "count")), 0);
+    assert_int_equal(json_array_size(json_object_get(y, "examples")), 0);
+    json_t *ex = json_object_get(x, "examples");
+    assert_int_equal(json_array_size(ex), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(ex, 0), "line")), "x1");
+    assert_true(json_real_value(json_object_get(json_array_get(ex, 0), "t")) == 1.5);
+    /* Not UTF-8: replaced, so the JSON stays valid. */
+    assert_string_equal(json_string_value(json_object_get(json_array_get(ex, 1), "line")), "x2 ?? end");
+    json_decref(j);
+    logwatch_free(lw);
+}
+
+static void starts_at_the_end_and_waits_for_whole_lines(void **state)
+{
+    struct dir d;
+    make_dir(&d);
+    append_lines(d.log, 0, 5);
+    append_raw(d.log, "L5");                 /* being written when the run began */
+    struct logwatch *lw = counting_watch(d.log, NULL);
+    append_raw(d.log, "0\n");
+    logwatch_poll(lw, T0 + SEC);
+    assert_int_equal(logwatch_total(lw), 0);
+    append_raw(d.log, "L6");
+    logwatch_poll(lw, T0 + SEC);
+    assert_int_equal(logwatch_total(lw), 0);
+    append_raw(d.log, "7\r\nL8\n");
+    logwatch_poll(lw, T0 + 2 * SEC);
+    assert_int_equal(logwatch_total(lw), 2);
+    json_t *j = logwatch_json_classes(lw);
+    json_t *ex = json_object_get(json_object_get(j, "n"), "examples");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(ex, 0), "line")), "L67");
+    json_decref(j);
+    logwatch_free(lw);
+    remove_dir(&d);
+}
+
+static void overlong_lines_count_once(void **state)
+{
+    struct dir d;
+    make_dir(&d);
+    append_raw(d.log, "");
+    char err[300];
+    struct logwatch *lw = logwatch_new(T0, 1);
+    assert_int_equal(logwatch_set_class(lw, "x: ^x", err, sizeof err), 0);
+    assert_int_equal(logwatch_add_file(lw, d.log, err, sizeof err), 0);
+    char *big = malloc(200001);
+    memset(big, 'x', 200000);
+    big[200000] = 0;
+    append_raw(d.log, big);
+    append_raw(d.log, "\nx\n");
+    free(big);
+    logwatch_poll(lw, T0 + SEC);
+    assert_int_equal(logwatch_total(lw), 2);
+    logwatch_free(lw);
+    remove_dir(&d);
+}
+
+static void rotation_by_rename_loses_nothing(void **state)
+{
+    struct dir d;
+    make_dir(&d);
+    append_lines(d.log, 0, 3);                       /* before the run: not counted */
+    struct events ev = { 0 };
+    struct logwatch *lw = counting_watch(d.log, &ev);
+    append_lines(d.log, 0, 10);
+    logwatch_poll(lw, T0 + SEC);
+    assert_int_equal(logwatch_total(lw), 10);
+
+    /* The logger still holds the old file when it is renamed. */
+    int late = open(d.log, O_WRONLY | O_APPEND);
+    assert_true(late >= 0);
+    append_lines(d.log, 10, 15);
+    assert_int_equal(rename(d.log, d.copy), 0);
+    assert_int_equal(write(late, "L15\nL16\n", 8), 8);
+    logwatch_poll(lw, T0 + 2 * SEC);                 /* the name is gone for now */
+    assert_int_equal(logwatch_total(lw), 17);
+    append_lines(d.log, 17, 24);                     /* the new file */
+    assert_int_equal(write(late, "L99\nL98\nL97\n", 12), 12);   /* still writing the old one */
+    logwatch_poll(lw, T0 + 3 * SEC);
+    assert_int_equal(logwatch_total(lw), 27);
+    assert_true(ev.rotated >= 1);
+    close(late);
+    append_lines(d.log, 24, 28);
+    logwatch_poll(lw, T0 + 4 * SEC);
+    logwatch_poll(lw, T0 + 5 * SEC);
+    assert_int_equal(logwatch_total(lw), 31);
+    logwatch_free(lw);
+    remove_dir(&d);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "cp -p '%s' '%s'", from, to);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void rotation_by_copytruncate_loses_nothing(void **state)
+{
+    struct dir d;
+    make_dir(&d);
+    append_raw(d.log, "");
+    struct events ev = { 0 };
+    struct logwatch *lw = counting_watch(d.log, &ev);
+    append_lines(d.log, 0, 10);
+    logwatch_poll(lw, T0 + SEC);
+    assert_int_equal(logwatch_total(lw), 10);
+    append_lines(d.log, 10, 15);                     /* not yet read when the copy is made */
+    copy_file(d.log, d.copy);
+    assert_int_equal(truncate(d.log, 0), 0);
+    append_lines(d.log, 15, 22);
+    logwatch_poll(lw, T0 + 2 * SEC);
+    assert_int_equal(logwatch_total(lw), 22);
+    assert_int_equal(ev.truncated, 1);
+    assert_non_null(strstr(ev.last, "server.log.1"));
+    logwatch_poll(lw, T0 + 3 * SEC);
+    assert_int_equal(logwatch_total(lw), 22);
+
+    /* Again, now with the file grown past our old offset before we look. */
+    append_lines(d.log, 22, 24);
+    copy_file(d.log, d.copy);
+    assert_int_equal(truncate(d.log, 0), 0);
+    append_lines(d.log, 1000, 1100);
+    logwatch_poll(lw, T0 + 4 * SEC);
+    assert_int_equal(logwatch_total(lw), 124);
+    assert_int_equal(ev.truncated, 2);
+    logwatch_free(lw);
+    remove_dir(&d);
+}
+
+static void truncation_without_copy_and_a_writer_without_append(void **state)
+{
+    struct dir d;
+    make_dir(&d);
+    append_raw(d.log, "");
+    struct events ev = { 0 };
+    struct logwatch *lw = counting_watch(d.log, &ev);
+    int w = open(d.log, O_WRONLY);                   /* no O_APPEND: writes at its own offset */
+    assert_true(w >= 0);
+    assert_int_equal(write(w, "L1\nL2\n", 6), 6);
+    logwatch_poll(lw, T0 + SEC);
+    assert_int_equal(logwatch_total(lw), 2);
+    assert_int_equal(truncate(d.log, 0), 0);
+    assert_int_equal(write(w, "L3\n", 3), 3);        /* lands at offset 6 behind a hole */
+    logwatch_poll(lw, T0 + 2 * SEC);
+    assert_int_equal(logwatch_total(lw), 3);
+    assert_int_equal(ev.truncated, 1);
+    assert_non_null(strstr(ev.last, "may be lost"));
+    close(w);
+    logwatch_free(lw);
+    remove_dir(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(builtin_classes_on_real_lines),
+        cmocka_unit_test(class_settings),
+        cmocka_unit_test(from_config),
+        cmocka_unit_test(every_matching_class_counts_and_total_counts_lines),
+        cmocka_unit_test(a_java_stack_trace_counts_once),
+        cmocka_unit_test(examples_keep_the_first_lines_with_their_time),
+        cmocka_unit_test(starts_at_the_end_and_waits_for_whole_lines),
+        cmocka_unit_test(overlong_lines_count_once),
+        cmocka_unit_test(rotation_by_rename_loses_nothing),
+        cmocka_unit_test(rotation_by_copytruncate_loses_nothing),
+        cmocka_unit_test(truncation_without_copy_and_a_writer_without_append),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
