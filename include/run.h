@@ -25,6 +25,7 @@ struct run_result {
     struct ledger_outcome lo;
     json_t *timeline, *events;
     struct collector *col;
+    uint64_t queued;                 /* unread, not swept up, counted pending: the spool held them */
 };
 
 int cmd_run(int argc, char **argv);

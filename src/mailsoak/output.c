@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collector.h"
 #include "config.h"
 #include "run.h"
 
@@ -121,6 +122,7 @@ json_t *result_json(const struct run_result *r)
     json_object_set_new(s, "corrupted", json_integer((json_int_t)(lo->corrupted + r->c.corrupt_unattributed)));
     json_object_set_new(s, "pending", json_integer((json_int_t)lo->pending));
     json_object_set_new(s, "unconfirmed", json_integer((json_int_t)lo->unconfirmed));
+    json_object_set_new(s, "late", json_integer((json_int_t)r->queued));
     json_object_set_new(s, "foreign", json_integer((json_int_t)r->c.foreign));
     json_object_set_new(s, "stale", json_integer((json_int_t)r->c.stale));
     json_object_set_new(s, "peeked", json_integer((json_int_t)r->c.peeked));
@@ -131,6 +133,7 @@ json_t *result_json(const struct run_result *r)
         if (r->lat[k].count)
             json_object_set_new(lat, lat_names[k], latency_json(&r->lat[k]));
     json_object_set_new(s, "latency", lat);
+    collector_json_summary(r->col, s);
     json_object_set_new(root, "summary", s);
     json_object_set_new(root, "timeline", json_incref(r->timeline));
     json_object_set_new(root, "events", json_incref(r->events));
@@ -155,6 +158,10 @@ void result_table(FILE *f, const struct run_result *r)
     fprintf(f, "%-12s %12s\n", "", label_of(r->cfg));
     row_count(f, "sent", (double)r->c.sent);
     row_count(f, "read", (double)r->c.read);
+    /* the server's rows, in the classic comparison's order */
+    char name[32], value[32];
+    for (int i = 0; collector_table_row(r->col, i, name, sizeof name, value, sizeof value); i++)
+        row(f, name, value);
     row_count(f, "errors", (double)r->c.errors);
     row_count(f, "delivered", (double)lo->delivered);
     row_count(f, "lost", (double)lo->lost);
@@ -163,6 +170,8 @@ void result_table(FILE *f, const struct run_result *r)
     row_count(f, "pending", (double)lo->pending);
     if (lo->unconfirmed)
         row_count(f, "unconfirmed", (double)lo->unconfirmed);
+    if (r->queued)                   /* of pending: still in the server's queue or arrived late */
+        row_count(f, "late", (double)r->queued);
     if (r->c.foreign)
         row_count(f, "foreign", (double)r->c.foreign);
     snprintf(b, sizeof b, "%.1f", r->duration_s > 0 ? (double)r->c.sent / r->duration_s : 0);

@@ -269,7 +269,7 @@ static void message_done(struct pop3_session *s)
     stats_lat(&w->st, LAT_POP3_RETR, now - s->t_sent);
     int dele = 1;
     double share = cfg_of(s)->delete_share;
-    if (share < 1 && rng_unit(&s->rng) >= share) {
+    if (share < 1 && !s->sweep && rng_unit(&s->rng) >= share) {   /* the sweep empties */
         /* retrieve only: the message stays, and is not read until some session
          * deletes it */
         w->st.c.peeked++;

@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "check.h"
+#include "collector.h"
 #include "embedded.h"
 #include "tls.h"
 
@@ -136,6 +137,7 @@ struct controller {
     struct err_count prev_err[ERR_CLASSES_MAX];
     uint64_t prev_t;
     json_t *timeline;
+    struct collector *col;
 };
 
 static void counters_add(struct counters *a, const struct counters *b)
@@ -208,15 +210,23 @@ static void interval(struct controller *ct, int phase, int live)
         if (lat[k].count)
             json_object_set_new(lj, lat_names[k], latency_json(&lat[k]));
     json_object_set_new(e, "latency", lj);
+    collector_json_interval(ct->col, e, ct->prev_t, now);
     json_array_append_new(ct->timeline, e);
 
     if (live) {
-        char a[16], b[16];
-        fprintf(stderr, "[%6.0fs %-5s] sent %s (%.0f/s)  read %s (%.0f/s)  errors %llu  conns %llu  unread %lld\n",
+        char a[16], b[16], srv[96] = "";
+        struct collector_now cn;
+        collector_now(ct->col, &cn);
+        if (cn.active) {
+            char m[16], q[16];
+            snprintf(srv, sizeof srv, "  | mem %s  spool %s", fmt_bytes(m, sizeof m, (double)cn.mem),
+                     fmt_count(q, sizeof q, (double)cn.spool));
+        }
+        fprintf(stderr, "[%6.0fs %-5s] sent %s (%.0f/s)  read %s (%.0f/s)  errors %llu  conns %llu  unread %lld%s\n",
                 t, phase_names[phase], fmt_count(a, sizeof a, (double)c.sent), dt > 0 ? dsent / dt : 0,
                 fmt_count(b, sizeof b, (double)c.read), dt > 0 ? dread / dt : 0,
                 (unsigned long long)c.errors, (unsigned long long)c.conns_open,
-                (long long)atomic_load(&r->ledger.owed_total));
+                (long long)atomic_load(&r->ledger.owed_total), srv);
     }
     ct->prev = c;
     ct->prev_nerr = nerr;
@@ -351,6 +361,13 @@ static int run_soak(const struct config *cfg)
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     r->t0_unix_ms = (uint64_t)rt.tv_sec * 1000 + (uint64_t)rt.tv_nsec / 1000000;
+    /* The server side is sampled on its own thread, on the same clock. */
+    res->col = ct.col = collector_start(&cfg->server, r->t0, err, sizeof err);
+    if (!res->col) {
+        fprintf(stderr, "mailsoak: %s\n", err);
+        rc = 2;
+        goto out;
+    }
     struct tm tm;
     gmtime_r(&rt.tv_sec, &tm);
     strftime(res->start_time, sizeof res->start_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -405,7 +422,12 @@ static int run_soak(const struct config *cfg)
             if (!cfg->senders && now - r->t0 < cfg->duration)
                 next = PH_SEND;      /* a readers-only run reads for the duration */
         } else if (phase == PH_DRAIN) {
-            int done = senders_open(&ct) == 0 && atomic_load(&r->ledger.owed_total) <= 0;
+            /* While the server's queue still holds mail, its mailboxes are not
+             * final: the drain goes on (within its time) until the queue is empty. */
+            struct collector_now cn;
+            collector_now(ct.col, &cn);
+            int queue_busy = cn.active && cfg->server.spool_dirs.n && cn.spool > 0;
+            int done = senders_open(&ct) == 0 && atomic_load(&r->ledger.owed_total) <= 0 && !queue_busy;
             if (done || now - phase_start >= cfg->drain)
                 next = cfg->sweep && atomic_load(&r->ledger.owed_total) > 0 ? PH_SWEEP : PH_STOP;
         } else if (phase == PH_SWEEP) {
@@ -417,6 +439,8 @@ static int run_soak(const struct config *cfg)
             continue;
         if (phase == PH_SEND && next != PH_SEND)
             send_end = now;
+        if (next == PH_STOP)
+            collector_stop(ct.col);  /* its last sample belongs in the last interval */
         if (next != phase || now >= next_iv) {
             interval(&ct, phase, 1);
             next_iv = now + cfg->interval;
@@ -441,6 +465,18 @@ static int run_soak(const struct config *cfg)
     res->timeline = ct.timeline;
     merge_totals(res, w, nw);
     ledger_outcome(&r->ledger, &res->lo);
+    collector_json_events(res->col, res->events);
+    /* Unread mail the sweep did not find may still sit in the server's queue, or
+     * have reached a mailbox after the sweep visited it: as many as the spool and
+     * the store hold at the end are late, not lost (we cannot tell which ones). */
+    struct collector_now cn;
+    collector_now(res->col, &cn);
+    uint64_t held = (cfg->server.spool_dirs.n ? cn.spool : 0) + (cfg->server.store_dirs.n ? cn.store_messages : 0);
+    if (cn.active && held && res->lo.lost) {
+        res->queued = held < res->lo.lost ? held : res->lo.lost;
+        res->lo.lost -= res->queued;
+        res->lo.pending += res->queued;
+    }
     result_table(stdout, res);
     rc = 0;
     if (cfg->json[0]) {
@@ -453,10 +489,12 @@ static int run_soak(const struct config *cfg)
     }
     if (res->interrupted && rc == 0)
         rc = 128 + stop_signal;
-    for (unsigned i = 0; i < nw; i++)
-        worker_free(&w[i]);
-    free(w);
 out:
+    /* workers may be partly set up on an error path: worker_free copes */
+    for (unsigned i = 0; ct.w && i < ct.nw; i++)
+        worker_free(&ct.w[i]);
+    free(ct.w);
+    collector_free(res->col);
     json_decref(ct.timeline);
     json_decref(res->events);
     ledger_free(&r->ledger);
