@@ -38,6 +38,9 @@ UNITS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .PHONY: all check unit integration asan bench demo install clean
+# Keep intermediate objects: make would otherwise delete them after the run and
+# print that after the test summary, which must be the last line.
+.SECONDARY:
 all: $(BINS)
 
 $(BUILD)/%.o: %.c $(SETTINGS)
