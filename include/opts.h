@@ -59,6 +59,19 @@ struct opts_extra {
 int opts_load_file_extra(const struct opt *t, void *base, const char *path, int src,
                          const struct opts_extra *extra, char *err, size_t errlen);
 const struct opt *opts_find_flag(const struct opt *t, const char *flag);
+
+/* A program's command line over its table: -c FILE (repeatable; every file is read
+ * first, in order, so flags win), --FLAG VALUE or --FLAG=VALUE, --set
+ * SECTION.KEY=VALUE (to `extra` when it claims the section: everything before the
+ * last dot), -h/--help. Defaults are applied first. Returns 0; 1 after printing
+ * the usage; 2 with the reason on stderr. */
+struct opts_cli {
+    const char *prog;                           /* prefix of messages */
+    void (*usage)(FILE *f);
+    const struct opts_extra *extra;             /* may be NULL */
+    int (*bare)(void *base, const char *arg);   /* a flag without value it takes (1), or not (0) */
+};
+int opts_from_args(const struct opt *t, void *base, int argc, char **argv, const struct opts_cli *cli);
 /* Prints a value as a user would write it (secrets as ***); lists joined by ", ". */
 const char *opts_format(const struct opt *o, const void *base, char *buf, size_t n);
 void opts_help(FILE *f, const struct opt *t);

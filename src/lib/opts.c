@@ -259,6 +259,97 @@ const char *opts_format(const struct opt *o, const void *base, char *buf, size_t
     return buf;
 }
 
+static int set_cli_dotted(const struct opt *t, void *base, const struct opts_extra *extra, const char *arg,
+                          char *err, size_t errlen)
+{
+    const char *eq = strchr(arg, '=');
+    char section[200];
+    if (extra && eq && (size_t)(eq - arg) < sizeof section) {
+        memcpy(section, arg, (size_t)(eq - arg));
+        section[eq - arg] = 0;
+        char *dot = strrchr(section, '.');
+        if (dot) {
+            *dot = 0;
+            if (extra->claim(section))
+                return extra->fn(extra->ud, section, dot + 1, eq + 1, err, errlen);
+        }
+    }
+    return opts_set_dotted(t, base, arg, 1000, err, errlen);
+}
+
+int opts_from_args(const struct opt *t, void *base, int argc, char **argv, const struct opts_cli *cli)
+{
+    char err[600];
+    int src = 1;
+    if (opts_defaults(t, base, err, sizeof err) < 0) {
+        fprintf(stderr, "%s: %s\n", cli->prog, err);
+        return 2;
+    }
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            cli->usage(stdout);
+            return 1;
+        }
+        if (strcmp(argv[i], "-c") && strcmp(argv[i], "--config"))
+            continue;
+        if (i + 1 >= argc) {
+            fprintf(stderr, "%s: %s needs a file\n", cli->prog, argv[i]);
+            return 2;
+        }
+        if (opts_load_file_extra(t, base, argv[++i], src++, cli->extra, err, sizeof err) < 0) {
+            fprintf(stderr, "%s: %s\n", cli->prog, err);
+            return 2;
+        }
+    }
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
+            i++;
+            continue;
+        }
+        if (cli->bare && cli->bare(base, a))
+            continue;
+        if (strncmp(a, "--", 2)) {
+            fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n", cli->prog, a);
+            return 2;
+        }
+        char name[64];
+        const char *val = strchr(a, '=');
+        size_t n = val ? (size_t)(val - a - 2) : strlen(a + 2);
+        if (n >= sizeof name) {
+            fprintf(stderr, "%s: unknown option '%s'\n", cli->prog, a);
+            return 2;
+        }
+        memcpy(name, a + 2, n);
+        name[n] = 0;
+        if (val)
+            val++;
+        else if (i + 1 < argc)
+            val = argv[++i];
+        else {
+            fprintf(stderr, "%s: --%s needs a value\n", cli->prog, name);
+            return 2;
+        }
+        if (!strcmp(name, "set")) {
+            if (set_cli_dotted(t, base, cli->extra, val, err, sizeof err) < 0) {
+                fprintf(stderr, "%s: --set: %s\n", cli->prog, err);
+                return 2;
+            }
+            continue;
+        }
+        const struct opt *o = opts_find_flag(t, name);
+        if (!o) {
+            fprintf(stderr, "%s: unknown option '--%s' (see --help)\n", cli->prog, name);
+            return 2;
+        }
+        if (opts_set(t, base, o->section, o->key, val, 1000, err, sizeof err) < 0) {
+            fprintf(stderr, "%s: --%s: %s\n", cli->prog, name, err);
+            return 2;
+        }
+    }
+    return 0;
+}
+
 void opts_help(FILE *f, const struct opt *t)
 {
     const char *section = "";

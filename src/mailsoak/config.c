@@ -102,81 +102,19 @@ static void usage(FILE *f)
     opts_help(f, config_opts);
 }
 
+static int bare_flag(void *base, const char *arg)
+{
+    if (strcmp(arg, "--no-check"))
+        return 0;
+    ((struct config *)base)->check = 0;
+    return 1;
+}
+
 int config_from_args(struct config *cfg, int argc, char **argv)
 {
-    char err[600];
-    int src = 1;
+    static const struct opts_cli cli = { .prog = "mailsoak", .usage = usage, .bare = bare_flag };
     memset(cfg, 0, sizeof *cfg);
-    if (opts_defaults(config_opts, cfg, err, sizeof err) < 0) {
-        fprintf(stderr, "mailsoak: %s\n", err);
-        return 2;
-    }
-    /* Files first, whatever their position, so flags always win. */
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return 1;
-        }
-        if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "mailsoak: %s needs a file\n", argv[i]);
-                return 2;
-            }
-            if (opts_load_file(config_opts, cfg, argv[++i], src++, err, sizeof err) < 0) {
-                fprintf(stderr, "mailsoak: %s\n", err);
-                return 2;
-            }
-        }
-    }
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
-            i++;
-            continue;
-        }
-        if (!strcmp(a, "--no-check")) {
-            cfg->check = 0;
-            continue;
-        }
-        if (strncmp(a, "--", 2)) {
-            fprintf(stderr, "mailsoak: unexpected argument '%s' (see mailsoak run --help)\n", a);
-            return 2;
-        }
-        char name[64];
-        const char *val = strchr(a, '=');
-        size_t n = val ? (size_t)(val - a - 2) : strlen(a + 2);
-        if (n >= sizeof name) {
-            fprintf(stderr, "mailsoak: unknown option '%s'\n", a);
-            return 2;
-        }
-        memcpy(name, a + 2, n);
-        name[n] = 0;
-        if (val)
-            val++;
-        else if (i + 1 < argc)
-            val = argv[++i];
-        else {
-            fprintf(stderr, "mailsoak: --%s needs a value\n", name);
-            return 2;
-        }
-        if (!strcmp(name, "set")) {
-            if (opts_set_dotted(config_opts, cfg, val, 1000, err, sizeof err) < 0) {
-                fprintf(stderr, "mailsoak: --set: %s\n", err);
-                return 2;
-            }
-            continue;
-        }
-        const struct opt *o = opts_find_flag(config_opts, name);
-        if (!o) {
-            fprintf(stderr, "mailsoak: unknown option '--%s' (see mailsoak run --help)\n", name);
-            return 2;
-        }
-        if (opts_set(config_opts, cfg, o->section, o->key, val, 1000, err, sizeof err) < 0) {
-            fprintf(stderr, "mailsoak: --%s: %s\n", name, err);
-            return 2;
-        }
-    }
-    return 0;
+    return opts_from_args(config_opts, cfg, argc, argv, &cli);
 }
 
 void config_free(struct config *cfg)

@@ -314,26 +314,6 @@ static int extra_set(void *ud, const char *section, const char *key, const char 
     return srv_fault_set(ud, section, key, val, why, n);
 }
 
-/* "fault.smtp.rcpt.odds=0.1": the section is everything before the last dot. */
-static int set_fault_dotted(struct srv_faults *f, const char *arg, char *err, size_t n)
-{
-    const char *eq = strchr(arg, '=');
-    char name[200];
-    if (!eq || (size_t)(eq - arg) >= sizeof name) {
-        snprintf(err, n, "--set %s: expected fault.SECTION.key=value", arg);
-        return -1;
-    }
-    memcpy(name, arg, (size_t)(eq - arg));
-    name[eq - arg] = 0;
-    char *dot = strrchr(name, '.');
-    if (!dot || dot - name < 6) {
-        snprintf(err, n, "--set %s: expected fault.SECTION.key=value", arg);
-        return -1;
-    }
-    *dot = 0;
-    return srv_fault_set(f, name, dot + 1, eq + 1, err, n);
-}
-
 static void usage(FILE *f)
 {
     fputs("usage: mailsoak-server [-c FILE]... [--FLAG VALUE]... [--set SECTION.KEY=VALUE]...\n"
@@ -348,73 +328,12 @@ static void usage(FILE *f)
 int srv_config_from_args(struct srv_config *cfg, int argc, char **argv)
 {
     char err[600];
-    int src = 1;
     struct opts_extra extra = { .claim = claim_fault, .fn = extra_set, .ud = &cfg->faults };
+    struct opts_cli cli = { .prog = "mailsoak-server", .usage = usage, .extra = &extra };
     memset(cfg, 0, sizeof *cfg);
-    if (opts_defaults(srv_config_opts, cfg, err, sizeof err) < 0) {
-        fprintf(stderr, "mailsoak-server: %s\n", err);
-        return 2;
-    }
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return 1;
-        }
-        if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "mailsoak-server: %s needs a file\n", argv[i]);
-                return 2;
-            }
-            if (opts_load_file_extra(srv_config_opts, cfg, argv[++i], src++, &extra, err, sizeof err) < 0) {
-                fprintf(stderr, "mailsoak-server: %s\n", err);
-                return 2;
-            }
-        }
-    }
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
-            i++;
-            continue;
-        }
-        if (strncmp(a, "--", 2)) {
-            fprintf(stderr, "mailsoak-server: unexpected argument '%s' (see --help)\n", a);
-            return 2;
-        }
-        char name[64];
-        const char *val = strchr(a, '=');
-        size_t len = val ? (size_t)(val - a - 2) : strlen(a + 2);
-        if (len >= sizeof name) {
-            fprintf(stderr, "mailsoak-server: unknown option '%s'\n", a);
-            return 2;
-        }
-        memcpy(name, a + 2, len);
-        name[len] = 0;
-        if (val)
-            val++;
-        else if (i + 1 < argc)
-            val = argv[++i];
-        else {
-            fprintf(stderr, "mailsoak-server: --%s needs a value\n", name);
-            return 2;
-        }
-        int r;
-        if (!strcmp(name, "set"))
-            r = claim_fault(val) ? set_fault_dotted(&cfg->faults, val, err, sizeof err)
-                                 : opts_set_dotted(srv_config_opts, cfg, val, 1000, err, sizeof err);
-        else {
-            const struct opt *o = opts_find_flag(srv_config_opts, name);
-            if (!o) {
-                fprintf(stderr, "mailsoak-server: unknown option '--%s' (see --help)\n", name);
-                return 2;
-            }
-            r = opts_set(srv_config_opts, cfg, o->section, o->key, val, 1000, err, sizeof err);
-        }
-        if (r < 0) {
-            fprintf(stderr, "mailsoak-server: --%s: %s\n", name, err);
-            return 2;
-        }
-    }
+    int r = opts_from_args(srv_config_opts, cfg, argc, argv, &cli);
+    if (r)
+        return r;
     if (srv_faults_check(&cfg->faults, err, sizeof err) < 0) {
         fprintf(stderr, "mailsoak-server: %s\n", err);
         return 2;
