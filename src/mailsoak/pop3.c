@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "conn.h"
+#include "grow.h"
 #include "reply.h"
 #include "rng.h"
 #include "sasl.h"
@@ -248,14 +249,7 @@ static void next_retr(struct pop3_session *s)
 
 static void add_got(struct pop3_session *s, struct ledger_entry *e, uint64_t t)
 {
-    if (s->ngot == s->capgot) {
-        size_t cap = s->capgot ? s->capgot * 2 : 16;
-        struct got *g = realloc(s->got, cap * sizeof *g);
-        if (!g)
-            abort();
-        s->got = g;
-        s->capgot = cap;
-    }
+    s->got = grow(s->got, &s->capgot, s->ngot, 1, sizeof *s->got);
     s->got[s->ngot++] = (struct got){ e, t };
 }
 
@@ -336,14 +330,7 @@ static void commit(struct pop3_session *s)
 
 static void add_id(struct pop3_session *s, unsigned id)
 {
-    if (s->nids == s->capids) {
-        size_t cap = s->capids ? s->capids * 2 : 16;
-        unsigned *v = realloc(s->ids, cap * sizeof *v);
-        if (!v)
-            abort();
-        s->ids = v;
-        s->capids = cap;
-    }
+    s->ids = grow(s->ids, &s->capids, s->nids, 1, sizeof *s->ids);
     s->ids[s->nids++] = id;
 }
 

@@ -2,6 +2,8 @@
  * generator, so sizes replay from the seed like everything else. */
 #include "sizes.h"
 
+#include "grow.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -50,13 +52,7 @@ int size_model_init(struct size_model *m, enum size_dist dist, struct range rang
             size_model_free(m);
             return -1;
         }
-        if (m->nsamples == cap) {
-            cap = cap ? cap * 2 : 256;
-            uint64_t *s = realloc(m->samples, cap * sizeof *s);
-            if (!s)
-                abort();
-            m->samples = s;
-        }
+        m->samples = grow(m->samples, &cap, m->nsamples, 1, sizeof *m->samples);
         m->samples[m->nsamples++] = v;
     }
     fclose(f);

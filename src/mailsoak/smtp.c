@@ -154,12 +154,18 @@ static void await(struct smtp_session *s, enum sm st)
     conn_deadline(&s->c, cfg_of(s)->smtp_timeout);
 }
 
+/* Writes one command and waits for its reply in state st. */
+static void command(struct smtp_session *s, enum sm st, const char *line)
+{
+    conn_puts(&s->c, line);
+    s->t_sent = mono_ns();
+    await(s, st);
+    conn_flush(&s->c);
+}
+
 static void send_quit(struct smtp_session *s)
 {
-    conn_puts(&s->c, "QUIT\r\n");
-    s->t_sent = mono_ns();
-    await(s, SM_QUIT);
-    conn_flush(&s->c);
+    command(s, SM_QUIT, "QUIT\r\n");
 }
 
 /* 1: send a message now; 0: nothing more to send; -1: paced, not due until s->due. */
@@ -323,10 +329,7 @@ static void write_body(struct smtp_session *s)
 static void transaction_done(struct smtp_session *s)
 {
     if (s->group_failed) {
-        conn_puts(&s->c, "RSET\r\n");
-        s->t_sent = mono_ns();
-        await(s, SM_RSET);
-        conn_flush(&s->c);
+        command(s, SM_RSET, "RSET\r\n");
         return;
     }
     next_transaction(s);
@@ -476,6 +479,16 @@ static void on_auth_reply(struct smtp_session *s, const struct smtp_reply *r)
     send_quit(s);
 }
 
+/* 1 if the reply is the one wanted; otherwise it is counted and the session QUITs. */
+static int want(struct smtp_session *s, const struct smtp_reply *r, int code)
+{
+    if (r->code == code)
+        return 1;
+    fail_reply(s, s->state, r);
+    send_quit(s);
+    return 0;
+}
+
 /* One complete reply in state s->state. */
 static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
 {
@@ -493,39 +506,22 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
     }
     switch (st) {
     case SM_BANNER:
-        if (r->code != 220) {
-            fail_reply(s, st, r);
-            send_quit(s);
-            return;
-        }
-        send_ehlo(s);
+        if (want(s, r, 220))
+            send_ehlo(s);
         return;
     case SM_EHLO:
-        if (r->code != 250) {
-            fail_reply(s, st, r);
-            send_quit(s);
+        if (!want(s, r, 250))
             return;
-        }
-        if (cfg_of(s)->smtp_tls == TLSM_UPGRADE && !tls_active(&s->c)) {
-            conn_puts(&s->c, "STARTTLS\r\n");
-            s->t_sent = now;
-            await(s, SM_STARTTLS);
-            conn_flush(&s->c);
-            return;
-        }
-        if (cfg_of(s)->smtp_auth != SMTP_AUTH_NONE && !s->authed) {
+        if (cfg_of(s)->smtp_tls == TLSM_UPGRADE && !tls_active(&s->c))
+            command(s, SM_STARTTLS, "STARTTLS\r\n");
+        else if (cfg_of(s)->smtp_auth != SMTP_AUTH_NONE && !s->authed)
             start_auth(s);
-            return;
-        }
-        ready_to_send(s);
+        else
+            ready_to_send(s);
         return;
     case SM_STARTTLS:
-        if (r->code != 220) {
-            fail_reply(s, st, r);
-            send_quit(s);
-            return;
-        }
-        start_tls(s, SM_STARTTLS);
+        if (want(s, r, 220))
+            start_tls(s, SM_STARTTLS);
         return;
     case SM_AUTH:
         on_auth_reply(s, r);
