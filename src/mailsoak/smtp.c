@@ -479,6 +479,26 @@ static void on_auth_reply(struct smtp_session *s, const struct smtp_reply *r)
     send_quit(s);
 }
 
+/* After a reply within the MAIL/RCPT/DATA group: pipelined, the next command is
+ * already out; in lockstep it goes now (RCPT number `rcpt`, or DATA for -1), unless
+ * the transaction failed, which ends it. 0 when the transaction ended. */
+static int lockstep_next(struct smtp_session *s, uint64_t now, int rcpt)
+{
+    if (s->pipelined)
+        return 1;
+    if (s->group_failed) {
+        transaction_done(s);
+        return 0;
+    }
+    if (rcpt >= 0)
+        write_rcpt(s, (unsigned)rcpt);
+    else
+        conn_puts(&s->c, "DATA\r\n");
+    s->t_sent = now;
+    conn_flush(&s->c);
+    return 1;
+}
+
 /* 1 if the reply is the one wanted; otherwise it is counted and the session QUITs. */
 static int want(struct smtp_session *s, const struct smtp_reply *r, int code)
 {
@@ -532,16 +552,8 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
             s->group_failed = 1;
             refund(s);
         }
-        if (!s->pipelined) {
-            if (s->group_failed) {
-                transaction_done(s);
-                return;
-            }
-            write_rcpt(s, 0);
-            s->t_sent = now;
-            conn_flush(&s->c);
-        }
-        await(s, SM_RCPT);
+        if (lockstep_next(s, now, 0))
+            await(s, SM_RCPT);
         return;
     case SM_RCPT: {
         unsigned i = s->rcpt_i++;
@@ -550,28 +562,16 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
         else if (!s->group_failed)   /* after a failed MAIL, RCPT failures are echoes */
             fail_reply(s, st, r);
         if (s->rcpt_i < s->nrcpt) {
-            if (!s->pipelined && !s->group_failed) {
-                write_rcpt(s, s->rcpt_i);
-                s->t_sent = now;
-                conn_flush(&s->c);
-            }
-            await(s, SM_RCPT);
+            if (lockstep_next(s, now, (int)s->rcpt_i))
+                await(s, SM_RCPT);
             return;
         }
         if (!s->rcpt_ok && !s->group_failed) {
             s->group_failed = 1;
             refund(s);
         }
-        if (!s->pipelined) {
-            if (s->group_failed) {
-                transaction_done(s);
-                return;
-            }
-            conn_puts(&s->c, "DATA\r\n");
-            s->t_sent = now;
-            conn_flush(&s->c);
-        }
-        await(s, SM_DATA);
+        if (lockstep_next(s, now, -1))
+            await(s, SM_DATA);
         return;
     }
     case SM_DATA:

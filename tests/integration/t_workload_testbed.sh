@@ -37,11 +37,13 @@ check "shapes: nothing corrupted" eq "$(jget "$WORK/shape.json" .summary.corrupt
 # Several recipients per message, through Postfix over SMTP and straight into
 # Dovecot over LMTP (a reply per recipient): each recipient is its own ledger
 # entry, and every one must arrive exactly once.
-for proto in smtp lmtp; do
-    target="127.0.0.1:$SMTP_PORT"
+# Lockstep (no pipelining) walks the same recipients one reply at a time.
+for proto in smtp lmtp lockstep; do
+    target="127.0.0.1:$SMTP_PORT" p=$proto pipe=auto
     [[ $proto == lmtp ]] && target="127.0.0.1:$LMTP_PORT"
-    "$MAILSOAK" run --users "$USERS_FILE" --smtp "$target" --pop3 "127.0.0.1:$POP3_PORT" \
-        --set smtp.protocol=$proto --set smtp.rcpts=1-4 --senders 4 --readers 4 --messages 60 \
+    [[ $proto == lockstep ]] && p=smtp pipe=off
+    "$MAILSOAK" run --users "$USERS_FILE" --smtp "$target" --pop3 "127.0.0.1:$POP3_PORT" --pipelining $pipe \
+        --set smtp.protocol=$p --set smtp.rcpts=1-4 --senders 4 --readers 4 --messages 60 \
         --duration 30s --drain 30s --json "$WORK/$proto.json" >/dev/null 2>&1
     sent=$(jget "$WORK/$proto.json" .summary.sent)
     check "$proto: more deliveries than messages (1-4 recipients)" gt "$sent" 60
