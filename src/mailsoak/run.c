@@ -249,6 +249,36 @@ static void set_phase(struct run *r, struct controller *ct, int phase)
         loop_wake(ct->w[i].loop);
 }
 
+/* The run window: send for the duration (or N messages), drain until the
+ * mailboxes owe nothing and the server's queue is empty (within the drain time),
+ * sweep the mailboxes that still owe (within the sweep time), stop. */
+static int next_phase(struct controller *ct, int phase, uint64_t now, uint64_t phase_start)
+{
+    struct run *r = ct->run;
+    const struct config *cfg = r->cfg;
+    if (phase == PH_SEND) {
+        int over = now - r->t0 >= cfg->duration || (cfg->messages && atomic_load(&r->accepted) >= cfg->messages);
+        if (!cfg->senders)
+            over = now - r->t0 >= cfg->duration;   /* a readers-only run reads for the duration */
+        return !over ? PH_SEND : cfg->readers ? PH_DRAIN : PH_STOP;
+    }
+    if (phase == PH_DRAIN) {
+        /* While the server's queue holds mail its mailboxes are not final. */
+        struct collector_now cn;
+        collector_now(ct->col, &cn);
+        int queue_busy = cn.active && cfg->server.spool_dirs.n && cn.spool > 0;
+        int done = senders_open(ct) == 0 && atomic_load(&r->ledger.owed_total) <= 0 && !queue_busy;
+        if (!done && now - phase_start < cfg->drain)
+            return PH_DRAIN;
+        return cfg->sweep && atomic_load(&r->ledger.owed_total) > 0 ? PH_SWEEP : PH_STOP;
+    }
+    if (phase == PH_SWEEP) {
+        int swept = atomic_load(&r->sweep_cursor) >= r->users.n && atomic_load(&r->sweep_active) <= 0;
+        return swept || now - phase_start >= cfg->sweep_timeout ? PH_STOP : PH_SWEEP;
+    }
+    return PH_STOP;
+}
+
 static void merge_totals(struct run_result *res, struct worker *w, unsigned nw)
 {
     for (unsigned i = 0; i < nw; i++) {
@@ -268,46 +298,27 @@ static void merge_totals(struct run_result *res, struct worker *w, unsigned nw)
     }
 }
 
-static int run_soak(const struct config *cfg)
+/* Settings that are valid one by one but not together, or files that must open:
+ * found before any load is sent. 0, or 2 with the reason printed. */
+static int check_settings(const struct config *cfg)
 {
-    struct run *r = calloc(1, sizeof *r);
-    struct run_result *res = calloc(1, sizeof *res);
-    struct controller ct = { 0 };
-    int rc = 1;
-    if (!r || !res)
-        return 1;
-    r->cfg = cfg;
+    char err[400];
     if (!cfg->smtp_targets.n && cfg->senders) {
         fprintf(stderr, "mailsoak: no SMTP target: set --smtp HOST:PORT (or smtp.target), or --senders 0\n");
-        rc = 2;
-        goto out;
+        return 2;
     }
     if (!cfg->pop3_targets.n && cfg->readers) {
         fprintf(stderr, "mailsoak: no POP3 target: set --pop3 HOST:PORT (or pop3.target), or --readers 0\n");
-        rc = 2;
-        goto out;
+        return 2;
     }
     if (cfg->msgs_per_conn.lo == 0) {
         fprintf(stderr, "mailsoak: smtp.msgs_per_conn: must be at least 1\n");
-        rc = 2;
-        goto out;
+        return 2;
     }
-    char err[400];
-    if (resolve_all(&cfg->smtp_targets, "smtp.target", &r->smtp, &r->nsmtp, resolve) < 0 ||
-        resolve_all(&cfg->pop3_targets, "pop3.target", &r->pop3, &r->npop3, resolve) < 0 ||
-        resolve_all(&cfg->smtp_bind, "smtp.bind", &r->smtp_bind, &r->nsmtp_bind, resolve_bind) < 0 ||
-        resolve_all(&cfg->pop3_bind, "pop3.bind", &r->pop3_bind, &r->npop3_bind, resolve_bind) < 0 ||
-        setup_users(r, cfg) < 0) {
-        rc = 2;
-        goto out;
+    if (cfg->delete_share > 1) {
+        fprintf(stderr, "mailsoak: pop3.delete_share: must be between 0 and 1\n");
+        return 2;
     }
-    if (size_model_init(&r->sizes, (enum size_dist)cfg->size_dist, cfg->size, cfg->size_median, cfg->size_spread,
-                        cfg->size_file, err, sizeof err) < 0) {
-        fprintf(stderr, "mailsoak: %s\n", err);
-        rc = 2;
-        goto out;
-    }
-    /* A bad CA file is a setup error: find it before any load is sent. */
     for (int p = 0; p < 2; p++) {
         int mode = p ? cfg->pop3_tls : cfg->smtp_tls;
         const char *ca = p ? cfg->pop3_tls_ca : cfg->smtp_tls_ca;
@@ -315,15 +326,29 @@ static int run_soak(const struct config *cfg)
                             : tls_client_ctx(ca, p ? cfg->pop3_tls_verify : cfg->smtp_tls_verify, 0, err, sizeof err);
         if (mode != TLSM_NONE && !t) {
             fprintf(stderr, "mailsoak: %s.tls_ca: %s\n", p ? "pop3" : "smtp", err);
-            rc = 2;
-            goto out;
+            return 2;
         }
         tls_ctx_free(t);
     }
-    if (cfg->delete_share > 1) {
-        fprintf(stderr, "mailsoak: pop3.delete_share: must be between 0 and 1\n");
-        rc = 2;
-        goto out;
+    return 0;
+}
+
+/* Everything the workers share, before they start: addresses, users, sizes, the
+ * seed and run id, the text pool, the ledger. 0, 1 (out of memory) or 2. */
+static int setup_run(struct run *r, const struct config *cfg, unsigned nw)
+{
+    char err[400];
+    r->cfg = cfg;
+    if (resolve_all(&cfg->smtp_targets, "smtp.target", &r->smtp, &r->nsmtp, resolve) < 0 ||
+        resolve_all(&cfg->pop3_targets, "pop3.target", &r->pop3, &r->npop3, resolve) < 0 ||
+        resolve_all(&cfg->smtp_bind, "smtp.bind", &r->smtp_bind, &r->nsmtp_bind, resolve_bind) < 0 ||
+        resolve_all(&cfg->pop3_bind, "pop3.bind", &r->pop3_bind, &r->npop3_bind, resolve_bind) < 0 ||
+        setup_users(r, cfg) < 0)
+        return 2;
+    if (size_model_init(&r->sizes, (enum size_dist)cfg->size_dist, cfg->size, cfg->size_median, cfg->size_spread,
+                        cfg->size_file, err, sizeof err) < 0) {
+        fprintf(stderr, "mailsoak: %s\n", err);
+        return 2;
     }
     r->seed = cfg->seed;
     if (!r->seed && getrandom(&r->seed, sizeof r->seed, 0) != sizeof r->seed)
@@ -331,23 +356,39 @@ static int run_soak(const struct config *cfg)
     /* 53 bits, so the seed survives a round trip through any JSON reader */
     if (!cfg->seed)
         r->seed = (r->seed & ((1ull << 53) - 1)) | 1;
-    {
-        uint64_t x = r->seed ^ (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-        /* The run id must differ between runs with the same seed, or a rerun would
-         * mistake the previous run's leftovers for its own. */
-        snprintf(r->run_id, sizeof r->run_id, "%08x", (unsigned)(splitmix64(&x) & 0xffffffffu));
-    }
+    /* The run id must differ between runs with the same seed, or a rerun would
+     * mistake the previous run's leftovers for its own. */
+    uint64_t x = r->seed ^ (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    snprintf(r->run_id, sizeof r->run_id, "%08x", (unsigned)(splitmix64(&x) & 0xffffffffu));
     r->poolsize = 1 << 16;
     r->pool = msg_pool_new(r->seed, r->poolsize);
-    unsigned nw = (unsigned)(cfg->workers ? cfg->workers : (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
-    if (nw < 1)
-        nw = 1;
     r->nworkers = nw;
     r->mailbox_busy = calloc(r->users.n, sizeof *r->mailbox_busy);
     if (!r->pool || !r->mailbox_busy || ledger_init(&r->ledger, nw, r->users.n) < 0) {
         fprintf(stderr, "mailsoak: out of memory\n");
-        goto out;
+        return 1;
     }
+    return 0;
+}
+
+static int run_soak(const struct config *cfg)
+{
+    struct run *r = calloc(1, sizeof *r);
+    struct run_result *res = calloc(1, sizeof *res);
+    struct controller ct = { 0 };
+    int rc = 1;
+    if (!r || !res) {
+        free(r);
+        free(res);
+        return 1;
+    }
+    char err[400];
+    unsigned nw = (unsigned)(cfg->workers ? cfg->workers : (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
+    if (nw < 1)
+        nw = 1;
+    if ((rc = check_settings(cfg)) != 0 || (rc = setup_run(r, cfg, nw)) != 0)
+        goto out;
+    rc = 1;
     raise_nofile(cfg->senders + cfg->readers);
     atomic_store(&r->send_budget, (int64_t)cfg->messages);
 
@@ -410,30 +451,10 @@ static int run_soak(const struct config *cfg)
     while (phase != PH_STOP) {
         usleep(20000);
         uint64_t now = mono_ns();
-        int next = phase;
-        if (stop_signal) {
+        int next = stop_signal ? PH_STOP : next_phase(&ct, phase, now, phase_start);
+        if (stop_signal && !res->interrupted) {
             res->interrupted = 1;
             fprintf(stderr, "mailsoak: %s: ending the run early\n", strsignal(stop_signal));
-            next = PH_STOP;
-        } else if (phase == PH_SEND) {
-            if (now - r->t0 >= cfg->duration ||
-                (cfg->messages && atomic_load(&r->accepted) >= cfg->messages) || !cfg->senders)
-                next = !cfg->readers ? PH_STOP : PH_DRAIN;
-            if (!cfg->senders && now - r->t0 < cfg->duration)
-                next = PH_SEND;      /* a readers-only run reads for the duration */
-        } else if (phase == PH_DRAIN) {
-            /* While the server's queue still holds mail, its mailboxes are not
-             * final: the drain goes on (within its time) until the queue is empty. */
-            struct collector_now cn;
-            collector_now(ct.col, &cn);
-            int queue_busy = cn.active && cfg->server.spool_dirs.n && cn.spool > 0;
-            int done = senders_open(&ct) == 0 && atomic_load(&r->ledger.owed_total) <= 0 && !queue_busy;
-            if (done || now - phase_start >= cfg->drain)
-                next = cfg->sweep && atomic_load(&r->ledger.owed_total) > 0 ? PH_SWEEP : PH_STOP;
-        } else if (phase == PH_SWEEP) {
-            if ((atomic_load(&r->sweep_cursor) >= r->users.n && atomic_load(&r->sweep_active) <= 0) ||
-                now - phase_start >= cfg->sweep_timeout)
-                next = PH_STOP;
         }
         if (next == phase && now < next_iv)
             continue;
