@@ -665,11 +665,19 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out)
             diagnose_smtp(p, cfg);
         else
             diagnose_pop3(p, cfg);
+        problems += !p->ok;
+        /* one line per problem: the sampled users of one unreachable target
+         * would otherwise repeat the same line */
+        int repeat = 0;
+        for (size_t j = 0; j < i && !repeat; j++)
+            repeat = !pr[j].ok && !p->ok && pr[j].proto == p->proto && !strcmp(pr[j].target, p->target) &&
+                     !strcmp(pr[j].result, p->result);
+        if (repeat)
+            continue;
         if (p->ok)
             fprintf(out, "OK %s %s: %s\n", proto, p->target, p->result);
         else
             fprintf(out, "%s %s: %s\n", proto, p->target, p->result);
-        problems += !p->ok;
     }
     if (problems)
         fprintf(out, "%u of %zu check%s found a problem\n", problems, n, n == 1 ? "" : "s");
