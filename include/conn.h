@@ -71,6 +71,7 @@ struct conn {
     int sys_errno;
     char errmsg[128];
     uint64_t bytes_in, bytes_out;
+    uint64_t deadline;               /* monotonic ns, 0 = none; the timer may run early */
 };
 
 void conn_init(struct conn *c, struct loop *l, conn_cb cb, void *ud);

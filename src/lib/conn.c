@@ -111,6 +111,7 @@ static enum conn_err classify_errno(int e)
 static void shut(struct conn *c)
 {
     timer_cancel(c->loop, &c->timer);
+    c->deadline = 0;
     if (c->io.fd < 0)
         return;
     if (c->tr->close)
@@ -391,18 +392,30 @@ static void conn_timer(struct loop *l, struct timer *t)
         fail_now(c, e, sys);
         return;
     }
-    if (c->io.fd >= 0)
-        c->cb(c, CONN_TIMEOUT, c->ud);
+    if (c->io.fd < 0 || !c->deadline)
+        return;
+    if (loop_now(c->loop) < c->deadline) {
+        timer_arm(c->loop, &c->timer, c->deadline);   /* moved later since armed */
+        return;
+    }
+    c->deadline = 0;
+    c->cb(c, CONN_TIMEOUT, c->ud);
 }
 
 void conn_deadline(struct conn *c, uint64_t after)
 {
     if (c->err != CE_NONE)
         return;                      /* the timer carries a pending failure */
-    if (!after)
+    if (!after) {
+        c->deadline = 0;
         timer_cancel(c->loop, &c->timer);
-    else
-        timer_arm_in(c->loop, &c->timer, after);
+        return;
+    }
+    /* Every command moves the deadline later; re-sorting the timer heap each time
+     * would cost more than the rare early wake-up that re-arms it. */
+    c->deadline = loop_now(c->loop) + after;
+    if (!timer_armed(&c->timer) || c->timer.when > c->deadline)
+        timer_arm(c->loop, &c->timer, c->deadline);
 }
 
 int conn_line(struct conn *c, char **line, size_t *len)
