@@ -16,9 +16,11 @@ static void usage(FILE *f)
           "  run       soak a mail server: SMTP senders, POP3 readers, a fixed window, a ledger\n"
           "            of every message, the server's own resources (mailsoak run --help)\n"
           "  check     preflight with libcurl: targets, TLS, AUTH, sample logins (mailsoak check --help)\n"
-          "  config-example  print an INI file with every key of run at its default\n"
+
           "  compare   the classic side-by-side table of result files (mailsoak compare --help)\n"
           "  report    an HTML report with charts from result files (mailsoak report --help)\n"
+          "  config-example\n"
+          "            print an INI file with every key of run at its default\n"
           "\n"
           "exit status: 0 done, 1 run-time failure, 2 bad configuration or arguments,\n"
           "3 the preflight check found a problem (run, check), 128+N ended early by\n"
