@@ -22,6 +22,7 @@ struct run_result {
     unsigned nerr;
     struct err_count err[ERR_CLASSES_MAX];
     struct err_examples ex[ERR_CLASSES_MAX];
+    struct err_examples corrupt;
     struct ledger_outcome lo;
     json_t *timeline, *events;
     struct collector *col;

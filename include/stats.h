@@ -49,6 +49,7 @@ struct wstats {
     struct err_count err[ERR_CLASSES_MAX];
     struct err_examples ex[ERR_CLASSES_MAX];
     unsigned max_examples;
+    struct err_examples corrupt;     /* what differed, for the first corrupted messages */
 };
 
 /* What a worker publishes at an interval boundary: cumulative counters, this
@@ -69,6 +70,7 @@ static inline void stats_lat(struct wstats *s, enum lat k, uint64_t ns)
 /* Counts one error of class name (see the taxonomy in README) with the server's text. */
 void stats_error(struct wstats *s, const char *name, const char *example);
 void stats_snapshot(struct wstats *s, struct wsnap *out);
+void stats_example(struct err_examples *e, unsigned max, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Merging across workers: error tables by name. */
 void errs_merge(struct err_count *dst, unsigned *ndst, const struct err_count *src, unsigned nsrc);

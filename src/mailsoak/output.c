@@ -115,6 +115,10 @@ json_t *result_json(const struct run_result *r)
         json_object_set_new(exs, r->err[i].name, a);
     }
     json_object_set_new(s, "errors_by_class", ebc);
+    json_t *cex = json_array();
+    for (unsigned k = 0; k < r->corrupt.n; k++)
+        json_array_append_new(cex, json_string(r->corrupt.text[k]));
+    json_object_set_new(s, "corruption_examples", cex);
     json_object_set_new(s, "error_examples", exs);
     json_object_set_new(s, "delivered", json_integer((json_int_t)lo->delivered));
     json_object_set_new(s, "lost", json_integer((json_int_t)lo->lost));
@@ -187,6 +191,11 @@ void result_table(FILE *f, const struct run_result *r)
         for (unsigned i = 0; i < r->nerr; i++)
             fprintf(f, "  %-28s %8llu  %s\n", r->err[i].name, (unsigned long long)r->err[i].count,
                     r->ex[i].n ? r->ex[i].text[0] : "");
+    }
+    if (r->corrupt.n) {
+        fprintf(f, "\ncorrupted messages (first %u)\n", r->corrupt.n);
+        for (unsigned k = 0; k < r->corrupt.n; k++)
+            fprintf(f, "  %s\n", r->corrupt.text[k]);
     }
     fprintf(f, "\nlatency (ms)        count      p50      p90      p99    p99.9      max\n");
     for (unsigned k = 0; k < LAT_COUNT; k++) {

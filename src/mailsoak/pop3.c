@@ -295,8 +295,14 @@ static void message_done(struct pop3_session *s)
         } else {
             uint64_t d8;
             memcpy(&d8, s->chk.digest, sizeof d8);
-            if (v == MSG_CORRUPT || d8 != e->digest8 || s->chk.body_bytes != e->size)
+            if (v == MSG_CORRUPT || d8 != e->digest8 || s->chk.body_bytes != e->size) {
                 ledger_corrupt(e);
+                stats_example(&w->st.corrupt, w->st.max_examples, "%s-%llx for %s: body %llu bytes, sent %u; %s",
+                              s->chk.run_id, (unsigned long long)s->chk.seq, r->users.v[s->user].addr,
+                              (unsigned long long)s->chk.body_bytes, e->size,
+                              v == MSG_CORRUPT ? (s->chk.bad_header ? "our headers mangled" : "body digest differs")
+                                               : "digest header differs from the one sent");
+            }
             add_got(s, e, now);
         }
     }

@@ -2,6 +2,7 @@
  * errors are rare next to messages, and the table must be copyable as a block. */
 #include "stats.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,6 +42,16 @@ void stats_error(struct wstats *s, const char *name, const char *example)
         snprintf(e->text[e->n], ERR_EXAMPLE_LEN, "%s", example);
         e->n++;
     }
+}
+
+void stats_example(struct err_examples *e, unsigned max, const char *fmt, ...)
+{
+    if (e->n >= max || e->n >= ERR_EXAMPLES_MAX)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->text[e->n++], ERR_EXAMPLE_LEN, fmt, ap);
+    va_end(ap);
 }
 
 void stats_snapshot(struct wstats *s, struct wsnap *out)
