@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "atomicfile.h"
 #include "collector.h"
 #include "config.h"
 #include "run.h"
@@ -212,26 +213,13 @@ void result_table(FILE *f, const struct run_result *r)
 
 int write_json_atomic(const char *path, json_t *root, char *err, size_t errlen)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    struct atomic_file a;
+    if (atomic_open(&a, path, err, errlen) < 0)
         return -1;
-    }
-    FILE *f = fdopen(fd, "w");
-    if (!f || json_dumpf(root, f, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) < 0 || fputc('\n', f) == EOF ||
-        fflush(f) == EOF || fsync(fd) < 0) {
-        snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
-        if (f) fclose(f); else close(fd);
-        unlink(tmp);
-        return -1;
-    }
-    fchmod(fd, 0644);
-    fclose(f);
-    if (rename(tmp, path) < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        unlink(tmp);
+    int ok = json_dumpf(root, a.f, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) == 0 && fputc('\n', a.f) != EOF;
+    if (atomic_commit(&a, path, ok, err, errlen) < 0) {
+        if (!ok)
+            snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
         return -1;
     }
     return 0;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomicfile.h"
 #include "compare.h"
 #include "escape.h"
 #include "units.h"
@@ -1136,50 +1137,30 @@ int report_write_csv(FILE *o, const struct result_set *rs)
     return ferror(o) ? -1 : 0;
 }
 
-/* ---- atomic output ---- */
-
-static FILE *open_tmp(const char *path, char **tmp, FILE *err)
+/* Writes one output atomically; on any failure the old file stays. */
+static int write_out(const char *path, int (*fn)(FILE *, const struct result_set *, const char *),
+                     const struct result_set *rs, const char *msg, FILE *err)
 {
-    size_t n = strlen(path) + 16;
-    *tmp = xcalloc(n, 1);
-    snprintf(*tmp, n, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(*tmp);
-    if (fd < 0) {
-        fprintf(err, "report: %s: %s\n", path, strerror(errno));
-        free(*tmp);
-        *tmp = NULL;
-        return NULL;
+    struct atomic_file a;
+    char why[600] = "";
+    if (atomic_open(&a, path, why, sizeof why) < 0 ||
+        atomic_commit(&a, path, fn(a.f, rs, msg) == 0, why, sizeof why) < 0) {
+        if (why[0])
+            fprintf(err, "report: %s\n", why);
+        return -1;
     }
-    /* mkstemp makes it 0600; a report is for sharing. */
-    fchmod(fd, 0644);
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        fprintf(err, "report: %s: %s\n", path, strerror(errno));
-        close(fd);
-        unlink(*tmp);
-        free(*tmp);
-        *tmp = NULL;
-    }
-    return f;
+    return 0;
 }
 
-/* Closes and renames into place; on any failure the temp file goes and the old file stays. */
-static int commit_tmp(FILE *f, char *tmp, const char *path, int ok, FILE *err)
+static int html_out(FILE *f, const struct result_set *rs, const char *msg)
 {
-    int e = 0;
-    if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0)
-        e = errno ? errno : EIO;
-    if (fclose(f) != 0 && !e)
-        e = errno;
-    if (ok && !e && rename(tmp, path) != 0)
-        e = errno;
-    if (!ok || e) {
-        if (e)
-            fprintf(err, "report: %s: %s\n", path, strerror(e));
-        unlink(tmp);
-    }
-    free(tmp);
-    return ok && !e ? 0 : -1;
+    return report_write_html(f, rs, msg);
+}
+
+static int csv_out(FILE *f, const struct result_set *rs, const char *msg)
+{
+    (void)msg;
+    return report_write_csv(f, rs);
 }
 
 static void usage(FILE *f)
@@ -1251,15 +1232,9 @@ int report_main(int argc, char **argv, FILE *out, FILE *err)
     struct result_set rs;
     if ((rc = results_open(&rs, files, nfiles, force, "report", err, msg, sizeof msg)) != 0)
         goto done;
-    char *tmp;
-    FILE *f = open_tmp(html, &tmp, err);
-    if (!f || commit_tmp(f, tmp, html, report_write_html(f, &rs, msg[0] ? msg : NULL) == 0, err) < 0)
+    if (write_out(html, html_out, &rs, msg[0] ? msg : NULL, err) < 0 ||
+        (csv && write_out(csv, csv_out, &rs, NULL, err) < 0))
         rc = 1;
-    if (!rc && csv) {
-        f = open_tmp(csv, &tmp, err);
-        if (!f || commit_tmp(f, tmp, csv, report_write_csv(f, &rs) == 0, err) < 0)
-            rc = 1;
-    }
     results_free(&rs);
     goto done;
 usage_error:

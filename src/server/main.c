@@ -7,25 +7,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "atomicfile.h"
 #include "srv.h"
 #include "srv_server.h"
 
 /* temp + rename, so a reader never sees half a line. */
 static int write_atomic(const char *path, const char *text)
 {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp)
+    struct atomic_file a;
+    char err[300];
+    if (atomic_open(&a, path, err, sizeof err) < 0)
         return -1;
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return -1;
-    int bad = fputs(text, f) < 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) < 0) {
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    return atomic_commit(&a, path, fputs(text, a.f) >= 0, err, sizeof err);
 }
 
 int main(int argc, char **argv)
