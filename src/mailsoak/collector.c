@@ -12,6 +12,7 @@
  * orphaned and reaped by init or a subreaper outside the set before we saw them,
  * and processes outside the tree (a server started by another supervisor). */
 #include "collector.h"
+#include "grow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -285,10 +286,7 @@ static int matches_pattern(const struct collector *c, const struct proc_stat *e)
 
 static void push_member(struct members *m, const struct proc_stat *e, int kind)
 {
-    if (m->n == m->cap) {
-        m->cap = m->cap ? m->cap * 2 : 64;
-        m->v = xrealloc(m->v, m->cap * sizeof *m->v);
-    }
+    m->v = grow(m->v, &m->cap, m->n, 1, sizeof *m->v);
     struct member *x = &m->v[m->n++];
     memset(x, 0, sizeof *x);
     x->pid = e->pid;
@@ -670,10 +668,7 @@ static const struct cached *cache_find(const struct cache *cache, dev_t dev, ino
 static void cache_put(struct cache *cache, dev_t dev, ino_t ino, const struct stamp *key, int n,
                       uint64_t messages)
 {
-    if (cache->n == cache->cap) {
-        cache->cap = cache->cap ? cache->cap * 2 : 64;
-        cache->v = xrealloc(cache->v, cache->cap * sizeof *cache->v);
-    }
+    cache->v = grow(cache->v, &cache->cap, cache->n, 1, sizeof *cache->v);
     struct cached *e = &cache->v[cache->n++];
     memset(e, 0, sizeof *e);
     e->dev = dev;
@@ -866,10 +861,7 @@ static void uid_add(struct uidset *u, uint32_t uid)
     /* Dovecot refuses appends below next_uid, so uids only grow. */
     if (!uid || (u->n && uid <= u->v[u->n - 1]))
         return;
-    if (u->n == u->cap) {
-        u->cap = u->cap ? u->cap * 2 : 64;
-        u->v = xrealloc(u->v, u->cap * sizeof *u->v);
-    }
+    u->v = grow(u->v, &u->cap, u->n, 1, sizeof *u->v);
     u->v[u->n++] = uid;
     u->live++;
 }

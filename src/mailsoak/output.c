@@ -2,12 +2,9 @@
  * row per metric) and as JSON. Writers only: every number here was measured
  * elsewhere. */
 #include <errno.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "atomicfile.h"
 #include "collector.h"

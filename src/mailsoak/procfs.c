@@ -2,6 +2,7 @@
  * root. No state, no sampling policy: that is the collector's. Formats are those of
  * proc(5); fields the kernel may add later are ignored. */
 #include "procfs.h"
+#include "grow.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -240,14 +241,7 @@ int procfs_scan(const char *root, struct proc_table *t, char *err, size_t errlen
         struct proc_stat st;
         if (procfs_parse_stat(buf, &st) < 0)
             continue;
-        if (t->n == t->cap) {
-            size_t cap = t->cap ? t->cap * 2 : 256;
-            struct proc_stat *v = realloc(t->v, cap * sizeof *v);
-            if (!v)
-                abort();
-            t->v = v;
-            t->cap = cap;
-        }
+        t->v = grow(t->v, &t->cap, t->n, 1, sizeof *t->v);
         t->v[t->n++] = st;
     }
     closedir(d);

@@ -3,6 +3,7 @@
  * windows); the loop hands it requests through a queue and gets them back through
  * an eventfd, a batch at a time, so SQLite can commit a batch as one transaction. */
 #include "srv_store.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,14 +47,7 @@ const struct srv_backend_ops *srv_backend_by_kind(int kind)
 
 void srv_items_add(struct srv_items *l, const struct srv_item *it)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        struct srv_item *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            abort();
-        l->v = v;
-        l->cap = cap;
-    }
+    l->v = grow(l->v, &l->cap, l->n, 1, sizeof *l->v);
     l->v[l->n++] = *it;
 }
 

@@ -4,6 +4,7 @@
  * group-committed: all tmp files, one syncfs(), all renames, one more syncfs(),
  * then the 250s. Sizes ride in the name (",S=,W=" as Dovecot does): LIST needs no stat. */
 #include "srv_store.h"
+#include "grow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -153,12 +154,7 @@ static int md_deliver(struct srv_backend *b, size_t user, const char *uid, const
     close(fd);
     if (b->fsync) {                  /* renamed by md_end once the batch is on disk */
         struct md *m = b->priv;
-        if (m->n == m->cap) {
-            m->cap = m->cap ? m->cap * 2 : 64;
-            m->v = realloc(m->v, m->cap * sizeof *m->v);
-            if (!m->v)
-                abort();
-        }
+        m->v = grow(m->v, &m->cap, m->n, 1, sizeof *m->v);
         m->v[m->n].tmp = strdup(tmp);
         m->v[m->n].fin = strdup(fin);
         if (!m->v[m->n].tmp || !m->v[m->n].fin)

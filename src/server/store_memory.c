@@ -1,6 +1,7 @@
 /* store_memory: mailboxes as arrays in the store thread's memory. Lost at exit by
  * design; it exists to measure the protocol engine without any disk in the way. */
 #include "srv_store.h"
+#include "grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,14 +44,7 @@ static int mem_deliver(struct srv_backend *b, size_t user, const char *uid, cons
 {
     struct mem_box *m = &((struct mem_box *)b->priv)[user];
     (void)err; (void)errlen;
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 8;
-        struct mem_msg *v = realloc(m->v, cap * sizeof *v);
-        if (!v)
-            abort();
-        m->v = v;
-        m->cap = cap;
-    }
+    m->v = grow(m->v, &m->cap, m->n, 1, sizeof *m->v);
     struct mem_msg *msg = &m->v[m->n++];
     snprintf(msg->uid, sizeof msg->uid, "%s", uid);
     msg->data = malloc(len ? len : 1);
