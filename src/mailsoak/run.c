@@ -138,6 +138,7 @@ struct controller {
     uint64_t prev_t;
     json_t *timeline;
     struct collector *col;
+    struct hist *lat;                /* LAT_COUNT, merged per interval; too big for the stack */
 };
 
 static void counters_add(struct counters *a, const struct counters *b)
@@ -167,7 +168,7 @@ static void interval(struct controller *ct, int phase, int live)
     }
     uint64_t now = mono_ns();
     struct counters c = { 0 };
-    static struct hist lat[LAT_COUNT];   /* controller thread only; too big for the stack */
+    struct hist *lat = ct->lat;
     unsigned nerr = 0;
     struct err_count err[ERR_CLASSES_MAX];
     for (unsigned k = 0; k < LAT_COUNT; k++)
@@ -399,6 +400,9 @@ static int run_soak(const struct config *cfg)
     ct.w = w;
     ct.nw = nw;
     ct.timeline = json_array();
+    ct.lat = calloc(LAT_COUNT, sizeof *ct.lat);
+    if (!ct.lat)
+        goto out;
     res->events = json_array();
     r->t0 = mono_ns();
     struct timespec rt;
@@ -517,6 +521,7 @@ out:
     for (unsigned i = 0; ct.w && i < ct.nw; i++)
         worker_free(&ct.w[i]);
     free(ct.w);
+    free(ct.lat);
     collector_free(res->col);
     json_decref(ct.timeline);
     json_decref(res->events);
