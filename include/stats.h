@@ -72,7 +72,8 @@ void stats_error(struct wstats *s, const char *name, const char *example);
 void stats_snapshot(struct wstats *s, struct wsnap *out);
 void stats_example(struct err_examples *e, unsigned max, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Merging across workers: error tables by name. */
+/* Merging across workers: error tables by name. errs_add returns the class's slot. */
+unsigned errs_add(struct err_count *dst, unsigned *ndst, const char *name, uint64_t count);
 void errs_merge(struct err_count *dst, unsigned *ndst, const struct err_count *src, unsigned nsrc);
 
 #endif

@@ -289,14 +289,9 @@ static void merge_totals(struct run_result *res, struct worker *w, unsigned nw)
         for (unsigned k = 0; k < LAT_COUNT; k++)
             hist_merge(&res->lat[k], &w[i].st.total[k]);
         for (unsigned e = 0; e < w[i].st.nerr; e++) {
-            errs_merge(res->err, &res->nerr, &w[i].st.err[e], 1);
-            unsigned j = 0;
-            while (j + 1 < res->nerr && strcmp(res->err[j].name, w[i].st.err[e].name))
-                j++;
-            struct err_examples *dst = &res->ex[j];
-            const struct err_examples *src = &w[i].st.ex[e];
-            for (unsigned x = 0; x < src->n && dst->n < w[i].st.max_examples; x++)
-                memcpy(dst->text[dst->n++], src->text[x], ERR_EXAMPLE_LEN);
+            unsigned j = errs_add(res->err, &res->nerr, w[i].st.err[e].name, w[i].st.err[e].count);
+            for (unsigned x = 0; x < w[i].st.ex[e].n; x++)
+                stats_example(&res->ex[j], w[i].st.max_examples, "%s", w[i].st.ex[e].text[x]);
         }
     }
 }

@@ -32,18 +32,6 @@ static unsigned find_or_add(struct err_count *t, unsigned *n, const char *name)
     return (*n)++;
 }
 
-void stats_error(struct wstats *s, const char *name, const char *example)
-{
-    unsigned i = find_or_add(s->err, &s->nerr, name);
-    s->err[i].count++;
-    s->c.errors++;
-    struct err_examples *e = &s->ex[i];
-    if (example && e->n < s->max_examples) {
-        snprintf(e->text[e->n], ERR_EXAMPLE_LEN, "%s", example);
-        e->n++;
-    }
-}
-
 void stats_example(struct err_examples *e, unsigned max, const char *fmt, ...)
 {
     if (e->n >= max || e->n >= ERR_EXAMPLES_MAX)
@@ -64,10 +52,23 @@ void stats_snapshot(struct wstats *s, struct wsnap *out)
     memcpy(out->err, s->err, s->nerr * sizeof s->err[0]);
 }
 
+unsigned errs_add(struct err_count *dst, unsigned *ndst, const char *name, uint64_t count)
+{
+    unsigned j = find_or_add(dst, ndst, name);
+    dst[j].count += count;
+    return j;
+}
+
 void errs_merge(struct err_count *dst, unsigned *ndst, const struct err_count *src, unsigned nsrc)
 {
-    for (unsigned i = 0; i < nsrc; i++) {
-        unsigned j = find_or_add(dst, ndst, src[i].name);
-        dst[j].count += src[i].count;
-    }
+    for (unsigned i = 0; i < nsrc; i++)
+        errs_add(dst, ndst, src[i].name, src[i].count);
+}
+
+void stats_error(struct wstats *s, const char *name, const char *example)
+{
+    unsigned i = errs_add(s->err, &s->nerr, name, 1);
+    s->c.errors++;
+    if (example)
+        stats_example(&s->ex[i], s->max_examples, "%s", example);
 }
