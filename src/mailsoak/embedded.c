@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -126,6 +127,12 @@ int embedded_start(struct config *cfg, struct embedded *e, int demo_duration)
     return 0;
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+    (void)st; (void)flag; (void)f;
+    return remove(path);
+}
+
 void embedded_stop(struct embedded *e)
 {
     if (e->pid > 0) {
@@ -134,10 +141,8 @@ void embedded_stop(struct embedded *e)
         e->pid = 0;
     }
     if (e->dir[0]) {
-        char cmd[400];
-        /* the directory is ours and made by mkdtemp: a plain recursive removal */
-        snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", e->dir);
-        if (system(cmd) != 0)
+        /* the directory is ours, made by mkdtemp: remove it depth first */
+        if (nftw(e->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
             fprintf(stderr, "mailsoak: could not remove %s\n", e->dir);
         e->dir[0] = 0;
     }

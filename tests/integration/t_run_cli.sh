@@ -43,6 +43,13 @@ check "SIGINT: JSON written" eq "$(jget "$WORK/int.json" .interrupted)" true
 check "SIGINT: timeline kept" gt "$(jget "$WORK/int.json" '.timeline | length')" 0
 check "SIGINT: table printed" grep -q '^sent' "$WORK/int.txt"
 check "SIGINT: no temp file left" eq "$(ls "$WORK" | grep -c tmp)" 0
+# No target: the demo soaks the reference server it starts, then stops it and
+# removes its directory.
+TMPDIR=$WORK "$MAILSOAK" run --duration 2s --drain 2s --json "$WORK/demo.json" >/dev/null 2>"$WORK/demo.txt"
+check "no target: the demo runs" eq "$?" 0
+check "no target: mail went through" gt "$(jget "$WORK/demo.json" .summary.delivered)" 0
+check "no target: its directory is gone" eq "$(ls -d "$WORK"/mailsoak-demo.* 2>/dev/null | wc -l)" 0
+
 # conf/mailsoak.conf documents every key: it must be what the table says today.
 "$MAILSOAK" config-example >"$WORK/example.conf"
 check "conf/mailsoak.conf is current (regenerate: mailsoak config-example)" cmp -s "$WORK/example.conf" "$TOP/conf/mailsoak.conf"
