@@ -218,11 +218,14 @@ static void interval(struct controller *ct, int phase, int live)
         char a[16], b[16], srv[96] = "";
         struct collector_now cn;
         collector_now(ct->col, &cn);
-        if (cn.active) {
-            char m[16], q[16];
-            snprintf(srv, sizeof srv, "  | mem %s  spool %s", fmt_bytes(m, sizeof m, (double)cn.mem),
+        /* what is not measured is not shown, rather than shown as 0 */
+        const struct server_config *sc = &r->cfg->server;
+        char m[16], q[16];
+        if (cn.active && sc->pids.n + sc->pidfiles.n + sc->processes.n)
+            snprintf(srv, sizeof srv, "  | mem %s", fmt_bytes(m, sizeof m, (double)cn.mem));
+        if (cn.active && sc->spool_dirs.n)
+            snprintf(srv + strlen(srv), sizeof srv - strlen(srv), "%s spool %s", srv[0] ? " " : "  |",
                      fmt_count(q, sizeof q, (double)cn.spool));
-        }
         fprintf(stderr, "[%6.0fs %-5s] sent %s (%.0f/s)  read %s (%.0f/s)  errors %llu  conns %llu  unread %lld%s\n",
                 t, phase_names[phase], fmt_count(a, sizeof a, (double)c.sent), dt > 0 ? dsent / dt : 0,
                 fmt_count(b, sizeof b, (double)c.read), dt > 0 ? dread / dt : 0,
