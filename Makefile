@@ -14,7 +14,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wpointer-arith -Wformat=2 -Wvla -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Iinclude $(addprefix -Iinclude/,lib engine probe analyse preflight run server) $(PKG_CFLAGS) -MMD -MP
+ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Iinclude $(PKG_CFLAGS) -MMD -MP
 LDLIBS  := $(PKG_LIBS) -lpthread -lm
 
 # A settings stamp, so changing flags (make asan) rebuilds everything in that tree.

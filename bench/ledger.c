@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ledger.h"
-#include "loop.h"
+#include "engine/ledger.h"
+#include "lib/loop.h"
 
 #define PER_WRITER 1500000u
 #define USERS 1200u

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collector.h"
+#include "probe/collector.h"
 
 enum { ROUNDS = 5, PROCS = 100 };
 

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "results.h"
+#include "analyse/results.h"
 
 enum cmp_unit { CU_COUNT, CU_BYTES, CU_MS, CU_RATE };
 enum cmp_format { CMP_TEXT, CMP_MARKDOWN, CMP_CSV, CMP_JSON, CMP_HTML };

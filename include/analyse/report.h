@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "results.h"
+#include "analyse/results.h"
 
 /* Writes the HTML report of rs to f; 0, or -1 when the stream failed. */
 int report_write_html(FILE *f, const struct result_set *rs, const char *workload_warning);

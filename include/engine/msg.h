@@ -9,7 +9,7 @@
 
 #include <openssl/evp.h>
 
-#include "rng.h"
+#include "lib/rng.h"
 
 #define MSG_DIGEST_LEN 32
 #define MSG_RUNID_LEN 8          /* hex characters */

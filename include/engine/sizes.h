@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rng.h"
-#include "units.h"
+#include "lib/rng.h"
+#include "lib/units.h"
 
 enum size_dist { SIZE_UNIFORM, SIZE_FIXED, SIZE_LOGNORMAL, SIZE_FILE };
 

@@ -9,13 +9,13 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "config.h"
-#include "ledger.h"
-#include "loop.h"
-#include "msg.h"
-#include "sizes.h"
-#include "stats.h"
-#include "users.h"
+#include "run/config.h"
+#include "engine/ledger.h"
+#include "lib/loop.h"
+#include "engine/msg.h"
+#include "engine/sizes.h"
+#include "engine/stats.h"
+#include "lib/users.h"
 
 enum phase { PH_SEND, PH_DRAIN, PH_SWEEP, PH_STOP };
 

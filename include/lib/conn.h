@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "loop.h"
+#include "lib/loop.h"
 
 struct conn;
 

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "units.h"
+#include "lib/units.h"
 
 enum opt_type {
     OPT_STR, OPT_SECRET,             /* char *; a secret prints as *** */

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "conn.h"
+#include "lib/conn.h"
 
 struct tls_ctx;
 struct ssl_st;

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "config.h"
+#include "run/config.h"
 
 #define CHECK_SAMPLE_DEFAULT 3
 

@@ -42,7 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "run/config.h"
 
 struct collector;
 

@@ -6,8 +6,8 @@
 
 #include <stdint.h>
 
-#include "opts.h"
-#include "units.h"
+#include "lib/opts.h"
+#include "lib/units.h"
 
 enum pipelining { PIPE_AUTO, PIPE_ON, PIPE_OFF };
 enum smtp_protocol { PROTO_SMTP, PROTO_LMTP };

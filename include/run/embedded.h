@@ -6,7 +6,7 @@
 
 #include <sys/types.h>
 
-#include "config.h"
+#include "run/config.h"
 
 struct embedded {
     pid_t pid;

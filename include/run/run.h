@@ -5,9 +5,9 @@
 
 #include <jansson.h>
 
-#include "ledger.h"
-#include "stats.h"
-#include "worker.h"
+#include "engine/ledger.h"
+#include "engine/stats.h"
+#include "engine/worker.h"
 
 struct collector;
 

@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "opts.h"
-#include "units.h"
-#include "users.h"
+#include "lib/opts.h"
+#include "lib/units.h"
+#include "lib/users.h"
 
 enum srv_store_kind { SRV_STORE_MEMORY, SRV_STORE_MAILDIR, SRV_STORE_MBOX, SRV_STORE_SQLITE };
 enum srv_auth { SRV_AUTH_NONE, SRV_AUTH_OPTIONAL, SRV_AUTH_REQUIRED };

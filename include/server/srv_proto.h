@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conn.h"
+#include "lib/conn.h"
 
 enum srv_smtp_verb {
     SV_UNKNOWN, SV_EHLO, SV_HELO, SV_MAIL, SV_RCPT, SV_DATA, SV_RSET, SV_NOOP, SV_QUIT,

@@ -6,10 +6,10 @@
 
 #include <stdint.h>
 
-#include "conn.h"
-#include "loop.h"
-#include "srv.h"
-#include "srv_store.h"
+#include "lib/conn.h"
+#include "lib/loop.h"
+#include "server/srv.h"
+#include "server/srv_store.h"
 
 struct srv_sess;
 struct srv;

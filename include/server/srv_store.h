@@ -9,9 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conn.h"
-#include "loop.h"
-#include "srv.h"
+#include "lib/conn.h"
+#include "lib/loop.h"
+#include "server/srv.h"
 
 /* One message of a mailbox as a POP3 session sees it. */
 struct srv_item {

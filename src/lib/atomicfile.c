@@ -1,6 +1,6 @@
 /* atomicfile: temp file + fsync + rename. mkstemp makes files 0600; results are
  * for sharing, so they get 0644. */
-#include "atomicfile.h"
+#include "lib/atomicfile.h"
 
 #include <errno.h>
 #include <stdlib.h>

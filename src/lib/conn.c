@@ -1,7 +1,7 @@
 /* conn: buffered non-blocking connections. Failures are never reported from inside
  * a call the protocol code made (that would re-enter it): they are recorded and
  * delivered from the loop through the connection's own timer. */
-#include "conn.h"
+#include "lib/conn.h"
 
 #include <errno.h>
 #include <netinet/in.h>

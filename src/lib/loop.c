@@ -1,7 +1,7 @@
 /* loop: epoll wrapper, timer heap and wakeup eventfd. Level-triggered on purpose:
  * a handler may read one buffer's worth and return, and is called again if more
  * is waiting, which keeps one busy connection from starving the others. */
-#include "loop.h"
+#include "lib/loop.h"
 
 #include <stdlib.h>
 #include <sys/eventfd.h>

@@ -1,7 +1,7 @@
 /* opts: the generic half of configuration. It knows types and sources, nothing
  * about which keys a program has. Line numbers come from our own reader, since
  * Debian's inih is built without INI_HANDLER_LINENO. */
-#include "opts.h"
+#include "lib/opts.h"
 
 #include <errno.h>
 #include <ini.h>

@@ -5,7 +5,7 @@
  * arrives while one of our writes is blocked mid-record fails the connection ("bad
  * length"). Mail servers do not send such requests; memory BIOs would avoid it at the
  * cost of a copy and a second output buffer per connection. */
-#include "tls.h"
+#include "lib/tls.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

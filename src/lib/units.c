@@ -1,6 +1,6 @@
 /* units: the one place that knows what "10m", "1k" and "70MB" mean. Counts are SI
  * (1k = 1000) because they are messages; byte sizes are binary (1k = 1024). */
-#include "units.h"
+#include "lib/units.h"
 
 #include <ctype.h>
 #include <errno.h>

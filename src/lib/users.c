@@ -1,6 +1,6 @@
 /* users: parsing of the users file and the pattern. Both programs read the same
  * file, so the load tester and the reference server agree on who exists. */
-#include "users.h"
+#include "lib/users.h"
 
 #include <ctype.h>
 #include <errno.h>

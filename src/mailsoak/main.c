@@ -2,11 +2,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
-#include "compare.h"
-#include "config.h"
-#include "report.h"
-#include "run.h"
+#include "preflight/check.h"
+#include "analyse/compare.h"
+#include "run/config.h"
+#include "analyse/report.h"
+#include "run/run.h"
 
 static void usage(FILE *f)
 {

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "atomicfile.h"
-#include "srv.h"
-#include "srv_server.h"
+#include "lib/atomicfile.h"
+#include "server/srv.h"
+#include "server/srv_server.h"
 
 /* temp + rename, so a reader never sees half a line. */
 static int write_atomic(const char *path, const char *text)

@@ -2,7 +2,7 @@
  * the list of live sessions, and the session lifecycle both protocols share
  * (idle deadlines, delays, closing after the last reply, freeing when the store
  * has nothing of theirs left). */
-#include "srv_server.h"
+#include "server/srv_server.h"
 
 #include <errno.h>
 #include <netdb.h>

@@ -2,8 +2,8 @@
  * and LOGIN). Every complete line in the input buffer is answered in order before
  * one flush; the session pauses while the store holds its message or a delay fault
  * runs, and resumes on the input still buffered. */
-#include "srv_server.h"
-#include "srv_proto.h"
+#include "server/srv_server.h"
+#include "server/srv_proto.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "collector.h"
-#include "config.h"
+#include "probe/collector.h"
+#include "run/config.h"
 
 static uint64_t now_ns(void)
 {

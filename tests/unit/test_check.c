@@ -18,8 +18,8 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
-#include "check.h"
-#include "config.h"
+#include "preflight/check.h"
+#include "run/config.h"
 
 /* A server that greets, then answers each command by the first rule whose prefix
  * matches, for one connection. */

@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collector.h"
-#include "procfs.h"
+#include "probe/collector.h"
+#include "probe/procfs.h"
 
 #define MIB (1024 * 1024)
 

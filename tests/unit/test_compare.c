@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "compare.h"
+#include "analyse/compare.h"
 #include "testfiles.h"
-#include "units.h"
+#include "lib/units.h"
 
 #define FIX "tests/fixtures/results/"
 static char *const fixtures[] = {

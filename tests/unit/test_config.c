@@ -10,9 +10,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "config.h"
-#include "units.h"
-#include "users.h"
+#include "run/config.h"
+#include "lib/units.h"
+#include "lib/users.h"
 
 static char *write_tmp(const char *text)
 {

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "hist.h"
-#include "rng.h"
+#include "engine/hist.h"
+#include "lib/rng.h"
 
 static int cmp_u64(const void *a, const void *b)
 {

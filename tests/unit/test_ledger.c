@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "ledger.h"
+#include "engine/ledger.h"
 
 static struct ledger_entry *add(struct ledger *l, unsigned shard, uint32_t user)
 {

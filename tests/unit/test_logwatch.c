@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "logwatch.h"
+#include "run/config.h"
+#include "probe/logwatch.h"
 
 #define T0 1000000000ull
 #define SEC 1000000000ull

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "msg.h"
+#include "engine/msg.h"
 
 struct fx {
     char *pool;

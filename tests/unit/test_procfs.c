@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "procfs.h"
+#include "probe/procfs.h"
 
 static const char *fixture(const char *name)
 {

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "conn.h"
-#include "reply.h"
+#include "lib/conn.h"
+#include "engine/reply.h"
 
 static int feed(struct smtp_reply *r, const char *line)
 {

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "report.h"
+#include "analyse/report.h"
 #include "testfiles.h"
 
 #define FIX "tests/fixtures/results/"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "sasl.h"
+#include "engine/sasl.h"
 
 static void plain(void **st)
 {

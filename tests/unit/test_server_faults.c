@@ -8,7 +8,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "srv.h"
+#include "server/srv.h"
 
 static int set(struct srv_faults *f, const char *sec, const char *key, const char *val)
 {

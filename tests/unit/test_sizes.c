@@ -11,8 +11,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "sizes.h"
-#include "worker.h"
+#include "engine/sizes.h"
+#include "engine/worker.h"
 
 enum { N = 200000 };
 

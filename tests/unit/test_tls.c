@@ -19,9 +19,9 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include "conn.h"
-#include "loop.h"
-#include "tls.h"
+#include "lib/conn.h"
+#include "lib/loop.h"
+#include "lib/tls.h"
 
 #define BULK (1024 * 1024)
 #define KEY_UPDATE_EVERY (64 * 1024)

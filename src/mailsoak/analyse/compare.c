@@ -1,15 +1,15 @@
 /* compare: builds the classic table from result files (mean and min-max of repeats,
  * best/worst marks) and prints it in each output format. A key a run lacks is "not
  * measured": it is left out of the mean and printed as "-", never as 0. */
-#include "compare.h"
+#include "analyse/compare.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "escape.h"
-#include "units.h"
+#include "analyse/escape.h"
+#include "lib/units.h"
 
 const struct cmp_row cmp_rows[] = {
     { "sent", "sent", CU_COUNT, +1 },

@@ -1,6 +1,6 @@
 /* escape: the three quoting rules the outputs need; kept together so every writer
  * of a label or a config value goes through one of them. */
-#include "escape.h"
+#include "analyse/escape.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * the timeline CSV, both written atomically. Every string from a result file goes
  * through html_puts/csv_puts; a key a run lacks leaves a gap, never a zero. Repeats
  * are drawn as one line per run in their label's colour, so their spread shows. */
-#include "report.h"
+#include "analyse/report.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "atomicfile.h"
-#include "compare.h"
-#include "escape.h"
-#include "units.h"
+#include "lib/atomicfile.h"
+#include "analyse/compare.h"
+#include "analyse/escape.h"
+#include "lib/units.h"
 
 /* Tableau 10, reordered so that the first six (the classic six columns) are the
  * easiest to tell apart: cyan before brown, which is close to red. */

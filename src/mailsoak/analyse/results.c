@@ -1,7 +1,7 @@
 /* results: loads and validates result files and groups repeats by label. Validation
  * is of the envelope only (format, version, the types of the top-level parts); what
  * is inside may be partial, and readers treat a missing key as "not measured". */
-#include "results.h"
+#include "analyse/results.h"
 
 #include <stdarg.h>
 #include <stdio.h>

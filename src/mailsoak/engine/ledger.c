@@ -2,7 +2,7 @@
  * duplicated and corrupted. The per-user owed counter is adjusted by whichever of
  * sender (accept) and reader (first read) comes second, so a message read before
  * its 250 was processed is never counted as owed. */
-#include "ledger.h"
+#include "engine/ledger.h"
 
 #include <stdlib.h>
 #include <string.h>

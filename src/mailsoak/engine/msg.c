@@ -1,7 +1,7 @@
 /* msg: message generation and verification. Bodies are slices of a shared random
  * pool cut into lines, so generating one costs a few memcpy calls and one SHA-256;
  * the same (seed, sequence) always gives the same body. */
-#include "msg.h"
+#include "engine/msg.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
-#include "grow.h"
-#include "reply.h"
-#include "rng.h"
-#include "sasl.h"
-#include "tls.h"
-#include "worker.h"
+#include "lib/conn.h"
+#include "lib/grow.h"
+#include "engine/reply.h"
+#include "lib/rng.h"
+#include "engine/sasl.h"
+#include "lib/tls.h"
+#include "engine/worker.h"
 
 enum ps {
     PS_IDLE, PS_CONNECT, PS_BANNER, PS_USER, PS_PASS, PS_STAT, PS_LIST, PS_LIST_BODY,

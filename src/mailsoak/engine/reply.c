@@ -1,7 +1,7 @@
 /* reply: SMTP and POP3 reply parsing. Strict where strictness finds server bugs
  * (reply codes, continuation markers), lenient where real servers differ
  * (keyword case, trailing spaces). */
-#include "reply.h"
+#include "engine/reply.h"
 
 #include <ctype.h>
 #include <stdio.h>

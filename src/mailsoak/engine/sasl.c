@@ -1,6 +1,6 @@
 /* sasl: encodings and digests for AUTH and APOP. MD5 and HMAC-MD5 are what these
  * mechanisms specify; they are used here for compatibility, not for security. */
-#include "sasl.h"
+#include "engine/sasl.h"
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>

@@ -1,8 +1,8 @@
 /* sizes: drawing body sizes. The lognormal draw uses Box-Muller on the run's own
  * generator, so sizes replay from the seed like everything else. */
-#include "sizes.h"
+#include "engine/sizes.h"
 
-#include "grow.h"
+#include "lib/grow.h"
 
 #include <ctype.h>
 #include <errno.h>

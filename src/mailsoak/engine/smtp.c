@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
-#include "reply.h"
-#include "rng.h"
-#include "sasl.h"
-#include "tls.h"
-#include "worker.h"
+#include "lib/conn.h"
+#include "engine/reply.h"
+#include "lib/rng.h"
+#include "engine/sasl.h"
+#include "lib/tls.h"
+#include "engine/worker.h"
 
 enum sm {
     SM_IDLE, SM_CONNECT, SM_BANNER, SM_EHLO, SM_MAIL, SM_RCPT, SM_DATA, SM_EOD, SM_RSET, SM_QUIT,

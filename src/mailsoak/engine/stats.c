@@ -1,6 +1,6 @@
 /* stats: per-worker counting. The error table is a small array searched linearly:
  * errors are rare next to messages, and the table must be copyable as a block. */
-#include "stats.h"
+#include "engine/stats.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,15 +1,15 @@
 /* worker: one thread, one loop, its share of the sessions. It watches the run's
  * phase and the controller's snapshot requests between loop iterations; nothing
  * here takes a lock. */
-#include "worker.h"
+#include "engine/worker.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
-#include "tls.h"
+#include "lib/conn.h"
+#include "lib/tls.h"
 
 void count_conn_error(struct worker *w, const char *proto, const char *stage, const struct conn *c)
 {

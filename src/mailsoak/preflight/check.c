@@ -2,7 +2,7 @@
  * MAIL, RCPT, DATA, then an abort before any message byte, so nothing is delivered); each
  * POP3 target a login and STAT per sampled user. All run at once; every outcome is read
  * from curl's result and the server's own replies, and explained in one line. */
-#include "check.h"
+#include "preflight/check.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "users.h"
+#include "lib/users.h"
 
 #define MAX_LINES 64
 #define LINE_LEN 200

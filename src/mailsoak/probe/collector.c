@@ -11,8 +11,8 @@
  * (SIGCHLD ignored: the kernel reaps them and the counts are dropped), children
  * orphaned and reaped by init or a subreaper outside the set before we saw them,
  * and processes outside the tree (a server started by another supervisor). */
-#include "collector.h"
-#include "grow.h"
+#include "probe/collector.h"
+#include "lib/grow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -32,9 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "logwatch.h"
-#include "procfs.h"
-#include "units.h"
+#include "probe/logwatch.h"
+#include "probe/procfs.h"
+#include "lib/units.h"
 
 enum root_kind { R_NONE, R_PID, R_PIDFILE, R_PROCESS };
 enum store_format { FMT_AUTO, FMT_MAILDIR, FMT_MBOX, FMT_SDBOX, FMT_MDBOX };

@@ -3,7 +3,7 @@
  * until they reopen), and a copytruncate is noticed by comparing the bytes before
  * our position with the last bytes we read, then the lines written between our last
  * read and the copy are taken from the copy. A line counts in every class it matches. */
-#include "logwatch.h"
+#include "probe/logwatch.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "run/config.h"
 
 enum {
     TAIL_BYTES = 256,           /* compared to tell an append from a rewrite */

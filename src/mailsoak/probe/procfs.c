@@ -1,8 +1,8 @@
 /* procfs: text parsers for /proc files and a scan of every process under a proc
  * root. No state, no sampling policy: that is the collector's. Formats are those of
  * proc(5); fields the kernel may add later are ignored. */
-#include "procfs.h"
-#include "grow.h"
+#include "probe/procfs.h"
+#include "lib/grow.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -1,7 +1,7 @@
 /* embedded: runs the reference server as a child for the zero-setup demo. The
  * server is found next to our own executable (a build tree or an install), then
  * on PATH; it reports its ports on a READY line, which is all we need from it. */
-#include "embedded.h"
+#include "run/embedded.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "users.h"
+#include "lib/users.h"
 
 static int write_users(const struct config *cfg, const char *path)
 {

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomicfile.h"
-#include "collector.h"
-#include "config.h"
-#include "run.h"
+#include "lib/atomicfile.h"
+#include "probe/collector.h"
+#include "run/config.h"
+#include "run/run.h"
 
 #define VERSION "0.1.0"
 

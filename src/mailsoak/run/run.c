@@ -2,7 +2,7 @@
  * through its phases (send, drain, sweep, stop), collects the workers' interval
  * snapshots into the timeline, and hands the totals to the writers. Signals only
  * set the stop flag; the controller notices within 100 ms. */
-#include "run.h"
+#include "run/run.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -15,11 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "check.h"
-#include "collector.h"
-#include "embedded.h"
-#include "tls.h"
+#include "run/config.h"
+#include "preflight/check.h"
+#include "probe/collector.h"
+#include "run/embedded.h"
+#include "lib/tls.h"
 
 static volatile sig_atomic_t stop_signal;   /* the one mutable global besides the config */
 

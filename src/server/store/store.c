@@ -2,8 +2,8 @@
  * the store faults (lose, duplicate, corrupt, tempfail, lock, expunge, lock
  * windows); the loop hands it requests through a queue and gets them back through
  * an eventfd, a batch at a time, so SQLite can commit a batch as one transaction. */
-#include "srv_store.h"
-#include "grow.h"
+#include "server/srv_store.h"
+#include "lib/grow.h"
 
 #include <errno.h>
 #include <fcntl.h>

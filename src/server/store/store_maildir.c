@@ -3,8 +3,8 @@
  * leaves either no message or a whole one. With fsync on, a batch of deliveries is
  * group-committed: all tmp files, one syncfs(), all renames, one more syncfs(),
  * then the 250s. Sizes ride in the name (",S=,W=" as Dovecot does): LIST needs no stat. */
-#include "srv_store.h"
-#include "grow.h"
+#include "server/srv_store.h"
+#include "lib/grow.h"
 
 #include <dirent.h>
 #include <errno.h>
