@@ -28,6 +28,20 @@ static void cram_md5(void **st)
     assert_int_equal(sasl_cram_md5("tim", "x", "not base64!", out, sizeof out), -1);
 }
 
+/* A hostile server's challenge: base64 has at most two '=' of padding. "====" once
+ * made the decoded length -1 and HMAC read the stack (issue 13). */
+static void cram_md5_padding(void **st)
+{
+    char out[256];
+    assert_int_equal(sasl_cram_md5("tim", "x", "====", out, sizeof out), -1);
+    assert_int_equal(sasl_cram_md5("tim", "x", "A===", out, sizeof out), -1);
+    assert_int_equal(sasl_cram_md5("tim", "x", "QUJD====", out, sizeof out), -1);
+    assert_int_equal(sasl_cram_md5("tim", "x", "QQ=A", out, sizeof out), -1);   /* padding inside */
+    /* one and two '=' are padding: "AB" and "A" are challenges like any other */
+    assert_int_equal(sasl_cram_md5("tim", "x", "QUI=", out, sizeof out), 0);
+    assert_int_equal(sasl_cram_md5("tim", "x", "QQ==", out, sizeof out), 0);
+}
+
 static void apop(void **st)
 {
     /* RFC 1939 section 7 */
@@ -40,7 +54,8 @@ static void apop(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(plain), cmocka_unit_test(cram_md5), cmocka_unit_test(apop),
+        cmocka_unit_test(plain), cmocka_unit_test(cram_md5), cmocka_unit_test(cram_md5_padding),
+        cmocka_unit_test(apop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -39,12 +39,17 @@ int sasl_cram_md5(const char *user, const char *pass, const char *challenge_b64,
     size_t cl = strlen(challenge_b64);
     if (cl == 0 || cl % 4 || cl / 4 * 3 > sizeof chal)
         return -1;
-    int n = EVP_DecodeBlock(chal, (const unsigned char *)challenge_b64, (int)cl);
-    if (n < 0)
+    /* The challenge is the server's, so hostile: base64 pads with at most two '=',
+     * only at the end. EVP_DecodeBlock counts the padding as data and does not
+     * check where it stands; "====" once made the length -1 (issue 13). */
+    const char *eq = strchr(challenge_b64, '=');
+    size_t pad = eq ? cl - (size_t)(eq - challenge_b64) : 0;
+    if (pad > 2 || (pad && strspn(eq, "=") != pad))
         return -1;
-    /* EVP_DecodeBlock counts the padding as data */
-    while (cl && challenge_b64[--cl] == '=')
-        n--;
+    int n = EVP_DecodeBlock(chal, (const unsigned char *)challenge_b64, (int)cl);
+    if (n < (int)pad)
+        return -1;
+    n -= (int)pad;
     if (!HMAC(EVP_md5(), pass, (int)strlen(pass), chal, (size_t)n, mac, &maclen))
         return -1;
     char resp[600];
