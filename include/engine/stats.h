@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/hist.h"
+#include "lib/hist.h"
 
 enum lat {
     LAT_SMTP_CONNECT, LAT_SMTP_TLS, LAT_SMTP_BANNER, LAT_SMTP_EHLO, LAT_SMTP_AUTH, LAT_SMTP_MAIL,

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "engine/hist.h"
+#include "lib/hist.h"
 #include "lib/rng.h"
 
 static int cmp_u64(const void *a, const void *b)

@@ -1,7 +1,7 @@
 /* hist: bucket arithmetic. A value v >= 128 with highest set bit e lands in one of
  * 64 sub-buckets of width 2^(e-6); reporting a bucket's midpoint bounds the error
  * by half a width over at least 64 widths: 1/128. */
-#include "engine/hist.h"
+#include "lib/hist.h"
 
 #include <string.h>
 
