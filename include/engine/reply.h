@@ -10,13 +10,14 @@
 struct smtp_reply {
     int code;            /* 0 until the first line is seen */
     int lines;
-    char text[160];      /* first line, for error examples */
+    char text[160];      /* first line, for error examples: raw, cut between characters */
+    size_t len;          /* of text, which may hold NUL bytes */
 };
 
 /* Feeds one line (without CRLF). 1: the reply is complete; 0: more lines follow;
  * -1: not an SMTP reply line (bad code, bad separator, code changed mid-reply). */
 int smtp_reply_feed(struct smtp_reply *r, const char *line, size_t len);
-static inline void smtp_reply_reset(struct smtp_reply *r) { r->code = 0; r->lines = 0; r->text[0] = 0; }
+static inline void smtp_reply_reset(struct smtp_reply *r) { r->code = 0; r->lines = 0; r->text[0] = 0; r->len = 0; }
 
 enum ehlo_ext {
     EXT_PIPELINING = 1 << 0, EXT_STARTTLS = 1 << 1, EXT_8BITMIME = 1 << 2, EXT_SIZE = 1 << 3,

@@ -67,9 +67,13 @@ static inline void stats_lat(struct wstats *s, enum lat k, uint64_t ns)
     hist_record(&s->total[k], ns);
     hist_record(&s->cur[k], ns);
 }
-/* Counts one error of class name (see the taxonomy in README) with the server's text. */
+/* Counts one error of class name (see the taxonomy in README) with the server's
+ * text as its example (NULL: none), kept made printable (lib/printable.h). */
 void stats_error(struct wstats *s, const char *name, const char *example);
+/* The same with the text as len bytes, which may hold NUL bytes. */
+void stats_error_text(struct wstats *s, const char *name, const char *text, size_t len);
 void stats_snapshot(struct wstats *s, struct wsnap *out);
+/* Adds a formatted example, made printable, if fewer than max are kept. */
 void stats_example(struct err_examples *e, unsigned max, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Merging across workers: error tables by name. errs_add returns the class's slot. */

@@ -187,6 +187,16 @@ static void test_greeting_refused(void **state)
              "the server refused the session at the greeting: 554 5.3.2 too busy, try later");
 }
 
+/* A hostile greeting: its escape sequence and bytes that are not UTF-8 reach the
+ * terminal as \xNN (issue 13 item 2). */
+static void test_greeting_hostile(void **state)
+{
+    (void)state;
+    static const struct rule rules[] = { { "QUIT", "221 bye\r\n" }, { NULL, NULL } };
+    scripted("smtp", "554 \x1b[2J\xff\xfe go \xc3\xa9\x07" "away\r\n", rules, NULL, NULL, 3,
+             "the server refused the session at the greeting: 554 \\x1b[2J\\xff\\xfe go \xc3\xa9\\x07away");
+}
+
 static void test_auth_mechanism_not_offered(void **state)
 {
     (void)state;
@@ -249,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_greeting_refused),
+        cmocka_unit_test(test_greeting_hostile),
         cmocka_unit_test(test_auth_mechanism_not_offered),
         cmocka_unit_test(test_mailbox_in_use),
         cmocka_unit_test(test_pop3_ok_counts),

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lib/printable.h"
+
 int smtp_reply_feed(struct smtp_reply *r, const char *line, size_t len)
 {
     if (len < 3 || !isdigit((unsigned char)line[0]) || !isdigit((unsigned char)line[1]) ||
@@ -19,9 +21,11 @@ int smtp_reply_feed(struct smtp_reply *r, const char *line, size_t len)
         return -1;
     if (r->lines == 0) {
         r->code = code;
-        size_t n = len < sizeof r->text - 1 ? len : sizeof r->text - 1;
+        /* a character cut in two would look malformed in the example */
+        size_t n = utf8_cut(line, len, sizeof r->text - 1);
         memcpy(r->text, line, n);
         r->text[n] = 0;
+        r->len = n;
     } else if (code != r->code) {
         return -1;
     }

@@ -136,7 +136,7 @@ static void fail_reply(struct smtp_session *s, enum sm stage, const struct smtp_
 {
     char name[ERR_NAME_LEN];
     snprintf(name, sizeof name, "smtp_%s_%d", sm_stage[stage], r->code);
-    stats_error(&s->w->st, name, r->text);
+    stats_error_text(&s->w->st, name, r->text, r->len);
 }
 
 static void close_and_reconnect(struct smtp_session *s, int failed)

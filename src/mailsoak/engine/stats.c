@@ -2,6 +2,8 @@
  * errors are rare next to messages, and the table must be copyable as a block. */
 #include "engine/stats.h"
 
+#include "lib/printable.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,14 +34,24 @@ static unsigned find_or_add(struct err_count *t, unsigned *n, const char *name)
     return (*n)++;
 }
 
-void stats_example(struct err_examples *e, unsigned max, const char *fmt, ...)
+/* Examples hold a server's words: they are made printable here, where they are
+ * stored, so the table, the JSON and the terminal only ever see safe text. */
+static void example_store(struct err_examples *e, unsigned max, const char *text, size_t len)
 {
     if (e->n >= max || e->n >= ERR_EXAMPLES_MAX)
         return;
+    printable(e->text[e->n++], ERR_EXAMPLE_LEN, text, len);
+}
+
+void stats_example(struct err_examples *e, unsigned max, const char *fmt, ...)
+{
+    /* printable() never shortens text, so what vsnprintf cuts here would not fit */
+    char buf[2 * ERR_EXAMPLE_LEN];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->text[e->n++], ERR_EXAMPLE_LEN, fmt, ap);
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    example_store(e, max, buf, strlen(buf));
 }
 
 void stats_snapshot(struct wstats *s, struct wsnap *out)
@@ -65,10 +77,15 @@ void errs_merge(struct err_count *dst, unsigned *ndst, const struct err_count *s
         errs_add(dst, ndst, src[i].name, src[i].count);
 }
 
-void stats_error(struct wstats *s, const char *name, const char *example)
+void stats_error_text(struct wstats *s, const char *name, const char *text, size_t len)
 {
     unsigned i = errs_add(s->err, &s->nerr, name, 1);
     s->c.errors++;
-    if (example)
-        stats_example(&s->ex[i], s->max_examples, "%s", example);
+    if (text)
+        example_store(&s->ex[i], s->max_examples, text, len);
+}
+
+void stats_error(struct wstats *s, const char *name, const char *example)
+{
+    stats_error_text(s, name, example, example ? strlen(example) : 0);
 }

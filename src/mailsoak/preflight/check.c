@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "lib/printable.h"
 #include "lib/users.h"
 
 #define MAX_LINES 64
@@ -70,10 +71,9 @@ static void keep_line(struct probe *p, char dir, const char *s, size_t n)
             v += 1 + strcspn(s + v + 1, " \r\n");
         n = v < n ? v : n;
     }
-    if (n >= LINE_LEN)
-        n = LINE_LEN - 1;
-    memcpy(p->lines[p->nlines], s, n);
-    p->lines[p->nlines][n] = 0;
+    /* the server's words end up on the operator's terminal: made printable here,
+     * where they are kept, and cut between characters */
+    printable(p->lines[p->nlines], LINE_LEN, s, utf8_cut(s, n, LINE_LEN - 1));
     p->dir[p->nlines++] = dir;
 }
 
@@ -659,6 +659,9 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out)
     for (size_t i = 0; i < n; i++) {
         struct probe *p = &pr[i];
         const char *proto = p->proto == P_SMTP ? "smtp" : "pop3";
+        char eb[CURL_ERROR_SIZE];    /* curl may quote the server */
+        printable(eb, sizeof eb, p->errbuf, strlen(p->errbuf));
+        memcpy(p->errbuf, eb, sizeof eb);
         if (!p->done)
             snprintf(p->result, sizeof p->result, "check did not finish (curl multi error)");
         else if (p->proto == P_SMTP)
