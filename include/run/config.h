@@ -34,6 +34,7 @@ struct config {
     uint64_t messages, seed, workers, error_examples;
     int sweep, check;
     char *label, *json;
+    char *metrics, *metrics_token;              /* --metrics ADDR:PORT, "" = off */
 
     /* [smtp] */
     struct strlist smtp_targets;

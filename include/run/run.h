@@ -37,5 +37,7 @@ void result_table(FILE *f, const struct run_result *r);
 /* Writes JSON to path atomically (temp file in the same directory, fsync, rename). */
 int write_json_atomic(const char *path, json_t *root, char *err, size_t errlen);
 json_t *latency_json(const struct hist *h);
+/* The run's name in tables, reports and metrics: run.label, else the store format. */
+const char *result_label(const struct config *cfg);
 
 #endif

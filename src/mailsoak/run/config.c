@@ -27,6 +27,8 @@ const struct opt config_opts[] = {
     { "run", "workers", OPT_COUNT, O(workers), "0", "workers", "worker threads, each with its own event loop (0 = one per core)", NULL },
     { "run", "label", OPT_STR, O(label), "", "label", "name of this run's column in tables and reports", NULL },
     { "run", "json", OPT_STR, O(json), "", "json", "write the results as JSON to this file (atomically)", NULL },
+    { "run", "metrics", OPT_STR, O(metrics), "", "metrics", "serve the run's live figures in the Prometheus format on ADDR:PORT (PORT alone: 127.0.0.1), at /metrics", NULL },
+    { "run", "metrics_token", OPT_SECRET, O(metrics_token), "", NULL, "if set, scrapes must send 'Authorization: Bearer TOKEN'", NULL },
     { "run", "check", OPT_BOOL, O(check), "yes", NULL, "before any load, check every target with libcurl (mailsoak check); --no-check skips it", NULL },
     { "run", "sweep", OPT_BOOL, O(sweep), "yes", NULL, "after the drain, visit every mailbox that still owes messages", NULL },
     { "run", "sweep_timeout", OPT_DURATION, O(sweep_timeout), "60s", NULL, "upper bound of the final sweep", NULL },

@@ -71,7 +71,7 @@ static json_t *workload_json(const struct run_result *r)
                      "pipelining", cfgval(cfg, "smtp", "pipelining", d, sizeof d));
 }
 
-static const char *label_of(const struct config *cfg)
+const char *result_label(const struct config *cfg)
 {
     if (cfg->label[0])
         return cfg->label;
@@ -87,7 +87,7 @@ json_t *result_json(const struct run_result *r)
     json_object_set_new(root, "format", json_string("mailsoak-result"));
     json_object_set_new(root, "format_version", json_integer(1));
     json_object_set_new(root, "version", json_string(VERSION));
-    json_object_set_new(root, "label", json_string(label_of(r->cfg)));
+    json_object_set_new(root, "label", json_string(result_label(r->cfg)));
     json_object_set_new(root, "run_id", json_string(r->run->run_id));
     json_object_set_new(root, "seed", json_integer((json_int_t)r->run->seed));
     json_object_set_new(root, "start_time", json_string(r->start_time));
@@ -157,7 +157,7 @@ void result_table(FILE *f, const struct run_result *r)
 {
     const struct ledger_outcome *lo = &r->lo;
     char b[64];
-    fprintf(f, "%-12s %12s\n", "", label_of(r->cfg));
+    fprintf(f, "%-12s %12s\n", "", result_label(r->cfg));
     row_count(f, "sent", (double)r->c.sent);
     row_count(f, "read", (double)r->c.read);
     /* the server's rows, in the classic comparison's order */

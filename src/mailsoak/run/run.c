@@ -19,6 +19,7 @@
 #include "preflight/check.h"
 #include "probe/collector.h"
 #include "run/embedded.h"
+#include "run/metrics.h"
 #include "lib/tls.h"
 
 static volatile sig_atomic_t stop_signal;   /* the one mutable global besides the config */
@@ -139,6 +140,8 @@ struct controller {
     json_t *timeline;
     struct collector *col;
     struct hist *lat;                /* LAT_COUNT, merged per interval; too big for the stack */
+    struct run_metrics *metrics;     /* --metrics, or NULL */
+    struct hist *lat_cum;            /* LAT_COUNT since the start, for --metrics */
 };
 
 static void counters_add(struct counters *a, const struct counters *b)
@@ -236,6 +239,25 @@ static void interval(struct controller *ct, int phase, int live)
     ct->prev_nerr = nerr;
     memcpy(ct->prev_err, err, sizeof err);
     ct->prev_t = now;
+}
+
+/* --metrics: the figures as of the interval just taken (ct->prev, ct->prev_err,
+ * ct->lat), with the ledger's outcomes so far; phase is the one the run is in now. */
+static void publish_metrics(struct controller *ct, int phase)
+{
+    struct run *r = ct->run;
+    if (!ct->metrics)
+        return;
+    for (unsigned k = 0; k < LAT_COUNT; k++)
+        hist_merge(&ct->lat_cum[k], &ct->lat[k]);
+    struct ledger_outcome lo;
+    ledger_outcome(&r->ledger, &lo);     /* atomic loads only: safe while readers mark */
+    struct metrics_view v = {
+        .run_id = r->run_id, .label = result_label(r->cfg), .phase = phase_names[phase],
+        .elapsed_s = (double)(mono_ns() - r->t0) / 1e9, .c = &ct->prev, .err = ct->prev_err,
+        .nerr = ct->prev_nerr, .lat = ct->lat_cum, .lo = &lo, .unread = atomic_load(&r->ledger.owed_total),
+    };
+    metrics_publish(ct->metrics, &v);
 }
 
 static unsigned senders_open(const struct controller *ct)
@@ -399,7 +421,8 @@ static int run_soak(const struct config *cfg)
     ct.nw = nw;
     ct.timeline = json_array();
     ct.lat = calloc(LAT_COUNT, sizeof *ct.lat);
-    if (!ct.lat)
+    ct.lat_cum = calloc(LAT_COUNT, sizeof *ct.lat_cum);
+    if (!ct.lat || !ct.lat_cum)
         goto out;
     res->events = json_array();
     r->t0 = mono_ns();
@@ -412,6 +435,15 @@ static int run_soak(const struct config *cfg)
         fprintf(stderr, "mailsoak: %s\n", err);
         rc = 2;
         goto out;
+    }
+    if (cfg->metrics[0]) {
+        if (!(ct.metrics = metrics_start(cfg->metrics, cfg->metrics_token, err, sizeof err))) {
+            fprintf(stderr, "mailsoak: run.metrics: %s\n", err);
+            rc = 2;
+            goto out;
+        }
+        fprintf(stderr, "mailsoak: metrics on http://%s/metrics\n", metrics_address(ct.metrics));
+        publish_metrics(&ct, PH_SEND);   /* zeros until the first interval */
     }
     struct tm tm;
     gmtime_r(&rt.tv_sec, &tm);
@@ -468,6 +500,7 @@ static int run_soak(const struct config *cfg)
             collector_stop(ct.col);  /* its last sample belongs in the last interval */
         if (next != phase || now >= next_iv) {
             interval(&ct, phase, 1);
+            publish_metrics(&ct, next);
             next_iv = now + cfg->interval;
         }
         if (next != phase) {
@@ -520,6 +553,8 @@ out:
         worker_free(&ct.w[i]);
     free(ct.w);
     free(ct.lat);
+    metrics_stop(ct.metrics);
+    free(ct.lat_cum);
     collector_free(res->col);
     json_decref(ct.timeline);
     json_decref(res->events);
