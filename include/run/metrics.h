@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/hist.h"
+#include "lib/hist.h"
 #include "engine/ledger.h"
 #include "engine/stats.h"
 

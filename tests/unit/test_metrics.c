@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "engine/hist.h"
+#include "lib/hist.h"
 #include "lib/httpd.h"
 #include "lib/prom.h"
 #include "lib/rng.h"
