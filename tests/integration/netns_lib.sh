@@ -1,0 +1,84 @@
+# netns_lib.sh: sourced (after lib.sh) by tests that need two hosts on one machine:
+# two network namespaces joined by a veth pair, with addresses from 198.18.0.0/15
+# (RFC 2544's benchmark range). Neither namespace has a route out: each knows only
+# its end of the link (and its own loopback), so nothing leaves them. Processes
+# started with ns_bg are stopped by PID, then the namespaces are removed (which
+# removes the veth pair), on any exit, failures included.
+
+NS_SRV=mssrv$$ NS_LOAD=msload$$
+VETH_SRV=mvs$$ VETH_LOAD=mvl$$          # interface names: at most 15 characters
+SRV_ADDR=198.18.0.1 LOAD_ADDR=198.18.0.2
+NS_PIDS=()
+NS_MADE=0
+
+ns_cleanup() {
+    local pid i
+    for pid in "${NS_PIDS[@]}"; do
+        kill -TERM "$pid" 2>/dev/null
+    done
+    for pid in "${NS_PIDS[@]}"; do
+        for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    done
+    NS_PIDS=()
+    if ((NS_MADE)); then
+        ip netns del "$NS_SRV" 2>/dev/null
+        ip netns del "$NS_LOAD" 2>/dev/null
+        ip link del "$VETH_SRV" 2>/dev/null   # only if a failure left it outside
+        NS_MADE=0
+    fi
+}
+# lib.sh's cleanup stops the testbed (by its pid files) and removes WORK; the
+# namespaces go first so that nothing holds WORK open.
+trap 'ns_cleanup; cleanup' EXIT
+
+# ns_up: creates both namespaces and the link; skips (77) where the kernel cannot.
+ns_up() {
+    need_root
+    command -v ip >/dev/null || { echo "skip: needs ip (iproute2)" >&2; exit 77; }
+    if ! ip netns add "$NS_SRV" 2>"$WORK/netns.err"; then
+        echo "skip: cannot create a network namespace: $(cat "$WORK/netns.err")" >&2
+        exit 77
+    fi
+    NS_MADE=1
+    ip netns add "$NS_LOAD" &&
+        ip link add "$VETH_SRV" type veth peer name "$VETH_LOAD" &&
+        ip link set "$VETH_SRV" netns "$NS_SRV" &&
+        ip link set "$VETH_LOAD" netns "$NS_LOAD" &&
+        ip -n "$NS_SRV" addr add "$SRV_ADDR/30" dev "$VETH_SRV" &&
+        ip -n "$NS_LOAD" addr add "$LOAD_ADDR/30" dev "$VETH_LOAD" &&
+        ip -n "$NS_SRV" link set lo up && ip -n "$NS_LOAD" link set lo up &&
+        ip -n "$NS_SRV" link set "$VETH_SRV" up && ip -n "$NS_LOAD" link set "$VETH_LOAD" up ||
+        { echo "FAIL: cannot set up the veth pair between $NS_SRV and $NS_LOAD"; exit 1; }
+    local ns
+    for ns in "$NS_SRV" "$NS_LOAD"; do
+        if ip -n "$ns" route show | grep -q '^default'; then
+            echo "FAIL: namespace $ns has a default route"
+            exit 1
+        fi
+    done
+}
+
+in_srv() { ip netns exec "$NS_SRV" "$@"; }
+in_load() { ip netns exec "$NS_LOAD" "$@"; }
+
+# ns_bg VAR NS CMD...: starts CMD in namespace NS in the background, its PID in VAR
+# (stopped by ns_cleanup). ip netns exec execs the command, so the PID is its own.
+ns_bg() {
+    local var=$1 ns=$2
+    shift 2
+    ip netns exec "$ns" "$@" &
+    NS_PIDS+=("$!")
+    printf -v "$var" '%s' "$!"
+}
+
+# ns_stop PID: stops one process started by ns_bg (SIGTERM, then waits); its exit status.
+ns_stop() {
+    local pid=$1 rc=0 keep=() p
+    kill -TERM "$pid" 2>/dev/null
+    wait "$pid" || rc=$?
+    for p in "${NS_PIDS[@]}"; do [[ $p == "$pid" ]] || keep+=("$p"); done
+    NS_PIDS=("${keep[@]}")
+    return "$rc"
+}
