@@ -48,12 +48,17 @@ $(BUILD)/%.o: %.c $(SETTINGS)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(LIB_A): $(call obj,$(LIB_SRC))
-	$(Q)$(AR) rcs $@ $^
-$(CLIENT_A): $(call obj,$(CLIENT_SRC))
-	$(Q)$(AR) rcs $@ $^
-$(SERVER_A): $(call obj,$(SERVER_SRC))
-	$(Q)$(AR) rcs $@ $^
+# Archives are made afresh, and again whenever the list of sources changes: `ar r`
+# only adds members, so a source that moved to another folder would otherwise stay
+# behind as a duplicate definition.
+SOURCES := $(BUILD)/.sources
+$(shell echo '$(LIB_SRC) $(CLIENT_SRC) $(SERVER_SRC)' | cmp -s - $(SOURCES) || echo '$(LIB_SRC) $(CLIENT_SRC) $(SERVER_SRC)' > $(SOURCES))
+$(LIB_A): $(call obj,$(LIB_SRC)) $(SOURCES)
+	$(Q)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
+$(CLIENT_A): $(call obj,$(CLIENT_SRC)) $(SOURCES)
+	$(Q)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
+$(SERVER_A): $(call obj,$(SERVER_SRC)) $(SOURCES)
+	$(Q)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
 $(BUILD)/mailsoak: $(BUILD)/src/mailsoak/main.o $(CLIENT_A) $(LIB_A)
 	@$(if $(Q),echo "  LD      $@")
