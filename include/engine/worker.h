@@ -29,7 +29,8 @@ struct target {
 /* Shared by all threads; fixed before the workers start, but for the atomics. */
 struct run {
     const struct config *cfg;
-    struct users users;
+    struct users users;              /* this run's users: with run.shard K/N, those of index mod N = K */
+    size_t users_total;              /* before sharding: the workload's user count */
     struct ledger ledger;
     char run_id[MSG_RUNID_LEN + 1];
     uint64_t seed;

@@ -19,6 +19,7 @@ enum opt_type {
     OPT_DOUBLE,                      /* double */
     OPT_ENUM,                        /* int: index into choices */
     OPT_LIST,                        /* struct strlist: key may repeat */
+    OPT_SHARD,                       /* struct shard: K/N */
 };
 
 /* A repeated key appends; the first value from a later source (another -c file, the

@@ -7,12 +7,15 @@
 #include <stdint.h>
 
 struct range { uint64_t lo, hi; };
+/* Part k of n (0 <= k < n): a run of a sharded load owns the users whose index mod n is k. */
+struct shard { uint64_t k, n; };
 
 /* All return 0 on success, -1 with a reason in err. */
 int parse_duration_ns(const char *s, uint64_t *out, const char **err);  /* 90s 10m 1h 250ms; bare = s */
 int parse_count(const char *s, uint64_t *out, const char **err);        /* 1k = 1000, 2M */
 int parse_bytes(const char *s, uint64_t *out, const char **err);        /* 1k = 1024, 1M, 1KiB */
 int parse_range(const char *s, struct range *out, int bytes, const char **err); /* 0-1000 or 5 */
+int parse_shard(const char *s, struct shard *out, const char **err);    /* K/N, 0 <= K < N */
 int parse_bool(const char *s, int *out, const char **err);
 int parse_double(const char *s, double *out, const char **err);
 

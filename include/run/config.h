@@ -35,6 +35,7 @@ struct config {
     int sweep, check;
     char *label, *json;
     char *metrics, *metrics_token;              /* --metrics ADDR:PORT, "" = off */
+    struct shard shard;                         /* part K of N: owns users with index mod N = K */
 
     /* [smtp] */
     struct strlist smtp_targets;

@@ -58,6 +58,7 @@ static int parse_into(const struct opt *o, void *base, const char *val, int src,
     case OPT_RANGE: return parse_range(val, FIELD(base, o, struct range), 0, why);
     case OPT_BYTERANGE: return parse_range(val, FIELD(base, o, struct range), 1, why);
     case OPT_BOOL: return parse_bool(val, FIELD(base, o, int), why);
+    case OPT_SHARD: return parse_shard(val, FIELD(base, o, struct shard), why);
     case OPT_DOUBLE: return parse_double(val, FIELD(base, o, double), why);
     case OPT_ENUM:
         for (int i = 0; o->choices[i]; i++)
@@ -242,6 +243,11 @@ const char *opts_format(const struct opt *o, const void *base, char *buf, size_t
     case OPT_BOOL:
         snprintf(buf, n, "%s", *FIELD(b, o, int) ? "yes" : "no");
         break;
+    case OPT_SHARD: {
+        const struct shard *sh = FIELD(b, o, struct shard);
+        snprintf(buf, n, "%llu/%llu", (unsigned long long)sh->k, (unsigned long long)sh->n);
+        break;
+    }
     case OPT_DOUBLE:
         snprintf(buf, n, "%g", *FIELD(b, o, double));
         break;

@@ -124,6 +124,26 @@ int parse_range(const char *s, struct range *out, int bytes, const char **err)
     return 0;
 }
 
+int parse_shard(const char *s, struct shard *out, const char **err)
+{
+    char k[32];
+    const char *slash = strchr(s, '/');
+    size_t n = slash ? (size_t)(slash - s) : 0;
+    if (!slash || n == 0 || n >= sizeof k) {
+        *err = "expected K/N, such as 0/2 (this run is part K of N, counting from 0)";
+        return -1;
+    }
+    memcpy(k, s, n);
+    k[n] = 0;
+    if (parse_count(k, &out->k, err) < 0 || parse_count(slash + 1, &out->n, err) < 0)
+        return -1;
+    if (out->n == 0 || out->k >= out->n) {
+        *err = "K must be below N (shards count from 0: 0/2 and 1/2)";
+        return -1;
+    }
+    return 0;
+}
+
 int parse_bool(const char *s, int *out, const char **err)
 {
     static const char *const yes[] = { "yes", "true", "on", "1" }, *const no[] = { "no", "false", "off", "0" };

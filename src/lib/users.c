@@ -124,6 +124,25 @@ int users_from_pattern(struct users *u, const char *pattern, const char *passwor
     return 0;
 }
 
+int users_keep_shard(struct users *u, size_t k, size_t n, char *err, size_t errlen)
+{
+    if (n == 0 || k >= n || u->n <= k) {
+        snprintf(err, errlen, "run.shard: %zu/%zu owns no user of %zu", k, n, u->n);
+        return -1;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < u->n; i++) {
+        if (i % n == k) {
+            u->v[kept++] = u->v[i];
+            continue;
+        }
+        free(u->v[i].addr);
+        free(u->v[i].pass);
+    }
+    u->n = kept;
+    return 0;
+}
+
 long users_find(const struct users *u, const char *addr)
 {
     for (size_t i = 0; i < u->n; i++)

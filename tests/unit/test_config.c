@@ -172,11 +172,65 @@ static void users_file_and_pattern(void **st)
     assert_int_equal(users_from_pattern(&u, "user%d%d@test.local", "", 3, err, sizeof err), -1);
 }
 
+/* run.shard K/N: parsed with its reason when wrong (file:line: key: reason), echoed
+ * as written, and a shard keeps exactly the users whose index mod N is K. */
+static void shards(void **st)
+{
+    struct shard sh;
+    const char *why;
+    assert_int_equal(parse_shard("1/3", &sh, &why), 0);
+    assert_true(sh.k == 1 && sh.n == 3);
+    assert_int_equal(parse_shard("0/1", &sh, &why), 0);
+    const char *bad[] = { "3/3", "1/0", "1", "/2", "a/2", "1/b", "-1/2", "1/2/3" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(parse_shard(bad[i], &sh, &why), -1);
+
+    struct config cfg;
+    const char *argv[] = { "--shard", "2/5" };
+    assert_int_equal(parse(&cfg, 2, argv), 0);
+    assert_true(cfg.shard.k == 2 && cfg.shard.n == 5);
+    char buf[64];
+    for (const struct opt *o = config_opts; o->key; o++)
+        if (!strcmp(o->key, "shard"))
+            assert_string_equal(opts_format(o, &cfg, buf, sizeof buf), "2/5");
+    config_free(&cfg);
+    char *path = write_tmp("[run]\nshard = 2/2\n");
+    const char *argv2[] = { "-c", path };
+    char errbuf[1024] = { 0 };
+    FILE *saved = stderr;
+    stderr = fmemopen(errbuf, sizeof errbuf, "w");
+    assert_int_equal(parse(&cfg, 2, argv2), 2);
+    fclose(stderr);
+    stderr = saved;
+    config_free(&cfg);
+    char want[300];
+    snprintf(want, sizeof want, "%s:2: run.shard: K must be below N", path);
+    assert_non_null(strstr(errbuf, want));
+    unlink(path);
+    free(path);
+
+    struct users u;
+    char err[200];
+    assert_int_equal(users_from_pattern(&u, "user%04d@test.local", "pw%d", 10, err, sizeof err), 0);
+    assert_int_equal(users_keep_shard(&u, 1, 3, err, sizeof err), 0);
+    assert_int_equal(u.n, 3);                          /* 1, 4, 7 */
+    assert_string_equal(u.v[0].addr, "user0001@test.local");
+    assert_string_equal(u.v[1].addr, "user0004@test.local");
+    assert_string_equal(u.v[2].addr, "user0007@test.local");
+    assert_string_equal(u.v[2].pass, "pw7");
+    users_free(&u);
+    assert_int_equal(users_from_pattern(&u, "user%04d@test.local", "", 2, err, sizeof err), 0);
+    assert_int_equal(users_keep_shard(&u, 2, 3, err, sizeof err), -1);   /* owns nobody */
+    assert_non_null(strstr(err, "run.shard"));
+    users_free(&u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(units), cmocka_unit_test(human_output), cmocka_unit_test(defaults_and_flags),
         cmocka_unit_test(file_then_flags), cmocka_unit_test(bad_input), cmocka_unit_test(users_file_and_pattern),
+        cmocka_unit_test(shards),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analyse/latency.h"
 #include "run/config.h"
 #include "preflight/check.h"
 #include "probe/collector.h"
@@ -111,6 +112,12 @@ static int setup_users(struct run *r, const struct config *cfg)
                  ? users_load_file(&r->users, cfg->users_file, err, sizeof err)
                  : users_from_pattern(&r->users, cfg->user_pattern, cfg->user_password,
                                       (size_t)cfg->user_count, err, sizeof err);
+    r->users_total = r->users.n;
+    /* A shard owns its users outright, so every choice of a user (recipients,
+     * mailboxes to read, the sweep, AUTH) stays among them by construction and the
+     * shard's ledger is complete for them. */
+    if (rc == 0 && cfg->shard.n > 1)
+        rc = users_keep_shard(&r->users, (size_t)cfg->shard.k, (size_t)cfg->shard.n, err, sizeof err);
     if (rc < 0)
         fprintf(stderr, "mailsoak: %s\n", err);
     return rc;
