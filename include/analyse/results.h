@@ -42,6 +42,8 @@ void results_free(struct result_set *rs);
  * keys that differ and the two values of each, e.g.
  * "different workloads: senders (20 in a.json, 40 in b.json)". */
 int results_check_workload(const struct result_set *rs, char *err, size_t errlen);
+/* The same, ignoring the keys of skip (NULL-terminated): those merge adds up. */
+int results_check_workload_except(const struct result_set *rs, const char *const *skip, char *err, size_t errlen);
 
 /* What both commands do with their files: load them and refuse different workloads
  * unless force. Prints "CMD: reason" on err; returns 0, or 2 (nothing loaded). When
@@ -53,5 +55,9 @@ int results_open(struct result_set *rs, char *const *paths, size_t n, int force,
  * Returns 0 and sets *out, or -1 when a part is missing or the value is not a number. */
 int json_path_number(const json_t *obj, const char *path, double *out);
 const json_t *json_path_get(const json_t *obj, const char *path);
+
+/* Writes JSON to path atomically (temp file in the same directory, fsync, rename):
+ * the run's results and merged ones. 0, or -1 with the reason in err. */
+int write_json_atomic(const char *path, json_t *root, char *err, size_t errlen);
 
 #endif

@@ -4,6 +4,7 @@
 #ifndef MS_HIST_H
 #define MS_HIST_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define HIST_SUB_BITS 6
@@ -22,6 +23,18 @@ void hist_merge(struct hist *dst, const struct hist *src);
 /* p in [0, 100]; 0 for an empty histogram. */
 uint64_t hist_percentile(const struct hist *h, double p);
 static inline double hist_mean(const struct hist *h) { return h->count ? (double)h->sum / (double)h->count : 0; }
+
+/* The buckets as text, for result files: runs of consecutive non-empty buckets,
+ * "INDEX:COUNT,COUNT,... INDEX:COUNT,...", in index order ("" when empty). Sparse
+ * (latencies fill a few hundred of the 2600 buckets) and compact (one string, not
+ * a JSON array that an indenting writer spreads over a line per number), yet
+ * readable with jq. Returns a malloc'd string, or NULL when out of memory. */
+char *hist_encode(const struct hist *h);
+/* Adds the buckets of such a string to h->b (count, sum, min and max are the
+ * caller's: they are stored beside the buckets). Returns the number of values the
+ * buckets hold, or -1 with a reason in err: a malformed string, an index out of
+ * the layout, indexes out of order (h may then hold part of the buckets). */
+int64_t hist_decode_add(struct hist *h, const char *s, char *err, size_t errlen);
 
 /* Exposed for tests: bucket of a value and the value range a bucket stands for. */
 unsigned hist_index(uint64_t v);

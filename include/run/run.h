@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 
+#include "analyse/results.h"
 #include "engine/ledger.h"
 #include "engine/stats.h"
 #include "engine/worker.h"
@@ -34,9 +35,6 @@ int cmd_run(int argc, char **argv);
 /* output.c: writers of the result; they never measure anything. */
 json_t *result_json(const struct run_result *r);
 void result_table(FILE *f, const struct run_result *r);
-/* Writes JSON to path atomically (temp file in the same directory, fsync, rename). */
-int write_json_atomic(const char *path, json_t *root, char *err, size_t errlen);
-json_t *latency_json(const struct hist *h);
 /* The run's name in tables, reports and metrics: run.label, else the store format. */
 const char *result_label(const struct config *cfg);
 

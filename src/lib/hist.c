@@ -1,8 +1,12 @@
 /* hist: bucket arithmetic. A value v >= 128 with highest set bit e lands in one of
  * 64 sub-buckets of width 2^(e-6); reporting a bucket's midpoint bounds the error
- * by half a width over at least 64 widths: 1/128. */
+ * by half a width over at least 64 widths: 1/128. The text form of the buckets
+ * lets result files be merged exactly (mailsoak merge). */
 #include "lib/hist.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void hist_reset(struct hist *h)
@@ -81,4 +85,82 @@ uint64_t hist_percentile(const struct hist *h, double p)
         }
     }
     return h->max;
+}
+
+char *hist_encode(const struct hist *h)
+{
+    size_t cap = 256, n = 0;
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    out[0] = 0;
+    for (unsigned i = 0; i < HIST_BUCKETS; i++) {
+        if (!h->b[i])
+            continue;
+        int first = i == 0 || !h->b[i - 1];
+        /* one item: a separator and the index of a run, a count: 46 bytes at most */
+        if (cap - n < 48) {
+            char *g = realloc(out, cap *= 2);
+            if (!g) {
+                free(out);
+                return NULL;
+            }
+            out = g;
+        }
+        if (first)
+            n += (size_t)snprintf(out + n, cap - n, "%s%u:", n ? " " : "", i);
+        else
+            out[n++] = ',';
+        n += (size_t)snprintf(out + n, cap - n, "%llu", (unsigned long long)h->b[i]);
+    }
+    out[n] = 0;
+    return out;
+}
+
+int64_t hist_decode_add(struct hist *h, const char *s, char *err, size_t errlen)
+{
+    int64_t total = 0;
+    long long next = 0;              /* the lowest index the next run may start at */
+    while (*s) {
+        char *end;
+        if (*s == ' ') {
+            s++;
+            continue;
+        }
+        errno = 0;
+        unsigned long long idx = strtoull(s, &end, 10);
+        if (end == s || *end != ':' || errno) {
+            snprintf(err, errlen, "buckets: expected INDEX:COUNT at '%.20s'", s);
+            return -1;
+        }
+        if ((long long)idx < next) {
+            snprintf(err, errlen, "buckets: index %llu out of order", idx);
+            return -1;
+        }
+        s = end + 1;
+        for (;;) {
+            if (idx >= HIST_BUCKETS) {
+                snprintf(err, errlen, "buckets: index %llu beyond the layout (%u buckets)", idx, HIST_BUCKETS);
+                return -1;
+            }
+            errno = 0;
+            unsigned long long c = strtoull(s, &end, 10);
+            if (end == s || errno || c > INT64_MAX - (uint64_t)total) {
+                snprintf(err, errlen, "buckets: bad count at '%.20s'", s);
+                return -1;
+            }
+            h->b[idx++] += c;
+            total += (int64_t)c;
+            s = end;
+            if (*s != ',')
+                break;
+            s++;
+        }
+        if (*s && *s != ' ') {
+            snprintf(err, errlen, "buckets: unexpected '%c'", *s);
+            return -1;
+        }
+        next = (long long)idx;
+    }
+    return total;
 }

@@ -1,6 +1,7 @@
 /* Unit tests of the latency histogram: percentiles against exact ones of random
  * data within 1 %, merging equals recording everything in one, and the bucket
- * arithmetic at its edges. */
+ * arithmetic at its edges; the text form of the buckets round-trips and refuses what
+ * is not one. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -93,10 +94,49 @@ static void buckets(void **st)
     assert_true(hist_index(1ull << 45) < HIST_BUCKETS);
 }
 
+static void text_form(void **st)
+{
+    struct hist *h = calloc(1, sizeof *h), *back = calloc(1, sizeof *back);
+    struct rng r;
+    char err[200];
+    rng_seed(&r, 11);
+    char *empty = hist_encode(h);
+    assert_string_equal(empty, "");
+    assert_int_equal(hist_decode_add(back, empty, err, sizeof err), 0);
+    free(empty);
+    for (int i = 0; i < 30000; i++)
+        hist_record(h, i < 5 ? (uint64_t)i : rng_range(&r, 1000, 3000000000ull));
+    hist_record(h, UINT64_MAX);              /* the last bucket */
+    char *s = hist_encode(h);
+    assert_int_equal(hist_decode_add(back, s, err, sizeof err), (int64_t)h->count);
+    assert_memory_equal(back->b, h->b, sizeof h->b);
+    /* decoding adds: twice the text is twice the counts */
+    assert_int_equal(hist_decode_add(back, s, err, sizeof err), (int64_t)h->count);
+    for (unsigned i = 0; i < HIST_BUCKETS; i++)
+        assert_true(back->b[i] == 2 * h->b[i]);
+    free(s);
+    /* runs: consecutive buckets share one index */
+    hist_reset(h);
+    hist_record(h, 3);
+    hist_record(h, 4);
+    hist_record(h, 4);
+    hist_record(h, 9);
+    s = hist_encode(h);
+    assert_string_equal(s, "3:1,2 9:1");
+    free(s);
+    const char *bad[] = { "3", "3:", "x:1", "3:1 2:1", "3:1,", "99999:1", "3:1;4:1", "3:-1",
+                          "2620:1,1,1,1,1,1,1,1" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(hist_decode_add(back, bad[i], err, sizeof err), -1);
+    free(h);
+    free(back);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(accuracy), cmocka_unit_test(merging), cmocka_unit_test(buckets),
+        cmocka_unit_test(text_form),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

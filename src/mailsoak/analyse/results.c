@@ -3,10 +3,13 @@
  * is inside may be partial, and readers treat a missing key as "not measured". */
 #include "analyse/results.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "lib/atomicfile.h"
 
 #define RESULT_FORMAT "mailsoak-result"
 #define RESULT_VERSION 1
@@ -171,7 +174,20 @@ static void describe_value(char *buf, size_t len, size_t *pos, const json_t *v, 
     free(s);
 }
 
+static int skipped(const char *key, const char *const *skip)
+{
+    for (; skip && *skip; skip++)
+        if (!strcmp(key, *skip))
+            return 1;
+    return 0;
+}
+
 int results_check_workload(const struct result_set *rs, char *err, size_t errlen)
+{
+    return results_check_workload_except(rs, NULL, err, errlen);
+}
+
+int results_check_workload_except(const struct result_set *rs, const char *const *skip, char *err, size_t errlen)
 {
     char body[2048] = "";
     size_t pos = 0;
@@ -185,7 +201,7 @@ int results_check_workload(const struct result_set *rs, char *err, size_t errlen
         const char *key;
         json_t *val;
         json_object_foreach(rs->v[i].workload, key, val) {
-            if (json_object_get(seen, key))
+            if (json_object_get(seen, key) || skipped(key, skip))
                 continue;
             json_object_set_new(seen, key, json_true());
             const json_t *a = json_object_get(first, key);
@@ -254,5 +270,19 @@ int json_path_number(const json_t *obj, const char *path, double *out)
     if (!json_is_number(v))
         return -1;
     *out = json_number_value(v);
+    return 0;
+}
+
+int write_json_atomic(const char *path, json_t *root, char *err, size_t errlen)
+{
+    struct atomic_file a;
+    if (atomic_open(&a, path, err, errlen) < 0)
+        return -1;
+    int ok = json_dumpf(root, a.f, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) == 0 && fputc('\n', a.f) != EOF;
+    if (atomic_commit(&a, path, ok, err, errlen) < 0) {
+        if (!ok)
+            snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        return -1;
+    }
     return 0;
 }

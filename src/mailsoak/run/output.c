@@ -1,12 +1,12 @@
 /* output: the run's result as a table (the classic backend comparison's shape, one
  * row per metric) and as JSON. Writers only: every number here was measured
  * elsewhere. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "lib/atomicfile.h"
+#include "analyse/latency.h"
 #include "probe/collector.h"
 #include "run/config.h"
 #include "run/run.h"
@@ -14,14 +14,6 @@
 #define VERSION "0.1.0"
 
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
-
-json_t *latency_json(const struct hist *h)
-{
-    return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f}", "count", (json_int_t)h->count,
-                     "p50", ms(hist_percentile(h, 50)), "p90", ms(hist_percentile(h, 90)),
-                     "p99", ms(hist_percentile(h, 99)), "p999", ms(hist_percentile(h, 99.9)),
-                     "max", ms(h->max), "mean", hist_mean(h) / 1e6);
-}
 
 static json_t *config_json(const struct config *cfg)
 {
@@ -65,7 +57,7 @@ static json_t *workload_json(const struct run_result *r)
                      "size", cfgval(cfg, "smtp", "size", b, sizeof b),
                      "size_dist", cfgval(cfg, "smtp", "size_dist", e, sizeof e), "rate", cfg->rate,
                      "max_per_session", (json_int_t)cfg->max_per_session,
-                     "users", (json_int_t)r->run->users.n,
+                     "users", (json_int_t)r->run->users_total,
                      "duration", cfgval(cfg, "run", "duration", c, sizeof c),
                      "messages", (json_int_t)cfg->messages,
                      "pipelining", cfgval(cfg, "smtp", "pipelining", d, sizeof d));
@@ -91,6 +83,20 @@ json_t *result_json(const struct run_result *r)
     json_object_set_new(root, "run_id", json_string(r->run->run_id));
     json_object_set_new(root, "seed", json_integer((json_int_t)r->run->seed));
     json_object_set_new(root, "start_time", json_string(r->start_time));
+    /* the timeline's t counts from here: merge lines shards up on this wall clock */
+    json_object_set_new(root, "start_unix_ms", json_integer((json_int_t)r->run->t0_unix_ms));
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    json_object_set_new(root, "host", json_string(host));
+    json_object_set_new(root, "shards", json_pack("{s:I, s:[I]}", "n", (json_int_t)r->cfg->shard.n,
+                                                  "k", (json_int_t)r->cfg->shard.k));
+    /* what the "buckets" of every latency's "hist" mean, so a file explains itself */
+    json_object_set_new(root, "histogram",
+                        json_pack("{s:s, s:i, s:s}", "unit", "ns", "sub_bits", HIST_SUB_BITS, "buckets",
+                                  "runs 'INDEX:COUNT,COUNT,...' of consecutive buckets; index i < 128 holds the "
+                                  "value i; above, e = (i - 128) / 64 + 7, m = (i - 128) % 64 + 64, bucket i holds "
+                                  "m << (e - 6) .. ((m + 1) << (e - 6)) - 1; a percentile is the midpoint of its "
+                                  "bucket, within min and max"));
     json_object_set_new(root, "duration_s", json_real(r->duration_s));
     json_object_set_new(root, "elapsed_s", json_real(r->elapsed_s));
     json_object_set_new(root, "interrupted", json_boolean(r->interrupted));
@@ -135,7 +141,17 @@ json_t *result_json(const struct run_result *r)
         if (r->lat[k].count)
             json_object_set_new(lat, lat_names[k], latency_json(&r->lat[k]));
     json_object_set_new(s, "latency", lat);
+    /* The keys the collector adds are the server's, not the load's: merge takes
+     * them once per server instead of adding them up over the shards. */
+    json_t *load_part = json_copy(s), *server_keys = json_array();
     collector_json_summary(r->col, s);
+    const char *key;
+    json_t *val;
+    json_object_foreach(s, key, val)
+        if (!json_object_get(load_part, key))
+            json_array_append_new(server_keys, json_string(key));
+    json_decref(load_part);
+    json_object_set_new(root, "server_keys", server_keys);
     json_object_set_new(root, "summary", s);
     json_object_set_new(root, "timeline", json_incref(r->timeline));
     json_object_set_new(root, "events", json_incref(r->events));
@@ -206,18 +222,4 @@ void result_table(FILE *f, const struct run_result *r)
     }
     if (r->interrupted)
         fprintf(f, "\n(interrupted: the run ended early on a signal; unread mail is pending)\n");
-}
-
-int write_json_atomic(const char *path, json_t *root, char *err, size_t errlen)
-{
-    struct atomic_file a;
-    if (atomic_open(&a, path, err, errlen) < 0)
-        return -1;
-    int ok = json_dumpf(root, a.f, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) == 0 && fputc('\n', a.f) != EOF;
-    if (atomic_commit(&a, path, ok, err, errlen) < 0) {
-        if (!ok)
-            snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
 }

@@ -1,0 +1,22 @@
+/* latency: the latency object of a result file, both ways. Written by the run (per
+ * command, in the summary and in every timeline entry) and read back by merge, so
+ * that adding runs adds histograms, never percentiles. */
+#ifndef MS_LATENCY_H
+#define MS_LATENCY_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "lib/hist.h"
+
+/* {"count", "p50", "p90", "p99", "p999", "min", "max", "mean" (ms), "hist": {"min_ns",
+ * "max_ns", "sum_ns", "buckets"}}: the buckets as hist_encode text. NULL when out of
+ * memory. */
+json_t *latency_json(const struct hist *h);
+/* Adds the histogram of such an object to h. 0, or -1 with a reason in err: no
+ * "hist" (a file of an older mailsoak), bad buckets, or buckets that do not hold
+ * "count" values. */
+int latency_add(struct hist *h, const json_t *lat, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,70 @@
+/* latency: percentiles for readers beside the histogram they come from (exact
+ * integers in ns and the buckets as text), so that merge can add runs exactly. */
+#include "analyse/latency.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static double ms(uint64_t ns) { return (double)ns / 1e6; }
+
+json_t *latency_json(const struct hist *h)
+{
+    char *b = hist_encode(h);
+    if (!b)
+        return NULL;
+    json_t *o = json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:{s:I, s:I, s:I, s:s}}",
+                          "count", (json_int_t)h->count, "p50", ms(hist_percentile(h, 50)),
+                          "p90", ms(hist_percentile(h, 90)), "p99", ms(hist_percentile(h, 99)),
+                          "p999", ms(hist_percentile(h, 99.9)), "min", ms(h->min), "max", ms(h->max),
+                          "mean", hist_mean(h) / 1e6, "hist", "min_ns", (json_int_t)h->min,
+                          "max_ns", (json_int_t)h->max, "sum_ns", (json_int_t)h->sum, "buckets", b);
+    free(b);
+    return o;
+}
+
+static int u64_at(const json_t *o, const char *key, uint64_t *v)
+{
+    const json_t *x = json_object_get(o, key);
+    if (!json_is_integer(x) || json_integer_value(x) < 0)
+        return -1;
+    *v = (uint64_t)json_integer_value(x);
+    return 0;
+}
+
+int latency_add(struct hist *h, const json_t *lat, char *err, size_t errlen)
+{
+    const json_t *hj = json_object_get(lat, "hist");
+    const json_t *b = json_object_get(hj, "buckets");
+    uint64_t count, mn, mx, sum;
+    if (!json_is_object(hj) || !json_is_string(b)) {
+        snprintf(err, errlen, "no histogram buckets (a file of an older mailsoak: its percentiles cannot be added up exactly)");
+        return -1;
+    }
+    if (u64_at(lat, "count", &count) < 0 || u64_at(hj, "min_ns", &mn) < 0 || u64_at(hj, "max_ns", &mx) < 0 ||
+        u64_at(hj, "sum_ns", &sum) < 0) {
+        snprintf(err, errlen, "hist: count, min_ns, max_ns and sum_ns must be integers >= 0");
+        return -1;
+    }
+    struct hist *one = calloc(1, sizeof *one);
+    if (!one) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int64_t n = hist_decode_add(one, json_string_value(b), err, errlen);
+    int rc = -1;
+    if (n >= 0 && (uint64_t)n != count)
+        snprintf(err, errlen, "hist: the buckets hold %lld values, count says %llu", (long long)n,
+                 (unsigned long long)count);
+    else if (n >= 0 && count && mn > mx)
+        snprintf(err, errlen, "hist: min_ns above max_ns");
+    else if (n >= 0) {
+        one->count = count;
+        one->min = mn;
+        one->max = mx;
+        one->sum = sum;
+        hist_merge(h, one);
+        rc = 0;
+    }
+    free(one);
+    return rc;
+}
