@@ -4,6 +4,7 @@
 
 #include "preflight/check.h"
 #include "analyse/compare.h"
+#include "analyse/merge.h"
 #include "run/config.h"
 #include "analyse/report.h"
 #include "run/run.h"
@@ -19,6 +20,7 @@ static void usage(FILE *f)
 
           "  compare   the classic side-by-side table of result files (mailsoak compare --help)\n"
           "  report    an HTML report with charts from result files (mailsoak report --help)\n"
+          "  merge     add up the result files of the shards of one load (mailsoak merge --help)\n"
           "  config-example\n"
           "            print an INI file with every key of run at its default\n"
           "\n"
@@ -51,6 +53,8 @@ int main(int argc, char **argv)
         return cmd_compare(argc - 1, argv + 1);
     if (!strcmp(argv[1], "report"))
         return cmd_report(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "merge"))
+        return cmd_merge(argc - 1, argv + 1);
     fprintf(stderr, "mailsoak: unknown command '%s' (see mailsoak --help)\n", argv[1]);
     return 2;
 }

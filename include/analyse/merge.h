@@ -1,0 +1,27 @@
+/* merge: the result files of the shards of one load (mailsoak run --shard K/N on
+ * several hosts) added up into one result file, which compare and report read like
+ * any other. */
+#ifndef MS_MERGE_H
+#define MS_MERGE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "analyse/results.h"
+
+/* The merged result of every file of rs. Refuses (NULL, the reason in err) files of
+ * different workloads or of overlapping or differently cut shards unless force, and
+ * always files it cannot add up exactly (no histogram buckets, no start_unix_ms).
+ * Warnings (a shard missing, what force let through) go to warn, one per line. */
+json_t *merge_results(const struct result_set *rs, int force, const char *label, char *err, size_t errlen,
+                      char *warn, size_t warnlen);
+
+/* `mailsoak merge A.json B.json ... -o all.json [--force] [--label NAME]`: argv[0]
+ * is "merge". 0, 1 (the output could not be written) or 2 (bad arguments, files
+ * refused). */
+int merge_main(int argc, char **argv, FILE *out, FILE *err);
+int cmd_merge(int argc, char **argv);
+
+#endif

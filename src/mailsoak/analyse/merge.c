@@ -1,0 +1,885 @@
+/* merge: adds up the result files of the shards of one load into one result file.
+ * Each shard owns its users outright (run.shard), so its ledger is complete for
+ * them and the shards' outcomes add up exactly: counts, ledger outcomes and errors
+ * by class are summed, latency histograms are added bucket by bucket and the
+ * percentiles recomputed from the sum (never averaged), timelines are lined up on
+ * the wall clock (start_unix_ms + t), and the server's rows are taken once per
+ * server rather than once per shard. It reads JSON and writes JSON; it measures
+ * nothing. */
+#include "analyse/merge.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyse/latency.h"
+#include "lib/units.h"
+
+/* Workload keys that belong to one host and add up: two shards of 20 senders are a
+ * load of 40. The others must agree. */
+static const char *const additive_workload[] = { "senders", "readers", "rate", "messages", NULL };
+
+/* Timeline values that are levels at the end of an interval rather than counts over
+ * it: within one run the last value of a bin stands; over runs they add up. */
+static const char *const level_keys[] = { "conns", "server/mem", "server/mem_pss", "server/spool",
+                                          "server/store_messages", "server/store_bytes", "server/procs", NULL };
+
+struct input {
+    const struct result *r;
+    double off;                      /* s from the merged start to this run's start */
+    int server;                      /* its server rows stand for its server */
+};
+
+struct merge {
+    struct input *in;
+    size_t n;
+    long long start_ms;              /* the earliest start */
+    double iv;                       /* s: the timeline's interval */
+    char *warn;
+    size_t warnlen, wpos;
+    char *err;
+    size_t errlen;
+};
+
+static void *xcalloc(size_t n, size_t sz)
+{
+    void *p = calloc(n ? n : 1, sz);
+    if (!p)
+        abort();
+    return p;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void warn(struct merge *m, const char *fmt, ...)
+{
+    va_list ap;
+    if (m->wpos + 1 >= m->warnlen)
+        return;
+    va_start(ap, fmt);
+    int k = vsnprintf(m->warn + m->wpos, m->warnlen - m->wpos - 1, fmt, ap);
+    va_end(ap);
+    if (k < 0)
+        return;
+    m->wpos += (size_t)k < m->warnlen - m->wpos - 1 ? (size_t)k : m->warnlen - m->wpos - 2;
+    m->warn[m->wpos++] = '\n';
+    m->warn[m->wpos] = 0;
+}
+
+/* ---- adding up values of the same key ---- */
+
+/* Values of one key in several files, added up: numbers add, objects add key by key
+ * (errors by class, log classes), arrays are joined (examples), anything else is
+ * kept when all agree. null ("not measured") is left out; null comes back when
+ * nothing was measured or the values cannot be added (then *conflict is set). */
+static json_t *combine(json_t *const *v, size_t n, int *conflict)
+{
+    json_t **x = xcalloc(n, sizeof *x);
+    size_t k = 0, nint = 0, nnum = 0, nobj = 0, narr = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i] || json_is_null(v[i]))
+            continue;
+        x[k++] = v[i];
+        nint += json_is_integer(v[i]);
+        nnum += json_is_number(v[i]);
+        nobj += json_is_object(v[i]);
+        narr += json_is_array(v[i]);
+    }
+    json_t *out;
+    if (k == 0)
+        out = json_null();
+    else if (nint == k) {
+        json_int_t s = 0;
+        for (size_t i = 0; i < k; i++)
+            s += json_integer_value(x[i]);
+        out = json_integer(s);
+    } else if (nnum == k) {
+        double s = 0;
+        for (size_t i = 0; i < k; i++)
+            s += json_number_value(x[i]);
+        out = json_real(s);
+    } else if (nobj == k) {
+        out = json_object();
+        json_t **sub = xcalloc(k, sizeof *sub);
+        for (size_t i = 0; i < k; i++) {
+            const char *key;
+            json_t *val;
+            json_object_foreach(x[i], key, val) {
+                if (json_object_get(out, key))
+                    continue;
+                for (size_t j = 0; j < k; j++)
+                    sub[j] = json_object_get(x[j], key);
+                json_object_set_new(out, key, combine(sub, k, conflict));
+            }
+        }
+        free(sub);
+    } else if (narr == k) {
+        out = json_array();
+        for (size_t i = 0; i < k; i++)
+            json_array_extend(out, x[i]);
+    } else {
+        size_t i = 1;
+        while (i < k && json_equal(x[0], x[i]))
+            i++;
+        if (i == k)
+            out = json_deep_copy(x[0]);
+        else {
+            out = json_null();
+            *conflict = 1;
+        }
+    }
+    free(x);
+    return out;
+}
+
+/* The value of key when every file agrees on it, else null. */
+static json_t *agreed(const struct merge *m, const char *key)
+{
+    json_t *a = json_object_get(m->in[0].r->root, key);
+    for (size_t i = 1; i < m->n; i++)
+        if (!a || !json_equal(a, json_object_get(m->in[i].r->root, key)))
+            return json_null();
+    return a ? json_deep_copy(a) : json_null();
+}
+
+/* ---- checks: what may be added up ---- */
+
+static int shard_n(const json_t *root, uint64_t *n)
+{
+    const json_t *s = json_object_get(root, "shards");
+    const json_t *jn = json_object_get(s, "n");
+    *n = 1;                          /* a run without shards is the whole load */
+    if (!s)
+        return 0;
+    if (!json_is_integer(jn) || json_integer_value(jn) < 1 || !json_is_array(json_object_get(s, "k")))
+        return -1;
+    *n = (uint64_t)json_integer_value(jn);
+    return 0;
+}
+
+/* The parts each file holds, one file per part: the merged "shards" object, or NULL
+ * with the reason in err. */
+static json_t *check_shards(struct merge *m, int force)
+{
+    uint64_t n0 = 0;
+    json_t *owner = json_object(), *ks = json_array();
+    int bad = 0;
+    for (size_t i = 0; i < m->n && !bad; i++) {
+        const struct result *r = m->in[i].r;
+        uint64_t n;
+        if (shard_n(r->root, &n) < 0) {
+            snprintf(m->err, m->errlen, "%s: \"shards\" must be {\"n\": N, \"k\": [K, ...]}", r->path);
+            bad = 1;
+            break;
+        }
+        if (i == 0)
+            n0 = n;
+        else if (n != n0) {
+            if (!force) {
+                snprintf(m->err, m->errlen, "shards cut differently: %llu parts in %s, %llu in %s (--force merges them anyway)",
+                         (unsigned long long)n0, m->in[0].r->path, (unsigned long long)n, r->path);
+                bad = 1;
+                break;
+            }
+            warn(m, "shards cut differently (%llu parts in %s, %llu in %s): merged anyway (--force)",
+                 (unsigned long long)n0, m->in[0].r->path, (unsigned long long)n, r->path);
+        }
+        const json_t *k = json_object_get(json_object_get(r->root, "shards"), "k");
+        json_t *whole = json_pack("[i]", 0);
+        size_t j;
+        json_t *kv;
+        json_array_foreach(k ? k : whole, j, kv) {
+            if (!json_is_integer(kv) || json_integer_value(kv) < 0 || (uint64_t)json_integer_value(kv) >= n) {
+                snprintf(m->err, m->errlen, "%s: \"shards\": a part K must be 0 <= K < %llu", r->path,
+                         (unsigned long long)n);
+                bad = 1;
+                break;
+            }
+            char key[32];
+            snprintf(key, sizeof key, "%lld", (long long)json_integer_value(kv));
+            const json_t *prev = json_object_get(owner, key);
+            if (prev && !force) {
+                snprintf(m->err, m->errlen, "shard %s/%llu is in both %s and %s: its users would count twice (--force merges them anyway)",
+                         key, (unsigned long long)n, json_string_value(prev), r->path);
+                bad = 1;
+                break;
+            }
+            if (prev)
+                warn(m, "shard %s/%llu is in both %s and %s: merged anyway (--force), its users count twice",
+                     key, (unsigned long long)n, json_string_value(prev), r->path);
+            json_object_set_new(owner, key, json_string(r->path));
+            json_array_append(ks, kv);
+        }
+        json_decref(whole);
+    }
+    json_t *out = NULL;
+    if (!bad) {
+        size_t missing = 0;
+        char list[200] = "";
+        for (uint64_t k = 0; k < n0 && missing < 1000000; k++) {
+            char key[32];
+            snprintf(key, sizeof key, "%llu", (unsigned long long)k);
+            if (json_object_get(owner, key))
+                continue;
+            if (strlen(list) + strlen(key) + 8 < sizeof list)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", missing ? ", " : "", key);
+            missing++;
+        }
+        if (missing)
+            warn(m, "%zu of %llu shards missing (%s%s): the merged result covers only part of the users",
+                 missing, (unsigned long long)n0, list, missing > 20 ? ", ..." : "");
+        out = json_pack("{s:I, s:O, s:b}", "n", (json_int_t)n0, "k", ks, "complete", !missing);
+    }
+    json_decref(owner);
+    json_decref(ks);
+    return out;
+}
+
+/* Start times and the interval: what lining the timelines up needs. */
+static int check_clocks(struct merge *m)
+{
+    uint64_t iv0 = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        const struct result *r = m->in[i].r;
+        const json_t *s = json_object_get(r->root, "start_unix_ms");
+        if (!json_is_integer(s)) {
+            snprintf(m->err, m->errlen, "%s: no \"start_unix_ms\" (a file of an older mailsoak): "
+                                        "its timeline cannot be lined up with the others", r->path);
+            return -1;
+        }
+        long long ms = (long long)json_integer_value(s);
+        if (i == 0 || ms < m->start_ms)
+            m->start_ms = ms;
+        const char *ivs = json_string_value(json_path_get(r->config, "run/interval"));
+        const char *why;
+        uint64_t iv;
+        if (!ivs || parse_duration_ns(ivs, &iv, &why) < 0 || iv == 0) {
+            snprintf(m->err, m->errlen, "%s: config.run.interval missing or not a duration", r->path);
+            return -1;
+        }
+        if (i && iv != iv0)
+            warn(m, "%s: interval %s differs from the first file's: the timeline uses the longest", r->path, ivs);
+        if (iv > iv0)
+            iv0 = iv;
+    }
+    m->iv = (double)iv0 / 1e9;
+    for (size_t i = 0; i < m->n; i++)
+        m->in[i].off = (double)(json_integer_value(json_object_get(m->in[i].r->root, "start_unix_ms")) - m->start_ms) / 1e3;
+    return 0;
+}
+
+/* ---- the server's rows: once per server ---- */
+
+static double number_at(const json_t *o, const char *path, double dflt)
+{
+    double v;
+    return json_path_number(o, path, &v) == 0 ? v : dflt;
+}
+
+/* Every shard that sampled the server saw the same server: of the files that name
+ * the same server (the same host and [server] settings, or the same probe), the
+ * one with the most samples speaks for it; different servers add up. */
+static size_t pick_servers(struct merge *m)
+{
+    json_t *best = json_object();    /* identity -> index of the input */
+    for (size_t i = 0; i < m->n; i++) {
+        const struct result *r = m->in[i].r;
+        if (number_at(r->summary, "server_samples", 0) <= 0)
+            continue;
+        json_t *id = json_pack("{s:O?, s:O?}", "host", json_object_get(r->root, "host"), "server",
+                               json_object_get(r->config, "server"));
+        char *key = json_dumps(id, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(id);
+        const json_t *prev = json_object_get(best, key);
+        if (!prev || number_at(r->summary, "server_samples", 0) >
+                         number_at(m->in[json_integer_value(prev)].r->summary, "server_samples", 0))
+            json_object_set_new(best, key, json_integer((json_int_t)i));
+        free(key);
+    }
+    const char *key;
+    json_t *val;
+    json_object_foreach(best, key, val)
+        m->in[json_integer_value(val)].server = 1;
+    size_t n = json_object_size(best);
+    json_decref(best);
+    return n;
+}
+
+static int is_server_key(const struct result *r, const char *key)
+{
+    size_t i;
+    const json_t *v;
+    json_array_foreach(json_object_get(r->root, "server_keys"), i, v)
+        if (json_is_string(v) && !strcmp(json_string_value(v), key))
+            return 1;
+    return 0;
+}
+
+/* ---- latency ---- */
+
+/* Histograms by command name, added up over files or timeline entries. */
+struct lat_sum {
+    json_t *names;                   /* name -> index */
+    struct hist **h;
+    size_t n;
+};
+
+static int lat_add_all(struct lat_sum *ls, const json_t *lat, const char *where, struct merge *m)
+{
+    const char *name;
+    json_t *o;
+    json_object_foreach((json_t *)lat, name, o) {
+        const json_t *ix = json_object_get(ls->names, name);
+        if (!ix) {
+            ls->h = realloc(ls->h, (ls->n + 1) * sizeof *ls->h);
+            if (!ls->h)
+                abort();
+            ls->h[ls->n] = xcalloc(1, sizeof **ls->h);
+            json_object_set_new(ls->names, name, json_integer((json_int_t)ls->n));
+            ix = json_object_get(ls->names, name);
+            ls->n++;
+        }
+        char why[200];
+        if (latency_add(ls->h[json_integer_value(ix)], o, why, sizeof why) < 0) {
+            snprintf(m->err, m->errlen, "%s: latency \"%s\": %s", where, name, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static json_t *lat_json(struct lat_sum *ls)
+{
+    json_t *out = json_object();
+    const char *name;
+    json_t *ix;
+    json_object_foreach(ls->names, name, ix)
+        json_object_set_new(out, name, latency_json(ls->h[json_integer_value(ix)]));
+    return out;
+}
+
+static void lat_free(struct lat_sum *ls)
+{
+    for (size_t i = 0; i < ls->n; i++)
+        free(ls->h[i]);
+    free(ls->h);
+    json_decref(ls->names);
+    memset(ls, 0, sizeof *ls);
+}
+
+/* ---- summary ---- */
+
+static json_t *merge_summary(struct merge *m, double duration_s, double elapsed_s, size_t nservers)
+{
+    json_t *out = json_object();
+    json_t **v = xcalloc(m->n, sizeof *v);
+    /* the load's keys, in the order they first appear */
+    for (size_t i = 0; i < m->n; i++) {
+        const char *key;
+        json_t *val;
+        json_object_foreach(m->in[i].r->summary, key, val) {
+            if (json_object_get(out, key) || is_server_key(m->in[i].r, key) || !strcmp(key, "latency"))
+                continue;
+            int conflict = 0;
+            size_t have = 0;
+            for (size_t j = 0; j < m->n; j++)
+                have += (v[j] = json_object_get(m->in[j].r->summary, key)) != NULL;
+            if (have < m->n) {
+                warn(m, "summary.%s: in %zu of %zu files only: not measured in the merge", key, have, m->n);
+                json_object_set_new(out, key, json_null());
+                continue;
+            }
+            json_object_set_new(out, key, combine(v, m->n, &conflict));
+            if (conflict)
+                warn(m, "summary.%s: the files disagree and it cannot be added up: left out", key);
+        }
+    }
+    double sent = number_at(out, "sent", 0), read = number_at(out, "read", 0);
+    json_object_set_new(out, "rate_in", json_real(duration_s > 0 ? sent / duration_s : 0));
+    json_object_set_new(out, "rate_out", json_real(elapsed_s > 0 ? read / elapsed_s : 0));
+
+    struct lat_sum ls = { .names = json_object() };
+    for (size_t i = 0; i < m->n; i++) {
+        const json_t *lat = json_object_get(m->in[i].r->summary, "latency");
+        if (lat && lat_add_all(&ls, lat, m->in[i].r->path, m) < 0) {
+            lat_free(&ls);
+            json_decref(out);
+            free(v);
+            return NULL;
+        }
+    }
+    json_object_set_new(out, "latency", lat_json(&ls));
+    lat_free(&ls);
+
+    /* the server's keys: from the files that speak for a server; when none does,
+     * the first file's (its "not measured" nulls) */
+    size_t k = 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->in[i].server || (!nservers && i == 0))
+            v[k++] = m->in[i].r->summary;
+    for (size_t i = 0; i < m->n; i++) {
+        size_t j;
+        const json_t *kv;
+        json_array_foreach(json_object_get(m->in[i].r->root, "server_keys"), j, kv) {
+            const char *key = json_string_value(kv);
+            if (!key || json_object_get(out, key))
+                continue;
+            json_t **sv = xcalloc(k, sizeof *sv);
+            for (size_t x = 0; x < k; x++)
+                sv[x] = json_object_get(v[x], key);
+            int conflict = 0;
+            json_object_set_new(out, key, combine(sv, k, &conflict));
+            free(sv);
+        }
+    }
+    free(v);
+    return out;
+}
+
+/* ---- timeline: lined up on the wall clock ---- */
+
+struct point {
+    long long bin;
+    size_t in, idx;
+    double t, dur;                   /* end on the merged clock; length of its interval */
+};
+
+static int cmp_point(const void *a, const void *b)
+{
+    const struct point *x = a, *y = b;
+    if (x->bin != y->bin)
+        return x->bin < y->bin ? -1 : 1;
+    if (x->in != y->in)
+        return x->in < y->in ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Sets the value at a '/'-path of o (objects made as needed). */
+static void set_path(json_t *o, const char *path, json_t *v)
+{
+    const char *slash = strchr(path, '/');
+    if (!slash) {
+        json_object_set_new(o, path, v);
+        return;
+    }
+    char head[64];
+    snprintf(head, sizeof head, "%.*s", (int)(slash - path), path);
+    json_t *sub = json_object_get(o, head);
+    if (!json_is_object(sub)) {
+        json_decref(v);
+        return;                      /* the entry has no such part: nothing to set */
+    }
+    set_path(sub, slash + 1, v);
+}
+
+/* One run's entries in one bin as one entry: counts added, levels the last. */
+static json_t *run_in_bin(const struct merge *m, const struct point *p, size_t n)
+{
+    const struct input *in = &m->in[p[0].in];
+    json_t **v = xcalloc(n, sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        v[i] = json_deep_copy(json_array_get(in->r->timeline, p[i].idx));
+        json_object_del(v[i], "t");
+        json_object_del(v[i], "phase");
+        json_object_del(v[i], "latency");
+        json_object_del(v[i], "rate_in");
+        json_object_del(v[i], "rate_out");
+        if (!in->server)
+            json_object_del(v[i], "server");
+    }
+    int conflict = 0;
+    json_t *out = combine(v, n, &conflict);
+    for (const char *const *k = level_keys; *k; k++) {
+        const json_t *last = json_path_get(v[n - 1], *k);
+        if (json_path_get(out, *k))
+            set_path(out, *k, last ? json_deep_copy(last) : json_null());
+    }
+    for (size_t i = 0; i < n; i++)
+        json_decref(v[i]);
+    free(v);
+    return json_is_object(out) ? out : (json_decref(out), json_object());
+}
+
+static json_t *merge_bin(struct merge *m, const struct point *p, size_t n, int *fail)
+{
+    json_t **runs = xcalloc(n, sizeof *runs);
+    json_t *phases = json_array();
+    struct lat_sum ls = { .names = json_object() };
+    size_t nr = 0;
+    double t = 0, rate_in = 0, rate_out = 0;
+    for (size_t a = 0, b; a < n; a = b) {
+        double dur = 0;
+        for (b = a; b < n && p[b].in == p[a].in; b++) {
+            const json_t *e = json_array_get(m->in[p[b].in].r->timeline, p[b].idx);
+            const json_t *lat = json_object_get(e, "latency");
+            if (lat && lat_add_all(&ls, lat, m->in[p[b].in].r->path, m) < 0)
+                *fail = 1;
+            dur += p[b].dur;
+            t = fmax(t, p[b].t);
+        }
+        json_t *r = runs[nr++] = run_in_bin(m, p + a, b - a);
+        /* rates of runs side by side add up; each run's own over its own intervals */
+        if (dur > 0) {
+            rate_in += number_at(r, "sent", 0) / dur;
+            rate_out += number_at(r, "read", 0) / dur;
+        }
+        const json_t *ph = json_object_get(json_array_get(m->in[p[b - 1].in].r->timeline, p[b - 1].idx), "phase");
+        size_t i;
+        const json_t *x;
+        int seen = 0;
+        json_array_foreach(phases, i, x)
+            seen |= json_equal(x, ph);
+        if (json_is_string(ph) && !seen)
+            json_array_append(phases, (json_t *)ph);
+    }
+    int conflict = 0;
+    json_t *sum = combine(runs, nr, &conflict);
+    json_t *e = json_object();
+    json_object_set_new(e, "t", json_real(round(t * 1000) / 1000));
+    /* shards in different phases at once: all of them, "send+drain" */
+    char phase[64] = "";
+    size_t i;
+    const json_t *x;
+    json_array_foreach(phases, i, x)
+        snprintf(phase + strlen(phase), sizeof phase - strlen(phase), "%s%s", i ? "+" : "", json_string_value(x));
+    json_object_set_new(e, "phase", json_string(phase));
+    json_object_update(e, sum);
+    json_object_set_new(e, "rate_in", json_real(rate_in));
+    json_object_set_new(e, "rate_out", json_real(rate_out));
+    json_object_set_new(e, "latency", lat_json(&ls));
+    json_decref(sum);
+    json_decref(phases);
+    lat_free(&ls);
+    for (size_t k = 0; k < nr; k++)
+        json_decref(runs[k]);
+    free(runs);
+    return e;
+}
+
+/* Every entry goes to the bin of the merged interval its end is nearest to, so runs
+ * started a little apart (less than half an interval) line up entry for entry. */
+static json_t *merge_timeline(struct merge *m)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < m->n; i++)
+        total += m->in[i].r->timeline ? json_array_size(m->in[i].r->timeline) : 0;
+    struct point *p = xcalloc(total, sizeof *p);
+    size_t np = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        double prev = 0;
+        size_t j;
+        const json_t *e;
+        json_array_foreach(m->in[i].r->timeline, j, e) {
+            double t;
+            if (json_path_number(e, "t", &t) < 0 || !isfinite(t) || t < 0 || t > 1e9) {
+                warn(m, "%s: timeline entry %zu has no usable t: left out", m->in[i].r->path, j);
+                continue;
+            }
+            double tm = t + m->in[i].off;
+            p[np++] = (struct point){ .bin = llround(tm / m->iv), .in = i, .idx = j, .t = tm,
+                                      .dur = t > prev ? t - prev : 0 };
+            prev = t;
+        }
+    }
+    qsort(p, np, sizeof *p, cmp_point);
+    json_t *tl = json_array();
+    int fail = 0;
+    for (size_t a = 0, b; a < np && !fail; a = b) {
+        for (b = a; b < np && p[b].bin == p[a].bin; b++)
+            ;
+        json_array_append_new(tl, merge_bin(m, p + a, b - a, &fail));
+    }
+    free(p);
+    if (fail) {
+        json_decref(tl);
+        return NULL;
+    }
+    return tl;
+}
+
+/* ---- the rest of the file ---- */
+
+static int cmp_event(const void *a, const void *b)
+{
+    double x = number_at(*(json_t *const *)a, "t", 0), y = number_at(*(json_t *const *)b, "t", 0);
+    return x < y ? -1 : x > y;
+}
+
+/* The server's events (crashes, restarts) from the files that speak for a server. */
+static json_t *merge_events(const struct merge *m)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < m->n; i++)
+        total += m->in[i].server && m->in[i].r->events ? json_array_size(m->in[i].r->events) : 0;
+    json_t **ev = xcalloc(total, sizeof *ev);
+    size_t n = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        if (!m->in[i].server)
+            continue;
+        size_t j;
+        const json_t *e;
+        json_array_foreach(m->in[i].r->events, j, e) {
+            json_t *c = json_deep_copy(e);
+            double t;
+            if (json_is_object(c) && json_path_number(c, "t", &t) == 0)
+                json_object_set_new(c, "t", json_real(round((t + m->in[i].off) * 1000) / 1000));
+            ev[n++] = c;
+        }
+    }
+    qsort(ev, n, sizeof *ev, cmp_event);
+    json_t *out = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(out, ev[i]);
+    free(ev);
+    return out;
+}
+
+/* The shards' settings: a key on which they differ holds each value, in file order. */
+static json_t *merge_config(const struct merge *m, const json_t *shards)
+{
+    json_t *out = json_deep_copy(m->in[0].r->config ? m->in[0].r->config : json_object());
+    const char *sec;
+    json_t *keys;
+    json_object_foreach(out, sec, keys) {
+        const char *key;
+        json_t *val;
+        json_object_foreach(keys, key, val) {
+            json_t *all = json_array();
+            for (size_t i = 0; i < m->n; i++) {
+                const json_t *x = json_object_get(json_object_get(m->in[i].r->config, sec), key);
+                size_t j;
+                const json_t *y;
+                int seen = 0;
+                json_array_foreach(all, j, y)
+                    seen |= json_equal(x ? x : json_null(), y);
+                if (!seen)
+                    json_array_append(all, x ? (json_t *)x : json_null());
+            }
+            if (json_array_size(all) > 1)
+                json_object_set(keys, key, all);
+            json_decref(all);
+        }
+    }
+    /* "0,1/2": the parts this file holds */
+    char buf[256] = "";
+    size_t i;
+    const json_t *k;
+    json_array_foreach(json_object_get(shards, "k"), i, k)
+        if (strlen(buf) < sizeof buf - 40)
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%lld", i ? "," : "",
+                     (long long)json_integer_value(k));
+    snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "/%lld",
+             (long long)json_integer_value(json_object_get(shards, "n")));
+    if (json_is_object(json_object_get(out, "run")))
+        json_object_set_new(json_object_get(out, "run"), "shard", json_string(buf));
+    return out;
+}
+
+static json_t *merge_workload(const struct merge *m)
+{
+    json_t *out = json_deep_copy(m->in[0].r->workload ? m->in[0].r->workload : json_object());
+    json_t **v = xcalloc(m->n, sizeof *v);
+    for (const char *const *k = additive_workload; *k; k++) {
+        if (!json_object_get(out, *k))
+            continue;
+        for (size_t i = 0; i < m->n; i++)
+            v[i] = json_object_get(m->in[i].r->workload, *k);
+        int conflict = 0;
+        json_object_set_new(out, *k, combine(v, m->n, &conflict));
+    }
+    free(v);
+    return out;
+}
+
+static json_t *joined(const struct merge *m, const char *key, const char *sep)
+{
+    char buf[1024] = "";
+    for (size_t i = 0; i < m->n; i++) {
+        const char *s = json_string_value(json_object_get(m->in[i].r->root, key));
+        if (s && strlen(buf) + strlen(s) + 2 < sizeof buf && !strstr(buf, s))
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", buf[0] ? sep : "", s);
+    }
+    return json_string(buf);
+}
+
+json_t *merge_results(const struct result_set *rs, int force, const char *label, char *err, size_t errlen,
+                      char *warnbuf, size_t warnlen)
+{
+    struct merge m = { .n = rs->n, .err = err, .errlen = errlen, .warn = warnbuf, .warnlen = warnlen };
+    json_t *root = NULL, *shards = NULL;
+    warnbuf[0] = 0;
+    err[0] = 0;
+    if (rs->n == 0) {
+        snprintf(err, errlen, "no result files given");
+        return NULL;
+    }
+    m.in = xcalloc(rs->n, sizeof *m.in);
+    for (size_t i = 0; i < rs->n; i++)
+        m.in[i].r = &rs->v[i];
+    char msg[2600];
+    if (results_check_workload_except(rs, additive_workload, msg, sizeof msg) < 0) {
+        if (!force) {
+            snprintf(err, errlen, "%s (--force merges them anyway)", msg);
+            goto out;
+        }
+        warn(&m, "%s: merged anyway (--force)", msg);
+    }
+    if (!(shards = check_shards(&m, force)) || check_clocks(&m) < 0)
+        goto out;
+    size_t nservers = pick_servers(&m);
+    double duration = 0, elapsed = 0;
+    int interrupted = 0;
+    for (size_t i = 0; i < m.n; i++) {
+        duration = fmax(duration, m.in[i].off + number_at(m.in[i].r->root, "duration_s", 0));
+        elapsed = fmax(elapsed, m.in[i].off + number_at(m.in[i].r->root, "elapsed_s", 0));
+        interrupted |= json_is_true(json_object_get(m.in[i].r->root, "interrupted"));
+    }
+    json_t *summary = merge_summary(&m, duration, elapsed, nservers);
+    json_t *timeline = summary ? merge_timeline(&m) : NULL;
+    if (!timeline) {
+        json_decref(summary);
+        goto out;
+    }
+    root = json_object();
+    json_object_set_new(root, "format", json_string("mailsoak-result"));
+    json_object_set_new(root, "format_version", json_integer(1));
+    json_object_set_new(root, "version", joined(&m, "version", "+"));
+    json_object_set_new(root, "label", label && *label ? json_string(label) : joined(&m, "label", "+"));
+    json_object_set_new(root, "run_id", joined(&m, "run_id", "+"));
+    json_object_set_new(root, "seed", agreed(&m, "seed"));
+    for (size_t i = 0; i < m.n; i++)
+        if (number_at(m.in[i].r->root, "start_unix_ms", 0) == (double)m.start_ms) {
+            json_object_set(root, "start_time", json_object_get(m.in[i].r->root, "start_time"));
+            break;
+        }
+    json_object_set_new(root, "start_unix_ms", json_integer((json_int_t)m.start_ms));
+    json_object_set_new(root, "host", joined(&m, "host", "+"));
+    json_object_set(root, "shards", shards);
+    json_object_set(root, "histogram", json_object_get(m.in[0].r->root, "histogram"));
+    json_object_set_new(root, "duration_s", json_real(duration));
+    json_object_set_new(root, "elapsed_s", json_real(elapsed));
+    json_object_set_new(root, "interrupted", json_boolean(interrupted));
+    json_object_set_new(root, "workload", merge_workload(&m));
+    json_object_set_new(root, "config", merge_config(&m, shards));
+    json_t *from = json_array();
+    for (size_t i = 0; i < m.n; i++) {
+        const json_t *r = m.in[i].r->root;
+        json_array_append_new(from, json_pack("{s:s, s:O?, s:O?, s:O?, s:O?, s:f, s:b}", "file", m.in[i].r->path,
+                                              "run_id", json_object_get(r, "run_id"), "host", json_object_get(r, "host"),
+                                              "shards", json_object_get(r, "shards"),
+                                              "start_unix_ms", json_object_get(r, "start_unix_ms"),
+                                              "offset_s", m.in[i].off, "server", m.in[i].server));
+    }
+    json_object_set_new(root, "merged_from", from);
+    json_t *skeys = json_array();
+    for (size_t i = 0; i < m.n; i++) {
+        size_t j;
+        json_t *k;
+        json_array_foreach(json_object_get(m.in[i].r->root, "server_keys"), j, k) {
+            size_t x;
+            const json_t *y;
+            int seen = 0;
+            json_array_foreach(skeys, x, y)
+                seen |= json_equal(k, y);
+            if (!seen)
+                json_array_append(skeys, k);
+        }
+    }
+    json_object_set_new(root, "server_keys", skeys);
+    json_object_set_new(root, "summary", summary);
+    json_object_set_new(root, "timeline", timeline);
+    json_object_set_new(root, "events", merge_events(&m));
+out:
+    json_decref(shards);
+    free(m.in);
+    return root;
+}
+
+static void usage(FILE *f)
+{
+    fputs("usage: mailsoak merge A.json B.json ... -o all.json [--force] [--label NAME]\n"
+          "\n"
+          "Adds up the result files of the shards of one load (mailsoak run --shard K/N on\n"
+          "several hosts) into one result file that compare and report read like any other:\n"
+          "counts, ledger outcomes and errors by class summed; latency histograms added\n"
+          "bucket by bucket, percentiles recomputed from the sum; timelines lined up on the\n"
+          "wall clock; the server's rows taken once per server. Files of different workloads\n"
+          "or of overlapping shards are refused unless --force. The output is written\n"
+          "atomically.\n"
+          "\n"
+          "  -o, --output F  the merged result file (required)\n"
+          "  --label NAME    its label (default: the shards' label)\n"
+          "  --force         merge different workloads or overlapping shards anyway\n", f);
+}
+
+int merge_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    char **files = xcalloc((size_t)argc, sizeof *files);
+    size_t nfiles = 0;
+    const char *output = NULL, *label = NULL;
+    int force = 0, rc = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--label")) {
+            if (i + 1 >= argc) {
+                fprintf(err, "merge: %s needs a value\n", a);
+                rc = 2;
+                goto done;
+            }
+            *(strcmp(a, "--label") ? &output : &label) = argv[++i];
+        } else if (!strcmp(a, "--force"))
+            force = 1;
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(out);
+            goto done;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(err, "merge: unknown option '%s'\n", a);
+            usage(err);
+            rc = 2;
+            goto done;
+        } else
+            files[nfiles++] = argv[i];
+    }
+    if (!nfiles || !output) {
+        fprintf(err, "merge: %s\n", !nfiles ? "no result files given" : "no output file: -o FILE");
+        usage(err);
+        rc = 2;
+        goto done;
+    }
+    struct result_set rs;
+    char msg[2600], warns[4096];
+    if (results_load(&rs, files, nfiles, msg, sizeof msg) < 0) {
+        fprintf(err, "merge: %s\n", msg);
+        rc = 2;
+        goto done;
+    }
+    json_t *root = merge_results(&rs, force, label, msg, sizeof msg, warns, sizeof warns);
+    for (char *w = warns; *w;) {
+        size_t len = strcspn(w, "\n");
+        fprintf(err, "merge: warning: %.*s\n", (int)len, w);
+        w += len + (w[len] == '\n');
+    }
+    if (!root) {
+        fprintf(err, "merge: %s\n", msg);
+        rc = 2;
+    } else if (write_json_atomic(output, root, msg, sizeof msg) < 0) {
+        fprintf(err, "merge: %s\n", msg);
+        rc = 1;
+    } else {
+        const json_t *s = json_object_get(root, "summary");
+        fprintf(out, "merged %zu files into %s: sent %.0f, delivered %.0f, lost %.0f, pending %.0f\n", nfiles,
+                output, number_at(s, "sent", 0), number_at(s, "delivered", 0), number_at(s, "lost", 0),
+                number_at(s, "pending", 0));
+    }
+    json_decref(root);
+    results_free(&rs);
+done:
+    free(files);
+    return rc;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+    return merge_main(argc, argv, stdout, stderr);
+}

@@ -1,0 +1,354 @@
+/* test_merge: result files of shards, made here, added up by merge. The percentiles
+ * of the merge must be those of one histogram of every value (not an average of
+ * the shards' percentiles); counts, errors and examples add up; timelines line up
+ * on the wall clock; a server seen by several shards counts once; and what cannot
+ * be added up exactly is refused without touching the output. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "analyse/compare.h"
+#include "analyse/latency.h"
+#include "analyse/merge.h"
+#include "lib/rng.h"
+#include "testfiles.h"
+
+struct shard_spec {
+    int k, n;
+    long long start_ms;
+    int senders;
+    const char *size;                /* a workload key that must agree */
+    const char *host;
+    int samples;                     /* server samples; 0 = no server side */
+    long long mem;
+};
+
+/* A result file as `mailsoak run --shard` writes it, with the latency histogram h,
+ * sent = h->count, and a timeline of entries at t = 10, 20, 30 s (sent 1, 2, 3),
+ * each with h as its interval's histogram too. */
+static json_t *make_run(const struct shard_spec *sp, const struct hist *h)
+{
+    json_t *lat = latency_json(h);
+    char shard[32];
+    snprintf(shard, sizeof shard, "%d/%d", sp->k, sp->n);
+    json_t *server = json_pack("{s:[s]}", "pidfile", "/run/master.pid");
+    json_t *summary = json_pack(
+        "{s:I, s:I, s:i, s:{s:i, s:i}, s:{s:[s], s:[s]}, s:[s], s:I, s:i, s:i, s:i, s:i, s:f, s:f, s:{s:o},"
+        " s:o, s:o, s:i}",
+        "sent", (json_int_t)h->count, "read", (json_int_t)h->count, "errors", 3 + sp->k, "errors_by_class",
+        "smtp_rcpt_450", 2, "pop3_pass_in_use", 1 + sp->k, "error_examples", "smtp_rcpt_450", "450 greylisted",
+        "pop3_pass_in_use", "-ERR [IN-USE] locked", "corruption_examples", "body differs", "delivered",
+        (json_int_t)h->count - 7, "lost", 2, "duplicated", 0, "corrupted", 1, "pending", 4, "rate_in", 1.0,
+        "rate_out", 1.0, "latency", "delivery", lat, "mem", sp->samples ? json_integer(sp->mem) : json_null(),
+        "log_classes", sp->samples ? json_pack("{s:{s:i, s:[]}}", "lock", "count", 2, "examples")
+                                   : json_null(),
+        "server_samples", sp->samples);
+    json_t *tl = json_array();
+    for (int i = 1; i <= 3; i++)
+        json_array_append_new(tl, json_pack("{s:f, s:s, s:i, s:i, s:i, s:{}, s:f, s:f, s:i, s:{s:O}, s:{s:i, s:i}}",
+                                            "t", 10.0 * i, "phase", i < 3 ? "send" : "drain", "sent", i,
+                                            "read", i, "errors", 0, "errors_by_class", "rate_in", i / 10.0,
+                                            "rate_out", i / 10.0, "conns", 10 * i, "latency", "delivery", lat,
+                                            "server", "mem", (int)sp->mem + i, "input", 5));
+    return json_pack("{s:s, s:i, s:s, s:s, s:s, s:i, s:s, s:I, s:s, s:{s:i, s:[i]}, s:f, s:f, s:b,"
+                     " s:{s:i, s:i, s:s}, s:{s:{s:s, s:s}, s:o}, s:[s, s, s], s:o, s:o, s:[]}",
+                     "format", "mailsoak-result", "format_version", 1, "version", "0.1.0", "label", "maildir",
+                     "run_id", sp->k ? "bbbbbbbb" : "aaaaaaaa", "seed", 1, "start_time", "2026-01-01T00:00:00Z",
+                     "start_unix_ms", (json_int_t)sp->start_ms, "host", sp->host, "shards", "n", sp->n, "k",
+                     sp->k, "duration_s", 30.0, "elapsed_s", 35.0, "interrupted", 0, "workload", "senders",
+                     sp->senders, "readers", 2, "size", sp->size, "config", "run", "interval", "10s", "shard",
+                     shard, "server", server, "server_keys", "mem", "log_classes", "server_samples", "summary", summary,
+                     "timeline", tl, "events");
+}
+
+static char *write_run(const char *name, const struct shard_spec *sp, const struct hist *h)
+{
+    json_t *r = make_run(sp, h);
+    char *p = tf_path(name);
+    assert_int_equal(json_dump_file(r, p, JSON_INDENT(1)), 0);
+    json_decref(r);
+    return p;
+}
+
+struct out {
+    int rc;
+    char *out, *err;
+};
+
+static struct out merge(int argc, char **argv)
+{
+    struct out r;
+    size_t on, en;
+    FILE *o = open_memstream(&r.out, &on), *e = open_memstream(&r.err, &en);
+    r.rc = merge_main(argc, argv, o, e);
+    fclose(o);
+    fclose(e);
+    return r;
+}
+
+static void out_free(struct out *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static json_t *load(const char *path)
+{
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    assert_non_null(j);
+    return j;
+}
+
+static double num(const json_t *root, const char *path)
+{
+    double v = -1;
+    assert_int_equal(json_path_number(root, path, &v), 0);
+    return v;
+}
+
+static const struct shard_spec base0 = { 0, 2, 1700000000000LL, 20, "0-1000", "load1", 0, 0 };
+
+/* Two shards of random latencies; the merge's latency object is the one a single
+ * histogram of all the values gives, to the last bucket. */
+static void exact_percentiles(void **st)
+{
+    struct hist *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b), *all = calloc(1, sizeof *all);
+    struct rng r;
+    rng_seed(&r, 5);
+    for (int i = 0; i < 40000; i++) {
+        /* the shards differ in shape, so averaging their percentiles would be wrong */
+        uint64_t v = i % 4 ? rng_range(&r, 1000000, 20000000) : rng_range(&r, 50000000, 900000000);
+        hist_record(i % 4 ? a : b, v);
+        hist_record(all, v);
+    }
+    struct shard_spec s1 = base0;
+    s1.k = 1;
+    s1.start_ms += 300;
+    char *f0 = write_run("a.json", &base0, a), *f1 = write_run("b.json", &s1, b);
+    char *out = tf_path("all.json");
+    char *argv[] = { "merge", f0, f1, "-o", out };
+    struct out o = merge(5, argv);
+    assert_int_equal(o.rc, 0);
+    assert_string_equal(o.err, "");
+    json_t *m = load(out);
+    /* as a result file holds it: reals with 10 significant digits */
+    json_t *one = latency_json(all);
+    char *text = json_dumps(one, JSON_REAL_PRECISION(10));
+    json_t *want = json_loads(text, 0, NULL);
+    free(text);
+    json_decref(one);
+    assert_true(json_equal(json_path_get(m, "summary/latency/delivery"), want));
+    /* the timeline's entries of the same interval add up the same way */
+    assert_true(json_equal(json_path_get(json_array_get(json_object_get(m, "timeline"), 1), "latency/delivery"), want));
+    /* and not what averaging the shards' p99 would give */
+    json_t *j0 = load(f0), *j1 = load(f1);
+    double avg = (num(j0, "summary/latency/delivery/p99") + num(j1, "summary/latency/delivery/p99")) / 2;
+    assert_true(num(m, "summary/latency/delivery/p99") != avg);
+    json_decref(j0);
+    json_decref(j1);
+    json_decref(want);
+
+    /* counts add; errors add by class; examples are joined; the rate is recomputed */
+    assert_true(num(m, "summary/sent") == (double)all->count);
+    assert_true(num(m, "summary/lost") == 4 && num(m, "summary/pending") == 8 && num(m, "summary/corrupted") == 2);
+    assert_true(num(m, "summary/delivered") == (double)all->count - 14);
+    assert_true(num(m, "summary/errors") == 7);
+    assert_true(num(m, "summary/errors_by_class/smtp_rcpt_450") == 4);
+    assert_true(num(m, "summary/errors_by_class/pop3_pass_in_use") == 3);
+    assert_int_equal(json_array_size(json_path_get(m, "summary/error_examples/smtp_rcpt_450")), 2);
+    assert_int_equal(json_array_size(json_path_get(m, "summary/corruption_examples")), 2);
+    assert_true(fabs(num(m, "duration_s") - 30.3) < 1e-9 && fabs(num(m, "elapsed_s") - 35.3) < 1e-9);
+    assert_true(fabs(num(m, "summary/rate_in") - (double)all->count / 30.3) < 1e-6);
+    /* the workload of the whole load: senders add up */
+    assert_true(num(m, "workload/senders") == 40);
+    assert_true(num(m, "shards/n") == 2);
+    assert_int_equal(json_array_size(json_path_get(m, "shards/k")), 2);
+    assert_true(json_is_true(json_path_get(m, "shards/complete")));
+    assert_string_equal(json_string_value(json_path_get(m, "config/run/shard")), "0,1/2");
+    assert_string_equal(json_string_value(json_object_get(m, "run_id")), "aaaaaaaa+bbbbbbbb");
+
+    /* compare reads it like any other result file */
+    char *cargv[] = { "compare", out };
+    FILE *devnull = fopen("/dev/null", "w");
+    assert_int_equal(compare_main(2, cargv, devnull, devnull), 0);
+    fclose(devnull);
+    json_decref(m);
+    out_free(&o);
+    free(a);
+    free(b);
+    free(all);
+}
+
+/* Shard B started 0.3 s after A: its entries land beside A's of the same interval,
+ * on the merged clock; counts add, levels (conns) of one run are its last, and of
+ * several runs add; nothing is lost or counted twice. */
+static void timelines(void **st)
+{
+    struct hist *h = calloc(1, sizeof *h);
+    hist_record(h, 1000000);
+    struct shard_spec s1 = base0;
+    s1.k = 1;
+    s1.start_ms += 300;
+    char *f0 = write_run("t0.json", &base0, h), *f1 = write_run("t1.json", &s1, h);
+    /* an extra entry of B at the phase switch, 5 s before its last: two of B's
+     * entries then share the last interval */
+    json_t *b = load(f1);
+    json_t *extra = json_pack("{s:f, s:s, s:i, s:i, s:i, s:{s:i}, s:i, s:{}}", "t", 25.0, "phase", "send", "sent",
+                              100, "read", 0, "errors", 1, "errors_by_class", "smtp_eod_451", 1, "conns", 99,
+                              "latency");
+    json_array_insert_new(json_object_get(b, "timeline"), 2, extra);
+    assert_int_equal(json_dump_file(b, f1, 0), 0);
+    json_decref(b);
+    char *out = tf_path("tl.json");
+    char *argv[] = { "merge", f0, f1, "-o", out };
+    struct out o = merge(5, argv);
+    assert_int_equal(o.rc, 0);
+    json_t *m = load(out);
+    const json_t *tl = json_object_get(m, "timeline");
+    assert_int_equal(json_array_size(tl), 3);
+    assert_true(num(json_array_get(tl, 0), "t") == 10.3);
+    assert_true(num(json_array_get(tl, 2), "t") == 30.3);
+    assert_true(num(json_array_get(tl, 0), "sent") == 2);
+    assert_true(num(json_array_get(tl, 2), "sent") == 3 + 100 + 3);
+    assert_true(num(json_array_get(tl, 2), "errors_by_class/smtp_eod_451") == 1);
+    assert_true(num(json_array_get(tl, 2), "conns") == 30 + 30);   /* B's last, not 99 + 30 */
+    assert_true(num(json_array_get(tl, 0), "conns") == 20);
+    /* B's rate over its own two intervals (5 s and 5 s), plus A's */
+    assert_true(fabs(num(json_array_get(tl, 2), "rate_in") - (3.0 / 10 + 103.0 / 10)) < 1e-9);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(tl, 2), "phase")), "drain");
+    assert_true(num(json_array_get(tl, 2), "latency/delivery/count") == 2);
+    /* shards without a server side leave the server's rows out of the timeline */
+    assert_null(json_object_get(json_array_get(tl, 0), "server"));
+    json_decref(m);
+    out_free(&o);
+    free(h);
+}
+
+/* Every shard that sampled one server saw the same server: the one with the most
+ * samples speaks for it. Two different servers add up. */
+static void server_once(void **st)
+{
+    struct hist *h = calloc(1, sizeof *h);
+    hist_record(h, 1000000);
+    struct shard_spec s0 = base0, s1 = base0;
+    s0.samples = 5;
+    s0.mem = 100;
+    s1.k = 1;
+    s1.samples = 7;
+    s1.mem = 110;
+    s1.host = "load1";
+    char *f0 = write_run("s0.json", &s0, h), *f1 = write_run("s1.json", &s1, h);
+    char *out = tf_path("srv.json");
+    char *argv[] = { "merge", f0, f1, "-o", out };
+    struct out o = merge(5, argv);
+    assert_int_equal(o.rc, 0);
+    json_t *m = load(out);
+    assert_true(num(m, "summary/mem") == 110);
+    assert_true(num(m, "summary/log_classes/lock/count") == 2);
+    assert_true(num(m, "summary/server_samples") == 7);
+    assert_true(num(json_array_get(json_object_get(m, "timeline"), 0), "server/mem") == 111);
+    json_decref(m);
+    out_free(&o);
+
+    s1.host = "load2";               /* the same settings on another host: another server */
+    f1 = write_run("s1.json", &s1, h);
+    o = merge(5, argv);
+    assert_int_equal(o.rc, 0);
+    m = load(out);
+    assert_true(num(m, "summary/mem") == 210);
+    assert_true(num(m, "summary/log_classes/lock/count") == 4);
+    assert_true(num(json_array_get(json_object_get(m, "timeline"), 0), "server/mem") == 101 + 111);
+    assert_true(num(json_array_get(json_object_get(m, "timeline"), 0), "server/input") == 10);
+    json_decref(m);
+    out_free(&o);
+    free(h);
+}
+
+/* What cannot be added up is refused, naming why, and the output stays as it was;
+ * --force merges different workloads and overlapping shards, never files without
+ * histogram buckets. */
+static void refusals(void **st)
+{
+    struct hist *h = calloc(1, sizeof *h);
+    hist_record(h, 1000000);
+    char *out = tf_write("keep.json", "untouched\n");
+    struct shard_spec s1 = base0;
+    s1.k = 1;
+    s1.size = "0-2000";
+    char *f0 = write_run("r0.json", &base0, h), *f1 = write_run("r1.json", &s1, h);
+    char *argv[] = { "merge", f0, f1, "-o", out, "--force" };
+    struct out o = merge(5, argv);
+    assert_int_equal(o.rc, 2);
+    assert_non_null(strstr(o.err, "different workloads: size"));
+    out_free(&o);
+    char *text = tf_slurp(out);
+    assert_string_equal(text, "untouched\n");
+    free(text);
+    o = merge(6, argv);
+    assert_int_equal(o.rc, 0);
+    assert_non_null(strstr(o.err, "warning: different workloads"));
+    out_free(&o);
+
+    s1 = base0;                      /* the same shard twice */
+    f1 = write_run("r1.json", &s1, h);
+    tf_write("keep.json", "untouched\n");
+    o = merge(5, argv);
+    assert_int_equal(o.rc, 2);
+    assert_non_null(strstr(o.err, "shard 0/2 is in both"));
+    out_free(&o);
+    s1.n = 3;                        /* cut differently */
+    f1 = write_run("r1.json", &s1, h);
+    o = merge(5, argv);
+    assert_int_equal(o.rc, 2);
+    assert_non_null(strstr(o.err, "shards cut differently"));
+    out_free(&o);
+
+    s1 = base0;
+    s1.k = 1;
+    f1 = write_run("r1.json", &s1, h);
+    json_t *b = load(f1);            /* a file of an older mailsoak: no buckets */
+    json_object_del(json_object_get(json_path_get(b, "summary/latency"), "delivery"), "hist");
+    json_dump_file(b, f1, 0);
+    json_decref(b);
+    o = merge(6, argv);
+    assert_int_equal(o.rc, 2);
+    assert_non_null(strstr(o.err, "no histogram buckets"));
+    out_free(&o);
+    text = tf_slurp(out);
+    assert_string_equal(text, "untouched\n");
+    free(text);
+
+    /* one shard of two: merged, with a warning that half the users are missing */
+    char *argv1[] = { "merge", f0, "-o", out };
+    o = merge(4, argv1);
+    assert_int_equal(o.rc, 0);
+    assert_non_null(strstr(o.err, "1 of 2 shards missing (1)"));
+    json_t *m = load(out);
+    assert_true(json_is_false(json_path_get(m, "shards/complete")));
+    json_decref(m);
+    out_free(&o);
+    char *argv2[] = { "merge", f0 };
+    o = merge(2, argv2);
+    assert_int_equal(o.rc, 2);
+    assert_non_null(strstr(o.err, "no output file"));
+    out_free(&o);
+    free(h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(exact_percentiles), cmocka_unit_test(timelines), cmocka_unit_test(server_once),
+        cmocka_unit_test(refusals),
+    };
+    return cmocka_run_group_tests(tests, tf_setup, getenv("KEEP") ? NULL : tf_teardown);
+}
