@@ -379,7 +379,11 @@ static int transport_problem(struct probe *p, const char *proto, int mode, const
                 X509_verify_cert_error_string(verify_result), proto, proto);
         return 1;
     case CURLE_SSL_CACERT_BADFILE:
-        SAY("%s.tls_ca %s: cannot read CA certificates from it", proto, ca);
+        if (ca && *ca)
+            SAY("%s.tls_ca %s: cannot read CA certificates from it", proto, ca);
+        else    /* a minimal machine has no system store until ca-certificates is installed */
+            SAY("cannot read the system's CA certificates (%s): install ca-certificates, or set %s.tls_ca",
+                p->errbuf, proto);
         return 1;
     case CURLE_USE_SSL_FAILED:
         SAY("the server does not offer %s: set %s.tls = none (or implicit, if this is a TLS port)",
