@@ -26,7 +26,17 @@ enum srv_stage {
     ST_COUNT
 };
 
-enum srv_fault_kind { SF_TEMP, SF_PERM, SF_421, SF_DISCONNECT, SF_DELAY, SF_STALL };
+enum srv_fault_kind {
+    SF_TEMP, SF_PERM, SF_421, SF_DISCONNECT, SF_DELAY, SF_STALL,
+    /* misbehaviours of a hostile server (tests/integration/t_hostile.sh) */
+    SF_RESET,                        /* RST instead of a reply */
+    SF_REPLY,                        /* text, raw, instead of the reply (garbage, NUL, bad AUTH challenges) */
+    SF_EXTRA,                        /* the reply, then text unasked (early and unsolicited replies) */
+    SF_TRICKLE,                      /* from here on, every reply a byte at a time */
+    SF_ENDLESS,                      /* a multi-line reply that never ends */
+    SF_OVERLONG,                     /* a reply line of size bytes */
+    SF_FORGE,                        /* RETR: X-Mailsoak-Id rewritten to RUNID-text */
+};
 
 /* A delay drawn per use: fixed, uniform in [lo, hi], or exponential with mean lo
  * truncated at hi. */
@@ -49,7 +59,8 @@ struct srv_cmd_fault {
     char *resp;                      /* POP3 response code ("SYS/TEMP"); NULL = kind's default */
     char *text;                      /* reply text; NULL = a realistic default */
     char *log;                       /* log line; NULL = a realistic default */
-    struct srv_dist delay;
+    struct srv_dist delay;           /* kind = trickle: the pause between bytes */
+    uint64_t size;                   /* kind = overlong: bytes in the line */
 };
 
 /* [fault.store]: for each kind a fraction, an every-Nth rule and a cap, so a test

@@ -63,4 +63,13 @@ void srv_b64_encode(const char *in, size_t n, char *out);
 int srv_sasl_plain(const char *buf, size_t n, const char **user, size_t *ulen,
                    const char **pass, size_t *plen);
 
+/* A fault's text with C escapes (\r \n \t \0 \\ \xNN) made into the bytes they
+ * name, so a hostile reply can hold any byte; at most cap bytes. Returns the length. */
+size_t srv_unescape(const char *in, char *out, size_t cap);
+
+/* Rewrites the value of msg's X-Mailsoak-Id header, in its header block, to its
+ * first 9 characters (the run id and '-') followed by seq: a forged id. Nothing
+ * changes when there is no such header. */
+void srv_forge_id(struct buf *msg, const char *seq);
+
 #endif

@@ -55,6 +55,14 @@ struct srv_sess {
     int delayed_what;                /* the protocol's tag for what a delay holds back */
     char peer[64];                   /* "localhost[127.0.0.1]" for log lines */
     char *delayed;                   /* a command postponed by a delay fault */
+    /* Misbehaviours that write on a schedule of their own (fault kinds trickle,
+     * endless, overlong), driven by the spew timer. */
+    struct timer spew;
+    struct buf drip;                 /* trickle: output held back, let out a byte per tick */
+    uint64_t drip_ns;                /* trickle: the pause between bytes; 0 = off */
+    uint64_t spew_left;              /* endless (UINT64_MAX) or overlong: bytes still to make */
+    uint64_t spew_lines;             /* endless: lines made */
+    const struct srv_cmd_fault *extra;   /* kind = extra: its text follows this command's reply */
     void (*on_timer)(struct srv_sess *s);   /* TM_DELAY fired */
     void (*on_free)(struct srv_sess *s);    /* protocol cleanup before free */
 };
@@ -66,6 +74,8 @@ void srv_fini(struct srv *s);
 
 /* Session plumbing shared by smtp.c and pop3.c. */
 void srv_sess_start(struct srv *srv, struct srv_sess *s, enum srv_proto proto, int fd, conn_cb cb);
+/* Sends what the protocol wrote (a byte at a time under a trickle fault). */
+void srv_sess_flush(struct srv_sess *s);
 /* Flushes, then closes once the output left (or after a short grace). */
 void srv_sess_close_after_flush(struct srv_sess *s);
 /* Closes now and frees when no request is out. */

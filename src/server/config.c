@@ -29,7 +29,7 @@ const struct opt srv_config_opts[] = {
     { "server", "max_rcpts", OPT_COUNT, O(max_rcpts), "100", NULL, "recipients per message", NULL },
     { "server", "max_conns", OPT_COUNT, O(max_conns), "10000", NULL, "connections at once; more are refused with 421 / -ERR", NULL },
     { "server", "idle_timeout", OPT_DURATION, O(idle_timeout), "5m", NULL, "close a session idle this long", NULL },
-    { "server", "auth", OPT_ENUM, O(auth), "none", "auth", "SMTP AUTH PLAIN/LOGIN: none, optional, or required before MAIL", auth_choices },
+    { "server", "auth", OPT_ENUM, O(auth), "none", "auth", "SMTP AUTH PLAIN/LOGIN/CRAM-MD5: none, optional, or required before MAIL", auth_choices },
     { "server", "received", OPT_BOOL, O(received), "yes", NULL, "prepend a Received: line to each message", NULL },
     { "server", "log_sessions", OPT_BOOL, O(log_sessions), "no", NULL, "log every connect, login and delivery (slow at full speed)", NULL },
 
@@ -103,7 +103,9 @@ static int parse_kind(const char *v, enum srv_fault_kind *k)
     static const struct { const char *n; enum srv_fault_kind k; } t[] = {
         { "4xx", SF_TEMP }, { "temp", SF_TEMP }, { "5xx", SF_PERM }, { "perm", SF_PERM },
         { "421", SF_421 }, { "disconnect", SF_DISCONNECT }, { "delay", SF_DELAY },
-        { "stall", SF_STALL },
+        { "stall", SF_STALL }, { "reset", SF_RESET }, { "reply", SF_REPLY }, { "extra", SF_EXTRA },
+        { "trickle", SF_TRICKLE }, { "endless", SF_ENDLESS }, { "overlong", SF_OVERLONG },
+        { "forge", SF_FORGE },
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcasecmp(v, t[i].n)) {
@@ -233,7 +235,8 @@ int srv_fault_set(struct srv_faults *f, const char *section, const char *key, co
         return -1;
     if (!strcasecmp(key, "kind")) {
         if (parse_kind(v, &c->kind) < 0) {
-            w = "expected 4xx, 5xx, 421, disconnect, delay or stall";
+            w = "expected 4xx, 5xx, 421, disconnect, delay, stall, reset, reply, extra, trickle, endless, "
+                "overlong or forge";
             goto bad;
         }
     } else if (!strcasecmp(key, "odds")) {
@@ -269,8 +272,11 @@ int srv_fault_set(struct srv_faults *f, const char *section, const char *key, co
     } else if (!strcasecmp(key, "delay")) {
         if (parse_dist(v, &c->delay, &w) < 0)
             goto bad;
+    } else if (!strcasecmp(key, "size")) {
+        if (parse_bytes(v, &c->size, &w) < 0)
+            goto bad;
     } else {
-        w = "unknown key (kind, odds, every, after, max, code, resp, text, log, delay)";
+        w = "unknown key (kind, odds, every, after, max, code, resp, text, log, delay, size)";
         goto bad;
     }
     return 0;
@@ -285,6 +291,14 @@ int srv_faults_check(const struct srv_faults *f, char *why, size_t n)
         const struct srv_cmd_fault *c = &f->cmd[i];
         if (c->odds <= 0 && !c->every) {
             snprintf(why, n, "[%s]: set odds or every, or the fault never strikes", c->name);
+            return -1;
+        }
+        if ((c->kind == SF_REPLY || c->kind == SF_EXTRA || c->kind == SF_FORGE) && !c->text) {
+            snprintf(why, n, "[%s]: kind = reply, extra and forge need text = (escapes: \\r \\n \\xNN)", c->name);
+            return -1;
+        }
+        if (c->kind == SF_FORGE && c->stage != ST_POP3_RETR) {
+            snprintf(why, n, "[%s]: kind = forge rewrites retrieved messages: fault.pop3.retr only", c->name);
             return -1;
         }
         if (c->kind == SF_DELAY && !c->delay.hi) {

@@ -21,6 +21,7 @@ struct pop3 {
     struct srv_req req;              /* one request out at a time; items live here */
     unsigned char *del;
     long top;                        /* the fetch in flight: -1 RETR, else TOP's lines */
+    const struct srv_cmd_fault *forge;   /* kind = forge struck this RETR */
 };
 
 static void process(struct pop3 *s);
@@ -64,6 +65,10 @@ static int apply_fault(struct pop3 *s, const struct srv_cmd_fault *f, enum srv_s
     snprintf(rlog, sizeof rlog, "pop3(%s): Error: %s failed: %s (%s)", who, stage_word(st), reply + 5, s->b.peer);
     snprintf(where, sizeof where, "pop3(%s): %s from %s", who, stage_word(st), s->b.peer);
     snprintf(bye, sizeof bye, "-ERR [SYS/TEMP] %s", f->text ? f->text : "Server shutting down.");
+    if (f->kind == SF_FORGE) {
+        srv_fault_log(&s->b, f, "warning: RETR: X-Mailsoak-Id forged");
+        s->forge = f;
+    }
     return srv_sess_apply_fault(&s->b, f, at_connect ? DLY_BANNER : DLY_CMD, line, len, reply, rlog,
                                 bye, where, at_connect, st == ST_POP3_CONNECT);
 }
@@ -147,6 +152,9 @@ static void req_done(struct srv_req *r)
     case SOP_FETCH:
         if (r->status == SS_OK) {
             const struct srv_item *it = r->item;
+            if (s->forge)
+                srv_forge_id(&r->out, s->forge->text);
+            s->forge = NULL;
             conn_printf(c, "+OK %llu octets\r\n", (unsigned long long)it->size);
             srv_pop3_stuff(&c->out, r->out.p ? r->out.p : "", r->out.len, s->top);
         } else {
@@ -453,5 +461,5 @@ void srv_pop3_accept(struct srv *srv, int fd)
     if (!f || !apply_fault(s, f, st, "", 0))
         banner(s);
     if (!s->b.dead && !s->b.closing)
-        conn_flush(&s->b.c);
+        srv_sess_flush(&s->b);
 }

@@ -282,3 +282,58 @@ int srv_sasl_plain(const char *buf, size_t n, const char **user, size_t *ulen,
     *plen = n - (size_t)(z2 + 1 - buf);
     return 0;
 }
+
+size_t srv_unescape(const char *in, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (const char *p = in; *p && o < cap; p++) {
+        char c = *p;
+        if (c == '\\' && p[1]) {
+            p++;
+            switch (*p) {
+            case 'r': c = '\r'; break;
+            case 'n': c = '\n'; break;
+            case 't': c = '\t'; break;
+            case '0': c = 0; break;
+            case 'x':
+                if (isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
+                    char h[3] = { p[1], p[2], 0 };
+                    c = (char)strtol(h, NULL, 16);
+                    p += 2;
+                }
+                break;
+            default: c = *p; break;      /* \\ and any other: the character itself */
+            }
+        }
+        out[o++] = c;
+    }
+    return o;
+}
+
+void srv_forge_id(struct buf *msg, const char *seq)
+{
+    static const char name[] = "X-Mailsoak-Id:";
+    const char *p = msg->p + msg->off, *end = msg->p + msg->len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        if (le == p || (le == p + 1 && *p == '\r'))
+            return;                      /* the blank line: no id in the headers */
+        if ((size_t)(le - p) > sizeof name - 1 && !strncasecmp(p, name, sizeof name - 1)) {
+            const char *v = p + sizeof name - 1;
+            while (v < le && *v == ' ')
+                v++;
+            const char *rest = le > v && le[-1] == '\r' ? le - 1 : le;   /* the value's end */
+            const char *keep = rest - v > 9 ? v + 9 : rest;
+            const char *start = msg->p + msg->off;
+            struct buf out = { 0 };
+            buf_append(&out, start, (size_t)(keep - start));
+            buf_append(&out, seq, strlen(seq));
+            buf_append(&out, rest, (size_t)(end - rest));
+            buf_free(msg);
+            *msg = out;
+            return;
+        }
+        p = nl ? nl + 1 : end;
+    }
+}

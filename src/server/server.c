@@ -3,6 +3,7 @@
  * (idle deadlines, delays, closing after the last reply, freeing when the store
  * has nothing of theirs left). */
 #include "server/srv_server.h"
+#include "server/srv_proto.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -38,6 +39,7 @@ int srv_sess_reap(struct srv_sess *s)
         s->on_free(s);
     buf_free(&s->c.in);
     buf_free(&s->c.out);
+    buf_free(&s->drip);
     free(s->delayed);
     sess_unlink(s);
     s->srv->nconns--;
@@ -49,6 +51,7 @@ void srv_sess_drop(struct srv_sess *s)
 {
     if (conn_is_open(&s->c))
         conn_close(&s->c);
+    timer_cancel(s->srv->loop, &s->spew);
     s->dead = 1;
     /* A delay holds no store request: cancelling it is enough. */
     if (s->tmode == TM_DELAY) {
@@ -75,11 +78,81 @@ void srv_sess_idle(struct srv_sess *s)
     conn_deadline(&s->c, s->srv->cfg->idle_timeout);
 }
 
+/* A fault's text as the bytes it names, then CRLF. */
+static void write_text(struct srv_sess *s, const char *text)
+{
+    char raw[4096];
+    conn_write(&s->c, raw, srv_unescape(text, raw, sizeof raw));
+    conn_puts(&s->c, "\r\n");
+}
+
+static size_t sess_pending(const struct srv_sess *s)
+{
+    return conn_pending_out(&s->c) + (s->drip.len - s->drip.off);
+}
+
+void srv_sess_flush(struct srv_sess *s)
+{
+    struct conn *c = &s->c;
+    if (s->extra) {                  /* unasked, right behind the reply it follows */
+        write_text(s, s->extra->text);
+        s->extra = NULL;
+    }
+    if (!s->drip_ns) {
+        conn_flush(c);
+        return;
+    }
+    buf_append(&s->drip, c->out.p + c->out.off, conn_pending_out(c));
+    c->out.off = c->out.len = 0;
+    if (!timer_armed(&s->spew) && s->drip.len > s->drip.off)
+        timer_arm_in(s->srv->loop, &s->spew, 0);
+}
+
+#define SPEW_CHUNK (64 * 1024)
+
+/* The spew timer: a trickle's next byte, or more of an endless or overlong reply
+ * whenever the socket has taken what was written (memory stays flat however long
+ * the client reads). */
+static void spew_step(struct loop *l, struct timer *t)
+{
+    struct srv_sess *s = (struct srv_sess *)((char *)t - offsetof(struct srv_sess, spew));
+    struct conn *c = &s->c;
+    if (s->dead || !conn_is_open(c))
+        return;
+    if (s->drip.len > s->drip.off) {
+        conn_write(c, s->drip.p + s->drip.off++, 1);
+        if (s->drip.off == s->drip.len)
+            s->drip.off = s->drip.len = 0;
+        conn_flush(c);
+        if (s->drip.len)
+            timer_arm_in(l, t, s->drip_ns);
+        return;
+    }
+    while (s->spew_left && conn_pending_out(c) < SPEW_CHUNK) {
+        if (s->spew_left == UINT64_MAX) {
+            s->spew_lines++;
+            if (s->proto == SRV_SMTP)
+                conn_printf(c, "250-endless reply, line %llu\r\n", (unsigned long long)s->spew_lines);
+            else
+                conn_printf(c, "%llu 1000\r\n", (unsigned long long)s->spew_lines);
+            continue;
+        }
+        size_t n = s->spew_left < SPEW_CHUNK ? (size_t)s->spew_left : SPEW_CHUNK;
+        memset(conn_reserve(c, n), 'x', n);
+        conn_commit(c, n);
+        if (!(s->spew_left -= n))
+            conn_puts(c, "\r\n");
+    }
+    conn_flush(c);
+    if (s->spew_left || conn_pending_out(c))
+        timer_arm_in(l, t, NS_PER_MS);
+}
+
 void srv_sess_close_after_flush(struct srv_sess *s)
 {
     s->closing = 1;
-    conn_flush(&s->c);
-    if (!conn_is_open(&s->c) || !conn_pending_out(&s->c)) {
+    srv_sess_flush(s);
+    if (!conn_is_open(&s->c) || !sess_pending(s)) {
         srv_sess_drop(s);
         return;
     }
@@ -115,8 +188,8 @@ int srv_sess_event(struct srv_sess *s, enum conn_event ev)
         s->on_timer(s);
         return 1;
     case TM_LINGER:
-        conn_flush(&s->c);
-        if (!conn_pending_out(&s->c) || ++s->linger_tries >= LINGER_TRIES)
+        srv_sess_flush(s);
+        if (!sess_pending(s) || ++s->linger_tries >= LINGER_TRIES)
             srv_sess_drop(s);
         else
             conn_deadline(&s->c, LINGER_STEP);
@@ -157,7 +230,7 @@ void srv_sess_pump(struct srv_sess *s, int (*raw)(struct srv_sess *s),
     }
     if (s->dead || s->closing)
         return;
-    conn_flush(c);
+    srv_sess_flush(s);
     if (!s->waiting)
         srv_sess_idle(s);
 }
@@ -205,11 +278,47 @@ int srv_sess_apply_fault(struct srv_sess *s, const struct srv_cmd_fault *f, int 
         srv_sess_close_after_flush(s);
         return 1;
     case SF_DISCONNECT:
-        snprintf(logl, sizeof logl, "warning: %s: process died: connection dropped", where);
+    case SF_RESET:
+        snprintf(logl, sizeof logl, "warning: %s: process died: connection %s", where,
+                 f->kind == SF_RESET ? "reset" : "dropped");
         srv_fault_log(s, f, logl);
-        conn_flush(&s->c);           /* earlier replies left before the crash */
-        srv_sess_abort(s, rst);
+        srv_sess_flush(s);           /* earlier replies left before the crash */
+        srv_sess_abort(s, rst || f->kind == SF_RESET);
         return 1;
+    case SF_REPLY:
+        snprintf(logl, sizeof logl, "warning: %s: hostile reply instead of the answer", where);
+        srv_fault_log(s, f, logl);
+        write_text(s, f->text);
+        return 1;
+    case SF_EXTRA:
+        snprintf(logl, sizeof logl, "warning: %s: hostile reply after the answer", where);
+        srv_fault_log(s, f, logl);
+        s->extra = f;
+        return 0;
+    case SF_TRICKLE:
+        snprintf(logl, sizeof logl, "warning: %s: replies trickle from here on", where);
+        srv_fault_log(s, f, logl);
+        s->drip_ns = f->delay.hi ? srv_dist_draw(&f->delay, &s->rng) : NS_PER_MS;
+        if (!s->drip_ns)
+            s->drip_ns = 1;
+        return 0;
+    case SF_ENDLESS:
+    case SF_OVERLONG:
+        snprintf(logl, sizeof logl, "warning: %s: %s reply", where, f->kind == SF_ENDLESS ? "endless" : "overlong");
+        srv_fault_log(s, f, logl);
+        if (f->kind == SF_ENDLESS) {
+            s->spew_left = UINT64_MAX;
+            if (s->proto == SRV_POP3)
+                conn_puts(&s->c, "+OK\r\n");
+        } else {
+            s->spew_left = f->size ? f->size : 10 * 1024 * 1024;
+            conn_puts(&s->c, s->proto == SRV_SMTP ? "451 " : "-ERR ");
+        }
+        s->stalled = 1;              /* it reads nothing more */
+        timer_arm_in(s->srv->loop, &s->spew, 0);
+        return 1;
+    case SF_FORGE:                   /* the protocol rewrites what it retrieves */
+        return 0;
     case SF_DELAY: {
         uint64_t ns = srv_dist_draw(&f->delay, &s->rng);
         snprintf(logl, sizeof logl, "warning: %s: reply delayed %llums: lmtp: timed out while waiting for the store",
@@ -231,6 +340,7 @@ void srv_sess_start(struct srv *srv, struct srv_sess *s, enum srv_proto proto, i
 {
     s->srv = srv;
     s->proto = proto;
+    s->spew.fn = spew_step;
     s->id = ++srv->seq[proto];
     srv_rng_seed(&s->rng, srv->cfg->seed, s->id * 2 + (uint64_t)proto);
     conn_init(&s->c, srv->loop, cb, s);

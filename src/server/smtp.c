@@ -1,23 +1,26 @@
-/* smtp: the server side of ESMTP (RFC 5321, PIPELINING, SIZE, 8BITMIME, AUTH PLAIN
- * and LOGIN). Every complete line in the input buffer is answered in order before
+/* smtp: the server side of ESMTP (RFC 5321, PIPELINING, SIZE, 8BITMIME, AUTH PLAIN,
+ * LOGIN and CRAM-MD5). Every complete line in the input buffer is answered in order before
  * one flush; the session pauses while the store holds its message or a delay fault
  * runs, and resumes on the input still buffered. */
 #include "server/srv_server.h"
 #include "server/srv_proto.h"
 
+#include <openssl/hmac.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 enum { DLY_CMD, DLY_EOD, DLY_BANNER };
-enum { A_NONE, A_PLAIN, A_LOGIN_USER, A_LOGIN_PASS };
+enum { A_NONE, A_PLAIN, A_LOGIN_USER, A_LOGIN_PASS, A_CRAM };
 
 struct smtp {
     struct srv_sess b;               /* first: freed as one block */
     char helo[128];
     int greeted, has_mail, in_data, auth_ok, auth;
     char auth_user[256];
+    char chal[512];                  /* CRAM-MD5: the challenge sent */
     size_t *rcpts, nrcpts, caprcpts;
     struct srv_data data;
     struct buf msg;
@@ -222,16 +225,48 @@ static void start_data(struct smtp *s)
     conn_puts(&s->b.c, "354 End data with <CR><LF>.<CR><LF>\r\n");
 }
 
-static void auth_result(struct smtp *s, const char *user, size_t ulen, const char *pass, size_t plen)
+static void auth_done(struct smtp *s, int ok)
 {
     s->auth = A_NONE;
-    if (srv_check_login(s->b.srv, user, ulen, pass, plen) >= 0) {
+    if (ok) {
         s->auth_ok = 1;
         conn_puts(&s->b.c, "235 2.7.0 Authentication successful\r\n");
     } else {
         srv_log("warning: %s: SASL authentication failed: authentication failure", s->b.peer);
         conn_puts(&s->b.c, "535 5.7.8 Error: authentication failed: authentication failure\r\n");
     }
+}
+
+static void auth_result(struct smtp *s, const char *user, size_t ulen, const char *pass, size_t plen)
+{
+    auth_done(s, srv_check_login(s->b.srv, user, ulen, pass, plen) >= 0);
+}
+
+/* CRAM-MD5 (RFC 2195): "user hexdigest", the digest HMAC-MD5 of our challenge
+ * under the user's password. */
+static void auth_cram(struct smtp *s, const char *b64, size_t n)
+{
+    char dec[600], hex[33];
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned int maclen = 0;
+    size_t dn;
+    const char *sp;
+    if (srv_b64_decode(b64, n, dec, sizeof dec, &dn) < 0 || !(sp = memchr(dec, ' ', dn)) ||
+        dn - (size_t)(sp + 1 - dec) != 32) {
+        s->auth = A_NONE;
+        conn_puts(&s->b.c, "501 5.5.2 Error: malformed authentication response\r\n");
+        return;
+    }
+    long u = srv_book_find(&s->b.srv->book, dec, (size_t)(sp - dec));
+    const char *pass = u >= 0 ? s->b.srv->users.v[u].pass : "";
+    if (!HMAC(EVP_md5(), pass, (int)strlen(pass), (const unsigned char *)s->chal, strlen(s->chal), mac, &maclen) ||
+        maclen != 16) {
+        auth_done(s, 0);
+        return;
+    }
+    for (unsigned i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", mac[i]);
+    auth_done(s, u >= 0 && !strncasecmp(hex, sp + 1, 32));
 }
 
 static void auth_plain(struct smtp *s, const char *b64, size_t n)
@@ -258,6 +293,10 @@ static void auth_continue(struct smtp *s, const char *line, size_t len)
     }
     if (s->auth == A_PLAIN) {
         auth_plain(s, line, len);
+        return;
+    }
+    if (s->auth == A_CRAM) {
+        auth_cram(s, line, len);
         return;
     }
     char dec[512];
@@ -305,6 +344,14 @@ static void cmd_auth(struct smtp *s, const char *arg)
             auth_continue(s, ir, strlen(ir));
         else
             conn_puts(&s->b.c, "334 VXNlcm5hbWU6\r\n");
+    } else if (ml == 8 && !strncasecmp(arg, "CRAM-MD5", 8) && !ir) {
+        /* the host name is in it, so a long hostname makes a long challenge */
+        char b64[800];
+        snprintf(s->chal, sizeof s->chal, "<%llu.%lld@%s>", (unsigned long long)s->b.id, (long long)time(NULL),
+                 s->b.srv->cfg->hostname);
+        srv_b64_encode(s->chal, strlen(s->chal), b64);
+        s->auth = A_CRAM;
+        conn_printf(&s->b.c, "334 %s\r\n", b64);
     } else {
         conn_puts(&s->b.c, "535 5.7.8 Error: authentication failed: Invalid authentication mechanism\r\n");
     }
@@ -326,7 +373,7 @@ static void cmd_ehlo(struct smtp *s, const char *arg, int ehlo)
     }
     conn_printf(&s->b.c, "250-%s\r\n250-PIPELINING\r\n250-SIZE %llu\r\n250-8BITMIME\r\n%s"
                 "250 ENHANCEDSTATUSCODES\r\n", cfg->hostname, (unsigned long long)cfg->max_size,
-                cfg->auth != SRV_AUTH_NONE ? "250-AUTH PLAIN LOGIN\r\n" : "");
+                cfg->auth != SRV_AUTH_NONE ? "250-AUTH PLAIN LOGIN CRAM-MD5\r\n" : "");
 }
 
 static void cmd_mail(struct smtp *s, const char *arg)
@@ -547,5 +594,5 @@ void srv_smtp_accept(struct srv *srv, int fd)
     if (!f || !apply_fault(s, f, st, "", 0))
         banner(s);
     if (!s->b.dead && !s->b.closing)
-        conn_flush(&s->b.c);
+        srv_sess_flush(&s->b);
 }

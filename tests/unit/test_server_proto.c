@@ -174,6 +174,36 @@ static void test_b64_sasl(void **state)
     assert_int_equal(srv_sasl_plain("nozero", 6, &u, &ul, &p, &pl), -1);
 }
 
+/* Hostile replies are configured as text with escapes: any byte can be named. */
+static void test_unescape(void **state)
+{
+    (void)state;
+    char out[64];
+    size_t n = srv_unescape("451 \\xff\\x1b[2J\\0x\\r\\n\\\\", out, sizeof out);
+    assert_int_equal(n, 14);
+    assert_memory_equal(out, "451 \xff\x1b[2J\0x\r\n\\", 14);
+    assert_int_equal(srv_unescape("abcdef", out, 3), 3);
+}
+
+static void test_forge_id(void **state)
+{
+    (void)state;
+    struct buf b = { 0 };
+    const char *m = "Received: x\r\nX-Mailsoak-Id: 0a1b2c3d-2a/3\r\nSubject: s\r\n\r\nX-Mailsoak-Id: body\r\n";
+    buf_append(&b, m, strlen(m));
+    srv_forge_id(&b, "ffffffffffffffff/64");
+    const char *want = "Received: x\r\nX-Mailsoak-Id: 0a1b2c3d-ffffffffffffffff/64\r\nSubject: s\r\n\r\n"
+                       "X-Mailsoak-Id: body\r\n";
+    assert_int_equal(b.len - b.off, strlen(want));
+    assert_memory_equal(b.p + b.off, want, strlen(want));
+    buf_free(&b);
+    const char *none = "Subject: s\r\n\r\nX-Mailsoak-Id: 0a1b2c3d-1\r\n";   /* only in the body */
+    buf_append(&b, none, strlen(none));
+    srv_forge_id(&b, "0");
+    assert_memory_equal(b.p + b.off, none, strlen(none));
+    buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -186,6 +216,8 @@ int main(void)
         cmocka_unit_test(test_mail_params),
         cmocka_unit_test(test_pop3_verbs),
         cmocka_unit_test(test_b64_sasl),
+        cmocka_unit_test(test_unescape),
+        cmocka_unit_test(test_forge_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
