@@ -34,14 +34,18 @@
  *   caught as zombies killed by SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS,
  *   SIGTRAP, SIGXCPU, SIGXFSZ or SIGKILL; parents reap within milliseconds, so that is
  *   luck, and the servers' own log lines ("killed by signal") are the reliable trace
- *   (class fatal). */
+ *   (class fatal).
+ *
+ * The parts: procset.c (the process set), spool.c, store.c and dbox.c (the store
+ * walkers), logwatch.c (the logs); this file runs them on a thread and keeps the
+ * samples. */
 #ifndef MS_COLLECTOR_H
 #define MS_COLLECTOR_H
 
-#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "probe/sample.h"
 #include "run/config.h"
 
 struct collector;
@@ -76,22 +80,12 @@ struct collector_now {
 };
 void collector_now(struct collector *c, struct collector_now *out);
 
-/* Adds to the run's summary: "spool", "spool_peak", "mem" (peak RSS bytes), "mem_final",
- * "mem_pss" (peak PSS), "input", "output", "ibytes", "obytes", "disk_read_bytes",
- * "disk_write_bytes", "store_messages", "store_bytes", "log_hits", "log_classes",
- * "server_crashes", "server_procs_peak", "server_samples". What the config did not ask
- * to measure is null. */
-void collector_json_summary(struct collector *c, json_t *summary);
-/* Adds "server" to a timeline entry covering (from_ns, to_ns]: the last sample's mem,
- * spool, store_messages, store_bytes and procs; I/O deltas over the interval (input,
- * output, ibytes, obytes); "log_hits": {"class": n} within the interval. */
-void collector_json_interval(struct collector *c, json_t *entry, uint64_t from_ns, uint64_t to_ns);
-/* Appends {"t": sec, "kind": "...", "text": "..."}: kinds crash, restart, child_crash,
- * io_unreadable, log_rotated, log_truncated. */
-void collector_json_events(struct collector *c, json_t *events);
-/* Rows for the end-of-run table, in order: spool, mem, input, output, ibytes, obytes,
- * log hits; "-" where not measured. Returns 0 past the last row, and at once when the
- * collector samples nothing. */
-int collector_table_row(struct collector *c, int i, char *name, size_t nlen, char *value, size_t vlen);
+/* Plain copies of what was measured (probe/sample.h), for the run's writers
+ * (run/probe_output.h): the whole run so far; the interval (from_ns, to_ns] of the
+ * timeline; the events. Each is filled even for a NULL or idle collector (nothing
+ * measured), and freed with its probe_*_free. */
+void collector_summary(struct collector *c, struct probe_summary *out);
+void collector_interval(struct collector *c, uint64_t from_ns, uint64_t to_ns, struct probe_interval *out);
+void collector_events(struct collector *c, struct probe_events *out);
 
 #endif

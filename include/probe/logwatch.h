@@ -5,9 +5,10 @@
 #ifndef MS_LOGWATCH_H
 #define MS_LOGWATCH_H
 
-#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "probe/sample.h"
 
 struct server_config;
 struct logwatch;
@@ -31,7 +32,7 @@ int logwatch_set_class(struct logwatch *lw, const char *spec, char *err, size_t 
 int logwatch_add_file(struct logwatch *lw, const char *path, char *err, size_t errlen);
 
 /* Rotations and truncations are reported here (kind "log_rotated" or "log_truncated"). */
-typedef void (*logwatch_event_fn)(void *ctx, uint64_t t_ns, const char *kind, const char *text);
+typedef probe_event_fn logwatch_event_fn;
 void logwatch_on_event(struct logwatch *lw, logwatch_event_fn fn, void *ctx);
 
 /* Reads whatever the files gained since the last poll; matching lines are stamped now_ns. */
@@ -47,10 +48,7 @@ uint64_t logwatch_count(struct logwatch *lw, size_t i);
 uint64_t logwatch_total(struct logwatch *lw);   /* lines that matched at least one class */
 /* Hits per class since the previous take, into counts[nclasses]; returns the lines. */
 uint64_t logwatch_take(struct logwatch *lw, uint64_t *counts);
-/* {"name": {"count": n, "examples": [{"t": sec, "line": "..."}]}, ...} */
-json_t *logwatch_json_classes(struct logwatch *lw);
-
-/* A JSON string of n bytes of log text: bytes that are not UTF-8 become '?'. */
-json_t *json_text(const char *s, size_t n);
+/* A copy of every class: its count and its examples (t on the watcher's clock). */
+size_t logwatch_classes(struct logwatch *lw, struct probe_class **out);
 
 #endif

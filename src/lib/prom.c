@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/grow.h"
+#include "lib/alloc.h"
 
 static void put(struct prom *p, const char *s, size_t n)
 {

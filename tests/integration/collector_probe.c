@@ -11,6 +11,7 @@
 
 #include "probe/collector.h"
 #include "run/config.h"
+#include "run/probe_output.h"
 
 static uint64_t now_ns(void)
 {
@@ -44,13 +45,22 @@ int main(int argc, char **argv)
 
     json_t *root = json_object(), *summary = json_object(), *events = json_array(), *rows = json_array();
     json_t *entry = json_object(), *timeline = json_array();
-    collector_json_summary(c, summary);
-    collector_json_interval(c, entry, t0, now_ns());
+    struct probe_summary ps;
+    struct probe_interval iv;
+    struct probe_events pe;
+    collector_summary(c, &ps);
+    collector_interval(c, t0, now_ns(), &iv);
+    collector_events(c, &pe);
+    probe_json_summary(&ps, summary);
+    probe_json_interval(&iv, entry);
     json_array_append_new(timeline, entry);
-    collector_json_events(c, events);
+    probe_json_events(&pe, events);
     char name[64], value[64];
-    for (int i = 0; collector_table_row(c, i, name, sizeof name, value, sizeof value); i++)
+    for (int i = 0; probe_table_row(&ps, i, name, sizeof name, value, sizeof value); i++)
         json_array_append_new(rows, json_pack("[s, s]", name, value));
+    probe_summary_free(&ps);
+    probe_interval_free(&iv);
+    probe_events_free(&pe);
     json_object_set_new(root, "summary", summary);
     json_object_set_new(root, "timeline", timeline);
     json_object_set_new(root, "events", events);

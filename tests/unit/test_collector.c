@@ -22,6 +22,7 @@
 
 #include "probe/collector.h"
 #include "probe/procfs.h"
+#include "run/probe_output.h"
 
 #define MIB (1024 * 1024)
 
@@ -67,6 +68,41 @@ static uint64_t summary_u64(json_t *summary, const char *key)
     assert_non_null(v);
     assert_true(json_is_integer(v));
     return (uint64_t)json_integer_value(v);
+}
+
+/* The collector hands out plain data; these format it with the run's writers, as
+ * `mailsoak run` does, so each test reads what a result file would hold. */
+static void collector_json_summary(struct collector *c, json_t *summary)
+{
+    struct probe_summary ps;
+    collector_summary(c, &ps);
+    probe_json_summary(&ps, summary);
+    probe_summary_free(&ps);
+}
+
+static void collector_json_interval(struct collector *c, json_t *entry, uint64_t from_ns, uint64_t to_ns)
+{
+    struct probe_interval iv;
+    collector_interval(c, from_ns, to_ns, &iv);
+    probe_json_interval(&iv, entry);
+    probe_interval_free(&iv);
+}
+
+static void collector_json_events(struct collector *c, json_t *events)
+{
+    struct probe_events pe;
+    collector_events(c, &pe);
+    probe_json_events(&pe, events);
+    probe_events_free(&pe);
+}
+
+static int collector_table_row(struct collector *c, int i, char *name, size_t nlen, char *value, size_t vlen)
+{
+    struct probe_summary ps;
+    collector_summary(c, &ps);
+    int more = probe_table_row(&ps, i, name, nlen, value, vlen);
+    probe_summary_free(&ps);
+    return more;
 }
 
 static json_t *summary_of(struct collector *c)

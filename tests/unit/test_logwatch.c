@@ -16,6 +16,7 @@
 
 #include "run/config.h"
 #include "probe/logwatch.h"
+#include "run/probe_output.h"
 
 #define T0 1000000000ull
 #define SEC 1000000000ull
@@ -255,6 +256,16 @@ static void a_java_stack_trace_counts_once(void **state)
     remove_dir(&d);
 }
 
+/* The classes as the run's result holds them. */
+static json_t *classes_json(struct logwatch *lw)
+{
+    struct probe_class *v;
+    size_t n = logwatch_classes(lw, &v);
+    json_t *j = probe_json_classes(v, n, T0);
+    probe_classes_free(v, n);
+    return j;
+}
+
 static void examples_keep_the_first_lines_with_their_time(void **state)
 {
     struct logwatch *lw = logwatch_new(T0, 2);
@@ -264,7 +275,7 @@ static void examples_keep_the_first_lines_with_their_time(void **state)
     logwatch_feed(lw, "x1", 2, T0 + 1500000000ull);
     logwatch_feed(lw, "x2 \xff\xfe end", 9, T0 + 2 * SEC);
     logwatch_feed(lw, "x3", 2, T0 + 3 * SEC);
-    json_t *j = logwatch_json_classes(lw);
+    json_t *j = classes_json(lw);
     json_t *x = json_object_get(j, "x"), *y = json_object_get(j, "y");
     assert_non_null(x);
     assert_non_null(y);
@@ -297,7 +308,7 @@ static void starts_at_the_end_and_waits_for_whole_lines(void **state)
     append_raw(d.log, "7\r\nL8\n");
     logwatch_poll(lw, T0 + 2 * SEC);
     assert_int_equal(logwatch_total(lw), 2);
-    json_t *j = logwatch_json_classes(lw);
+    json_t *j = classes_json(lw);
     json_t *ex = json_object_get(json_object_get(j, "n"), "examples");
     assert_string_equal(json_string_value(json_object_get(json_array_get(ex, 0), "line")), "L67");
     json_decref(j);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "lib/conn.h"
-#include "lib/grow.h"
+#include "lib/alloc.h"
 #include "engine/reply.h"
 #include "lib/rng.h"
 #include "engine/sasl.h"

@@ -2,7 +2,7 @@
  * generator, so sizes replay from the seed like everything else. */
 #include "engine/sizes.h"
 
-#include "lib/grow.h"
+#include "lib/alloc.h"
 
 #include <ctype.h>
 #include <errno.h>

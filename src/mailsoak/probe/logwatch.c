@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/alloc.h"
 #include "run/config.h"
 
 enum {
@@ -119,30 +120,6 @@ static const struct builtin {
 /* Lines that continue a Java stack trace. */
 static const char continuation_re[] =
     "^[[:space:]]*(at |\\.\\.\\. [0-9]+ (more|common frames omitted))|^Caused by: |^[[:space:]]*Suppressed: ";
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n, size);
-    if (!p)
-        abort();
-    return p;
-}
-
-static char *xstrndup(const char *s, size_t n)
-{
-    char *d = strndup(s, n);
-    if (!d)
-        abort();
-    return d;
-}
-
-static void *xrealloc(void *p, size_t size)
-{
-    p = realloc(p, size);
-    if (!p)
-        abort();
-    return p;
-}
 
 struct logwatch *logwatch_new(uint64_t t0_ns, size_t examples)
 {
@@ -378,19 +355,8 @@ void logwatch_on_event(struct logwatch *lw, logwatch_event_fn fn, void *ctx)
     lw->event_ctx = ctx;
 }
 
-static void event(struct logwatch *lw, uint64_t now, const char *kind, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void event(struct logwatch *lw, uint64_t now, const char *kind, const char *fmt, ...)
-{
-    char text[1200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    if (lw->on_event)
-        lw->on_event(lw->event_ctx, now, kind, text);
-}
+/* Rotations and truncations, to the watcher's listener (a macro: C cannot pass "..." on). */
+#define event(lw, ...) probe_eventf((lw)->on_event, (lw)->event_ctx, __VA_ARGS__)
 
 static int class_matches(const struct lclass *c, const char *line)
 {
@@ -675,50 +641,25 @@ uint64_t logwatch_take(struct logwatch *lw, uint64_t *counts)
     return n;
 }
 
-json_t *json_text(const char *s, size_t n)
+size_t logwatch_classes(struct logwatch *lw, struct probe_class **out)
 {
-    /* jansson takes only UTF-8: invalid bytes become '?'. */
-    char *out = xcalloc(1, n + 1);
-    size_t o = 0;
-    for (size_t i = 0; i < n;) {
-        unsigned char c = (unsigned char)s[i];
-        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-        int ok = len > 0 && i + len <= n && !(len == 2 && c < 0xc2);
-        for (size_t k = 1; ok && k < len; k++)
-            ok = ((unsigned char)s[i + k] & 0xc0) == 0x80;
-        if (ok && c == 0)
-            ok = 0;
-        if (ok) {
-            memcpy(out + o, s + i, len);
-            o += len;
-            i += len;
-        } else {
-            out[o++] = '?';
-            i++;
-        }
-    }
-    json_t *j = json_stringn(out, o);
-    free(out);
-    return j ? j : json_string("?");
-}
-
-json_t *logwatch_json_classes(struct logwatch *lw)
-{
-    json_t *obj = json_object();
     pthread_mutex_lock(&lw->mu);
+    struct probe_class *v = xcalloc(lw->ncls, sizeof *v);
     for (size_t i = 0; i < lw->ncls; i++) {
         const struct lclass *c = &lw->cls[i];
-        json_t *ex = json_array();
+        v[i].name = xstrdup(c->name);
+        v[i].count = c->count;
+        v[i].ex = xcalloc(c->nex, sizeof *v[i].ex);
+        v[i].nex = c->nex;
         for (size_t j = 0; j < c->nex; j++) {
-            double t = c->ex[j].t_ns >= lw->t0 ? (double)(c->ex[j].t_ns - lw->t0) / 1e9 : 0;
-            json_array_append_new(ex, json_pack("{s:f, s:o}", "t", (double)(int64_t)(t * 1000) / 1000,
-                                                "line", json_text(c->ex[j].line, strlen(c->ex[j].line))));
+            v[i].ex[j].t = c->ex[j].t_ns;
+            v[i].ex[j].line = xstrdup(c->ex[j].line);
         }
-        json_object_set_new(obj, c->name, json_pack("{s:I, s:o}", "count", (json_int_t)c->count,
-                                                     "examples", ex));
     }
+    size_t n = lw->ncls;
     pthread_mutex_unlock(&lw->mu);
-    return obj;
+    *out = v;
+    return n;
 }
 
 struct logwatch *logwatch_from_config(const struct server_config *cfg, uint64_t t0_ns,

@@ -2,7 +2,7 @@
  * root. No state, no sampling policy: that is the collector's. Formats are those of
  * proc(5); fields the kernel may add later are ignored. */
 #include "probe/procfs.h"
-#include "lib/grow.h"
+#include "lib/alloc.h"
 
 #include <ctype.h>
 #include <dirent.h>

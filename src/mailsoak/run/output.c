@@ -9,6 +9,7 @@
 #include "analyse/latency.h"
 #include "probe/collector.h"
 #include "run/config.h"
+#include "run/probe_output.h"
 #include "run/run.h"
 
 #define VERSION "0.1.0"
@@ -144,7 +145,10 @@ json_t *result_json(const struct run_result *r)
     /* The keys the collector adds are the server's, not the load's: merge takes
      * them once per server instead of adding them up over the shards. */
     json_t *load_part = json_copy(s), *server_keys = json_array();
-    collector_json_summary(r->col, s);
+    struct probe_summary ps;
+    collector_summary(r->col, &ps);
+    probe_json_summary(&ps, s);
+    probe_summary_free(&ps);
     const char *key;
     json_t *val;
     json_object_foreach(s, key, val)
@@ -178,8 +182,11 @@ void result_table(FILE *f, const struct run_result *r)
     row_count(f, "read", (double)r->c.read);
     /* the server's rows, in the classic comparison's order */
     char name[32], value[32];
-    for (int i = 0; collector_table_row(r->col, i, name, sizeof name, value, sizeof value); i++)
+    struct probe_summary ps;
+    collector_summary(r->col, &ps);
+    for (int i = 0; probe_table_row(&ps, i, name, sizeof name, value, sizeof value); i++)
         row(f, name, value);
+    probe_summary_free(&ps);
     row_count(f, "errors", (double)r->c.errors);
     row_count(f, "delivered", (double)lo->delivered);
     row_count(f, "lost", (double)lo->lost);

@@ -21,6 +21,7 @@
 #include "probe/collector.h"
 #include "run/embedded.h"
 #include "run/metrics.h"
+#include "run/probe_output.h"
 #include "lib/tls.h"
 
 static volatile sig_atomic_t stop_signal;   /* the one mutable global besides the config */
@@ -221,7 +222,10 @@ static void interval(struct controller *ct, int phase, int live)
         if (lat[k].count)
             json_object_set_new(lj, lat_names[k], latency_json(&lat[k]));
     json_object_set_new(e, "latency", lj);
-    collector_json_interval(ct->col, e, ct->prev_t, now);
+    struct probe_interval iv;
+    collector_interval(ct->col, ct->prev_t, now, &iv);
+    probe_json_interval(&iv, e);
+    probe_interval_free(&iv);
     json_array_append_new(ct->timeline, e);
 
     if (live) {
@@ -530,7 +534,10 @@ static int run_soak(const struct config *cfg)
     res->timeline = ct.timeline;
     merge_totals(res, w, nw);
     ledger_outcome(&r->ledger, &res->lo);
-    collector_json_events(res->col, res->events);
+    struct probe_events pe;
+    collector_events(res->col, &pe);
+    probe_json_events(&pe, res->events);
+    probe_events_free(&pe);
     /* Unread mail the sweep did not find may still sit in the server's queue, or
      * have reached a mailbox after the sweep visited it: as many as the spool and
      * the store hold at the end are late, not lost (we cannot tell which ones). */

@@ -3,7 +3,7 @@
  * windows); the loop hands it requests through a queue and gets them back through
  * an eventfd, a batch at a time, so SQLite can commit a batch as one transaction. */
 #include "server/srv_store.h"
-#include "lib/grow.h"
+#include "lib/alloc.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,7 +4,7 @@
  * group-committed: all tmp files, one syncfs(), all renames, one more syncfs(),
  * then the 250s. Sizes ride in the name (",S=,W=" as Dovecot does): LIST needs no stat. */
 #include "server/srv_store.h"
-#include "lib/grow.h"
+#include "lib/alloc.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* store_memory: mailboxes as arrays in the store thread's memory. Lost at exit by
  * design; it exists to measure the protocol engine without any disk in the way. */
 #include "server/srv_store.h"
-#include "lib/grow.h"
+#include "lib/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,0 +1,37 @@
+/* alloc: the one out-of-memory policy of both programs. Allocation failure aborts:
+ * a load tester or a test server without its bookkeeping cannot go on, and a clean
+ * abort (with a core) says more than a half-written result would. */
+#ifndef MS_ALLOC_H
+#define MS_ALLOC_H
+
+#include <stdlib.h>
+#include <string.h>
+
+static inline void *alloc_check(void *p)
+{
+    if (!p)
+        abort();
+    return p;
+}
+
+/* Zero sizes are rounded up to one byte, so a NULL return always means failure. */
+static inline void *xmalloc(size_t size) { return alloc_check(malloc(size ? size : 1)); }
+static inline void *xcalloc(size_t n, size_t size) { return alloc_check(calloc(n ? n : 1, size ? size : 1)); }
+static inline void *xrealloc(void *p, size_t size) { return alloc_check(realloc(p, size ? size : 1)); }
+static inline char *xstrdup(const char *s) { return alloc_check(strdup(s)); }
+static inline char *xstrndup(const char *s, size_t n) { return alloc_check(strndup(s, n)); }
+
+/* The one way arrays grow: double the capacity until n more items fit. */
+static inline void *grow(void *p, size_t *cap, size_t used, size_t more, size_t elem)
+{
+    if (used + more <= *cap)
+        return p;
+    size_t c = *cap ? *cap : 16;
+    while (c < used + more)
+        c *= 2;
+    void *q = xrealloc(p, c * elem);
+    *cap = c;
+    return q;
+}
+
+#endif

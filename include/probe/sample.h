@@ -1,0 +1,99 @@
+/* sample: what the server side of a run measured, as plain data. The collector
+ * fills these from its samples; the run's writers (run/probe_output.h) format them
+ * into the table, the JSON summary, the timeline and the events. Nothing here points
+ * into a collector, so the same structs can be filled from another source (a probe
+ * on the server's host, sending them over the network) and formatted alike.
+ *
+ * Times are CLOCK_MONOTONIC nanoseconds on the measuring host's clock; t0 is the
+ * run's start on that clock, and writers print t - t0. */
+#ifndef MS_PROBE_SAMPLE_H
+#define MS_PROBE_SAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "probe/procfs.h"
+
+/* What a source measures; the writers print "-" or null for the rest. */
+struct probe_has {
+    int active;                 /* measures anything at all */
+    int procs, spool, store, logs;
+};
+
+/* One sample of the server. */
+struct probe_sample {
+    uint64_t t;
+    uint64_t mem, pss;          /* VmRSS and PSS summed over the process set, bytes */
+    uint64_t spool;             /* files below the spool directories */
+    uint64_t store_messages, store_bytes;
+    uint64_t log_lines;         /* log lines that matched a class since the last sample */
+    uint64_t crashes;           /* since the start */
+    unsigned procs;
+    struct proc_io io;          /* since the start, field by field never decreasing */
+};
+
+struct probe_example {
+    uint64_t t;
+    char *line;
+};
+
+/* A log class: its hits (over the run, or over an interval) and, over the run, the
+ * first matching lines. */
+struct probe_class {
+    char *name;
+    uint64_t count;
+    struct probe_example *ex;
+    size_t nex;
+};
+
+/* The whole run: the baseline (first) and last samples, peaks over every sample. */
+struct probe_summary {
+    struct probe_has has;
+    uint64_t t0;
+    struct probe_sample first, last;
+    uint64_t mem_peak, pss_peak, spool_peak, samples;
+    unsigned procs_peak;
+    uint64_t log_hits;          /* lines that matched at least one class */
+    struct probe_class *classes;
+    size_t ncls;
+};
+
+/* One interval (from, to] of the timeline: the last samples at or before each end
+ * (the baseline stands in for times before it) and each class's hits in between. */
+struct probe_interval {
+    struct probe_has has;
+    struct probe_sample from, to;
+    struct probe_class *classes;    /* counts only, no examples */
+    size_t ncls;
+};
+
+/* Things that happened on the server's side; kinds: crash, restart, child_crash,
+ * io_unreadable, log_rotated, log_truncated. */
+struct probe_event {
+    uint64_t t;
+    char kind[16];
+    char *text;
+};
+
+struct probe_events {
+    uint64_t t0;
+    struct probe_event *v;
+    size_t n;
+};
+
+/* How a part of the probe reports an event (the collector stores it). */
+typedef void (*probe_event_fn)(void *ctx, uint64_t t_ns, const char *kind, const char *text);
+
+void probe_classes_free(struct probe_class *v, size_t n);
+void probe_summary_free(struct probe_summary *s);
+void probe_interval_free(struct probe_interval *iv);
+void probe_events_free(struct probe_events *e);
+
+/* Formats an event's text and hands it to fn (nothing when fn is NULL). */
+void probe_eventf(probe_event_fn fn, void *ctx, uint64_t t, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* Writes the message into err and returns -1: setup errors of the probe's parts. */
+int probe_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

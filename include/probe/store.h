@@ -1,0 +1,29 @@
+/* store: counts the messages and bytes of the server's mail store, by walking its
+ * directories: maildir (files in cur/ and new/; sizes from ",S=" in the name, else
+ * stat), mbox (dated "From " separators, skipping bodies by Content-Length when it
+ * lands on the next separator), sdbox (u.N files) and mdbox (each mailbox's
+ * dovecot.index plus a replay of its transaction log; bytes are the m.N storage
+ * files, which keep expunged mail until `doveadm purge`). What did not change since
+ * the last walk (an mbox file, a dbox mailbox's index and logs) is not read again. */
+#ifndef MS_PROBE_STORE_H
+#define MS_PROBE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum store_format { FMT_AUTO, FMT_MAILDIR, FMT_MBOX, FMT_SDBOX, FMT_MDBOX };
+
+/* "auto", "maildir", "mbox", "sdbox" or "mdbox", in any case; -1 for anything else. */
+int store_format_parse(const char *name, enum store_format *out);
+
+struct store;
+struct store *store_new(enum store_format fmt);
+void store_free(struct store *st);
+/* One walk of every directory; caches what it counted for the next walk. */
+void store_walk(struct store *st, char *const *dirs, size_t ndirs, uint64_t *messages, uint64_t *bytes);
+
+/* dbox.c: the messages of one dbox mailbox (a dbox-Mails directory) from its index
+ * and transaction logs. */
+uint64_t dbox_mailbox_messages(int dfd);
+
+#endif

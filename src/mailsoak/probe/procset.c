@@ -1,0 +1,586 @@
+/* procset: the server's process set, read from a proc root every sample. The roots
+ * are the processes named by [server] pid and pidfile ("slots": a pidfile may name a
+ * successor after a restart) and those whose name matches [server] process; the set
+ * is the roots and all their descendants, found breadth first in a scan of the proc
+ * root.
+ *
+ * I/O of short-lived children. When a parent reaps a child, the kernel adds the
+ * child's I/O counts (and those of the child's own reaped children) to the parent's
+ * signal->ioac (kernel/exit.c, wait_task_zombie), which /proc/PARENT/io includes.
+ * So the set's I/O at any moment is the sum of /proc/PID/io over its live members:
+ * a child that did its work and was reaped between two samples is inside its
+ * parent's counts. What this cannot see: children of a parent that does not wait
+ * (SIGCHLD ignored: the kernel reaps them and the counts are dropped), children
+ * orphaned and reaped by init or a subreaper outside the set before we saw them,
+ * and processes outside the tree (a server started by another supervisor). */
+#include "probe/procset.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/alloc.h"
+#include "probe/procfs.h"
+
+enum root_kind { R_NONE, R_PID, R_PIDFILE, R_PROCESS };
+
+enum {
+    READ_ATTEMPTS = 4,          /* a member that exits while we read the set: read it again */
+    MAX_DEPTH = 64,             /* of process ancestry */
+};
+
+/* A master named by pid or pidfile. */
+struct slot {
+    int kind;
+    char *pidfile;
+    int pid;
+    uint64_t start;
+    char comm[32];
+    int gone;                   /* its death was counted; a pidfile may name a successor */
+};
+
+struct member {
+    int pid, ppid;
+    uint64_t start;
+    int kind;
+    char state;
+    int have_io, io_denied, zombie_noted;
+    struct proc_io io;
+    uint64_t rss, pss;
+    char comm[32];
+};
+
+struct members {
+    struct member *v;
+    size_t n, cap;
+};
+
+struct procset {
+    /* The roots; fixed after setup. */
+    char *proc_root;
+    int rootfd;
+    struct slot *slots;
+    size_t nslots;
+    regex_t *pats;
+    size_t npats;
+    uint64_t start_ticks;
+    probe_event_fn on_event;
+    void *ctx;
+
+    /* What the last sample saw. */
+    struct proc_table table;
+    struct members prev;
+    struct proc_io departed, offsets, io_total;
+    struct probe_sample last;
+    uint64_t crashes;
+};
+
+/* Crashes and restarts, to the collector (a macro: C cannot pass "..." on). */
+#define add_event(ps, ...) probe_eventf((ps)->on_event, (ps)->ctx, __VA_ARGS__)
+
+static const struct proc_stat *live(const struct proc_table *t, int pid, uint64_t start)
+{
+    const struct proc_stat *e = procfs_find(t, pid);
+    return e && e->starttime == start ? e : NULL;
+}
+
+static int by_member_pid(const void *a, const void *b)
+{
+    const struct member *x = a, *y = b;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static const struct member *find_member(const struct members *m, int pid)
+{
+    struct member key = { .pid = pid };
+    return m->n ? bsearch(&key, m->v, m->n, sizeof *m->v, by_member_pid) : NULL;
+}
+
+static int read_pidfile(const char *path, int *pid, char *why, size_t whylen)
+{
+    char buf[64];
+    if (procfs_read(AT_FDCWD, path, buf, sizeof buf) < 0) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        return -1;
+    }
+    if (procfs_parse_pidfile(buf, pid) < 0) {
+        snprintf(why, whylen, "does not hold a process id");
+        return -1;
+    }
+    return 0;
+}
+
+static const char *signal_text(int status, char *buf, size_t n)
+{
+    if (WIFSIGNALED(status))
+        snprintf(buf, n, "killed by signal %d (%s)%s", WTERMSIG(status), strsignal(WTERMSIG(status)),
+                 WCOREDUMP(status) ? ", core dumped" : "");
+    else
+        snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
+    return buf;
+}
+
+/* Signals that mean the program failed, not that someone stopped it on purpose. */
+static int crash_signal(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: case SIGBUS: case SIGILL: case SIGFPE: case SIGABRT: case SIGSYS:
+    case SIGTRAP: case SIGXCPU: case SIGXFSZ: case SIGKILL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+struct kids {
+    size_t *idx;                /* table indices sorted by ppid */
+    size_t n;
+};
+
+static int by_ppid(const void *a, const void *b, void *table)
+{
+    const struct proc_table *t = table;
+    const struct proc_stat *x = &t->v[*(const size_t *)a], *y = &t->v[*(const size_t *)b];
+    return (x->ppid > y->ppid) - (x->ppid < y->ppid);
+}
+
+static size_t first_kid(const struct proc_table *t, const struct kids *k, int ppid)
+{
+    size_t lo = 0, hi = k->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (t->v[k->idx[mid]].ppid < ppid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static size_t tindex(const struct proc_table *t, const struct proc_stat *e)
+{
+    return (size_t)(e - t->v);
+}
+
+static int matches_pattern(const struct procset *ps, const struct proc_stat *e)
+{
+    for (size_t i = 0; i < ps->npats; i++)
+        if (!regexec(&ps->pats[i], e->comm, 0, NULL, 0))
+            return 1;
+    return 0;
+}
+
+static void push_member(struct members *m, const struct proc_stat *e, int kind)
+{
+    m->v = grow(m->v, &m->cap, m->n, 1, sizeof *m->v);
+    struct member *x = &m->v[m->n++];
+    memset(x, 0, sizeof *x);
+    x->pid = e->pid;
+    x->ppid = e->ppid;
+    x->start = e->starttime;
+    x->kind = kind;
+    x->state = e->state;
+    snprintf(x->comm, sizeof x->comm, "%s", e->comm);
+}
+
+/* Breadth first from each root, so a parent is always read before its children: a
+ * child reaped between the two reads is then missed (and the read retried), never
+ * counted twice. */
+static void bfs(const struct proc_table *t, const struct kids *k, char *mark, size_t root, int kind,
+                struct members *out)
+{
+    size_t head = out->n;
+    if (mark[root])
+        return;
+    mark[root] = 1;
+    push_member(out, &t->v[root], kind);
+    while (head < out->n) {
+        int pid = out->v[head++].pid;
+        for (size_t j = first_kid(t, k, pid); j < k->n && t->v[k->idx[j]].ppid == pid; j++) {
+            size_t i = k->idx[j];
+            if (!mark[i]) {
+                mark[i] = 1;
+                push_member(out, &t->v[i], R_NONE);
+            }
+        }
+    }
+}
+
+static void build_set(struct procset *ps, struct members *out)
+{
+    const struct proc_table *t = &ps->table;
+    struct kids k = { .idx = xrealloc(NULL, t->n * sizeof(size_t)), .n = t->n };
+    char *mark = xrealloc(NULL, t->n ? t->n : 1), *named = xrealloc(NULL, t->n ? t->n : 1);
+    memset(mark, 0, t->n);
+    memset(named, 0, t->n);
+    for (size_t i = 0; i < t->n; i++)
+        k.idx[i] = i;
+    qsort_r(k.idx, k.n, sizeof *k.idx, by_ppid, (void *)(uintptr_t)t);
+    out->n = 0;
+
+    for (size_t i = 0; i < ps->nslots; i++) {
+        const struct proc_stat *e = ps->slots[i].gone ? NULL : live(t, ps->slots[i].pid, ps->slots[i].start);
+        if (e && e->state != 'Z')
+            named[tindex(t, e)] = (char)ps->slots[i].kind;
+    }
+    for (size_t i = 0; ps->npats && i < t->n; i++)
+        if (!named[i] && matches_pattern(ps, &t->v[i]))
+            named[i] = R_PROCESS;
+    /* A named process below another named one is reached as a descendant. */
+    for (size_t i = 0; i < t->n; i++) {
+        if (!named[i])
+            continue;
+        const struct proc_stat *up = procfs_find(t, t->v[i].ppid);
+        int top = 1;
+        for (int d = 0; up && d < MAX_DEPTH; d++, up = procfs_find(t, up->ppid))
+            if (named[tindex(t, up)]) {
+                top = 0;
+                break;
+            }
+        if (top)
+            bfs(t, &k, mark, i, named[i], out);
+    }
+    /* Members orphaned since (reparented to init) stay members until they exit;
+     * start from the highest unvisited ancestor that is also a former member. */
+    for (size_t i = 0; i < ps->prev.n; i++) {
+        const struct proc_stat *e = live(t, ps->prev.v[i].pid, ps->prev.v[i].start);
+        if (!e || mark[tindex(t, e)])
+            continue;
+        for (int d = 0; d < MAX_DEPTH; d++) {
+            const struct proc_stat *up = procfs_find(t, e->ppid);
+            const struct member *pm = up ? find_member(&ps->prev, up->pid) : NULL;
+            if (!pm || pm->start != up->starttime || mark[tindex(t, up)])
+                break;
+            e = up;
+        }
+        bfs(t, &k, mark, tindex(t, e), R_NONE, out);
+    }
+    free(k.idx);
+    free(mark);
+    free(named);
+}
+
+/* Reads io, status and smaps_rollup of every member. Returns 0 when a member was gone
+ * before we read it (so its counts may have moved into a parent already read). */
+static int read_members(struct procset *ps, struct members *m)
+{
+    char path[64], buf[4096];
+    for (size_t i = 0; i < m->n; i++) {
+        struct member *x = &m->v[i];
+        snprintf(path, sizeof path, "%d/io", x->pid);
+        if (procfs_read(ps->rootfd, path, buf, sizeof buf) < 0) {
+            if (errno == ENOENT || errno == ESRCH)
+                return 0;
+            x->io_denied = errno == EACCES || errno == EPERM;
+        } else {
+            x->have_io = procfs_parse_io(buf, &x->io) == 0;
+        }
+        if (x->state == 'Z')
+            continue;
+        snprintf(path, sizeof path, "%d/status", x->pid);
+        struct proc_status st;
+        if (procfs_read(ps->rootfd, path, buf, sizeof buf) < 0) {
+            if (errno == ENOENT || errno == ESRCH)
+                return 0;
+        } else if (procfs_parse_status(buf, &st) == 0) {
+            x->rss = st.rss;
+        }
+        snprintf(path, sizeof path, "%d/smaps_rollup", x->pid);
+        if (procfs_read(ps->rootfd, path, buf, sizeof buf) >= 0)
+            (void)procfs_parse_pss(buf, &x->pss);
+    }
+    return 1;
+}
+
+/* Where did a departed member's I/O go? Up its last known ancestry to the first member
+ * still alive: that one reaped it (or reaped the one that did). */
+static int io_stayed_in_set(const struct procset *ps, const struct member *gone)
+{
+    int pid = gone->ppid;
+    for (int d = 0; d < MAX_DEPTH; d++) {
+        const struct member *p = find_member(&ps->prev, pid);
+        if (!p)
+            return 0;
+        if (live(&ps->table, p->pid, p->start))
+            return 1;
+        pid = p->ppid;
+    }
+    return 0;
+}
+
+static void check_slots(struct procset *ps, uint64_t now)
+{
+    for (size_t i = 0; i < ps->nslots; i++) {
+        struct slot *s = &ps->slots[i];
+        const struct proc_stat *e = s->gone ? NULL : live(&ps->table, s->pid, s->start);
+        if (e && e->state != 'Z')
+            continue;
+        int next = 0;
+        char why[200];
+        const struct proc_stat *n = NULL;
+        if (s->pidfile && read_pidfile(s->pidfile, &next, why, sizeof why) == 0 && next != s->pid) {
+            n = procfs_find(&ps->table, next);
+            if (n && n->state == 'Z')
+                n = NULL;
+        }
+        char what[300];
+        if (s->pidfile)
+            snprintf(what, sizeof what, "master %d (%s) of %s", s->pid, s->comm, s->pidfile);
+        else
+            snprintf(what, sizeof what, "server process %d (%s)", s->pid, s->comm);
+        if (!s->gone) {
+            char how[120] = "is gone";
+            if (e && e->has_exit_code)
+                snprintf(how, sizeof how, "%s", signal_text(e->exit_code, why, sizeof why));
+            ps->crashes++;
+            if (n)
+                add_event(ps, now, "restart", "%s %s; the pid file now names %d (%s)", what, how, n->pid, n->comm);
+            else
+                add_event(ps, now, "crash", "%s %s", what, how);
+        } else if (n) {
+            add_event(ps, now, "restart", "%s came back as pid %d (%s)", what, n->pid, n->comm);
+        }
+        s->gone = 1;
+        if (n) {
+            s->pid = n->pid;
+            s->start = n->starttime;
+            snprintf(s->comm, sizeof s->comm, "%s", n->comm);
+            s->gone = 0;
+        }
+    }
+}
+
+static void check_members(struct procset *ps, struct members *cur, uint64_t now)
+{
+    for (size_t i = 0; i < ps->prev.n; i++) {
+        const struct member *p = &ps->prev.v[i];
+        if (p->kind != R_PROCESS)
+            continue;
+        const struct proc_stat *e = live(&ps->table, p->pid, p->start);
+        if (e && e->state != 'Z')
+            continue;
+        char how[120] = "is gone", buf[120];
+        if (e && e->has_exit_code)
+            snprintf(how, sizeof how, "%s", signal_text(e->exit_code, buf, sizeof buf));
+        ps->crashes++;
+        add_event(ps, now, "crash", "server process %d (%s), matched by server.process, %s", p->pid, p->comm, how);
+    }
+    for (size_t i = 0; i < cur->n; i++) {
+        struct member *m = &cur->v[i];
+        const struct member *p = find_member(&ps->prev, m->pid);
+        if (p && p->start == m->start)
+            m->zombie_noted = p->zombie_noted;
+        const struct proc_stat *e = procfs_find(&ps->table, m->pid);
+        if (m->state != 'Z' || m->zombie_noted || m->kind != R_NONE || !e || !e->has_exit_code)
+            continue;
+        m->zombie_noted = 1;
+        if (!WIFSIGNALED(e->exit_code) || !crash_signal(WTERMSIG(e->exit_code)))
+            continue;
+        char buf[120];
+        ps->crashes++;
+        add_event(ps, now, "child_crash", "process %d (%s), child of %d, %s", m->pid, m->comm, m->ppid,
+                  signal_text(e->exit_code, buf, sizeof buf));
+    }
+}
+
+void procset_sample(struct procset *ps, uint64_t now, struct probe_sample *s)
+{
+    struct members cur = { 0 };
+    char err[300];
+    for (int attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+        if (procfs_scan(ps->proc_root, &ps->table, err, sizeof err) < 0) {
+            /* Not a reason to declare the server dead: keep the last figures. */
+            free(cur.v);
+            s->mem = ps->last.mem;
+            s->pss = ps->last.pss;
+            s->procs = ps->last.procs;
+            s->io = ps->io_total;
+            s->crashes = ps->crashes;
+            return;
+        }
+        build_set(ps, &cur);
+        if (read_members(ps, &cur))
+            break;
+    }
+    check_slots(ps, now);
+    check_members(ps, &cur, now);
+
+    int denied = 0;
+    for (size_t i = 0; i < ps->prev.n; i++) {
+        const struct member *p = &ps->prev.v[i];
+        if (!live(&ps->table, p->pid, p->start) && p->have_io && !io_stayed_in_set(ps, p))
+            proc_io_add(&ps->departed, &p->io);
+    }
+    struct proc_io sum = ps->departed;
+    for (size_t i = 0; i < cur.n; i++) {
+        struct member *m = &cur.v[i];
+        const struct member *p = find_member(&ps->prev, m->pid);
+        int is_new = !p || p->start != m->start;
+        if (m->have_io) {
+            proc_io_add(&sum, &m->io);
+            /* What a process did before the run is not the run's. */
+            if (is_new && m->start < ps->start_ticks)
+                proc_io_add(&ps->offsets, &m->io);
+        }
+        if (m->io_denied && (is_new || !p->io_denied))
+            denied++;
+        if (m->state != 'Z') {
+            s->procs++;
+            s->mem += m->rss;
+            s->pss += m->pss;
+        }
+    }
+    if (denied)
+        add_event(ps, now, "io_unreadable", "/proc/PID/io of %d new server process(es) is not readable "
+                  "(permission): their I/O is not counted", denied);
+    /* Field by field: sum - offsets, never below zero, never below the last total. */
+    struct proc_io total = sum, off = ps->offsets;
+    proc_io_max(&total, &off);
+    proc_io_sub(&total, &off);
+    proc_io_max(&ps->io_total, &total);
+    s->io = ps->io_total;
+    s->crashes = ps->crashes;
+    ps->last = *s;
+
+    if (cur.n)
+        qsort(cur.v, cur.n, sizeof *cur.v, by_member_pid);
+    free(ps->prev.v);
+    ps->prev = cur;
+}
+
+/* ------------------------------------------------------------------------------ */
+/* Setup */
+
+static uint64_t boot_ticks_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_BOOTTIME, &ts);
+    long hz = sysconf(_SC_CLK_TCK);
+    return (uint64_t)ts.tv_sec * (uint64_t)hz + (uint64_t)ts.tv_nsec * (uint64_t)hz / 1000000000ull;
+}
+
+static int check_io_readable(struct procset *ps, int pid, const char *key, const char *val,
+                             char *err, size_t errlen)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "%d/io", pid);
+    if (procfs_read(ps->rootfd, path, buf, sizeof buf) < 0 && (errno == EACCES || errno == EPERM))
+        return probe_fail(err, errlen, "%s: '%s': cannot read %s/%d/io (%s): the I/O of another user's "
+                          "processes needs root", key, val, ps->proc_root, pid, strerror(errno));
+    return 0;
+}
+
+static int add_slot(struct procset *ps, int kind, const char *val, char *err, size_t errlen)
+{
+    const char *key = kind == R_PID ? "server.pid" : "server.pidfile";
+    int pid = 0;
+    char why[200];
+    if (kind == R_PID) {
+        if (procfs_parse_pidfile(val, &pid) < 0)
+            return probe_fail(err, errlen, "%s: '%s': not a process id", key, val);
+    } else if (read_pidfile(val, &pid, why, sizeof why) < 0) {
+        return probe_fail(err, errlen, "%s: '%s': %s", key, val, why);
+    }
+    const struct proc_stat *e = procfs_find(&ps->table, pid);
+    if (!e || e->state == 'Z') {
+        if (kind == R_PID)
+            return probe_fail(err, errlen, "%s: '%s': no such process", key, val);
+        return probe_fail(err, errlen, "%s: '%s' names pid %d, which is not running", key, val, pid);
+    }
+    if (check_io_readable(ps, pid, key, val, err, errlen) < 0)
+        return -1;
+    ps->slots = xrealloc(ps->slots, (ps->nslots + 1) * sizeof *ps->slots);
+    struct slot *s = &ps->slots[ps->nslots++];
+    memset(s, 0, sizeof *s);
+    s->kind = kind;
+    s->pidfile = kind == R_PIDFILE ? xstrdup(val) : NULL;
+    s->pid = pid;
+    s->start = e->starttime;
+    snprintf(s->comm, sizeof s->comm, "%s", e->comm);
+    return 0;
+}
+
+static int add_pattern(struct procset *ps, const char *val, char *err, size_t errlen)
+{
+    regex_t re;
+    int rc = regcomp(&re, val, REG_EXTENDED | REG_NOSUB);
+    if (rc) {
+        char why[200];
+        regerror(rc, &re, why, sizeof why);
+        return probe_fail(err, errlen, "server.process: '%s': bad regular expression: %s", val, why);
+    }
+    int found = 0;
+    for (size_t i = 0; i < ps->table.n && !found; i++)
+        if (!regexec(&re, ps->table.v[i].comm, 0, NULL, 0)) {
+            found = 1;
+            if (check_io_readable(ps, ps->table.v[i].pid, "server.process", val, err, errlen) < 0) {
+                regfree(&re);
+                return -1;
+            }
+        }
+    if (!found) {
+        regfree(&re);
+        return probe_fail(err, errlen, "server.process: '%s' matches no running process name", val);
+    }
+    ps->pats = xrealloc(ps->pats, (ps->npats + 1) * sizeof *ps->pats);
+    ps->pats[ps->npats++] = re;
+    return 0;
+}
+
+struct procset *procset_new(const char *proc_root, uint64_t start_ticks, probe_event_fn on_event, void *ctx,
+                            char *err, size_t errlen)
+{
+    struct procset *ps = xcalloc(1, sizeof *ps);
+    ps->proc_root = xstrdup(proc_root);
+    ps->start_ticks = start_ticks ? start_ticks : boot_ticks_now();
+    ps->on_event = on_event;
+    ps->ctx = ctx;
+    ps->rootfd = open(proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (ps->rootfd < 0 || procfs_scan(proc_root, &ps->table, err, errlen) < 0) {
+        probe_fail(err, errlen, "%s: %s", proc_root, strerror(errno));
+        procset_free(ps);
+        return NULL;
+    }
+    return ps;
+}
+
+int procset_add_pid(struct procset *ps, const char *val, char *err, size_t errlen)
+{
+    return add_slot(ps, R_PID, val, err, errlen);
+}
+
+int procset_add_pidfile(struct procset *ps, const char *path, char *err, size_t errlen)
+{
+    return add_slot(ps, R_PIDFILE, path, err, errlen);
+}
+
+int procset_add_process(struct procset *ps, const char *ere, char *err, size_t errlen)
+{
+    return add_pattern(ps, ere, err, errlen);
+}
+
+void procset_free(struct procset *ps)
+{
+    if (!ps)
+        return;
+    for (size_t i = 0; i < ps->nslots; i++)
+        free(ps->slots[i].pidfile);
+    free(ps->slots);
+    for (size_t i = 0; i < ps->npats; i++)
+        regfree(&ps->pats[i]);
+    free(ps->pats);
+    procfs_table_free(&ps->table);
+    free(ps->prev.v);
+    if (ps->rootfd >= 0)
+        close(ps->rootfd);
+    free(ps->proc_root);
+    free(ps);
+}

@@ -1,0 +1,62 @@
+/* sample: frees for the plain data of probe/sample.h, and the error helper the
+ * probe's parts share. */
+#include "probe/sample.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void probe_classes_free(struct probe_class *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < v[i].nex; j++)
+            free(v[i].ex[j].line);
+        free(v[i].ex);
+        free(v[i].name);
+    }
+    free(v);
+}
+
+void probe_summary_free(struct probe_summary *s)
+{
+    probe_classes_free(s->classes, s->ncls);
+    s->classes = NULL;
+    s->ncls = 0;
+}
+
+void probe_interval_free(struct probe_interval *iv)
+{
+    probe_classes_free(iv->classes, iv->ncls);
+    iv->classes = NULL;
+    iv->ncls = 0;
+}
+
+void probe_events_free(struct probe_events *e)
+{
+    for (size_t i = 0; i < e->n; i++)
+        free(e->v[i].text);
+    free(e->v);
+    e->v = NULL;
+    e->n = 0;
+}
+
+void probe_eventf(probe_event_fn fn, void *ctx, uint64_t t, const char *kind, const char *fmt, ...)
+{
+    if (!fn)
+        return;
+    char text[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    fn(ctx, t, kind, text);
+}
+
+int probe_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
