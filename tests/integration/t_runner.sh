@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# t_runner.sh: tests/run itself. Synthetic tests (one exits 77, one passes with a check
+# reported "# SKIP", one cmocka-style skip, one plain pass) are reported as skipped
+# without CI, fail under CI=true unless tests/allowed-skips names them, and an allowed
+# skip stays a skip. The checked-in list names real tests, each with a reason.
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+T=$WORK/t
+mkdir -p "$T"
+printf 'echo "skip: needs a frobnicator"; exit 77\n' >"$T/t_exit77.sh"
+printf 'echo "ok 1 - first"; echo "ok 2 - over IPv6 # SKIP no IPv6 loopback"; exit 0\n' >"$T/t_tapskip.sh"
+printf 'echo "[ RUN      ] test_x"; echo "[  SKIPPED ] test_x"; exit 0\n' >"$T/t_cmockaskip.sh"
+# A plain pass whose wording is near a skip's: "skip" without TAP's "# SKIP".
+printf 'echo "ok   the sweep skips empty mailboxes"; exit 0\n' >"$T/t_pass.sh"
+TESTS=("$T/t_exit77.sh" "$T/t_tapskip.sh" "$T/t_cmockaskip.sh" "$T/t_pass.sh")
+
+# runner OUT CI-VALUE ALLOWED-LIST-CONTENT: runs tests/run on the synthetic tests; its rc.
+runner() {
+    local out=$1 ci=$2
+    printf '%s' "$3" >"$WORK/allowed"
+    env -u ASAN_OPTIONS -u UBSAN_OPTIONS CI="$ci" ALLOWED_SKIPS="$WORK/allowed" \
+        ARTEFACTS="$WORK/art-$out" "$TOP/tests/run" "${TESTS[@]}" >"$WORK/$out" 2>&1
+}
+status() { grep -E "^[A-Z]+ +$2 " "$WORK/$1" | awk '{ print $1 }'; }   # status OUT NAME
+summary() { tail -n1 "$WORK/$1"; }
+
+runner plain "" ""
+check "without CI: exit 0" eq "$?" 0
+check "without CI: summary" eq "$(summary plain)" "1 passed, 0 failed, 3 skipped"
+for t in t_exit77.sh t_tapskip.sh t_cmockaskip.sh; do
+    check "without CI: $t reported skipped" eq "$(status plain $t)" SKIP
+done
+check "without CI: t_pass.sh passes" eq "$(status plain t_pass.sh)" PASS
+check "the exit-77 skip shows the test's reason" grep -q "SKIP .*t_exit77.sh .*needs a frobnicator" "$WORK/plain"
+check "the TAP skip shows the skipped check" grep -q "SKIP .*t_tapskip.sh .*1 check(s) skipped: ok 2 - over IPv6" "$WORK/plain"
+
+runner strict true ""
+check "CI=true, nothing allowed: exit 1" eq "$?" 1
+check "CI=true, nothing allowed: summary" eq "$(summary strict)" "1 passed, 3 failed, 0 skipped"
+for t in t_exit77.sh t_tapskip.sh t_cmockaskip.sh; do
+    check "CI=true: $t fails" eq "$(status strict $t)" FAIL
+done
+check "CI=true: the failure says why" grep -q "FAIL .*t_tapskip.sh .*skipped under CI=true" "$WORK/strict"
+
+runner some true $'# comment\nt_exit77.sh  the frobnicator is not packaged for Debian\nt_tapskip.sh no IPv6 on this runner\n'
+check "CI=true, two allowed: exit 1 for the third" eq "$?" 1
+check "CI=true, two allowed: summary" eq "$(summary some)" "1 passed, 1 failed, 2 skipped"
+check "CI=true: an allowed skip stays a skip, with its reason" \
+    grep -q "SKIP .*t_exit77.sh .*allowed in CI: the frobnicator is not packaged for Debian" "$WORK/some"
+check "CI=true: the unlisted one still fails" eq "$(status some t_cmockaskip.sh)" FAIL
+
+runner all true $'t_exit77.sh a\nt_tapskip.sh b\nt_cmockaskip.sh c\n'
+check "CI=true, all allowed: exit 0" eq "$?" 0
+check "CI=true, all allowed: summary" eq "$(summary all)" "1 passed, 0 failed, 3 skipped"
+
+# The real list: each entry is a test of this tree, with a reason.
+bad=$(awk '!/^#/ && NF' "$TOP/tests/allowed-skips" | while read -r name reason; do
+    [[ -n $reason ]] || { echo "$name: no reason"; continue; }
+    [[ -e $TOP/tests/integration/$name || -e $TOP/tests/unit/$name.c ]] || echo "$name: no such test"
+done)
+check "tests/allowed-skips names existing tests, each with a reason" eq "$bad" ""
+finish
