@@ -1,0 +1,29 @@
+/* chart: the report's SVG charts — a line chart of one value over time (one line per
+ * run, coloured by label), and per label a chart of errors by class (stacked bars)
+ * with the server's log hits in lanes under the axis. Axes are labelled in the
+ * value's unit; the end of the send window and server events are marked. */
+#ifndef MS_ANALYSE_CHART_H
+#define MS_ANALYSE_CHART_H
+
+#include <stdio.h>
+
+#include "analyse/compare.h"
+#include "analyse/results.h"
+#include "analyse/timeline.h"
+
+struct chart {
+    char id[64], title[160], ylabel[48], path[192];
+    enum cmp_unit unit;
+    int per_second;        /* per-interval count in the file; drawn divided by the interval */
+    int sum_object;        /* the value is an object of per-class counts; drawn as their sum */
+};
+
+/* Draws chart c for the runs listed in all (every run) when some run has data for it
+ * (draw_empty = 0), or, in a second pass (draw_empty = 1), a short placeholder when
+ * none has. Returns the number of series. */
+size_t chart_line(FILE *o, const struct result_set *rs, const struct chart *c, const size_t *all, int draw_empty);
+/* Errors and log hits by class for label g; all_err holds every label's error classes,
+ * so a class has one colour in every chart. */
+void chart_classes(FILE *o, const struct result_set *rs, size_t g, const struct classes *all_err, size_t chart_no);
+
+#endif
