@@ -13,6 +13,7 @@ NS_MADE=0
 
 ns_cleanup() {
     local pid i
+    ns_net_down
     for pid in "${NS_PIDS[@]}"; do
         kill -TERM "$pid" 2>/dev/null
     done
@@ -81,4 +82,60 @@ ns_stop() {
     for p in "${NS_PIDS[@]}"; do [[ $p == "$pid" ]] || keep+=("$p"); done
     NS_PIDS=("${keep[@]}")
     return "$rc"
+}
+
+# ---- several hosts on one bridge ----
+# ns_net_up NAME=ADDR...: a namespace per NAME, each with an interface eth0 at
+# ADDR/24, all plugged into one bridge that lives in a namespace of its own (the
+# switch): this machine's own namespace gets no interface, no address, no route, and
+# no namespace has a route out. ns_cleanup stops whatever still runs in them (by
+# the PIDs `ip netns pids` lists: only what the test started can be in them) and
+# removes them, on any exit.
+NS_NET=()
+
+ns_net_up() {
+    need_root
+    command -v ip >/dev/null || { echo "skip: needs ip (iproute2)" >&2; exit 77; }
+    local sw=mssw$$ spec name i=0
+    if ! ip netns add "$sw" 2>"$WORK/netns.err"; then
+        echo "skip: cannot create a network namespace: $(cat "$WORK/netns.err")" >&2
+        exit 77
+    fi
+    NS_NET+=("$sw")
+    ip -n "$sw" link add br0 type bridge && ip -n "$sw" link set br0 up ||
+        { echo "FAIL: cannot make a bridge in $sw"; exit 1; }
+    for spec in "$@"; do
+        name=${spec%%=*}
+        ip netns add "$name" || { echo "FAIL: cannot create namespace $name"; exit 1; }
+        NS_NET+=("$name")
+        ip -n "$sw" link add "p$i" type veth peer name eth0 netns "$name" &&
+            ip -n "$sw" link set "p$i" master br0 up &&
+            ip -n "$name" addr add "${spec#*=}/24" dev eth0 &&
+            ip -n "$name" link set lo up && ip -n "$name" link set eth0 up ||
+            { echo "FAIL: cannot plug $name into the bridge"; exit 1; }
+        if ip -n "$name" route show | grep -q '^default'; then
+            echo "FAIL: namespace $name has a default route"
+            exit 1
+        fi
+        i=$((i + 1))
+    done
+}
+
+ns_net_down() {
+    local ns pid pids=() i
+    for ns in "${NS_NET[@]}"; do
+        for pid in $(ip netns pids "$ns" 2>/dev/null); do
+            pids+=("$pid")
+            kill -TERM "$pid" 2>/dev/null
+        done
+    done
+    for pid in "${pids[@]}"; do
+        for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null
+    done
+    # the hosts first: deleting a namespace deletes its end of a veth pair, and so the pair
+    for ((i = ${#NS_NET[@]} - 1; i >= 0; i--)); do
+        ip netns del "${NS_NET[i]}" 2>/dev/null
+    done
+    NS_NET=()
 }
