@@ -11,8 +11,7 @@
 #include "lib/hist.h"
 
 /* {"count", "p50", "p90", "p99", "p999", "min", "max", "mean" (ms), "hist": {"min_ns",
- * "max_ns", "sum_ns", "buckets"}}: the buckets as hist_encode text. NULL when out of
- * memory. */
+ * "max_ns", "sum_ns", "buckets"}}: the buckets as hist_encode text. */
 json_t *latency_json(const struct hist *h);
 /* Adds the histogram of such an object to h. 0, or -1 with a reason in err: no
  * "hist" (a file of an older mailsoak), bad buckets, or buckets that do not hold

@@ -28,7 +28,7 @@ static inline double hist_mean(const struct hist *h) { return h->count ? (double
  * "INDEX:COUNT,COUNT,... INDEX:COUNT,...", in index order ("" when empty). Sparse
  * (latencies fill a few hundred of the 2600 buckets) and compact (one string, not
  * a JSON array that an indenting writer spreads over a line per number), yet
- * readable with jq. Returns a malloc'd string, or NULL when out of memory. */
+ * readable with jq. Returns a malloc'd string. */
 char *hist_encode(const struct hist *h);
 /* Adds the buckets of such a string to h->b (count, sum, min and max are the
  * caller's: they are stored beside the buckets). Returns the number of values the

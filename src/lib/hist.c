@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/alloc.h"
+
 void hist_reset(struct hist *h)
 {
     memset(h, 0, sizeof *h);
@@ -89,30 +91,20 @@ uint64_t hist_percentile(const struct hist *h, double p)
 
 char *hist_encode(const struct hist *h)
 {
-    size_t cap = 256, n = 0;
-    char *out = malloc(cap);
-    if (!out)
-        return NULL;
-    out[0] = 0;
+    size_t cap = 0, n = 0;
+    char *out = NULL;
     for (unsigned i = 0; i < HIST_BUCKETS; i++) {
         if (!h->b[i])
             continue;
-        int first = i == 0 || !h->b[i - 1];
-        /* one item: a separator and the index of a run, a count: 46 bytes at most */
-        if (cap - n < 48) {
-            char *g = realloc(out, cap *= 2);
-            if (!g) {
-                free(out);
-                return NULL;
-            }
-            out = g;
-        }
-        if (first)
+        /* one item: a separator, the index of a run, a count: 46 bytes at most */
+        out = grow(out, &cap, n, 48, 1);
+        if (i == 0 || !h->b[i - 1])
             n += (size_t)snprintf(out + n, cap - n, "%s%u:", n ? " " : "", i);
         else
             out[n++] = ',';
         n += (size_t)snprintf(out + n, cap - n, "%llu", (unsigned long long)h->b[i]);
     }
+    out = grow(out, &cap, n, 1, 1);
     out[n] = 0;
     return out;
 }

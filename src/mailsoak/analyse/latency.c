@@ -5,13 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "lib/alloc.h"
+
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
 
 json_t *latency_json(const struct hist *h)
 {
     char *b = hist_encode(h);
-    if (!b)
-        return NULL;
     json_t *o = json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:{s:I, s:I, s:I, s:s}}",
                           "count", (json_int_t)h->count, "p50", ms(hist_percentile(h, 50)),
                           "p90", ms(hist_percentile(h, 90)), "p99", ms(hist_percentile(h, 99)),
@@ -45,11 +45,7 @@ int latency_add(struct hist *h, const json_t *lat, char *err, size_t errlen)
         snprintf(err, errlen, "hist: count, min_ns, max_ns and sum_ns must be integers >= 0");
         return -1;
     }
-    struct hist *one = calloc(1, sizeof *one);
-    if (!one) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    struct hist *one = xcalloc(1, sizeof *one);
     int64_t n = hist_decode_add(one, json_string_value(b), err, errlen);
     int rc = -1;
     if (n >= 0 && (uint64_t)n != count)

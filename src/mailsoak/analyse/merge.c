@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "analyse/latency.h"
+#include "lib/alloc.h"
 #include "lib/units.h"
 
 /* Workload keys that belong to one host and add up: two shards of 20 senders are a
@@ -42,14 +43,6 @@ struct merge {
     char *err;
     size_t errlen;
 };
-
-static void *xcalloc(size_t n, size_t sz)
-{
-    void *p = calloc(n ? n : 1, sz);
-    if (!p)
-        abort();
-    return p;
-}
 
 __attribute__((format(printf, 2, 3)))
 static void warn(struct merge *m, const char *fmt, ...)
@@ -332,9 +325,7 @@ static int lat_add_all(struct lat_sum *ls, const json_t *lat, const char *where,
     json_object_foreach((json_t *)lat, name, o) {
         const json_t *ix = json_object_get(ls->names, name);
         if (!ix) {
-            ls->h = realloc(ls->h, (ls->n + 1) * sizeof *ls->h);
-            if (!ls->h)
-                abort();
+            ls->h = xrealloc(ls->h, (ls->n + 1) * sizeof *ls->h);
             ls->h[ls->n] = xcalloc(1, sizeof **ls->h);
             json_object_set_new(ls->names, name, json_integer((json_int_t)ls->n));
             ix = json_object_get(ls->names, name);
