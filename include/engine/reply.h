@@ -14,8 +14,12 @@ struct smtp_reply {
     size_t len;          /* of text, which may hold NUL bytes */
 };
 
+/* A reply of more lines than this is a hostile one (EHLO's has about a dozen). */
+#define SMTP_REPLY_MAX_LINES 1000
+
 /* Feeds one line (without CRLF). 1: the reply is complete; 0: more lines follow;
- * -1: not an SMTP reply line (bad code, bad separator, code changed mid-reply). */
+ * -1: not an SMTP reply line (bad code, bad separator, code changed mid-reply,
+ * more than SMTP_REPLY_MAX_LINES lines). */
 int smtp_reply_feed(struct smtp_reply *r, const char *line, size_t len);
 static inline void smtp_reply_reset(struct smtp_reply *r) { r->code = 0; r->lines = 0; r->text[0] = 0; r->len = 0; }
 

@@ -120,6 +120,12 @@ uint64_t pacer_due(const struct pacer *p);   /* monotonic ns */
 static inline void pacer_take(struct pacer *p) { p->n++; }
 static inline int pacer_on(const struct pacer *p) { return p->rate > 0; }
 
+/* Milliseconds to wait before the next connection after `fails` failures in a
+ * row: doubling from 100 ms, up to 1 s after transport failures and up to 10 s
+ * when the server turned the session away (a refused login must not become a
+ * password-guessing flood). */
+uint64_t backoff_ms(unsigned fails, int refused);
+
 /* The next local address to bind a connection to, or NULL. */
 const struct target *next_bind(struct worker *w, const struct target *v, unsigned n);
 

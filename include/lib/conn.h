@@ -91,8 +91,9 @@ static inline int conn_is_open(const struct conn *c) { return c->io.fd >= 0; }
 /* 1: *line/len hold the next line without its CRLF (LF alone accepted);
  * 0: need more input; -1: a line longer than max_line (protocol violation). */
 int conn_line(struct conn *c, char **line, size_t *len);
-/* Raw access for bulk data. */
+/* Raw access for bulk data: what is buffered, and where it starts. */
 static inline size_t conn_avail(const struct conn *c) { return c->in.len - c->in.off; }
+static inline const char *conn_peek(const struct conn *c) { return c->in.p + c->in.off; }
 
 void conn_write(struct conn *c, const void *p, size_t n);
 void conn_puts(struct conn *c, const char *s);

@@ -275,6 +275,7 @@ static void do_read(struct conn *c)
         if (c->in.cap - c->in.len < IN_MIN / 2) {
             if (c->in.len > c->max_line + 2) {
                 /* conn_line would have found a line by now: nothing fits */
+                snprintf(c->errmsg, sizeof c->errmsg, "line longer than %zu bytes", c->max_line);
                 fail_now(c, CE_OVERLONG, 0);
                 return;
             }

@@ -104,10 +104,25 @@ static void line_splitting(void **st)
     buf_free(&c.in);
 }
 
+/* An endless multi-line reply is cut off, not followed until the timeout. */
+static void smtp_reply_line_bound(void **state)
+{
+    (void)state;
+    struct smtp_reply r;
+    smtp_reply_reset(&r);
+    for (int i = 0; i < SMTP_REPLY_MAX_LINES; i++)
+        assert_int_equal(smtp_reply_feed(&r, "250-more", 8), 0);
+    assert_int_equal(smtp_reply_feed(&r, "250-more", 8), -1);
+    smtp_reply_reset(&r);
+    for (int i = 0; i < SMTP_REPLY_MAX_LINES - 1; i++)
+        assert_int_equal(smtp_reply_feed(&r, "250-more", 8), 0);
+    assert_int_equal(smtp_reply_feed(&r, "250 last", 8), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(single_line), cmocka_unit_test(multi_line), cmocka_unit_test(malformed),
+        cmocka_unit_test(smtp_reply_line_bound), cmocka_unit_test(single_line), cmocka_unit_test(multi_line), cmocka_unit_test(malformed),
         cmocka_unit_test(ehlo), cmocka_unit_test(pop3), cmocka_unit_test(line_splitting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,7 +26,7 @@ int smtp_reply_feed(struct smtp_reply *r, const char *line, size_t len)
         memcpy(r->text, line, n);
         r->text[n] = 0;
         r->len = n;
-    } else if (code != r->code) {
+    } else if (code != r->code || r->lines >= SMTP_REPLY_MAX_LINES) {
         return -1;
     }
     r->lines++;

@@ -42,6 +42,7 @@ struct smtp_session {
     int tokens;                      /* units of the messages = N budget held */
     enum { AHEAD_NONE, AHEAD_MAIL, AHEAD_QUIT } ahead;  /* sent behind the body */
     unsigned msgs_left, fails;
+    int refused;                     /* the server turned this session away (banner, EHLO, AUTH) */
     struct smtp_reply reply;
     uint64_t t_sent;                 /* when the awaited command(s) went out */
     uint64_t t_msg, t_next;          /* start of this message and of the next (paced: intended) */
@@ -61,6 +62,7 @@ struct smtp_session {
 static void smtp_event(struct conn *c, enum conn_event ev, void *ud);
 static void start_connect(struct smtp_session *s);
 static void next_transaction(struct smtp_session *s);
+static void send_now(struct smtp_session *s);
 
 static void set_state(struct smtp_session *s, enum sm st)
 {
@@ -90,13 +92,10 @@ static void wait_until(struct smtp_session *s, uint64_t when)
     timer_arm(s->w->loop, &s->backoff, when);
 }
 
-/* After a failure: try again soon, a little later each time, so a dead server
- * is not hammered in a tight loop. */
+/* After a failure: try again later each time (backoff_ms). */
 static void reconnect_later(struct smtp_session *s)
 {
-    uint64_t ms = s->fails ? 50ull << (s->fails < 5 ? s->fails : 5) : 0;
-    if (ms > 1000)
-        ms = 1000;
+    uint64_t ms = backoff_ms(s->fails, s->refused);
     set_state(s, SM_IDLE);
     if (atomic_load_explicit(&s->w->run->phase, memory_order_relaxed) != PH_SEND)
         return;
@@ -154,13 +153,45 @@ static void await(struct smtp_session *s, enum sm st)
     conn_deadline(&s->c, cfg_of(s)->smtp_timeout);
 }
 
+/* Input that answers nothing (not SMTP, a line past the limit, a reply sent
+ * before it was asked for): the session cannot go on. */
+static void protocol_error(struct smtp_session *s, const char *text, size_t len)
+{
+    char name[ERR_NAME_LEN];
+    snprintf(name, sizeof name, "smtp_%s_protocol", sm_stage[s->state == SM_CONNECT ? SM_BANNER : s->state]);
+    stats_error_text(&s->w->st, name, text, len);
+    close_and_reconnect(s, 1);
+}
+
+/* Sends what was written. We write only once every reply asked for has come, so
+ * input already waiting was sent before the server saw this command and answers
+ * nothing: an early 250 behind a 354 would settle a message whose body never went
+ * out (issue 13). Only a 421 may come unasked (RFC 5321 3.8); it is read as such. */
+static void send_now(struct smtp_session *s)
+{
+    size_t n = conn_avail(&s->c);
+    const char *p = conn_peek(&s->c);
+    if (n && !(n >= 3 && !memcmp(p, "421", 3))) {
+        const char *nl = memchr(p, '\n', n);
+        char ex[ERR_EXAMPLE_LEN];
+        int k = snprintf(ex, sizeof ex, "sent unasked: ");
+        size_t l = nl ? (size_t)(nl - p) : n;
+        if (l > sizeof ex - (size_t)k)
+            l = sizeof ex - (size_t)k;
+        memcpy(ex + k, p, l);
+        protocol_error(s, ex, (size_t)k + l);
+        return;
+    }
+    conn_flush(&s->c);
+}
+
 /* Writes one command and waits for its reply in state st. */
 static void command(struct smtp_session *s, enum sm st, const char *line)
 {
     conn_puts(&s->c, line);
     s->t_sent = mono_ns();
     await(s, st);
-    conn_flush(&s->c);
+    send_now(s);
 }
 
 static void send_quit(struct smtp_session *s)
@@ -271,7 +302,7 @@ static void next_transaction(struct smtp_session *s)
     s->t_msg = s->t_next;
     s->t_sent = mono_ns();
     await(s, SM_MAIL);
-    conn_flush(&s->c);
+    send_now(s);
 }
 
 static void write_body(struct smtp_session *s)
@@ -323,7 +354,7 @@ static void write_body(struct smtp_session *s)
     }
     s->t_sent = now;
     await(s, SM_EOD);
-    conn_flush(&s->c);
+    send_now(s);
 }
 
 static void transaction_done(struct smtp_session *s)
@@ -381,7 +412,7 @@ static void send_ehlo(struct smtp_session *s)
     s->t_sent = mono_ns();
     s->ext = 0;
     await(s, SM_EHLO);
-    conn_flush(&s->c);
+    send_now(s);
 }
 
 /* Implicit TLS (SM_TLS, right after connect) or the STARTTLS upgrade. */
@@ -438,10 +469,12 @@ static void start_auth(struct smtp_session *s)
         conn_puts(&s->c, mech == SMTP_AUTH_LOGIN ? "AUTH LOGIN\r\n" : "AUTH CRAM-MD5\r\n");
     s->t_exchange = s->t_sent = mono_ns();
     await(s, SM_AUTH);
-    conn_flush(&s->c);
+    send_now(s);
 }
 
-static void on_auth_reply(struct smtp_session *s, const struct smtp_reply *r)
+/* last: the reply's last line, whole: a CRAM-MD5 challenge may be longer than the
+ * copy kept for examples (issue 13). */
+static void on_auth_reply(struct smtp_session *s, const struct smtp_reply *r, const char *last, size_t len)
 {
     const struct user *u = &s->w->run->users.v[s->auth_user];
     char b64[700];
@@ -452,7 +485,7 @@ static void on_auth_reply(struct smtp_session *s, const struct smtp_reply *r)
         return;
     }
     if (r->code == 334 && s->auth_step < 2) {
-        const char *chal = strlen(r->text) > 4 ? r->text + 4 : "";
+        const char *chal = len > 4 ? last + 4 : "";
         int ok = 0;
         if (s->auth_mech == SMTP_AUTH_LOGIN) {
             const char *v = s->auth_step == 0 ? u->addr : u->pass;
@@ -466,37 +499,40 @@ static void on_auth_reply(struct smtp_session *s, const struct smtp_reply *r)
             s->auth_step++;
             conn_printf(&s->c, "%s\r\n", b64);
             await(s, SM_AUTH);
-            conn_flush(&s->c);
+            send_now(s);
             return;
         }
         conn_puts(&s->c, "*\r\n");     /* RFC 4954: cancel the exchange */
         s->auth_step = 2;
         await(s, SM_AUTH);
-        conn_flush(&s->c);
+        send_now(s);
         return;
     }
     fail_reply(s, SM_AUTH, r);
+    s->refused = 1;
     send_quit(s);
 }
 
 /* After a reply within the MAIL/RCPT/DATA group: pipelined, the next command is
  * already out; in lockstep it goes now (RCPT number `rcpt`, or DATA for -1), unless
- * the transaction failed, which ends it. 0 when the transaction ended. */
-static int lockstep_next(struct smtp_session *s, uint64_t now, int rcpt)
+ * the transaction failed, which ends it. Then its reply is awaited in state next. */
+static void lockstep_next(struct smtp_session *s, uint64_t now, int rcpt, enum sm next)
 {
-    if (s->pipelined)
-        return 1;
+    if (s->pipelined) {
+        await(s, next);
+        return;
+    }
     if (s->group_failed) {
         transaction_done(s);
-        return 0;
+        return;
     }
     if (rcpt >= 0)
         write_rcpt(s, (unsigned)rcpt);
     else
         conn_puts(&s->c, "DATA\r\n");
     s->t_sent = now;
-    conn_flush(&s->c);
-    return 1;
+    await(s, next);
+    send_now(s);
 }
 
 /* 1 if the reply is the one wanted; otherwise it is counted and the session QUITs. */
@@ -505,12 +541,13 @@ static int want(struct smtp_session *s, const struct smtp_reply *r, int code)
     if (r->code == code)
         return 1;
     fail_reply(s, s->state, r);
+    s->refused = 1;
     send_quit(s);
     return 0;
 }
 
-/* One complete reply in state s->state. */
-static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
+/* One complete reply in state s->state; last is its last line. */
+static void on_reply(struct smtp_session *s, const struct smtp_reply *r, const char *last, size_t len)
 {
     struct worker *w = s->w;
     uint64_t now = mono_ns();
@@ -544,7 +581,7 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
             start_tls(s, SM_STARTTLS);
         return;
     case SM_AUTH:
-        on_auth_reply(s, r);
+        on_auth_reply(s, r, last, len);
         return;
     case SM_MAIL:
         if (r->code != 250) {
@@ -552,8 +589,7 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
             s->group_failed = 1;
             refund(s);
         }
-        if (lockstep_next(s, now, 0))
-            await(s, SM_RCPT);
+        lockstep_next(s, now, 0, SM_RCPT);
         return;
     case SM_RCPT: {
         unsigned i = s->rcpt_i++;
@@ -562,16 +598,14 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
         else if (!s->group_failed)   /* after a failed MAIL, RCPT failures are echoes */
             fail_reply(s, st, r);
         if (s->rcpt_i < s->nrcpt) {
-            if (lockstep_next(s, now, (int)s->rcpt_i))
-                await(s, SM_RCPT);
+            lockstep_next(s, now, (int)s->rcpt_i, SM_RCPT);
             return;
         }
         if (!s->rcpt_ok && !s->group_failed) {
             s->group_failed = 1;
             refund(s);
         }
-        if (lockstep_next(s, now, -1))
-            await(s, SM_DATA);
+        lockstep_next(s, now, -1, SM_DATA);
         return;
     }
     case SM_DATA:
@@ -580,7 +614,7 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
             conn_puts(&s->c, ".\r\n");
             s->drain_data = 1;
             await(s, SM_EOD);
-            conn_flush(&s->c);
+            send_now(s);
             return;
         }
         if (r->code != 354) {
@@ -621,7 +655,7 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r)
     case SM_QUIT:
         if (r->code != 221)
             fail_reply(s, st, r);
-        close_and_reconnect(s, 0);
+        close_and_reconnect(s, s->refused);
         return;
     default:
         return;
@@ -634,24 +668,23 @@ static void on_data(struct smtp_session *s)
     size_t len;
     int r;
     while (conn_is_open(&s->c) && (r = conn_line(&s->c, &line, &len)) != 0) {
-        if (r < 0 || s->state == SM_IDLE || s->state == SM_CONNECT) {
-            stats_error(&s->w->st, s->state == SM_IDLE ? "smtp_idle_protocol" : "smtp_banner_protocol", NULL);
-            close_and_reconnect(s, 1);
+        if (r < 0) {
+            char ex[64];
+            snprintf(ex, sizeof ex, "line longer than %zu bytes", s->c.max_line);
+            protocol_error(s, ex, strlen(ex));
             return;
         }
-        int done = smtp_reply_feed(&s->reply, line, len);
+        /* nothing was asked while idle or waiting for the next message to be due */
+        int done = s->state == SM_IDLE || s->state == SM_WAIT ? -1 : smtp_reply_feed(&s->reply, line, len);
         if (done < 0) {
-            char name[ERR_NAME_LEN];
-            snprintf(name, sizeof name, "smtp_%s_protocol", sm_stage[s->state]);
-            stats_error(&s->w->st, name, line);
-            close_and_reconnect(s, 1);
+            protocol_error(s, line, len);
             return;
         }
         if (s->state == SM_EHLO && s->reply.lines > 1)
             s->ext |= ehlo_keywords(line + 4, len > 4 ? len - 4 : 0);
         if (done) {
             struct smtp_reply rep = s->reply;
-            on_reply(s, &rep);
+            on_reply(s, &rep, line, len);
         }
     }
 }
@@ -685,8 +718,8 @@ static void smtp_event(struct conn *c, enum conn_event ev, void *ud)
     }
     case CONN_CLOSED:
         if (s->state == SM_QUIT) {   /* closed instead of 221: still a finished session */
-            stats_error(&s->w->st, "smtp_quit_closed", NULL);
-            close_and_reconnect(s, 0);
+            count_conn_error(s->w, "smtp", "quit", &s->c);   /* _closed, or _reset */
+            close_and_reconnect(s, s->refused);
             return;
         }
         fail_conn(s);
@@ -715,6 +748,7 @@ static void start_connect(struct smtp_session *s)
     s->lmtp = cfg_of(s)->smtp_protocol == PROTO_LMTP;
     s->target = t;
     s->authed = 0;
+    s->refused = 0;
     s->t_sent = mono_ns();
     set_state(s, SM_CONNECT);
     if (conn_connect(&s->c, (const struct sockaddr *)&t->sa, t->len, b ? (const struct sockaddr *)&b->sa : NULL,

@@ -45,6 +45,13 @@ uint64_t pacer_due(const struct pacer *p)
     return p->t0 + (uint64_t)(t * 1e9);
 }
 
+uint64_t backoff_ms(unsigned fails, int refused)
+{
+    uint64_t cap = refused ? 10000 : 1000;
+    uint64_t ms = fails ? 50ull << (fails < 8 ? fails : 8) : 0;
+    return ms < cap ? ms : cap;
+}
+
 const struct target *next_bind(struct worker *w, const struct target *v, unsigned n)
 {
     return n ? &v[w->rr_bind++ % n] : NULL;
