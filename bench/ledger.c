@@ -20,7 +20,7 @@ static void *writer(void *p)
 {
     struct arg *a = p;
     for (unsigned i = 0; i < PER_WRITER; i++) {
-        uint64_t idx = ledger_add(a->l, a->shard, i % USERS, 500, i);
+        uint64_t idx = ledger_add(a->l, a->shard, i % USERS, 500, i, 0);
         ledger_accept(a->l, ledger_get(a->l, ledger_seq(a->shard, idx)), i / 5);
     }
     return NULL;
@@ -35,7 +35,7 @@ static void *reader(void *p)
         struct ledger_entry *e = ledger_get(a->l, ledger_seq(a->shard, done));
         if (!e)
             continue;
-        ledger_read(a->l, e);
+        ledger_read(a->l, e, 0);
         done++;
     }
     return NULL;

@@ -1,6 +1,8 @@
 /* ledger: every message of the run, from the moment its DATA is sent until the end.
  * Senders append to their own worker's array; readers of any worker mark entries
- * with atomic operations. No lock anywhere: 24 bytes per message. */
+ * with atomic operations. No lock anywhere: 24 bytes per message. It also owns the
+ * rule that turns what was seen into a verdict: a message is lost only when a
+ * complete visit of its mailbox after the server settled did not find it. */
 #ifndef MS_LEDGER_H
 #define MS_LEDGER_H
 
@@ -13,11 +15,17 @@
 #define LEDGER_MAX_CHUNKS 2048          /* 134M messages per worker */
 #define LEDGER_SEQ_SHIFT 40             /* seq = worker << 40 | local index */
 
-/* state: low byte = times read (saturating at 255), then flags */
+/* state: low byte = times read (saturating at 255), then flags, then (bits 24-31)
+ * the entry's index among its message's recipients: entry seq - index is the id in
+ * the message's headers. */
+#define LS_READS     0xffu
 #define LS_ACCEPTED  0x100u
 #define LS_REJECTED  0x200u
 #define LS_CORRUPT   0x400u
-#define LS_READS     0xffu
+#define LS_QUEUED    0x800u             /* in the server's queue at its last reading */
+#define LS_SEEN      0x1000u            /* retrieved, ours, intact or not; not necessarily deleted */
+#define LS_LATE      0x2000u            /* first read after the drain, by the sweep */
+#define LS_RCPT_SHIFT 24
 
 struct ledger_entry {
     uint64_t digest8;                   /* first 8 bytes of the body's SHA-256 */
@@ -38,11 +46,38 @@ struct ledger {
     size_t nusers;
     _Atomic int32_t *owed;              /* per user: accepted, not yet read */
     _Atomic int64_t owed_total;
-    _Atomic uint8_t *swept;             /* per user: a final sweep emptied it */
+    /* Per user: the sweep pass (from 1) of the last complete visit (listed in
+     * full, every message retrieved, QUIT acknowledged), and when any complete
+     * visit last ended (ms since the start, 0 = never). */
+    _Atomic uint32_t *visit_pass;
+    _Atomic uint32_t *visit_ms;
+    /* Set by the controller once every thread stopped: the pass that ran after the
+     * server settled (0 = it never settled), and whether a sweep was attempted. */
+    uint32_t proof_pass;
+    int swept;
 };
+
+/* Why an unread message is pending rather than lost. */
+enum pending_reason {
+    PR_QUEUED,                          /* the server's queue held it at its last reading */
+    PR_PEEKED,                          /* retrieved, but its deletion was never committed */
+    PR_UNSWEPT,                         /* its mailbox was not read in full after the server settled */
+    PR_UNSETTLED,                       /* mail was still arriving when the sweep's time ran out */
+    PR_COUNT
+};
+extern const char *const pending_reason_names[PR_COUNT];
+
+enum verdict {
+    V_DELIVERED, V_DUPLICATED, V_CORRUPTED, V_LOST, V_PENDING,   /* accepted: sum to sent */
+    V_REJECTED, V_UNCONFIRMED,                                   /* not accepted */
+    V_NONE,                                                      /* not accepted, never seen */
+};
+extern const char *const verdict_names[V_NONE + 1];
 
 struct ledger_outcome {
     uint64_t accepted, delivered, duplicated, corrupted, lost, pending;
+    uint64_t pending_by[PR_COUNT];
+    uint64_t late;                      /* delivered or duplicated, first read by the sweep */
     uint64_t rejected, unconfirmed;     /* refused or unanswered, yet found in a mailbox */
     uint64_t reads;                     /* retrievals of this run's messages */
 };
@@ -55,17 +90,39 @@ static inline uint64_t ledger_seq(unsigned shard, uint64_t idx)
     return (uint64_t)shard << LEDGER_SEQ_SHIFT | idx;
 }
 
-/* Owner thread of the shard only. Returns the entry's local index. */
-uint64_t ledger_add(struct ledger *l, unsigned shard, uint32_t user, uint32_t size, uint64_t digest8);
+/* Owner thread of the shard only; rcpt is the entry's index among its message's
+ * recipients. Returns the entry's local index. */
+uint64_t ledger_add(struct ledger *l, unsigned shard, uint32_t user, uint32_t size, uint64_t digest8, unsigned rcpt);
 struct ledger_entry *ledger_get(struct ledger *l, uint64_t seq);
 /* Owner: the server answered the end of data. */
 void ledger_accept(struct ledger *l, struct ledger_entry *e, uint32_t now_ms);
 void ledger_reject(struct ledger_entry *e);
-/* Reader, once a deletion is committed: returns the reads before this one. */
-unsigned ledger_read(struct ledger *l, struct ledger_entry *e);
+/* Reader, once a DELE was acknowledged and the QUIT committed it: returns the reads
+ * before this one. late: the sweep read it. */
+unsigned ledger_read(struct ledger *l, struct ledger_entry *e, int late);
 void ledger_corrupt(struct ledger_entry *e);
+/* Reader: retrieved (whether or not it will be deleted). Returns 1 the first time. */
+int ledger_seen(struct ledger_entry *e);
+/* Reader: a complete visit of user's mailbox, in sweep pass `pass` (0: not a sweep). */
+void ledger_visited(struct ledger *l, uint32_t user, uint32_t pass, uint32_t now_ms);
 
-/* After every thread stopped: the outcome of each message. */
+/* The server's queue, read per message (a message id from its X-Mailsoak-Id and
+ * its recipient count): clear the previous reading, then mark each message found.
+ * ledger_mark_queued returns how many of its entries are still owed. */
+void ledger_queued_clear(struct ledger *l);
+unsigned ledger_mark_queued(struct ledger *l, uint64_t seq, unsigned nrcpt);
+
+/* After every thread stopped (proof_pass and swept set): the verdict of an entry,
+ * and the reason when it is pending. */
+enum verdict ledger_verdict(const struct ledger *l, const struct ledger_entry *e, enum pending_reason *why);
 void ledger_outcome(const struct ledger *l, struct ledger_outcome *o);
+/* Every entry in order, with its seq (for the CSV and the lost examples). */
+void ledger_each(const struct ledger *l, void (*fn)(void *arg, uint64_t seq, const struct ledger_entry *e),
+                 void *arg);
+/* The id in the message's X-Mailsoak-Id header: the seq of its first recipient. */
+static inline uint64_t ledger_msg_seq(uint64_t seq, const struct ledger_entry *e)
+{
+    return seq - (atomic_load_explicit(&e->state, memory_order_relaxed) >> LS_RCPT_SHIFT);
+}
 
 #endif

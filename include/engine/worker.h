@@ -47,8 +47,14 @@ struct run {
     _Atomic int phase;
     _Atomic int64_t send_budget;     /* messages left to send when messages = N */
     _Atomic uint64_t accepted;
-    _Atomic uint64_t sweep_cursor;   /* next user index for the final sweep */
+    /* The sweep goes in passes over the mailboxes that still owe (the controller
+     * starts each pass: pass number, then the cursor back to 0); gains counts the
+     * messages of ours a sweep session retrieved for the first time, the sign that
+     * the server is still delivering. */
+    _Atomic uint32_t sweep_pass;
+    _Atomic uint64_t sweep_cursor;   /* next user index of this pass */
     _Atomic int64_t sweep_active;    /* sweep sessions holding a user */
+    _Atomic uint64_t sweep_gains;
     /* Per user: one of our readers has the mailbox open. Dovecot, for one, lets two
      * POP3 sessions share a maildrop, and two of our readers retrieving the same
      * message would look like a duplicate the server never made. */

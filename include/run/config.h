@@ -30,10 +30,10 @@ struct server_config {
 
 struct config {
     /* [run] */
-    uint64_t duration, drain, interval, sweep_timeout;   /* ns */
+    uint64_t duration, drain, interval, sweep_timeout, settle;   /* ns */
     uint64_t messages, seed, workers, error_examples;
     int sweep, check;
-    char *label, *json;
+    char *label, *json, *ledger_csv;
     char *metrics, *metrics_token;              /* --metrics ADDR:PORT, "" = off */
     struct shard shard;                         /* part K of N: owns users with index mod N = K */
 

@@ -12,6 +12,15 @@
 
 struct collector;
 
+#define LOST_EXAMPLES_MAX 10
+
+/* A lost message, for the user to look for in the server's logs. */
+struct lost_example {
+    uint64_t seq;                    /* the message's id (its first recipient's entry) */
+    uint32_t user;
+    uint32_t accepted_ms, read_ms;   /* since the start: accepted; its mailbox last read in full */
+};
+
 struct run_result {
     const struct config *cfg;
     const struct run *run;
@@ -27,7 +36,10 @@ struct run_result {
     struct ledger_outcome lo;
     json_t *timeline, *events;
     struct collector *col;
-    uint64_t queued;                 /* unread, not swept up, counted pending: the spool held them */
+    int settled;                     /* a sweep pass began after the server settled */
+    unsigned sweep_passes;
+    unsigned nlost_ex;
+    struct lost_example lost_ex[LOST_EXAMPLES_MAX];
 };
 
 int cmd_run(int argc, char **argv);
@@ -37,5 +49,8 @@ json_t *result_json(const struct run_result *r);
 void result_table(FILE *f, const struct run_result *r);
 /* The run's name in tables, reports and metrics: run.label, else the store format. */
 const char *result_label(const struct config *cfg);
+/* Every message not delivered once, one CSV line each (id, message_id, mailbox,
+ * size, accepted, outcome, reason), written atomically. 0, or -1 with err set. */
+int write_ledger_csv(const char *path, const struct run_result *r, char *err, size_t errlen);
 
 #endif

@@ -25,10 +25,12 @@ soak() {
     margs=("$@")
     rm -f "$WORK/out.json" "$WORK/server.log"
     srv_start --set users.count=20 --set server.seed=7 "${sargs[@]}"
-    # --no-check: the preflight would itself trip the counted faults
+    # --no-check: the preflight would itself trip the counted faults. A 1 s settle:
+    # the reference server delivers at once, and the sweep must prove its losses
+    # within its 3 s.
     timeout 60 "$MAILSOAK" run --no-check --smtp "127.0.0.1:$SMTP_PORT" --pop3 "127.0.0.1:$POP3_PORT" \
         --set users.count=20 --senders 4 --readers 1 --duration 2s --drain 2s \
-        --set run.sweep_timeout=3s --set smtp.timeout=2s --set pop3.timeout=2s \
+        --set run.sweep_timeout=3s --settle 1s --set smtp.timeout=2s --set pop3.timeout=2s \
         --messages 120 --seed 1 --json "$WORK/out.json" "${margs[@]}" >"$WORK/$name.table" 2>&1 \
         || { cat "$WORK/$name.table"; fail "$name: mailsoak run failed"; }
     srv_stop

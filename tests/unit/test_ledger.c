@@ -1,6 +1,7 @@
 /* Unit tests of the ledger: every outcome (delivered, duplicated, corrupted, lost,
- * pending, rejected, unconfirmed), the owed counters whichever of accept and read
- * comes first, and concurrent readers on several threads. */
+ * pending, rejected, unconfirmed), the reasons a message is pending rather than
+ * lost, the queue's marks, the owed counters whichever of accept and read comes
+ * first, and concurrent readers on several threads. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +14,7 @@
 
 static struct ledger_entry *add(struct ledger *l, unsigned shard, uint32_t user)
 {
-    uint64_t idx = ledger_add(l, shard, user, 100, 0xabcdull);
+    uint64_t idx = ledger_add(l, shard, user, 100, 0xabcdull, 0);
     return ledger_get(l, ledger_seq(shard, idx));
 }
 
@@ -33,13 +34,16 @@ static void outcomes(void **st)
     ledger_reject(rejected);
     ledger_reject(unconfirmed);
     assert_int_equal(atomic_load(&l.owed_total), 5);
-    assert_int_equal(ledger_read(&l, delivered), 0);
-    assert_int_equal(ledger_read(&l, dup), 0);
-    assert_int_equal(ledger_read(&l, dup), 1);
+    assert_int_equal(ledger_read(&l, delivered, 0), 0);
+    assert_int_equal(ledger_read(&l, dup, 0), 0);
+    assert_int_equal(ledger_read(&l, dup, 0), 1);
     ledger_corrupt(corrupt);
-    ledger_read(&l, corrupt);
-    ledger_read(&l, unconfirmed);
-    atomic_store(&l.swept[2], 1);               /* the sweep emptied user 2: its unread mail is lost */
+    ledger_read(&l, corrupt, 0);
+    ledger_read(&l, unconfirmed, 0);
+    ledger_visited(&l, 2, 3, 500);              /* user 2 read in full in pass 3 ... */
+    ledger_visited(&l, 3, 2, 400);              /* ... user 3 only in pass 2 */
+    l.swept = 1;
+    l.proof_pass = 3;                           /* pass 3 began after the server settled */
     assert_int_equal(atomic_load(&l.owed_total), 2);
     assert_int_equal(atomic_load(&l.owed[2]), 1);
     assert_int_equal(atomic_load(&l.owed[3]), 1);
@@ -50,6 +54,8 @@ static void outcomes(void **st)
     assert_int_equal(o.corrupted, 1);
     assert_int_equal(o.lost, 1);
     assert_int_equal(o.pending, 1);
+    assert_int_equal(o.pending_by[PR_UNSWEPT], 1);
+    assert_int_equal(o.delivered + o.duplicated + o.corrupted + o.lost + o.pending, o.accepted);
     assert_int_equal(o.rejected, 1);
     assert_int_equal(o.unconfirmed, 1);
     assert_int_equal(o.reads, 5);
@@ -66,7 +72,7 @@ static void read_before_accept(void **st)
     struct ledger_outcome o;
     ledger_init(&l, 1, 1);
     struct ledger_entry *e = add(&l, 0, 0);
-    ledger_read(&l, e);
+    ledger_read(&l, e, 0);
     ledger_accept(&l, e, 5);
     assert_int_equal(atomic_load(&l.owed_total), 0);
     ledger_outcome(&l, &o);
@@ -83,7 +89,7 @@ static void *reader(void *p)
 {
     struct reader_arg *a = p;
     for (unsigned i = a->start; i < a->n; i += a->step)
-        ledger_read(a->l, ledger_get(a->l, ledger_seq(0, i)));
+        ledger_read(a->l, ledger_get(a->l, ledger_seq(0, i)), 0);
     return NULL;
 }
 
@@ -110,10 +116,96 @@ static void concurrent(void **st)
     ledger_free(&l);
 }
 
+static enum verdict verdict_of(const struct ledger *l, const struct ledger_entry *e, enum pending_reason *why)
+{
+    *why = PR_COUNT;
+    return ledger_verdict(l, e, why);
+}
+
+/* An unread message is lost only when its mailbox was read in full in the pass
+ * that proves; each shortfall has its own reason, in order of strength. */
+static void pending_reasons(void **st)
+{
+    struct ledger l;
+    enum pending_reason why;
+    ledger_init(&l, 1, 4);
+    struct ledger_entry *queued = add(&l, 0, 0), *peeked = add(&l, 0, 0), *gone = add(&l, 0, 1);
+    struct ledger_entry *unswept = add(&l, 0, 2);
+    for (struct ledger_entry *e = queued; e <= unswept; e++)
+        ledger_accept(&l, e, 1);
+    /* no sweep at all: everything unread is unswept */
+    assert_int_equal(verdict_of(&l, gone, &why), V_PENDING);
+    assert_int_equal(why, PR_UNSWEPT);
+    /* a sweep that never settled, though it read mailbox 1 in full */
+    l.swept = 1;
+    ledger_visited(&l, 1, 1, 100);
+    assert_int_equal(verdict_of(&l, gone, &why), V_PENDING);
+    assert_int_equal(why, PR_UNSETTLED);
+    /* settled in pass 2: mailbox 1 read in full in pass 1 only proves nothing */
+    l.proof_pass = 2;
+    assert_int_equal(verdict_of(&l, gone, &why), V_PENDING);
+    assert_int_equal(why, PR_UNSWEPT);
+    ledger_visited(&l, 0, 2, 200);
+    ledger_visited(&l, 1, 2, 200);
+    assert_int_equal(verdict_of(&l, gone, &why), V_LOST);
+    assert_int_equal(verdict_of(&l, unswept, &why), V_PENDING);
+    assert_int_equal(why, PR_UNSWEPT);
+    /* in mailbox 0, read in full too: the queue's mark and a sighting each keep
+     * their message from being lost */
+    assert_int_equal(ledger_mark_queued(&l, ledger_seq(0, 0), 1), 1);
+    assert_int_equal(ledger_seen(peeked), 1);
+    assert_int_equal(ledger_seen(peeked), 0);
+    assert_int_equal(verdict_of(&l, queued, &why), V_PENDING);
+    assert_int_equal(why, PR_QUEUED);
+    assert_int_equal(verdict_of(&l, peeked, &why), V_PENDING);
+    assert_int_equal(why, PR_PEEKED);
+    /* a later reading of the queue without it: lost */
+    ledger_queued_clear(&l);
+    assert_int_equal(verdict_of(&l, queued, &why), V_LOST);
+    /* read after all, by the sweep: delivered, and late */
+    ledger_read(&l, gone, 1);
+    struct ledger_outcome o;
+    ledger_outcome(&l, &o);
+    assert_int_equal(o.delivered, 1);
+    assert_int_equal(o.late, 1);
+    assert_int_equal(o.lost, 1);
+    assert_int_equal(o.pending, 2);
+    assert_int_equal(o.pending_by[PR_PEEKED], 1);
+    assert_int_equal(o.pending_by[PR_UNSWEPT], 1);
+    ledger_free(&l);
+}
+
+/* The queue's ids come from files on the server: a message's entries are marked
+ * only while they really are its recipients, and only owed ones count. */
+static void queue_marks(void **st)
+{
+    struct ledger l;
+    ledger_init(&l, 1, 8);
+    uint64_t a = ledger_add(&l, 0, 1, 10, 1, 0);     /* message A: two recipients */
+    ledger_add(&l, 0, 2, 10, 1, 1);
+    uint64_t b = ledger_add(&l, 0, 3, 10, 2, 0);     /* message B: one */
+    ledger_accept(&l, ledger_get(&l, ledger_seq(0, a)), 1);
+    ledger_accept(&l, ledger_get(&l, ledger_seq(0, a + 1)), 1);
+    ledger_accept(&l, ledger_get(&l, ledger_seq(0, b)), 1);
+    ledger_read(&l, ledger_get(&l, ledger_seq(0, a + 1)), 0);
+    /* A claims 5 recipients: only its 2 are marked, 1 of them still owed */
+    assert_int_equal(ledger_mark_queued(&l, ledger_seq(0, a), 5), 1);
+    assert_false(atomic_load(&ledger_get(&l, ledger_seq(0, b))->state) & LS_QUEUED);
+    /* an id that starts inside a message, or beyond the ledger, marks nothing */
+    assert_int_equal(ledger_mark_queued(&l, ledger_seq(0, a + 1), 1), 0);
+    assert_int_equal(ledger_mark_queued(&l, ledger_seq(0, 99), 1), 0);
+    assert_int_equal(ledger_mark_queued(&l, ledger_seq(5, 0), 1), 0);
+    /* the entry of A's second recipient knows its message's id */
+    struct ledger_entry *second = ledger_get(&l, ledger_seq(0, a + 1));
+    assert_int_equal(ledger_msg_seq(ledger_seq(0, a + 1), second), ledger_seq(0, a));
+    ledger_free(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(outcomes), cmocka_unit_test(read_before_accept), cmocka_unit_test(concurrent),
+        cmocka_unit_test(pending_reasons), cmocka_unit_test(queue_marks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

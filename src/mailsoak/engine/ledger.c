@@ -1,7 +1,8 @@
 /* ledger: the bookkeeping that turns "sent" and "read" into delivered, lost,
- * duplicated and corrupted. The per-user owed counter is adjusted by whichever of
- * sender (accept) and reader (first read) comes second, so a message read before
- * its 250 was processed is never counted as owed. */
+ * duplicated, corrupted and pending. The per-user owed counter is adjusted by
+ * whichever of sender (accept) and reader (first read) comes second, so a message
+ * read before its 250 was processed is never counted as owed. The verdict rule
+ * lives here too, so the counts, the examples and the CSV cannot disagree. */
 #include "engine/ledger.h"
 
 #include <stdlib.h>
@@ -14,8 +15,9 @@ int ledger_init(struct ledger *l, unsigned nshards, size_t nusers)
     l->nusers = nusers;
     l->shards = calloc(nshards, sizeof *l->shards);
     l->owed = calloc(nusers, sizeof *l->owed);
-    l->swept = calloc(nusers, sizeof *l->swept);
-    return l->shards && l->owed && l->swept ? 0 : -1;
+    l->visit_pass = calloc(nusers, sizeof *l->visit_pass);
+    l->visit_ms = calloc(nusers, sizeof *l->visit_ms);
+    return l->shards && l->owed && l->visit_pass && l->visit_ms ? 0 : -1;
 }
 
 void ledger_free(struct ledger *l)
@@ -25,11 +27,17 @@ void ledger_free(struct ledger *l)
             free(atomic_load_explicit(&l->shards[s].chunks[c], memory_order_relaxed));
     free(l->shards);
     free((void *)l->owed);
-    free((void *)l->swept);
+    free((void *)l->visit_pass);
+    free((void *)l->visit_ms);
     memset(l, 0, sizeof *l);
 }
 
-uint64_t ledger_add(struct ledger *l, unsigned shard, uint32_t user, uint32_t size, uint64_t digest8)
+const char *const pending_reason_names[PR_COUNT] = { "queued", "peeked", "unswept", "unsettled" };
+const char *const verdict_names[V_NONE + 1] = {
+    "delivered", "duplicated", "corrupted", "lost", "pending", "rejected", "unconfirmed", "none",
+};
+
+uint64_t ledger_add(struct ledger *l, unsigned shard, uint32_t user, uint32_t size, uint64_t digest8, unsigned rcpt)
 {
     struct ledger_shard *s = &l->shards[shard];
     uint64_t idx = atomic_load_explicit(&s->n, memory_order_relaxed);
@@ -47,7 +55,7 @@ uint64_t ledger_add(struct ledger *l, unsigned shard, uint32_t user, uint32_t si
     e->digest8 = digest8;
     e->user = user;
     e->size = size;
-    atomic_store_explicit(&e->state, 0, memory_order_relaxed);
+    atomic_store_explicit(&e->state, (uint32_t)rcpt << LS_RCPT_SHIFT, memory_order_relaxed);
     /* Publishing n with release makes the entry's fields visible to readers that
      * find its id in a mailbox. */
     atomic_store_explicit(&s->n, idx + 1, memory_order_release);
@@ -81,11 +89,13 @@ void ledger_reject(struct ledger_entry *e)
     atomic_fetch_or_explicit(&e->state, LS_REJECTED, memory_order_relaxed);
 }
 
-unsigned ledger_read(struct ledger *l, struct ledger_entry *e)
+unsigned ledger_read(struct ledger *l, struct ledger_entry *e, int late)
 {
     uint32_t old = atomic_load_explicit(&e->state, memory_order_relaxed), nw;
     do {
         nw = (old & LS_READS) == LS_READS ? old : old + 1;
+        if (late && !(old & LS_READS))
+            nw |= LS_LATE;
     } while (!atomic_compare_exchange_weak_explicit(&e->state, &old, nw, memory_order_acq_rel,
                                                     memory_order_relaxed));
     if ((old & LS_ACCEPTED) && !(old & LS_READS)) {
@@ -100,34 +110,110 @@ void ledger_corrupt(struct ledger_entry *e)
     atomic_fetch_or_explicit(&e->state, LS_CORRUPT, memory_order_relaxed);
 }
 
+int ledger_seen(struct ledger_entry *e)
+{
+    return !(atomic_fetch_or_explicit(&e->state, LS_SEEN, memory_order_relaxed) & LS_SEEN);
+}
+
+void ledger_visited(struct ledger *l, uint32_t user, uint32_t pass, uint32_t now_ms)
+{
+    atomic_store_explicit(&l->visit_ms[user], now_ms ? now_ms : 1, memory_order_relaxed);
+    if (pass)
+        atomic_store_explicit(&l->visit_pass[user], pass, memory_order_release);
+}
+
+static struct ledger_entry *entry_at(const struct ledger *l, unsigned s, uint64_t i)
+{
+    struct ledger_entry *chunk = atomic_load_explicit(&l->shards[s].chunks[i >> LEDGER_CHUNK_BITS], memory_order_acquire);
+    return &chunk[i & (LEDGER_CHUNK - 1)];
+}
+
+void ledger_each(const struct ledger *l, void (*fn)(void *arg, uint64_t seq, const struct ledger_entry *e), void *arg)
+{
+    for (unsigned s = 0; s < l->nshards; s++) {
+        uint64_t n = atomic_load_explicit(&l->shards[s].n, memory_order_acquire);
+        for (uint64_t i = 0; i < n; i++)
+            fn(arg, ledger_seq(s, i), entry_at(l, s, i));
+    }
+}
+
+void ledger_queued_clear(struct ledger *l)
+{
+    for (unsigned s = 0; s < l->nshards; s++) {
+        uint64_t n = atomic_load_explicit(&l->shards[s].n, memory_order_acquire);
+        for (uint64_t i = 0; i < n; i++)
+            atomic_fetch_and_explicit(&entry_at(l, s, i)->state, ~LS_QUEUED, memory_order_relaxed);
+    }
+}
+
+unsigned ledger_mark_queued(struct ledger *l, uint64_t seq, unsigned nrcpt)
+{
+    unsigned owed = 0;
+    /* the id comes from a file on the server: only entries that really are this
+     * message's recipients (their index says so) are marked */
+    for (unsigned i = 0; i < nrcpt && i < 256; i++) {
+        struct ledger_entry *e = ledger_get(l, seq + i);
+        if (!e || atomic_load_explicit(&e->state, memory_order_relaxed) >> LS_RCPT_SHIFT != i)
+            break;
+        uint32_t st = atomic_fetch_or_explicit(&e->state, LS_QUEUED, memory_order_relaxed);
+        owed += (st & LS_ACCEPTED) && !(st & LS_READS);
+    }
+    return owed;
+}
+
+enum verdict ledger_verdict(const struct ledger *l, const struct ledger_entry *e, enum pending_reason *why)
+{
+    uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire), reads = st & LS_READS;
+    if (!(st & LS_ACCEPTED))
+        return reads ? V_UNCONFIRMED : st & LS_REJECTED ? V_REJECTED : V_NONE;
+    if (st & LS_CORRUPT)
+        return V_CORRUPTED;
+    if (reads)
+        return reads > 1 ? V_DUPLICATED : V_DELIVERED;
+    /* Unread. Lost needs proof: its mailbox read in full in the pass that ran after
+     * the server settled. Anything short of that is pending, with the reason. */
+    if (st & LS_QUEUED)
+        *why = PR_QUEUED;
+    else if (st & LS_SEEN)
+        *why = PR_PEEKED;
+    else if (l->proof_pass && atomic_load_explicit(&l->visit_pass[e->user], memory_order_acquire) == l->proof_pass)
+        return V_LOST;
+    else
+        *why = l->proof_pass || !l->swept ? PR_UNSWEPT : PR_UNSETTLED;
+    return V_PENDING;
+}
+
+struct tally {
+    const struct ledger *l;
+    struct ledger_outcome *o;
+};
+
+static void tally_one(void *arg, uint64_t seq, const struct ledger_entry *e)
+{
+    struct tally *t = arg;
+    struct ledger_outcome *o = t->o;
+    enum pending_reason why = PR_UNSWEPT;
+    uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
+    (void)seq;
+    o->reads += st & LS_READS;
+    enum verdict v = ledger_verdict(t->l, e, &why);
+    o->accepted += v <= V_PENDING;
+    switch (v) {
+    case V_DELIVERED: o->delivered++; break;
+    case V_DUPLICATED: o->duplicated++; break;
+    case V_CORRUPTED: o->corrupted++; break;
+    case V_LOST: o->lost++; break;
+    case V_PENDING: o->pending++; o->pending_by[why]++; break;
+    case V_REJECTED: o->rejected++; break;
+    case V_UNCONFIRMED: o->unconfirmed++; break;
+    case V_NONE: break;
+    }
+    o->late += (v == V_DELIVERED || v == V_DUPLICATED) && (st & LS_LATE);
+}
+
 void ledger_outcome(const struct ledger *l, struct ledger_outcome *o)
 {
     memset(o, 0, sizeof *o);
-    for (unsigned s = 0; s < l->nshards; s++) {
-        uint64_t n = atomic_load(&l->shards[s].n);
-        for (uint64_t i = 0; i < n; i++) {
-            struct ledger_entry *chunk = atomic_load(&l->shards[s].chunks[i >> LEDGER_CHUNK_BITS]);
-            const struct ledger_entry *e = &chunk[i & (LEDGER_CHUNK - 1)];
-            uint32_t st = atomic_load(&e->state), reads = st & LS_READS;
-            o->reads += reads;
-            if (!(st & LS_ACCEPTED)) {
-                if (reads)
-                    o->unconfirmed++;
-                else if (st & LS_REJECTED)
-                    o->rejected++;
-                continue;
-            }
-            o->accepted++;
-            if (st & LS_CORRUPT)
-                o->corrupted++;
-            else if (reads > 1)
-                o->duplicated++;
-            else if (reads == 1)
-                o->delivered++;
-            else if (atomic_load(&l->swept[e->user]))
-                o->lost++;
-            else
-                o->pending++;
-        }
-    }
+    struct tally t = { l, o };
+    ledger_each(l, tally_one, &t);
 }

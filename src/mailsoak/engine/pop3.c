@@ -1,7 +1,9 @@
 /* pop3: the reader sessions — a non-blocking POP3 client state machine. Log in as
  * one user, STAT, LIST, RETR and check each message, DELE it, QUIT. Nothing is
- * counted as read until the server acknowledges QUIT, because that is when POP3
- * commits deletions (RFC 1939 section 6). */
+ * counted as read until the server acknowledged its DELE and then the QUIT,
+ * because that is when POP3 commits deletions (RFC 1939 section 6). A visit that
+ * listed the whole mailbox and retrieved all of it is complete: only such a visit,
+ * in the sweep after the server settled, can prove a message lost. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,12 +44,17 @@ struct pop3_session {
     enum ps state;
     uint32_t user;
     int sweep;                       /* visiting a mailbox for the final sweep */
+    uint32_t pass;                   /* the sweep pass of this visit */
+    int listed;                      /* LIST ended, or STAT said 0 */
+    int partial;                     /* a listed message was not retrieved */
+    int refused;                     /* a command was refused: the visit failed */
     unsigned fails;
     uint64_t t_sent;
     unsigned *ids;                   /* message numbers to retrieve */
     size_t nids, capids, cur;
     size_t limit;
-    struct got *got;                 /* ours, retrieved and marked for deletion */
+    struct got *got;                 /* ours, retrieved and deleted (DELE acknowledged) */
+    struct got dele;                 /* ours, waiting for the answer to its DELE */
     size_t ngot, capgot;
     struct msg_check chk;
     EVP_MD_CTX *md;                  /* a RETR's digest runs across many reads: one per session */
@@ -193,6 +200,7 @@ static int pick_user(struct pop3_session *s)
             if (atomic_load_explicit(&l->owed[u], memory_order_relaxed) > 0) {
                 s->user = (uint32_t)u;
                 s->sweep = 1;
+                s->pass = atomic_load_explicit(&r->sweep_pass, memory_order_acquire);
                 atomic_fetch_add_explicit(&r->sweep_active, 1, memory_order_relaxed);
                 if (hold_mailbox(s, (uint32_t)u))
                     return 1;
@@ -223,6 +231,8 @@ static void start_session(struct pop3_session *s)
     }
     s->limit = s->sweep ? SIZE_MAX : (size_t)cfg_of(s)->max_per_session;
     s->nids = s->cur = s->ngot = 0;
+    s->listed = s->partial = s->refused = 0;
+    s->dele.e = NULL;
     const struct target *t = &r->pop3[w->rr++ % r->npop3];
     const struct target *b = next_bind(w, r->pop3_bind, r->npop3_bind);
     s->target = t;
@@ -261,19 +271,14 @@ static void message_done(struct pop3_session *s)
     uint64_t now = mono_ns();
     enum msg_verdict v = msg_check_end(&s->chk);
     stats_lat(&w->st, LAT_POP3_RETR, now - s->t_sent);
-    int dele = 1;
     double share = cfg_of(s)->delete_share;
-    if (share < 1 && !s->sweep && rng_unit(&s->rng) >= share) {   /* the sweep empties */
-        /* retrieve only: the message stays, and is not read until some session
-         * deletes it */
-        w->st.c.peeked++;
-        s->cur++;
-        next_retr(s);
-        return;
-    }
+    /* retrieve only (the sweep empties): the message stays, and is not read until
+     * some session deletes it */
+    int dele = !(share < 1 && !s->sweep && rng_unit(&s->rng) >= share);
+    struct ledger_entry *e = NULL;
     if (v == MSG_FOREIGN) {
         w->st.c.foreign++;
-        dele = cfg_of(s)->delete_foreign;
+        dele = dele && cfg_of(s)->delete_foreign;
     } else if (!s->chk.have_id) {
         w->st.c.corrupt_unattributed++;
     } else if (strcmp(s->chk.run_id, r->run_id)) {
@@ -281,7 +286,6 @@ static void message_done(struct pop3_session *s)
     } else {
         /* the entries of a message's recipients follow its id: ours is the one
          * for the mailbox we are in */
-        struct ledger_entry *e = NULL;
         for (unsigned i = 0; i < s->chk.nrcpt; i++) {
             struct ledger_entry *c = ledger_get(&r->ledger, s->chk.seq + i);
             if (c && c->user == s->user) {
@@ -303,25 +307,31 @@ static void message_done(struct pop3_session *s)
                               v == MSG_CORRUPT ? (s->chk.bad_header ? "our headers mangled" : "body digest differs")
                                                : "digest header differs from the one sent");
             }
-            add_got(s, e, now);
+            /* a first sighting during the sweep: the server is still delivering */
+            if (ledger_seen(e) && atomic_load_explicit(&r->phase, memory_order_relaxed) == PH_SWEEP)
+                atomic_fetch_add_explicit(&r->sweep_gains, 1, memory_order_relaxed);
         }
     }
     s->cur++;
-    if (dele) {
-        send_cmd(s, PS_DELE, "DELE %u\r\n", s->ids[s->cur - 1]);
+    if (!dele) {
+        w->st.c.peeked++;
+        next_retr(s);
         return;
     }
-    next_retr(s);
+    s->dele = (struct got){ e, now };
+    send_cmd(s, PS_DELE, "DELE %u\r\n", s->ids[s->cur - 1]);
 }
 
 static void commit(struct pop3_session *s)
 {
     struct worker *w = s->w;
     struct run *r = w->run;
+    /* read by the sweep: the server delivered it after the drain */
+    int late = atomic_load_explicit(&r->phase, memory_order_relaxed) == PH_SWEEP;
     for (size_t i = 0; i < s->ngot; i++) {
         struct ledger_entry *e = s->got[i].e;
         uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
-        ledger_read(&r->ledger, e);
+        ledger_read(&r->ledger, e, late);
         w->st.c.read++;
         if (st & LS_ACCEPTED) {
             uint64_t acc = r->t0 + (uint64_t)e->accepted_ms * NS_PER_MS;
@@ -330,8 +340,10 @@ static void commit(struct pop3_session *s)
         }
     }
     s->ngot = 0;
-    if (s->sweep)
-        atomic_store_explicit(&r->ledger.swept[s->user], 1, memory_order_relaxed);
+    /* A refused login, a failed RETR or a LIST cut short proves nothing about what
+     * the mailbox holds. */
+    if (s->listed && !s->partial && !s->refused)
+        ledger_visited(&r->ledger, s->user, s->sweep ? s->pass : 0, run_ms(r, mono_ns()));
 }
 
 static void add_id(struct pop3_session *s, unsigned id)
@@ -376,10 +388,18 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
             return;
         }
         if (st == PS_RETR || st == PS_DELE) {
-            s->cur += st == PS_RETR;
+            if (st == PS_RETR) {
+                s->cur++;
+                s->partial = 1;      /* what it was, we cannot tell */
+            } else if (s->dele.e) {
+                s->w->st.c.peeked++; /* retrieved, not deleted: not read */
+            }
             next_retr(s);
             return;
         }
+        /* A refused login, STAT or LIST: the visit failed (a sweep visit is tried
+         * again), though its QUIT may be answered +OK. */
+        s->refused = 1;
         send_cmd(s, PS_QUIT, "QUIT\r\n");
         s->ngot = 0;
         return;
@@ -410,10 +430,12 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
         unsigned n = 0;
         if (sscanf(text, "%u", &n) != 1) {
             count_error(s, "protocol", text);
+            s->refused = 1;
             send_cmd(s, PS_QUIT, "QUIT\r\n");
             return;
         }
         if (n == 0) {
+            s->listed = 1;
             send_cmd(s, PS_QUIT, "QUIT\r\n");
             return;
         }
@@ -430,12 +452,14 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
         return;
     }
     case PS_DELE:
+        if (s->dele.e)
+            add_got(s, s->dele.e, s->dele.t);
         next_retr(s);
         return;
     case PS_QUIT:
         commit(s);
         s->w->st.c.pop3_sessions++;
-        finish(s, 0);
+        finish(s, s->refused);
         return;
     default:
         return;
@@ -457,6 +481,7 @@ static void on_data(struct pop3_session *s)
             if (len == 1 && line[0] == '.') {
                 if (s->state == PS_LIST_BODY) {
                     stats_lat(&s->w->st, LAT_POP3_LIST, mono_ns() - s->t_sent);
+                    s->listed = 1;
                     next_retr(s);
                 } else {
                     message_done(s);
@@ -473,6 +498,8 @@ static void on_data(struct pop3_session *s)
                 unsigned id;
                 if (sscanf(line, "%u", &id) == 1 && s->nids < s->limit)
                     add_id(s, id);
+                else
+                    s->partial = 1;  /* a message we will not retrieve */
             }
             continue;
         }

@@ -330,7 +330,7 @@ static void write_body(struct smtp_session *s)
     for (unsigned i = 0; i < s->nrcpt; i++) {
         if (!(s->rcpt_ok >> i & 1))
             continue;
-        uint64_t idx = ledger_add(&r->ledger, w->idx, s->rcpt[i], (uint32_t)blen, d8);
+        uint64_t idx = ledger_add(&r->ledger, w->idx, s->rcpt[i], (uint32_t)blen, d8, s->nentries);
         if (!s->nentries)
             p.seq = ledger_seq(w->idx, idx);
         s->entries[s->nentries++] = ledger_get(&r->ledger, ledger_seq(w->idx, idx));

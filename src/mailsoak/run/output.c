@@ -1,12 +1,16 @@
 /* output: the run's result as a table (the classic backend comparison's shape, one
  * row per metric) and as JSON. Writers only: every number here was measured
  * elsewhere. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "analyse/escape.h"
 #include "analyse/latency.h"
+#include "lib/atomicfile.h"
 #include "probe/collector.h"
 #include "run/config.h"
 #include "run/probe_output.h"
@@ -15,6 +19,43 @@
 #define VERSION "0.1.0"
 
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
+
+/* A time of the run (ms since its start) as ISO 8601 UTC with milliseconds. */
+static const char *run_time(const struct run_result *r, uint32_t at_ms, char *buf, size_t n)
+{
+    uint64_t t = r->run->t0_unix_ms + at_ms;
+    time_t sec = (time_t)(t / 1000);
+    struct tm tm;
+    gmtime_r(&sec, &tm);
+    size_t k = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + k, n - k, ".%03uZ", (unsigned)(t % 1000));
+    return buf;
+}
+
+/* The ids a user can look for: ours (X-Mailsoak-Id) and the Message-ID header,
+ * which servers log (Postfix: message-id=<...>). */
+static void msg_ids(const struct run_result *r, uint64_t seq, char *id, size_t idn, char *mid, size_t midn)
+{
+    snprintf(id, idn, "%s-%llx", r->run->run_id, (unsigned long long)seq);
+    snprintf(mid, midn, "<%s.%llx@mailsoak.invalid>", r->run->run_id, (unsigned long long)seq);
+}
+
+static json_t *lost_examples_json(const struct run_result *r)
+{
+    json_t *a = json_array();
+    for (unsigned i = 0; i < r->nlost_ex; i++) {
+        const struct lost_example *x = &r->lost_ex[i];
+        char id[64], mid[80], acc[40], rd[40];
+        msg_ids(r, x->seq, id, sizeof id, mid, sizeof mid);
+        json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:f, s:s, s:f}", "id", id, "message_id", mid,
+                                           "mailbox", r->run->users.v[x->user].addr,
+                                           "accepted", run_time(r, x->accepted_ms, acc, sizeof acc),
+                                           "accepted_s", x->accepted_ms / 1e3,
+                                           "mailbox_read", run_time(r, x->read_ms, rd, sizeof rd),
+                                           "mailbox_read_s", x->read_ms / 1e3));
+    }
+    return a;
+}
 
 static json_t *config_json(const struct config *cfg)
 {
@@ -128,10 +169,20 @@ json_t *result_json(const struct run_result *r)
     json_object_set_new(s, "delivered", json_integer((json_int_t)lo->delivered));
     json_object_set_new(s, "lost", json_integer((json_int_t)lo->lost));
     json_object_set_new(s, "duplicated", json_integer((json_int_t)lo->duplicated));
-    json_object_set_new(s, "corrupted", json_integer((json_int_t)(lo->corrupted + r->c.corrupt_unattributed)));
+    json_object_set_new(s, "corrupted", json_integer((json_int_t)lo->corrupted));
     json_object_set_new(s, "pending", json_integer((json_int_t)lo->pending));
+    for (unsigned k = 0; k < PR_COUNT; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "pending_%s", pending_reason_names[k]);
+        json_object_set_new(s, key, json_integer((json_int_t)lo->pending_by[k]));
+    }
+    json_object_set_new(s, "lost_examples", lost_examples_json(r));
+    /* null: no sweep was needed (or asked for) */
+    json_object_set_new(s, "settled", r->run->ledger.swept ? json_boolean(r->settled) : json_null());
+    json_object_set_new(s, "sweep_passes", json_integer((json_int_t)r->sweep_passes));
+    json_object_set_new(s, "unattributed", json_integer((json_int_t)r->c.corrupt_unattributed));
     json_object_set_new(s, "unconfirmed", json_integer((json_int_t)lo->unconfirmed));
-    json_object_set_new(s, "late", json_integer((json_int_t)r->queued));
+    json_object_set_new(s, "late", json_integer((json_int_t)lo->late));
     json_object_set_new(s, "foreign", json_integer((json_int_t)r->c.foreign));
     json_object_set_new(s, "stale", json_integer((json_int_t)r->c.stale));
     json_object_set_new(s, "peeked", json_integer((json_int_t)r->c.peeked));
@@ -191,12 +242,20 @@ void result_table(FILE *f, const struct run_result *r)
     row_count(f, "delivered", (double)lo->delivered);
     row_count(f, "lost", (double)lo->lost);
     row_count(f, "duplicated", (double)lo->duplicated);
-    row_count(f, "corrupted", (double)(lo->corrupted + r->c.corrupt_unattributed));
+    row_count(f, "corrupted", (double)lo->corrupted);
     row_count(f, "pending", (double)lo->pending);
+    for (unsigned k = 0; k < PR_COUNT; k++)    /* why they are not lost */
+        if (lo->pending_by[k]) {
+            char why[24];
+            snprintf(why, sizeof why, "  %s", pending_reason_names[k]);
+            row_count(f, why, (double)lo->pending_by[k]);
+        }
+    if (r->c.corrupt_unattributed)   /* retrievals that match no message of this mailbox */
+        row_count(f, "unattributed", (double)r->c.corrupt_unattributed);
     if (lo->unconfirmed)
         row_count(f, "unconfirmed", (double)lo->unconfirmed);
-    if (r->queued)                   /* of pending: still in the server's queue or arrived late */
-        row_count(f, "late", (double)r->queued);
+    if (lo->late)                    /* of delivered: read only by the sweep */
+        row_count(f, "late", (double)lo->late);
     if (r->c.foreign)
         row_count(f, "foreign", (double)r->c.foreign);
     snprintf(b, sizeof b, "%.1f", r->duration_s > 0 ? (double)r->c.sent / r->duration_s : 0);
@@ -212,6 +271,16 @@ void result_table(FILE *f, const struct run_result *r)
         for (unsigned i = 0; i < r->nerr; i++)
             fprintf(f, "  %-28s %8llu  %s\n", r->err[i].name, (unsigned long long)r->err[i].count,
                     r->ex[i].n ? r->ex[i].text[0] : "");
+    }
+    if (r->nlost_ex) {
+        fprintf(f, "\nlost messages (first %u)\n", r->nlost_ex);
+        for (unsigned i = 0; i < r->nlost_ex; i++) {
+            const struct lost_example *x = &r->lost_ex[i];
+            char id[64], mid[80];
+            msg_ids(r, x->seq, id, sizeof id, mid, sizeof mid);
+            fprintf(f, "  %s %s for %s: accepted at %.1f s, not in its mailbox read in full at %.1f s\n", id, mid,
+                    r->run->users.v[x->user].addr, x->accepted_ms / 1e3, x->read_ms / 1e3);
+        }
     }
     if (r->corrupt.n) {
         fprintf(f, "\ncorrupted messages (first %u)\n", r->corrupt.n);
@@ -229,4 +298,43 @@ void result_table(FILE *f, const struct run_result *r)
     }
     if (r->interrupted)
         fprintf(f, "\n(interrupted: the run ended early on a signal; unread mail is pending)\n");
+}
+
+struct csv_ctx {
+    const struct run_result *r;
+    FILE *f;
+};
+
+static void csv_line(void *arg, uint64_t seq, const struct ledger_entry *e)
+{
+    struct csv_ctx *c = arg;
+    const struct run_result *r = c->r;
+    enum pending_reason why = PR_COUNT;
+    enum verdict v = ledger_verdict(&r->run->ledger, e, &why);
+    if (v == V_DELIVERED || v == V_REJECTED || v == V_NONE)
+        return;
+    char id[64], mid[80], acc[40] = "";
+    msg_ids(r, ledger_msg_seq(seq, e), id, sizeof id, mid, sizeof mid);
+    if (v != V_UNCONFIRMED)
+        run_time(r, e->accepted_ms, acc, sizeof acc);
+    fprintf(c->f, "%s,%s,", id, mid);
+    csv_puts(c->f, r->run->users.v[e->user].addr);   /* from the users file: may hold a comma */
+    fprintf(c->f, ",%u,%s,%s,%s\n", e->size, acc, verdict_names[v], v == V_PENDING ? pending_reason_names[why] : "");
+}
+
+int write_ledger_csv(const char *path, const struct run_result *r, char *err, size_t errlen)
+{
+    struct atomic_file a;
+    if (atomic_open(&a, path, err, errlen) < 0)
+        return -1;
+    struct csv_ctx c = { r, a.f };
+    fputs("id,message_id,mailbox,size,accepted,outcome,reason\n", a.f);
+    ledger_each(&r->run->ledger, csv_line, &c);
+    int ok = !ferror(a.f);
+    if (atomic_commit(&a, path, ok, err, errlen) < 0) {
+        if (!ok)
+            snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
 }

@@ -1,7 +1,8 @@
 /* run: the controller thread of `mailsoak run`. It sets the run up, moves it
- * through its phases (send, drain, sweep, stop), collects the workers' interval
- * snapshots into the timeline, and hands the totals to the writers. Signals only
- * set the stop flag; the controller notices within 100 ms. */
+ * through its phases (send, drain, sweep, stop), decides when the server has
+ * settled (the point after which a sweep can prove a loss), collects the workers'
+ * interval snapshots into the timeline, and hands the totals to the writers.
+ * Signals only set the stop flag; the controller notices within 100 ms. */
 #include "run/run.h"
 
 #include <errno.h>
@@ -150,6 +151,12 @@ struct controller {
     struct hist *lat;                /* LAT_COUNT, merged per interval; too big for the stack */
     struct run_metrics *metrics;     /* --metrics, or NULL */
     struct hist *lat_cum;            /* LAT_COUNT since the start, for --metrics */
+    struct sweep_state {
+        uint64_t pass_start;         /* when the current pass began */
+        uint64_t quiet_since;        /* end of the last pass that found new mail */
+        uint64_t gains;              /* r->sweep_gains when the current pass began */
+        int qualifies;               /* the current pass began after the server settled */
+    } sw;
 };
 
 static void counters_add(struct counters *a, const struct counters *b)
@@ -286,9 +293,102 @@ static void set_phase(struct run *r, struct controller *ct, int phase)
         loop_wake(ct->w[i].loop);
 }
 
+struct queue_marks {
+    struct ledger *l;
+    unsigned owed;
+};
+
+/* One message of this run found in the queue: its id and recipient count, as in
+ * its X-Mailsoak-Id header. */
+static void mark_queued(void *arg, uint64_t seq, unsigned nrcpt)
+{
+    struct queue_marks *m = arg;
+    m->owed += ledger_mark_queued(m->l, seq, nrcpt);
+}
+
+/* The server's queue, per message: each of this run's message ids it holds marks
+ * its ledger entries (pending_queued). Returns how many owed entries it holds, or
+ * -1 when the queue cannot be read per message. The point where a per-MTA queue
+ * reader (the collector's) feeds the ledger; until one exists only the spool's
+ * count is known, and that can only hold back the verdict (queue_settled). */
+static int read_queue(struct controller *ct)
+{
+    struct queue_marks m = { &ct->run->ledger, 0 };
+    /* A reader would be: ledger_queued_clear(m.l); if (it read the queue, calling
+     * mark_queued(&m, seq, nrcpt) for each message of run_id) return (int)m.owed; */
+    (void)mark_queued;
+    (void)m;
+    return -1;
+}
+
+/* Whether the server's queue holds none of the owed messages, as far as can be
+ * known: per message when the queue can be read, else from an empty spool; with no
+ * spool known, only the mailboxes can tell (1). */
+static int queue_settled(struct controller *ct)
+{
+    const struct server_config *sc = &ct->run->cfg->server;
+    int owed = read_queue(ct);
+    if (owed >= 0)
+        return owed == 0;
+    if (!sc->spool_dirs.n)
+        return 1;
+    struct collector_now cn;
+    collector_now(ct->col, &cn);
+    return cn.active && cn.spool == 0;
+}
+
+static void start_pass(struct controller *ct, uint64_t now)
+{
+    struct run *r = ct->run;
+    struct sweep_state *sw = &ct->sw;
+    sw->pass_start = now;
+    sw->gains = atomic_load(&r->sweep_gains);
+    sw->qualifies = now >= sw->quiet_since + r->cfg->settle && queue_settled(ct);
+    atomic_fetch_add_explicit(&r->sweep_pass, 1, memory_order_release);
+    atomic_store_explicit(&r->sweep_cursor, 0, memory_order_release);
+}
+
+/* The current pass proves what it did not find: it began after the server settled
+ * and met no new mail, and the queue still holds none of the owed messages. */
+static int pass_proves(struct controller *ct)
+{
+    return ct->sw.qualifies && atomic_load(&ct->run->sweep_gains) == ct->sw.gains && queue_settled(ct);
+}
+
+/* The sweep, in passes over the mailboxes that still owe messages. A pass that
+ * finds new mail, or begins before the mailboxes were quiet for `settle` (and the
+ * queue held none of the owed mail), proves nothing: another follows, at most one
+ * a second, until one proves or sweep_timeout ends the sweep. */
+static int sweep_step(struct controller *ct, uint64_t now, uint64_t phase_start)
+{
+    struct run *r = ct->run;
+    const struct config *cfg = r->cfg;
+    struct sweep_state *sw = &ct->sw;
+    if (now - phase_start >= cfg->sweep_timeout)
+        return PH_STOP;
+    int pass_done = atomic_load_explicit(&r->sweep_cursor, memory_order_acquire) >= r->users.n &&
+                    atomic_load_explicit(&r->sweep_active, memory_order_acquire) <= 0;
+    if (!pass_done)
+        return PH_SWEEP;
+    if (pass_proves(ct)) {
+        r->ledger.proof_pass = atomic_load(&r->sweep_pass);
+        return PH_STOP;
+    }
+    if (atomic_load(&r->sweep_gains) != sw->gains) {
+        sw->gains = atomic_load(&r->sweep_gains);
+        sw->quiet_since = now;
+    }
+    if (atomic_load(&r->ledger.owed_total) <= 0)
+        return PH_STOP;              /* everything was read: nothing to prove */
+    uint64_t gap = cfg->settle < 1000 * NS_PER_MS ? cfg->settle : 1000 * NS_PER_MS;
+    if (now >= sw->pass_start + gap)
+        start_pass(ct, now);
+    return PH_SWEEP;
+}
+
 /* The run window: send for the duration (or N messages), drain until the
  * mailboxes owe nothing and the server's queue is empty (within the drain time),
- * sweep the mailboxes that still owe (within the sweep time), stop. */
+ * sweep until the server settled (within the sweep time), stop. */
 static int next_phase(struct controller *ct, int phase, uint64_t now, uint64_t phase_start)
 {
     struct run *r = ct->run;
@@ -307,12 +407,15 @@ static int next_phase(struct controller *ct, int phase, uint64_t now, uint64_t p
         int done = senders_open(ct) == 0 && atomic_load(&r->ledger.owed_total) <= 0 && !queue_busy;
         if (!done && now - phase_start < cfg->drain)
             return PH_DRAIN;
-        return cfg->sweep && atomic_load(&r->ledger.owed_total) > 0 ? PH_SWEEP : PH_STOP;
+        if (!cfg->sweep || atomic_load(&r->ledger.owed_total) <= 0)
+            return PH_STOP;
+        r->ledger.swept = 1;
+        ct->sw.quiet_since = now;    /* mail may have arrived unseen until now */
+        start_pass(ct, now);
+        return PH_SWEEP;
     }
-    if (phase == PH_SWEEP) {
-        int swept = atomic_load(&r->sweep_cursor) >= r->users.n && atomic_load(&r->sweep_active) <= 0;
-        return swept || now - phase_start >= cfg->sweep_timeout ? PH_STOP : PH_SWEEP;
-    }
+    if (phase == PH_SWEEP)
+        return sweep_step(ct, now, phase_start);
     return PH_STOP;
 }
 
@@ -330,6 +433,19 @@ static void merge_totals(struct run_result *res, struct worker *w, unsigned nw)
                 stats_example(&res->ex[j], w[i].st.max_examples, "%s", w[i].st.ex[e].text[x]);
         }
     }
+}
+
+static void lost_example(void *arg, uint64_t seq, const struct ledger_entry *e)
+{
+    struct run_result *res = arg;
+    enum pending_reason why;
+    if (res->nlost_ex >= LOST_EXAMPLES_MAX || res->nlost_ex >= res->cfg->error_examples ||
+        ledger_verdict(&res->run->ledger, e, &why) != V_LOST)
+        return;
+    res->lost_ex[res->nlost_ex++] = (struct lost_example){
+        ledger_msg_seq(seq, e), e->user, e->accepted_ms,
+        atomic_load_explicit(&res->run->ledger.visit_ms[e->user], memory_order_relaxed),
+    };
 }
 
 /* Settings that are valid one by one but not together, or files that must open:
@@ -488,7 +604,7 @@ static int run_soak(const struct config *cfg)
             break;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 
-    int phase = PH_SEND;
+    int phase = PH_SEND, phase_was_sweep = 0;
     uint64_t phase_start = r->t0, send_end = 0, next_iv = r->t0 + cfg->interval;
     if (started < nw) {
         fprintf(stderr, "mailsoak: cannot start worker threads\n");
@@ -507,8 +623,10 @@ static int run_soak(const struct config *cfg)
             continue;
         if (phase == PH_SEND && next != PH_SEND)
             send_end = now;
-        if (next == PH_STOP)
-            collector_stop(ct.col);  /* its last sample belongs in the last interval */
+        if (next == PH_STOP) {
+            phase_was_sweep = phase == PH_SWEEP;
+            collector_stop(ct.col);
+        }  /* its last sample belongs in the last interval */
         if (next != phase || now >= next_iv) {
             interval(&ct, phase, 1);
             publish_metrics(&ct, next);
@@ -533,24 +651,27 @@ static int run_soak(const struct config *cfg)
     res->elapsed_s = (double)(mono_ns() - r->t0) / 1e9;
     res->timeline = ct.timeline;
     merge_totals(res, w, nw);
-    ledger_outcome(&r->ledger, &res->lo);
     struct probe_events pe;
     collector_events(res->col, &pe);
     probe_json_events(&pe, res->events);
     probe_events_free(&pe);
-    /* Unread mail the sweep did not find may still sit in the server's queue, or
-     * have reached a mailbox after the sweep visited it: as many as the spool and
-     * the store hold at the end are late, not lost (we cannot tell which ones). */
-    struct collector_now cn;
-    collector_now(res->col, &cn);
-    uint64_t held = (cfg->server.spool_dirs.n ? cn.spool : 0) + (cfg->server.store_dirs.n ? cn.store_messages : 0);
-    if (cn.active && held && res->lo.lost) {
-        res->queued = held < res->lo.lost ? held : res->lo.lost;
-        res->lo.lost -= res->queued;
-        res->lo.pending += res->queued;
-    }
+    /* The verdicts: a pass that began after the server settled proves what it did
+     * not find. A sweep cut short by its time proves with what it read of such a
+     * pass; a signal proves nothing. */
+    if (phase_was_sweep && !res->interrupted && !r->ledger.proof_pass && pass_proves(&ct))
+        r->ledger.proof_pass = atomic_load(&r->sweep_pass);
+    read_queue(&ct);                 /* what the queue still holds is pending_queued */
+    res->settled = r->ledger.proof_pass != 0;
+    res->sweep_passes = atomic_load(&r->sweep_pass);
+    ledger_outcome(&r->ledger, &res->lo);
+    if (res->lo.lost)
+        ledger_each(&r->ledger, lost_example, res);
     result_table(stdout, res);
     rc = 0;
+    if (cfg->ledger_csv[0] && write_ledger_csv(cfg->ledger_csv, res, err, sizeof err) < 0) {
+        fprintf(stderr, "mailsoak: %s\n", err);
+        rc = 1;
+    }
     if (cfg->json[0]) {
         json_t *root = result_json(res);
         if (write_json_atomic(cfg->json, root, err, sizeof err) < 0) {
