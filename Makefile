@@ -37,7 +37,7 @@ BINS     := $(BUILD)/mailsoak $(BUILD)/mailsoak-server
 UNITS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all check unit integration asan bench demo install clean
+.PHONY: all check unit integration asan bench demo install clean docs uninstall deb
 # Keep intermediate objects: make would otherwise delete them after the run and
 # print that after the test summary, which must be the last line.
 .SECONDARY:
@@ -95,11 +95,55 @@ bench: $(BINS) $(BENCHES)
 demo:            # scripts/demo installs what is missing, then builds
 	scripts/demo
 
-install: $(BINS)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/mailsoak/conf $(DESTDIR)$(PREFIX)/share/mailsoak/scripts
-	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 conf/*.conf $(DESTDIR)$(PREFIX)/share/mailsoak/conf/
-	install -m 755 scripts/testbed $(DESTDIR)$(PREFIX)/share/mailsoak/scripts/
+# The manuals and the bash completion: scripts/gen-doc fills the templates of doc/
+# with what the programs print of their command and settings tables (`mailsoak doc
+# ...`, `mailsoak-server --doc ...`), so they follow every command and key.
+DOCS := $(patsubst doc/%.in,$(BUILD)/doc/%,$(wildcard doc/*.in))
+DOC_SETTINGS := $(BUILD)/.doc-settings
+$(shell mkdir -p $(BUILD) && echo '$(PREFIX) $(VERSION)' | cmp -s - $(DOC_SETTINGS) || echo '$(PREFIX) $(VERSION)' > $(DOC_SETTINGS))
+
+docs: $(DOCS)
+$(BUILD)/doc/%: doc/%.in scripts/gen-doc $(BINS) $(DOC_SETTINGS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)BUILD=$(BUILD) VERSION='$(VERSION)' PREFIX='$(PREFIX)' scripts/gen-doc $< >$@.tmp && mv $@.tmp $@
+
+# Where make install puts each file, as MODE:SOURCE:DESTINATION (Debian's layout
+# under PREFIX); uninstall removes exactly these, then the directories that are
+# mailsoak's alone once empty. The reference server's files are apart (a package
+# of its own in debian/).
+DATADIR     := $(PREFIX)/share
+COMPLETIONS := $(DATADIR)/bash-completion/completions
+CLIENT_CONF := $(filter-out conf/server-faults.conf,$(wildcard conf/*.conf))
+INSTALLS := \
+    755:$(BUILD)/mailsoak:$(PREFIX)/bin/mailsoak \
+    644:$(BUILD)/doc/mailsoak.1:$(DATADIR)/man/man1/mailsoak.1 \
+    644:$(BUILD)/doc/mailsoak.conf.5:$(DATADIR)/man/man5/mailsoak.conf.5 \
+    644:$(BUILD)/doc/completion.bash:$(COMPLETIONS)/mailsoak \
+    $(foreach f,$(CLIENT_CONF),644:$(f):$(DATADIR)/doc/mailsoak/examples/$(notdir $(f))) \
+    755:scripts/testbed:$(DATADIR)/mailsoak/scripts/testbed \
+    755:$(BUILD)/mailsoak-server:$(PREFIX)/bin/mailsoak-server \
+    644:$(BUILD)/doc/mailsoak-server.8:$(DATADIR)/man/man8/mailsoak-server.8 \
+    644:$(BUILD)/doc/completion.bash:$(COMPLETIONS)/mailsoak-server \
+    644:conf/server-faults.conf:$(DATADIR)/doc/mailsoak-server/examples/server-faults.conf
+OWN_DIRS := $(DATADIR)/doc/mailsoak/examples $(DATADIR)/doc/mailsoak \
+            $(DATADIR)/doc/mailsoak-server/examples $(DATADIR)/doc/mailsoak-server \
+            $(DATADIR)/mailsoak/scripts $(DATADIR)/mailsoak
+
+install: $(BINS) $(DOCS)
+	$(Q)for e in $(INSTALLS); do \
+	    mode=$${e%%:*}; rest=$${e#*:}; \
+	    install -D -m $$mode "$${rest%%:*}" "$(DESTDIR)$${rest#*:}" || exit 1; \
+	done
+
+uninstall:
+	$(Q)for e in $(INSTALLS); do rest=$${e#*:}; rm -f "$(DESTDIR)$${rest#*:}"; done
+	$(Q)for d in $(OWN_DIRS); do [ ! -d "$(DESTDIR)$$d" ] || rmdir "$(DESTDIR)$$d"; done
+
+# The Debian packages (debian/), built in a scratch copy of the tree so that
+# dpkg-buildpackage leaves nothing beside it; the .debs land in $(BUILD)/deb.
+deb:
+	scripts/build-deb $(BUILD)/deb
 
 clean:
 	rm -rf build build-asan

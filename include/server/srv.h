@@ -107,6 +107,9 @@ extern const char *const srv_store_event_names[SE_COUNT];
 /* Parses the command line (argv after the program name): -c FILE, --set, flags.
  * Returns 0, 1 after --help, or 2 with the reason on stderr. */
 int srv_config_from_args(struct srv_config *cfg, int argc, char **argv);
+/* `mailsoak-server --doc WHAT`: the parts of mailsoak-server(8) and of the bash
+ * completion generated from the tables (scripts/gen-doc); 0, or 2 on a bad WHAT. */
+int srv_config_doc(const char *what);
 /* Applies "fault.SECTION.key" = val; 0 or -1 with "key: reason" in why. */
 int srv_fault_set(struct srv_faults *f, const char *section, const char *key, const char *val,
                   char *why, size_t whylen);

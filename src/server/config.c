@@ -9,6 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lib/docgen.h"
+
 #define O(f) offsetof(struct srv_config, f)
 
 static const char *const store_choices[] = { "memory", "maildir", "mbox", "sqlite", NULL };
@@ -337,6 +339,44 @@ static void usage(FILE *f)
           "on stdout once it listens; SIGTERM or SIGINT stop it cleanly.\n"
           "Faults are configured in [fault.*] sections: see conf/server-faults.conf.\n", f);
     opts_help(f, srv_config_opts);
+}
+
+/* The fault stages and store events of mailsoak-server(8), from the tables the
+ * parser uses: "smtp" or "pop3" and the stage names after the dot. */
+static void doc_stages(const char *proto)
+{
+    printf(".TP\n\\fBfault.%s.\\fISTAGE\\fR\n", proto);
+    int first = 1;
+    for (int s = 0; s < ST_COUNT; s++) {
+        const char *n = srv_stage_names[s];
+        if (!strncmp(n, proto, 4) && n[4] == '.') {
+            printf("%s\\fB%s\\fR", first ? "" : ", ", n + 5);
+            first = 0;
+        }
+    }
+    fputs("\n", stdout);
+}
+
+int srv_config_doc(const char *what)
+{
+    if (!strcmp(what, "flags"))
+        docgen_man_flags(stdout, srv_config_opts);
+    else if (!strcmp(what, "keys"))
+        docgen_man_keys(stdout, srv_config_opts);
+    else if (!strcmp(what, "bash"))
+        docgen_bash(stdout, srv_config_opts, "_mailsoak_server");
+    else if (!strcmp(what, "stages")) {
+        doc_stages("smtp");
+        doc_stages("pop3");
+    } else if (!strcmp(what, "events")) {
+        for (int e = 0; e < SE_COUNT; e++)
+            printf("%s\\fB%s\\fR", e ? ", " : "", srv_store_event_names[e]);
+        fputs("\n", stdout);
+    } else {
+        fprintf(stderr, "usage: mailsoak-server --doc flags|keys|bash|stages|events\n");
+        return 2;
+    }
+    return 0;
 }
 
 int srv_config_from_args(struct srv_config *cfg, int argc, char **argv)

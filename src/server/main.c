@@ -26,6 +26,8 @@ int main(int argc, char **argv)
     struct srv_config cfg;
     struct srv srv;
     char err[600], line[300];
+    if (argc == 3 && !strcmp(argv[1], "--doc"))
+        return srv_config_doc(argv[2]);
     int r = srv_config_from_args(&cfg, argc - 1, argv + 1);
     if (r) {
         srv_config_free(&cfg);

@@ -214,7 +214,8 @@ static void master_do(struct master *m, char op)
 
 static void stop_master(struct master *m)
 {
-    (void)write(m->cmd, "q", 1);
+    ssize_t gone = write(m->cmd, "q", 1);   /* the master may have gone already */
+    (void)gone;
     close(m->cmd);
     close(m->ack);
     waitpid(m->pid, NULL, 0);

@@ -1,0 +1,139 @@
+/* docgen: a settings table written as man-page text and as bash completion data.
+ * It knows the table's types and roff's escapes, nothing of which program it serves. */
+#include "lib/docgen.h"
+
+#include <string.h>
+
+void roff_puts(FILE *f, const char *s)
+{
+    int bol = 1;
+    for (; *s; s++) {
+        if (bol && (*s == '.' || *s == '\''))
+            fputs("\\&", f);
+        bol = *s == '\n';
+        if (*s == '\\')
+            fputs("\\e", f);
+        else if (*s == '-')
+            fputs("\\-", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+/* The form of a value as the page shows it after "key =". */
+static void value_form(FILE *f, const struct opt *o)
+{
+    static const char *const forms[] = {
+        [OPT_STR] = "TEXT", [OPT_SECRET] = "TEXT", [OPT_COUNT] = "N", [OPT_BYTES] = "SIZE",
+        [OPT_DURATION] = "DURATION", [OPT_RANGE] = "MIN-MAX", [OPT_BYTERANGE] = "MIN-MAX",
+        [OPT_DOUBLE] = "NUMBER", [OPT_LIST] = "TEXT",
+    };
+    if (o->type == OPT_ENUM || o->type == OPT_BOOL) {
+        static const char *const yesno[] = { "yes", "no", NULL };
+        const char *const *c = o->type == OPT_ENUM ? o->choices : yesno;
+        for (int i = 0; c[i]; i++) {
+            fputs(i ? "|\\fB" : "\\fB", f);
+            roff_puts(f, c[i]);
+            fputs("\\fR", f);
+        }
+        return;
+    }
+    fputs("\\fI", f);
+    roff_puts(f, forms[o->type]);
+    fputs("\\fR", f);
+}
+
+/* The help, ended as a sentence, since "Default:" follows. It keeps its case: the
+ * tables' help texts are phrases that may open with a value (auto|maildir...). */
+static void help_sentence(FILE *f, const char *help)
+{
+    size_t n = strlen(help);
+    roff_puts(f, help);
+    fputs(n && help[n - 1] == '.' ? "\n" : ".\n", f);
+}
+
+void docgen_man_keys(FILE *f, const struct opt *t)
+{
+    const char *section = "";
+    for (const struct opt *o = t; o->key; o++) {
+        if (strcmp(section, o->section)) {
+            section = o->section;
+            fputs(".SS [", f);
+            roff_puts(f, section);
+            fputs("]\n", f);
+        }
+        fputs(".TP\n\\fB", f);
+        roff_puts(f, o->key);
+        fputs("\\fR = ", f);
+        value_form(f, o);
+        fputc('\n', f);
+        help_sentence(f, o->help);
+        if (o->def && *o->def) {
+            fputs("Default: \\fB", f);
+            roff_puts(f, o->def);
+            fputs("\\fR.\n", f);
+        } else {
+            fputs(o->type == OPT_LIST ? "Default: none.\n" : "Default: empty.\n", f);
+        }
+        if (o->type == OPT_LIST)
+            fputs("The key may be repeated; each value is added.\n", f);
+        if (o->flag) {
+            fputs("Command line: \\fB\\-\\-", f);
+            roff_puts(f, o->flag);
+            fputs("\\fR.\n", f);
+        }
+    }
+}
+
+void docgen_man_flags(FILE *f, const struct opt *t)
+{
+    for (const struct opt *o = t; o->key; o++) {
+        if (!o->flag)
+            continue;
+        fputs(".TP\n\\fB\\-\\-", f);
+        roff_puts(f, o->flag);
+        fputs("\\fR ", f);
+        value_form(f, o);
+        fputs("\nSets \\fB", f);
+        roff_puts(f, o->section);
+        fputc('.', f);
+        roff_puts(f, o->key);
+        fputs("\\fR: ", f);
+        help_sentence(f, o->help);
+    }
+}
+
+static void bash_values(FILE *f, const struct opt *o, const char *name_prefix, const char *name)
+{
+    static const char *const yesno[] = { "yes", "no", NULL };
+    const char *const *c = o->type == OPT_ENUM ? o->choices : o->type == OPT_BOOL ? yesno : NULL;
+    if (!c)
+        return;
+    fprintf(f, "    [%s%s]=\"", name_prefix, name);
+    for (int i = 0; c[i]; i++)
+        fprintf(f, "%s%s", i ? " " : "", c[i]);
+    fputs("\"\n", f);
+}
+
+void docgen_bash(FILE *f, const struct opt *t, const char *prefix)
+{
+    fprintf(f, "%s_keys=\"", prefix);
+    for (const struct opt *o = t; o->key; o++)
+        fprintf(f, "%s%s.%s", o == t ? "" : " ", o->section, o->key);
+    fprintf(f, "\"\n%s_flags=\"", prefix);
+    int first = 1;
+    for (const struct opt *o = t; o->key; o++)
+        if (o->flag) {
+            fprintf(f, "%s--%s", first ? "" : " ", o->flag);
+            first = 0;
+        }
+    fprintf(f, "\"\ndeclare -gA %s_values=(\n", prefix);
+    for (const struct opt *o = t; o->key; o++) {
+        char key[200];
+        snprintf(key, sizeof key, "%s.%s", o->section, o->key);
+        bash_values(f, o, "", key);
+        if (o->flag)
+            bash_values(f, o, "--", o->flag);
+    }
+    fputs(")\n", f);
+}

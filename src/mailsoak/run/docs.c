@@ -1,0 +1,127 @@
+/* docs: `mailsoak doc WHAT` prints what the manual and the completion take from the
+ * program: the commands (from main.c's table, each with its own --help), the flags
+ * and the keys (from the settings table), and the bash completion's data.
+ * scripts/gen-doc puts this output into the templates of doc/ at build time. */
+#include "run/docs.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/docgen.h"
+#include "run/config.h"
+
+/* A command's --help output, which every command prints on stdout and exits 0. */
+static char *help_of(const struct command *c)
+{
+    char *argv[] = { (char *)c->name, (char *)"--help", NULL };
+    FILE *tmp = tmpfile();
+    if (!tmp)
+        return NULL;
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    if (saved < 0 || dup2(fileno(tmp), STDOUT_FILENO) < 0) {
+        fclose(tmp);
+        return NULL;
+    }
+    int rc = c->fn(2, argv);
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    long n = ftell(tmp);
+    char *text = n >= 0 && rc == 0 ? malloc((size_t)n + 1) : NULL;
+    if (text) {
+        rewind(tmp);
+        text[fread(text, 1, (size_t)n, tmp)] = 0;
+    }
+    fclose(tmp);
+    return text;
+}
+
+/* "mailsoak NAME ARGS" with the name in bold. */
+static void command_line(const struct command *c)
+{
+    fputs("\\fBmailsoak ", stdout);
+    roff_puts(stdout, c->name);
+    fputs("\\fR", stdout);
+    if (*c->args) {
+        fputc(' ', stdout);
+        roff_puts(stdout, c->args);
+    }
+    fputc('\n', stdout);
+}
+
+static int man_commands(const struct command *cmds)
+{
+    for (const struct command *c = cmds; c->name; c++) {
+        fputs(".TP\n", stdout);
+        command_line(c);
+        /* The summary is a phrase in --help; here it opens a sentence. */
+        fputc(toupper((unsigned char)c->summary[0]), stdout);
+        roff_puts(stdout, c->summary + 1);
+        fputs(".\n", stdout);
+        if (c->man) {
+            roff_puts(stdout, c->man);
+            fputc('\n', stdout);
+            continue;
+        }
+        char *help = help_of(c);
+        if (!help) {
+            fprintf(stderr, "mailsoak doc: '%s --help' did not print its usage and exit 0\n", c->name);
+            return 1;
+        }
+        fputs(".RS\n.PP\n.EX\n", stdout);
+        roff_puts(stdout, help);
+        fputs(".EE\n.RE\n", stdout);
+        free(help);
+    }
+    return 0;
+}
+
+static void man_synopsis(const struct command *cmds)
+{
+    for (const struct command *c = cmds; c->name; c++) {
+        fputs(c == cmds ? "" : ".br\n", stdout);
+        command_line(c);
+    }
+}
+
+static void bash_data(const struct command *cmds)
+{
+    fputs("_mailsoak_commands=\"", stdout);
+    for (const struct command *c = cmds; c->name; c++)
+        printf("%s%s", c == cmds ? "" : " ", c->name);
+    fputs("\"\ndeclare -gA _mailsoak_command_words=(\n", stdout);
+    for (const struct command *c = cmds; c->name; c++)
+        printf("    [%s]=\"%s%s\"\n", c->name, c->complete, c->settings ? " -c --config --set" : "");
+    fputs(")\n", stdout);
+    docgen_bash(stdout, config_opts, "_mailsoak");
+}
+
+int docs_main(const struct command *cmds, int argc, char **argv)
+{
+    const char *what = argc == 2 ? argv[1] : "";
+    if (!strcmp(what, "commands"))
+        return man_commands(cmds);
+    if (!strcmp(what, "synopsis"))
+        man_synopsis(cmds);
+    else if (!strcmp(what, "flags"))
+        docgen_man_flags(stdout, config_opts);
+    else if (!strcmp(what, "keys"))
+        docgen_man_keys(stdout, config_opts);
+    else if (!strcmp(what, "bash"))
+        bash_data(cmds);
+    else {
+        fprintf(strcmp(what, "--help") ? stderr : stdout,
+                "usage: mailsoak doc commands|synopsis|flags|keys|bash\n"
+                "  Prints what the manual and the bash completion take from the program:\n"
+                "  commands, synopsis  the command table, as man-page text\n"
+                "  flags, keys         the settings table, as man-page text\n"
+                "  bash                the completion's data (commands, flags, keys, values)\n"
+                "  scripts/gen-doc puts it into the templates of doc/ when building.\n");
+        return strcmp(what, "--help") ? 2 : 0;
+    }
+    return 0;
+}
