@@ -20,17 +20,36 @@ void roff_puts(FILE *f, const char *s)
     }
 }
 
-/* The form of a value as the page shows it after "key =". */
+/* The form of a value as the page shows it after "key =": a placeholder, or the
+ * choices. A switch without default, so a new type fails the build (-Wswitch)
+ * until it has a form here. */
+static const char *form_of(enum opt_type type)
+{
+    switch (type) {
+    case OPT_STR: case OPT_SECRET: case OPT_LIST: return "TEXT";
+    case OPT_COUNT: return "N";
+    case OPT_BYTES: return "SIZE";
+    case OPT_DURATION: return "DURATION";
+    case OPT_RANGE: case OPT_BYTERANGE: return "MIN-MAX";
+    case OPT_DOUBLE: return "NUMBER";
+    case OPT_SHARD: return "K/N";
+    case OPT_BOOL: case OPT_ENUM: return NULL;
+    }
+    return "VALUE";
+}
+
+static const char *const yesno[] = { "yes", "no", NULL };
+
+/* The values an enum or a boolean takes; NULL for other types. */
+static const char *const *choices_of(const struct opt *o)
+{
+    return o->type == OPT_ENUM ? o->choices : o->type == OPT_BOOL ? yesno : NULL;
+}
+
 static void value_form(FILE *f, const struct opt *o)
 {
-    static const char *const forms[] = {
-        [OPT_STR] = "TEXT", [OPT_SECRET] = "TEXT", [OPT_COUNT] = "N", [OPT_BYTES] = "SIZE",
-        [OPT_DURATION] = "DURATION", [OPT_RANGE] = "MIN-MAX", [OPT_BYTERANGE] = "MIN-MAX",
-        [OPT_DOUBLE] = "NUMBER", [OPT_LIST] = "TEXT",
-    };
-    if (o->type == OPT_ENUM || o->type == OPT_BOOL) {
-        static const char *const yesno[] = { "yes", "no", NULL };
-        const char *const *c = o->type == OPT_ENUM ? o->choices : yesno;
+    const char *const *c = choices_of(o);
+    if (c) {
         for (int i = 0; c[i]; i++) {
             fputs(i ? "|\\fB" : "\\fB", f);
             roff_puts(f, c[i]);
@@ -39,7 +58,7 @@ static void value_form(FILE *f, const struct opt *o)
         return;
     }
     fputs("\\fI", f);
-    roff_puts(f, forms[o->type]);
+    roff_puts(f, form_of(o->type));
     fputs("\\fR", f);
 }
 
@@ -105,8 +124,7 @@ void docgen_man_flags(FILE *f, const struct opt *t)
 
 static void bash_values(FILE *f, const struct opt *o, const char *name_prefix, const char *name)
 {
-    static const char *const yesno[] = { "yes", "no", NULL };
-    const char *const *c = o->type == OPT_ENUM ? o->choices : o->type == OPT_BOOL ? yesno : NULL;
+    const char *const *c = choices_of(o);
     if (!c)
         return;
     fprintf(f, "    [%s%s]=\"", name_prefix, name);

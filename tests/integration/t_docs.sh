@@ -59,7 +59,7 @@ done
 flags=$(grep -o '(--[a-z0-9-]*)' "$WORK/run-help.txt" | tr -d '()' | sort)
 check "run --help has flags" gt "$(wc -l <<<"$flags")" 10
 check "mailsoak(1) has every flag of run" same "$flags" \
-    "$(grep -oE '^       --[a-z0-9-]+ [A-Za-z0-9|-]+$' "$WORK/mailsoak.1.txt" | awk '{ print $1 }' | sort)"
+    "$(grep -oE '^       --[a-z0-9-]+ [A-Za-z0-9|/-]+$' "$WORK/mailsoak.1.txt" | awk '{ print $1 }' | sort)"
 server_flags=$(grep -o '(--[a-z0-9-]*)' "$WORK/server-help.txt" | tr -d '()' | sort)
 for f in $server_flags; do
     check "mailsoak-server(8) has $f" grep -q "^       $f " "$WORK/mailsoak-server.8.txt"
@@ -72,6 +72,20 @@ for stage in smtp.rcpt smtp.eod pop3.pass pop3.retr; do
     check "mailsoak-server(8) names the fault stage $stage" grep -q "fault.${stage%.*}.STAGE" "$WORK/mailsoak-server.8.txt"
     check "mailsoak-server(8) lists the stage ${stage#*.}" grep -A2 "fault.${stage%.*}.STAGE" "$WORK/mailsoak-server.8.txt" \
         | grep -qw "${stage#*.}"
+done
+# The fault sections are parsed by hand, not from a table: their prose must follow
+# the parser, whose errors list what it takes.
+kinds=$("$MAILSOAK_SERVER" --set fault.smtp.rcpt.kind=bogus 2>&1 | sed -n "s/.*expected \(.*\): 'bogus'/\1/p" |
+        sed 's/,\| or / /g')
+check "the server names its fault kinds" gt "$(wc -w <<<"$kinds")" 5
+for k in $kinds; do
+    check "mailsoak-server(8) describes the fault kind $k" grep -qE "^              ([^ ]+, )?$k(,| |$)" \
+        "$WORK/mailsoak-server.8.txt"
+done
+fkeys=$("$MAILSOAK_SERVER" --set fault.smtp.rcpt.bogus=1 2>&1 | sed -n 's/.*unknown key (\(.*\)).*/\1/p' | tr -d ,)
+check "the server names its fault keys" gt "$(wc -w <<<"$fkeys")" 5
+for k in $fkeys; do
+    check "mailsoak-server(8) describes the fault key $k" grep -q "^       $k = " "$WORK/mailsoak-server.8.txt"
 done
 
 # The completion, as bash calls it: COMP_LINE up to the cursor.
