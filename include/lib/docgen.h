@@ -12,6 +12,8 @@
 /* Text for a man page: backslashes and hyphens escaped (so --flag stays ASCII and
  * copy-pastes), a line starting with '.' or '\'' made literal. Newlines pass. */
 void roff_puts(FILE *f, const char *s);
+/* before, then text escaped as above, then after: before and after are roff. */
+void roff_print(FILE *f, const char *before, const char *text, const char *after);
 /* Every key, one .TP entry per key under a .SS heading per section: its value's
  * form, the help, the default, the flag and whether it repeats (mailsoak.conf(5)). */
 void docgen_man_keys(FILE *f, const struct opt *t);

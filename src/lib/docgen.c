@@ -20,6 +20,13 @@ void roff_puts(FILE *f, const char *s)
     }
 }
 
+void roff_print(FILE *f, const char *before, const char *text, const char *after)
+{
+    fputs(before, f);
+    roff_puts(f, text);
+    fputs(after, f);
+}
+
 /* The form of a value as the page shows it after "key =": a placeholder, or the
  * choices. A switch without default, so a new type fails the build (-Wswitch)
  * until it has a form here. */
@@ -50,16 +57,11 @@ static void value_form(FILE *f, const struct opt *o)
 {
     const char *const *c = choices_of(o);
     if (c) {
-        for (int i = 0; c[i]; i++) {
-            fputs(i ? "|\\fB" : "\\fB", f);
-            roff_puts(f, c[i]);
-            fputs("\\fR", f);
-        }
+        for (int i = 0; c[i]; i++)
+            roff_print(f, i ? "|\\fB" : "\\fB", c[i], "\\fR");
         return;
     }
-    fputs("\\fI", f);
-    roff_puts(f, form_of(o->type));
-    fputs("\\fR", f);
+    roff_print(f, "\\fI", form_of(o->type), "\\fR");
 }
 
 /* The help, ended as a sentence, since "Default:" follows. It keeps its case: the
@@ -77,30 +79,20 @@ void docgen_man_keys(FILE *f, const struct opt *t)
     for (const struct opt *o = t; o->key; o++) {
         if (strcmp(section, o->section)) {
             section = o->section;
-            fputs(".SS [", f);
-            roff_puts(f, section);
-            fputs("]\n", f);
+            roff_print(f, ".SS [", section, "]\n");
         }
-        fputs(".TP\n\\fB", f);
-        roff_puts(f, o->key);
-        fputs("\\fR = ", f);
+        roff_print(f, ".TP\n\\fB", o->key, "\\fR = ");
         value_form(f, o);
         fputc('\n', f);
         help_sentence(f, o->help);
-        if (o->def && *o->def) {
-            fputs("Default: \\fB", f);
-            roff_puts(f, o->def);
-            fputs("\\fR.\n", f);
-        } else {
+        if (o->def && *o->def)
+            roff_print(f, "Default: \\fB", o->def, "\\fR.\n");
+        else
             fputs(o->type == OPT_LIST ? "Default: none.\n" : "Default: empty.\n", f);
-        }
         if (o->type == OPT_LIST)
             fputs("The key may be repeated; each value is added.\n", f);
-        if (o->flag) {
-            fputs("Command line: \\fB\\-\\-", f);
-            roff_puts(f, o->flag);
-            fputs("\\fR.\n", f);
-        }
+        if (o->flag)
+            roff_print(f, "Command line: \\fB\\-\\-", o->flag, "\\fR.\n");
     }
 }
 
@@ -109,15 +101,10 @@ void docgen_man_flags(FILE *f, const struct opt *t)
     for (const struct opt *o = t; o->key; o++) {
         if (!o->flag)
             continue;
-        fputs(".TP\n\\fB\\-\\-", f);
-        roff_puts(f, o->flag);
-        fputs("\\fR ", f);
+        roff_print(f, ".TP\n\\fB\\-\\-", o->flag, "\\fR ");
         value_form(f, o);
-        fputs("\nSets \\fB", f);
-        roff_puts(f, o->section);
-        fputc('.', f);
-        roff_puts(f, o->key);
-        fputs("\\fR: ", f);
+        roff_print(f, "\nSets \\fB", o->section, ".");
+        roff_print(f, "", o->key, "\\fR: ");
         help_sentence(f, o->help);
     }
 }

@@ -43,14 +43,8 @@ static char *help_of(const struct command *c)
 /* "mailsoak NAME ARGS" with the name in bold. */
 static void command_line(const struct command *c)
 {
-    fputs("\\fBmailsoak ", stdout);
-    roff_puts(stdout, c->name);
-    fputs("\\fR", stdout);
-    if (*c->args) {
-        fputc(' ', stdout);
-        roff_puts(stdout, c->args);
-    }
-    fputc('\n', stdout);
+    roff_print(stdout, "\\fBmailsoak ", c->name, "\\fR");
+    roff_print(stdout, *c->args ? " " : "", c->args, "\n");
 }
 
 static int man_commands(const struct command *cmds)
@@ -63,8 +57,7 @@ static int man_commands(const struct command *cmds)
         roff_puts(stdout, c->summary + 1);
         fputs(".\n", stdout);
         if (c->man) {
-            roff_puts(stdout, c->man);
-            fputc('\n', stdout);
+            roff_print(stdout, "", c->man, "\n");
             continue;
         }
         char *help = help_of(c);
@@ -72,9 +65,7 @@ static int man_commands(const struct command *cmds)
             fprintf(stderr, "mailsoak doc: '%s --help' did not print its usage and exit 0\n", c->name);
             return 1;
         }
-        fputs(".RS\n.PP\n.EX\n", stdout);
-        roff_puts(stdout, help);
-        fputs(".EE\n.RE\n", stdout);
+        roff_print(stdout, ".RS\n.PP\n.EX\n", help, ".EE\n.RE\n");
         free(help);
     }
     return 0;
