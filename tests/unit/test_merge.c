@@ -51,6 +51,12 @@ static json_t *make_run(const struct shard_spec *sp, const struct hist *h)
         "log_classes", sp->samples ? json_pack("{s:{s:i, s:[]}}", "lock", "count", 2, "examples")
                                    : json_null(),
         "server_samples", sp->samples);
+    /* what the ledger adds: evidence with times on the run's clock, a verdict flag,
+     * a count that is no sum */
+    json_object_set_new(summary, "lost_examples", json_pack("[{s:s, s:f}]", "mailbox", "user0001@test.local",
+                                                            "accepted_s", 1.5));
+    json_object_set_new(summary, "settled", json_boolean(sp->k == 0));
+    json_object_set_new(summary, "sweep_passes", json_integer(3 + sp->k));
     json_t *tl = json_array();
     for (int i = 1; i <= 3; i++)
         json_array_append_new(tl, json_pack("{s:f, s:s, s:i, s:i, s:i, s:{}, s:f, s:f, s:i, s:{s:O}, s:{s:i, s:i}}",
@@ -175,6 +181,14 @@ static void exact_percentiles(void **st)
     assert_true(json_is_true(json_path_get(m, "shards/complete")));
     assert_string_equal(json_string_value(json_path_get(m, "config/run/shard")), "0,1/2");
     assert_string_equal(json_string_value(json_object_get(m, "run_id")), "aaaaaaaa+bbbbbbbb");
+    /* evidence moves onto the merged clock; settled only if every shard settled;
+     * sweep passes are the most any shard made */
+    const json_t *le = json_path_get(m, "summary/lost_examples");
+    assert_int_equal(json_array_size(le), 2);
+    assert_true(fabs(num(json_array_get(le, 0), "accepted_s") - 1.5) < 1e-9);
+    assert_true(fabs(num(json_array_get(le, 1), "accepted_s") - 1.8) < 1e-9);
+    assert_true(json_is_false(json_path_get(m, "summary/settled")));
+    assert_true(num(m, "summary/sweep_passes") == 4);
 
     /* compare reads it like any other result file */
     char *cargv[] = { "compare", out };

@@ -22,6 +22,13 @@
  * load of 40. The others must agree. */
 static const char *const additive_workload[] = { "senders", "readers", "rate", "messages", NULL };
 
+/* Summary keys that are not counts: of several runs, the largest stands. */
+static const char *const max_keys[] = { "sweep_passes", NULL };
+
+/* Times in the summary, in s since the run's start ('*': every member). */
+static const char *const summary_times[] = { "lost_examples/*/accepted_s", "lost_examples/*/mailbox_read_s",
+                                             "log_classes/*/examples/*/t", NULL };
+
 /* Timeline values that are levels at the end of an interval rather than counts over
  * it: within one run the last value of a bin stands; over runs they add up. */
 static const char *const level_keys[] = { "conns", "server/mem", "server/mem_pss", "server/spool",
@@ -29,6 +36,7 @@ static const char *const level_keys[] = { "conns", "server/mem", "server/mem_pss
 
 struct input {
     const struct result *r;
+    json_t *summary;                 /* r's, its times moved onto the merged clock */
     double off;                      /* s from the merged start to this run's start */
     int server;                      /* its server rows stand for its server */
 };
@@ -60,16 +68,24 @@ static void warn(struct merge *m, const char *fmt, ...)
     m->warn[m->wpos] = 0;
 }
 
+static int in_list(const char *key, const char *const *list)
+{
+    for (; *list; list++)
+        if (!strcmp(key, *list))
+            return 1;
+    return 0;
+}
+
 /* ---- adding up values of the same key ---- */
 
 /* Values of one key in several files, added up: numbers add, objects add key by key
- * (errors by class, log classes), arrays are joined (examples), anything else is
- * kept when all agree. null ("not measured") is left out; null comes back when
+ * (errors by class, log classes), arrays are joined (examples), booleans hold
+ * when they hold for all, anything else is kept when all agree. null ("not measured") is left out; null comes back when
  * nothing was measured or the values cannot be added (then *conflict is set). */
 static json_t *combine(json_t *const *v, size_t n, int *conflict)
 {
     json_t **x = xcalloc(n, sizeof *x);
-    size_t k = 0, nint = 0, nnum = 0, nobj = 0, narr = 0;
+    size_t k = 0, nint = 0, nnum = 0, nobj = 0, narr = 0, nbool = 0;
     for (size_t i = 0; i < n; i++) {
         if (!v[i] || json_is_null(v[i]))
             continue;
@@ -78,6 +94,7 @@ static json_t *combine(json_t *const *v, size_t n, int *conflict)
         nnum += json_is_number(v[i]);
         nobj += json_is_object(v[i]);
         narr += json_is_array(v[i]);
+        nbool += json_is_boolean(v[i]);
     }
     json_t *out;
     if (k == 0)
@@ -107,6 +124,11 @@ static json_t *combine(json_t *const *v, size_t n, int *conflict)
             }
         }
         free(sub);
+    } else if (nbool == k) {         /* "settled": only when every run is */
+        int all = 1;
+        for (size_t i = 0; i < k; i++)
+            all &= json_is_true(x[i]);
+        out = json_boolean(all);
     } else if (narr == k) {
         out = json_array();
         for (size_t i = 0; i < k; i++)
@@ -262,6 +284,34 @@ static int check_clocks(struct merge *m)
     return 0;
 }
 
+/* Adds off to the numbers at path ('*' stands for every member of an array or
+ * object) below o. */
+static void shift_times(json_t *o, const char *path, double off)
+{
+    const char *slash = strchr(path, '/');
+    char head[64];
+    snprintf(head, sizeof head, "%.*s", slash ? (int)(slash - path) : (int)strlen(path), path);
+    if (!slash) {
+        json_t *v = json_object_get(o, head);
+        if (json_is_number(v))
+            json_object_set_new(o, head, json_real(round((json_number_value(v) + off) * 1000) / 1000));
+        return;
+    }
+    if (strcmp(head, "*")) {
+        shift_times(json_object_get(o, head), slash + 1, off);
+        return;
+    }
+    size_t i;
+    const char *k;
+    json_t *v;
+    if (json_is_array(o))
+        json_array_foreach(o, i, v)
+            shift_times(v, slash + 1, off);
+    else if (json_is_object(o))
+        json_object_foreach(o, k, v)
+            shift_times(v, slash + 1, off);
+}
+
 /* ---- the server's rows: once per server ---- */
 
 static double number_at(const json_t *o, const char *path, double dflt)
@@ -278,15 +328,15 @@ static size_t pick_servers(struct merge *m)
     json_t *best = json_object();    /* identity -> index of the input */
     for (size_t i = 0; i < m->n; i++) {
         const struct result *r = m->in[i].r;
-        if (number_at(r->summary, "server_samples", 0) <= 0)
+        if (number_at(m->in[i].summary, "server_samples", 0) <= 0)
             continue;
         json_t *id = json_pack("{s:O?, s:O?}", "host", json_object_get(r->root, "host"), "server",
                                json_object_get(r->config, "server"));
         char *key = json_dumps(id, JSON_COMPACT | JSON_SORT_KEYS);
         json_decref(id);
         const json_t *prev = json_object_get(best, key);
-        if (!prev || number_at(r->summary, "server_samples", 0) >
-                         number_at(m->in[json_integer_value(prev)].r->summary, "server_samples", 0))
+        if (!prev || number_at(m->in[i].summary, "server_samples", 0) >
+                         number_at(m->in[json_integer_value(prev)].summary, "server_samples", 0))
             json_object_set_new(best, key, json_integer((json_int_t)i));
         free(key);
     }
@@ -369,16 +419,24 @@ static json_t *merge_summary(struct merge *m, double duration_s, double elapsed_
     for (size_t i = 0; i < m->n; i++) {
         const char *key;
         json_t *val;
-        json_object_foreach(m->in[i].r->summary, key, val) {
+        json_object_foreach(m->in[i].summary, key, val) {
             if (json_object_get(out, key) || is_server_key(m->in[i].r, key) || !strcmp(key, "latency"))
                 continue;
             int conflict = 0;
             size_t have = 0;
             for (size_t j = 0; j < m->n; j++)
-                have += (v[j] = json_object_get(m->in[j].r->summary, key)) != NULL;
+                have += (v[j] = json_object_get(m->in[j].summary, key)) != NULL;
             if (have < m->n) {
                 warn(m, "summary.%s: in %zu of %zu files only: not measured in the merge", key, have, m->n);
                 json_object_set_new(out, key, json_null());
+                continue;
+            }
+            if (in_list(key, max_keys)) {
+                json_t *big = NULL;
+                for (size_t j = 0; j < m->n; j++)
+                    if (json_is_number(v[j]) && (!big || json_number_value(v[j]) > json_number_value(big)))
+                        big = v[j];
+                json_object_set_new(out, key, big ? json_deep_copy(big) : json_null());
                 continue;
             }
             json_object_set_new(out, key, combine(v, m->n, &conflict));
@@ -392,7 +450,7 @@ static json_t *merge_summary(struct merge *m, double duration_s, double elapsed_
 
     struct lat_sum ls = { .names = json_object() };
     for (size_t i = 0; i < m->n; i++) {
-        const json_t *lat = json_object_get(m->in[i].r->summary, "latency");
+        const json_t *lat = json_object_get(m->in[i].summary, "latency");
         if (lat && lat_add_all(&ls, lat, m->in[i].r->path, m) < 0) {
             lat_free(&ls);
             json_decref(out);
@@ -408,7 +466,7 @@ static json_t *merge_summary(struct merge *m, double duration_s, double elapsed_
     size_t k = 0;
     for (size_t i = 0; i < m->n; i++)
         if (m->in[i].server || (!nservers && i == 0))
-            v[k++] = m->in[i].r->summary;
+            v[k++] = m->in[i].summary;
     for (size_t i = 0; i < m->n; i++) {
         size_t j;
         const json_t *kv;
@@ -718,6 +776,11 @@ json_t *merge_results(const struct result_set *rs, int force, const char *label,
     }
     if (!(shards = check_shards(&m, force)) || check_clocks(&m) < 0)
         goto out;
+    for (size_t i = 0; i < m.n; i++) {
+        m.in[i].summary = rs->v[i].summary ? json_deep_copy(rs->v[i].summary) : json_object();
+        for (const char *const *p = summary_times; *p; p++)
+            shift_times(m.in[i].summary, *p, m.in[i].off);
+    }
     size_t nservers = pick_servers(&m);
     double duration = 0, elapsed = 0;
     int interrupted = 0;
@@ -783,6 +846,8 @@ json_t *merge_results(const struct result_set *rs, int force, const char *label,
     json_object_set_new(root, "events", merge_events(&m));
 out:
     json_decref(shards);
+    for (size_t i = 0; i < m.n; i++)
+        json_decref(m.in[i].summary);
     free(m.in);
     return root;
 }
