@@ -38,7 +38,7 @@ mkdir -p "$WORK/remote"
 timeout --kill-after=10 120 "$TOP/scripts/shards" --hosts "$L0,$L1" --reach netns --mailsoak "$MAILSOAK" \
     --remote-dir "$WORK/remote" --out "$WORK/out" -- \
     --no-check --smtp "$SRV_IP:2525" --pop3 "$SRV_IP:1110" "${USERS[@]}" --senders 3 --readers 2 \
-    --messages 150 --duration 20s --drain 5s --set run.sweep_timeout=10s --interval 1s --seed 5 \
+    --messages 150 --duration 20s --drain 5s --set run.sweep_timeout=15s --settle 1s --interval 1s --seed 5 \
     >"$WORK/shards.out" 2>&1
 rc=$?
 sed 's/^/    | /' "$WORK/shards.out" | tail -n 30
@@ -56,6 +56,7 @@ for k in sent read delivered lost pending duplicated corrupted errors; do
 done
 check "merged sent: 2 x 150" eq "$(jq .summary.sent "$M")" 300
 check "the merged ledger reconciles: sent = delivered + duplicated + corrupted + lost + pending" ledger_reconciles "$M"
+check "both shards settled, so the merge's verdicts are final" eq "$(jq .summary.settled "$M")" true
 check "merged lost equals what the server lost" eq "$(jq .summary.lost "$M")" "$LOST"
 check "merged percentiles are those of the summed buckets (computed by jq)" percentiles_match "$M" "$S0" "$S1"
 tl_sent=$(jq '[.timeline[].sent] | add' "$M")

@@ -67,7 +67,7 @@ ok "readers: shard 2/3 logs in only to users 2 mod 3 and finds nothing; 1/3 only
 # ---- two shards at once; the server loses exactly 4 accepted messages ----
 LOST=4
 srv_start "${USERS[@]}" --set fault.store.lose_every=20 --set "fault.store.lose_max=$LOST"
-SHARD_ARGS=(--senders 3 --readers 2 --messages 150 --duration 20s --drain 5s --set run.sweep_timeout=10s)
+SHARD_ARGS=(--senders 3 --readers 2 --messages 150 --duration 20s --drain 5s --set run.sweep_timeout=15s --settle 1s)
 run_shard s0 0/2 "${SHARD_ARGS[@]}" &
 p0=$!
 run_shard s1 1/2 "${SHARD_ARGS[@]}" &
@@ -82,6 +82,7 @@ for k in sent read delivered lost pending duplicated corrupted errors; do
 done
 [[ $(jq .summary.sent "$WORK/all.json") == 300 ]] || fail "merged sent is not 300"
 ledger_reconciles "$WORK/all.json" || fail "the merged ledger does not reconcile"
+[[ $(jq .summary.settled "$WORK/all.json") == true ]] || fail "the merge is not settled"
 lost=$(jq .summary.lost "$WORK/all.json")
 [[ $lost == "$LOST" ]] || fail "merged lost = $lost, the server lost $LOST"
 percentiles_match "$WORK/all.json" "$WORK/s0.json" "$WORK/s1.json" || fail "merged percentiles"
