@@ -37,7 +37,8 @@ int latency_add(struct hist *h, const json_t *lat, char *err, size_t errlen)
     const json_t *b = json_object_get(hj, "buckets");
     uint64_t count, mn, mx, sum;
     if (!json_is_object(hj) || !json_is_string(b)) {
-        snprintf(err, errlen, "no histogram buckets (a file of an older mailsoak: its percentiles cannot be added up exactly)");
+        snprintf(err, errlen, "no histogram buckets (a file of an older mailsoak: "
+                              "its percentiles cannot be added up exactly)");
         return -1;
     }
     if (u64_at(lat, "count", &count) < 0 || u64_at(hj, "min_ns", &mn) < 0 || u64_at(hj, "max_ns", &mx) < 0 ||

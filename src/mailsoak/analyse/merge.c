@@ -79,9 +79,10 @@ static int in_list(const char *key, const char *const *list)
 /* ---- adding up values of the same key ---- */
 
 /* Values of one key in several files, added up: numbers add, objects add key by key
- * (errors by class, log classes), arrays are joined (examples), booleans hold
- * when they hold for all, anything else is kept when all agree. null ("not measured") is left out; null comes back when
- * nothing was measured or the values cannot be added (then *conflict is set). */
+ * (errors by class, log classes), arrays are joined (examples), a flag holds when it
+ * holds in every file ("settled"; unknown when one file does not know), anything
+ * else is kept when all agree. null ("not measured") is left out; null comes back
+ * when nothing was measured or the values cannot be added (then *conflict is set). */
 static json_t *combine(json_t *const *v, size_t n, int *conflict)
 {
     json_t **x = xcalloc(n, sizeof *x);
@@ -101,9 +102,11 @@ static json_t *combine(json_t *const *v, size_t n, int *conflict)
         out = json_null();
     else if (nint == k) {
         json_int_t s = 0;
+        int over = 0;
         for (size_t i = 0; i < k; i++)
-            s += json_integer_value(x[i]);
-        out = json_integer(s);
+            over |= __builtin_add_overflow(s, json_integer_value(x[i]), &s);
+        out = over ? json_null() : json_integer(s);
+        *conflict |= over;
     } else if (nnum == k) {
         double s = 0;
         for (size_t i = 0; i < k; i++)
@@ -124,11 +127,11 @@ static json_t *combine(json_t *const *v, size_t n, int *conflict)
             }
         }
         free(sub);
-    } else if (nbool == k) {         /* "settled": only when every run is */
+    } else if (nbool == k) {
         int all = 1;
         for (size_t i = 0; i < k; i++)
             all &= json_is_true(x[i]);
-        out = json_boolean(all);
+        out = k < n && all ? json_null() : json_boolean(all);
     } else if (narr == k) {
         out = json_array();
         for (size_t i = 0; i < k; i++)
@@ -192,8 +195,9 @@ static json_t *check_shards(struct merge *m, int force)
             n0 = n;
         else if (n != n0) {
             if (!force) {
-                snprintf(m->err, m->errlen, "shards cut differently: %llu parts in %s, %llu in %s (--force merges them anyway)",
-                         (unsigned long long)n0, m->in[0].r->path, (unsigned long long)n, r->path);
+                snprintf(m->err, m->errlen, "shards cut differently: %llu parts in %s, %llu in %s "
+                         "(--force merges them anyway)", (unsigned long long)n0, m->in[0].r->path,
+                         (unsigned long long)n, r->path);
                 bad = 1;
                 break;
             }
@@ -215,8 +219,8 @@ static json_t *check_shards(struct merge *m, int force)
             snprintf(key, sizeof key, "%lld", (long long)json_integer_value(kv));
             const json_t *prev = json_object_get(owner, key);
             if (prev && !force) {
-                snprintf(m->err, m->errlen, "shard %s/%llu is in both %s and %s: its users would count twice (--force merges them anyway)",
-                         key, (unsigned long long)n, json_string_value(prev), r->path);
+                snprintf(m->err, m->errlen, "shard %s/%llu is in both %s and %s: its users would count twice "
+                         "(--force merges them anyway)", key, (unsigned long long)n, json_string_value(prev), r->path);
                 bad = 1;
                 break;
             }
@@ -258,8 +262,8 @@ static int check_clocks(struct merge *m)
     for (size_t i = 0; i < m->n; i++) {
         const struct result *r = m->in[i].r;
         const json_t *s = json_object_get(r->root, "start_unix_ms");
-        if (!json_is_integer(s)) {
-            snprintf(m->err, m->errlen, "%s: no \"start_unix_ms\" (a file of an older mailsoak): "
+        if (!json_is_integer(s) || json_integer_value(s) < 0 || json_integer_value(s) > (1LL << 53)) {
+            snprintf(m->err, m->errlen, "%s: no \"start_unix_ms\" (a file of an older mailsoak?): "
                                         "its timeline cannot be lined up with the others", r->path);
             return -1;
         }
@@ -280,7 +284,8 @@ static int check_clocks(struct merge *m)
     }
     m->iv = (double)iv0 / 1e9;
     for (size_t i = 0; i < m->n; i++)
-        m->in[i].off = (double)(json_integer_value(json_object_get(m->in[i].r->root, "start_unix_ms")) - m->start_ms) / 1e3;
+        m->in[i].off =
+            (double)(json_integer_value(json_object_get(m->in[i].r->root, "start_unix_ms")) - m->start_ms) / 1e3;
     return 0;
 }
 
@@ -504,7 +509,7 @@ static int cmp_point(const void *a, const void *b)
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* Sets the value at a '/'-path of o (objects made as needed). */
+/* Sets the value at a '/'-path of o, when o has the objects on the way. */
 static void set_path(json_t *o, const char *path, json_t *v)
 {
     const char *slash = strchr(path, '/');
@@ -820,8 +825,8 @@ json_t *merge_results(const struct result_set *rs, int force, const char *label,
     for (size_t i = 0; i < m.n; i++) {
         const json_t *r = m.in[i].r->root;
         json_array_append_new(from, json_pack("{s:s, s:O?, s:O?, s:O?, s:O?, s:f, s:b}", "file", m.in[i].r->path,
-                                              "run_id", json_object_get(r, "run_id"), "host", json_object_get(r, "host"),
-                                              "shards", json_object_get(r, "shards"),
+                                              "run_id", json_object_get(r, "run_id"),
+                                              "host", json_object_get(r, "host"), "shards", json_object_get(r, "shards"),
                                               "start_unix_ms", json_object_get(r, "start_unix_ms"),
                                               "offset_s", m.in[i].off, "server", m.in[i].server));
     }
