@@ -358,11 +358,42 @@ static void refusals(void **st)
     free(h);
 }
 
+/* A flag one shard could not establish is unknown in the merge; counts whose sum
+ * does not fit are refused as a conflict (null, with a warning), never wrapped. */
+static void unknowns(void **st)
+{
+    struct hist *h = calloc(1, sizeof *h);
+    hist_record(h, 1000000);
+    struct shard_spec s1 = base0;
+    s1.k = 1;
+    char *f0 = write_run("u0.json", &base0, h), *f1 = write_run("u1.json", &s1, h);
+    json_t *b = load(f1);
+    json_object_set_new(json_object_get(b, "summary"), "settled", json_null());
+    json_object_set_new(json_object_get(b, "summary"), "peeked", json_integer(INT64_MAX));
+    assert_int_equal(json_dump_file(b, f1, 0), 0);
+    json_decref(b);
+    b = load(f0);
+    json_object_set_new(json_object_get(b, "summary"), "peeked", json_integer(1));
+    assert_int_equal(json_dump_file(b, f0, 0), 0);
+    json_decref(b);
+    char *out = tf_path("u.json");
+    char *argv[] = { "merge", f0, f1, "-o", out };
+    struct out o = merge(5, argv);
+    assert_int_equal(o.rc, 0);
+    assert_non_null(strstr(o.err, "summary.peeked: the files disagree"));
+    json_t *m = load(out);
+    assert_true(json_is_null(json_path_get(m, "summary/settled")));
+    assert_true(json_is_null(json_path_get(m, "summary/peeked")));
+    json_decref(m);
+    out_free(&o);
+    free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exact_percentiles), cmocka_unit_test(timelines), cmocka_unit_test(server_once),
-        cmocka_unit_test(refusals),
+        cmocka_unit_test(refusals), cmocka_unit_test(unknowns),
     };
     return cmocka_run_group_tests(tests, tf_setup, getenv("KEEP") ? NULL : tf_teardown);
 }
