@@ -248,7 +248,8 @@ static void timelines(void **st)
 }
 
 /* Every shard that sampled one server saw the same server: the one with the most
- * samples speaks for it. Two different servers add up. */
+ * samples speaks for it. Two different servers add up: the same local settings on
+ * two hosts are two servers, one probe pulled from two hosts is one. */
 static void server_once(void **st)
 {
     struct hist *h = calloc(1, sizeof *h);
@@ -282,6 +283,22 @@ static void server_once(void **st)
     assert_true(num(m, "summary/log_classes/lock/count") == 4);
     assert_true(num(json_array_get(json_object_get(m, "timeline"), 0), "server/mem") == 101 + 111);
     assert_true(num(json_array_get(json_object_get(m, "timeline"), 0), "server/input") == 10);
+    json_decref(m);
+    out_free(&o);
+
+    /* shards on two hosts pulling one probe: one server, whatever the hosts */
+    const char *files[] = { f0, f1 };
+    for (int i = 0; i < 2; i++) {
+        json_t *b = load(files[i]);
+        json_object_set_new(json_object_get(b, "config"), "server",
+                            json_pack("{s:[], s:[s]}", "pidfile", "probe", "http://198.18.0.1:9465"));
+        assert_int_equal(json_dump_file(b, files[i], 0), 0);
+        json_decref(b);
+    }
+    o = merge(5, argv);
+    assert_int_equal(o.rc, 0);
+    m = load(out);
+    assert_true(num(m, "summary/mem") == 110);
     json_decref(m);
     out_free(&o);
     free(h);

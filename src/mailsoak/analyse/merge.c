@@ -325,9 +325,26 @@ static double number_at(const json_t *o, const char *path, double dflt)
     return json_path_number(o, path, &v) == 0 ? v : dflt;
 }
 
+/* [server] settings that name things on the host of the run itself (the others,
+ * server.probe, name a probe by its URL, the same from every host). */
+static const char *const local_server_keys[] = { "pid", "pidfile", "process", "spool_dir", "store_dir", "log", NULL };
+
+/* Which server a file sampled: its [server] settings, and its host when they name
+ * anything local. */
+static json_t *server_identity(const struct result *r)
+{
+    const json_t *sc = json_object_get(r->config, "server");
+    int local = 0;
+    for (const char *const *k = local_server_keys; *k; k++) {
+        const json_t *v = json_object_get(sc, *k);
+        local |= json_is_array(v) ? json_array_size(v) > 0 : json_is_string(v) && *json_string_value(v);
+    }
+    return json_pack("{s:O?, s:O?}", "host", local ? json_object_get(r->root, "host") : NULL, "server", sc);
+}
+
 /* Every shard that sampled the server saw the same server: of the files that name
- * the same server (the same host and [server] settings, or the same probe), the
- * one with the most samples speaks for it; different servers add up. */
+ * the same server (the same [server] settings on the same host, or the same
+ * probes), the one with the most samples speaks for it; different servers add up. */
 static size_t pick_servers(struct merge *m)
 {
     json_t *best = json_object();    /* identity -> index of the input */
@@ -335,8 +352,7 @@ static size_t pick_servers(struct merge *m)
         const struct result *r = m->in[i].r;
         if (number_at(m->in[i].summary, "server_samples", 0) <= 0)
             continue;
-        json_t *id = json_pack("{s:O?, s:O?}", "host", json_object_get(r->root, "host"), "server",
-                               json_object_get(r->config, "server"));
+        json_t *id = server_identity(r);
         char *key = json_dumps(id, JSON_COMPACT | JSON_SORT_KEYS);
         json_decref(id);
         const json_t *prev = json_object_get(best, key);
