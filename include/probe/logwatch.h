@@ -23,7 +23,8 @@ void logwatch_free(struct logwatch *lw);
 struct logwatch *logwatch_from_config(const struct server_config *cfg, uint64_t t0_ns,
                                       char *err, size_t errlen);
 
-/* The built-in classes: sql_lock, deadlock, lock, timeout, oom, java_exception, fatal. */
+/* The built-in classes: sql_lock, deadlock, lock, timeout, oom, java_exception, fatal,
+ * defer (deliveries the server will retry), io (I/O and TLS failures). */
 void logwatch_add_defaults(struct logwatch *lw);
 /* "name: ERE" adds a class or replaces the one of that name (case-sensitive);
  * "name/i: ERE" the same, ignoring case; "name:" removes the class. */

@@ -91,15 +91,21 @@ static const struct builtin {
       "due to lock timeout|could not serialize access|ORA-000(54|60)",
       NULL, 1, 0 },
     { "deadlock", "deadlock", NULL, 1, 0 },
+    /* Exim logs "Spool file for ID is locked (another process is handling this
+     * message)" whenever a queue runner meets a delivery in progress: routine. The
+     * contention that matters: mailutils "locking mailbox `X' failed: Conflict with
+     * previous locker", Courier "LOCKED, user=", Dovecot "[IN-USE]". */
     { "lock",
       "(cannot|can't|couldn't|could not|unable to|failed to) (get |obtain |acquire |create |take )?"
       "(an? |the )?(exclusive |shared |write |read )?(dot)?lock|"
-      "lock (timeout|timed out|wait timeout|failed)|locking failed|"
-      "waiting for (the )?lock|dotlock|is locked|\\[IN-USE\\]",
-      NULL, 1, 0 },
+      "lock (timeout|timed out|wait timeout|failed)|locking failed|locking mailbox .* failed|"
+      "conflict with previous locker|waiting for (the )?lock|dotlock|is locked|\\[IN-USE\\]|"
+      "(^|[^[:alnum:]])LOCKED, user=",
+      "another process is handling this message", 1, 0 },
     { "timeout",
       "timed out|time-?out( \\([^)]*\\))? (after|while|exceeded|expired|waiting|reading|writing|occurred)|"
-      "(read|write|connect|connection|idle|lock) timeout|for inactivity|deadline exceeded",
+      "(read|write|connect|connection|idle|lock|command|data) timeout|for inactivity|deadline exceeded|"
+      "reason=timeout|(^|[^[:alnum:]])TIMEOUT, user=",
       NULL, 1, 0 },
     { "oom",
       "out of memory|cannot allocate memory|OutOfMemoryError|oom-kill|memory exhausted|"
@@ -113,8 +119,22 @@ static const struct builtin {
     /* Dovecot logs "Killed with signal 15 (by pid=...)" when it is stopped: not a crash. */
     { "fatal",
       "(fatal|panic):|fatal error|segmentation fault|segfault|killed (by|with) signal|"
-      "core dumped|assertion .*failed|terminate called after throwing",
+      "core dumped|assertion .*failed|terminate called after throwing|"
+      "got signal .(aborted|bus error|illegal instruction|floating point exception)",
       "killed with signal 15", 1, 0 },
+    /* A delivery the server will retry: Postfix status=deferred, Exim's "==" lines
+     * ("defer (errno)"), OpenSMTPD result=TempFail, sendmail stat=Deferred. */
+    { "defer",
+      "status=deferred|[[:alnum:]]{6}-[[:alnum:]]{6,11}-[[:alnum:]]{2,4} == |defer \\(-?[0-9]+\\)|"
+      "result=\"?TempFail|stat=Deferred",
+      NULL, 1, 0 },
+    /* I/O and TLS failures: OpenSMTPD "io-error: ... EVP lib", mailutils "got signal
+     * `Broken pipe'", Courier "I/O error", OpenSSL's "SSL routines", a full disk. */
+    { "io",
+      "I/O error|input/output error|(^|[^[:alnum:]])io[- ]error|EVP lib|SSL routines|"
+      "SSL_[a-z_]+(\\(\\))? (error|failed)|TLS (library problem|error|failure|handshake failed)|"
+      "broken pipe|no space left on device|disk quota exceeded|short write",
+      NULL, 1, 0 },
 };
 
 /* Lines that continue a Java stack trace. */
