@@ -19,7 +19,8 @@ struct logwatch *logwatch_new(uint64_t t0_ns, size_t examples);
 void logwatch_free(struct logwatch *lw);
 
 /* Classes, files and example count from [server]: log, log_class, log_defaults,
- * log_examples. Errors name the key and the value. */
+ * log_examples. Errors name the key and the value; logs that do not exist yet are
+ * awaited (logwatch_awaited). */
 struct logwatch *logwatch_from_config(const struct server_config *cfg, uint64_t t0_ns,
                                       char *err, size_t errlen);
 
@@ -29,10 +30,16 @@ void logwatch_add_defaults(struct logwatch *lw);
 /* "name: ERE" adds a class or replaces the one of that name (case-sensitive);
  * "name/i: ERE" the same, ignoring case; "name:" removes the class. */
 int logwatch_set_class(struct logwatch *lw, const char *spec, char *err, size_t errlen);
-/* Starts following path at its current end. */
+/* Starts following path at its current end: 0. A path that does not exist yet is
+ * watched for and read from its first line once it appears: 1, with a warning in err.
+ * -1: it cannot be read (err). */
 int logwatch_add_file(struct logwatch *lw, const char *path, char *err, size_t errlen);
+/* The i-th file that did not exist when it was added and has not appeared since
+ * (NULL past the last): what a caller warns about at the start. */
+const char *logwatch_awaited(struct logwatch *lw, size_t i);
 
-/* Rotations and truncations are reported here (kind "log_rotated" or "log_truncated"). */
+/* Rotations, truncations and awaited logs that appear are reported here (kind
+ * "log_rotated", "log_truncated" or "log_appeared"). */
 typedef probe_event_fn logwatch_event_fn;
 void logwatch_on_event(struct logwatch *lw, logwatch_event_fn fn, void *ctx);
 

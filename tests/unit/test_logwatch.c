@@ -206,11 +206,53 @@ static void from_config(void **state)
     assert_non_null(strstr(err, "broken: ("));
     strlist_free(&cfg.log_classes);
 
+    /* A log that does not exist yet is awaited; a directory is refused. */
     strlist_add(&cfg.logs, "/nonexistent/mail.log");
+    lw = logwatch_from_config(&cfg, T0, err, sizeof err);
+    assert_non_null(lw);
+    assert_string_equal(logwatch_awaited(lw, 0), "/nonexistent/mail.log");
+    assert_null(logwatch_awaited(lw, 1));
+    logwatch_free(lw);
+    strlist_add(&cfg.logs, d.path);
     assert_null(logwatch_from_config(&cfg, T0, err, sizeof err));
     assert_non_null(strstr(err, "server.log"));
-    assert_non_null(strstr(err, "/nonexistent/mail.log"));
+    assert_non_null(strstr(err, "not a regular file"));
     strlist_free(&cfg.logs);
+    remove_dir(&d);
+}
+
+/* Exim creates paniclog on its first write: the whole file is the run's. */
+static void a_log_that_appears_later_is_read_from_its_first_line(void **state)
+{
+    struct dir d;
+    struct events ev = { 0 };
+    char err[300];
+    make_dir(&d);
+    struct logwatch *lw = logwatch_new(T0, 3);
+    assert_int_equal(logwatch_set_class(lw, "n: ^L[0-9]+$", err, sizeof err), 0);
+    assert_int_equal(logwatch_add_file(lw, d.log, err, sizeof err), 1);
+    assert_non_null(strstr(err, "does not exist yet"));
+    logwatch_on_event(lw, on_event, &ev);
+    logwatch_poll(lw, T0 + SEC);
+    assert_int_equal(logwatch_total(lw), 0);
+    assert_int_equal(ev.rotated, 0);
+    append_lines(d.log, 0, 5);
+    logwatch_poll(lw, T0 + 2 * SEC);
+    assert_int_equal(logwatch_total(lw), 5);
+    assert_non_null(strstr(ev.last, "appeared"));
+    assert_null(logwatch_awaited(lw, 0));
+    append_lines(d.log, 5, 7);
+    logwatch_poll(lw, T0 + 3 * SEC);
+    assert_int_equal(logwatch_total(lw), 7);
+    /* once seen, its disappearance is a rotation like any other log's */
+    assert_int_equal(rename(d.log, d.copy), 0);
+    append_lines(d.copy, 7, 8);
+    logwatch_poll(lw, T0 + 4 * SEC);
+    append_lines(d.log, 8, 10);
+    logwatch_poll(lw, T0 + 5 * SEC);
+    assert_int_equal(logwatch_total(lw), 10);
+    assert_true(ev.rotated >= 2);
+    logwatch_free(lw);
     remove_dir(&d);
 }
 
@@ -451,6 +493,7 @@ int main(void)
         cmocka_unit_test(builtin_classes_on_real_lines),
         cmocka_unit_test(class_settings),
         cmocka_unit_test(from_config),
+        cmocka_unit_test(a_log_that_appears_later_is_read_from_its_first_line),
         cmocka_unit_test(every_matching_class_counts_and_total_counts_lines),
         cmocka_unit_test(a_java_stack_trace_counts_once),
         cmocka_unit_test(examples_keep_the_first_lines_with_their_time),

@@ -62,6 +62,7 @@ struct logfile {
     struct reader retired[MAX_RETIRED];
     size_t nretired;
     int missing;
+    int awaited;                /* did not exist when the run began; not yet seen */
 };
 
 struct logwatch {
@@ -359,14 +360,32 @@ int logwatch_add_file(struct logwatch *lw, const char *path, char *err, size_t e
 {
     struct logfile f = { .path = xstrndup(path, strlen(path)) };
     char why[200];
-    if (open_log(&f, 1, why, sizeof why) < 0) {
+    int rc = 0;
+    struct stat st;
+    if (stat(path, &st) < 0 && errno == ENOENT) {
+        /* Servers create some logs on first write (Exim's paniclog): the one that
+         * appears during a soak is the one worth reading, from its first line. */
+        reader_init(&f.cur, -1);
+        f.missing = f.awaited = 1;
+        snprintf(err, errlen, "%s does not exist yet: watching for it (read from its first line "
+                 "once it appears)", path);
+        rc = 1;
+    } else if (open_log(&f, 1, why, sizeof why) < 0) {
         snprintf(err, errlen, "%s: %s", path, why);
         free(f.path);
         return -1;
     }
     lw->files = xrealloc(lw->files, (lw->nfiles + 1) * sizeof *lw->files);
     lw->files[lw->nfiles++] = f;
-    return 0;
+    return rc;
+}
+
+const char *logwatch_awaited(struct logwatch *lw, size_t i)
+{
+    for (size_t k = 0; k < lw->nfiles; k++)
+        if (lw->files[k].awaited && i-- == 0)
+            return lw->files[k].path;
+    return NULL;
 }
 
 void logwatch_on_event(struct logwatch *lw, logwatch_event_fn fn, void *ctx)
@@ -602,9 +621,12 @@ static void poll_file(struct logwatch *lw, struct logfile *f, uint64_t now)
         reader_init(&f->cur, -1);
         return;
     }
-    event(lw, now, "log_rotated", "%s was replaced by a new file (rotated); reading it from its "
-          "start and the old one until the end of the run", f->path);
-    f->missing = 0;
+    if (f->awaited)
+        event(lw, now, "log_appeared", "%s appeared; reading it from its first line", f->path);
+    else
+        event(lw, now, "log_rotated", "%s was replaced by a new file (rotated); reading it from its "
+              "start and the old one until the end of the run", f->path);
+    f->missing = f->awaited = 0;
     drain(lw, &f->cur, now);
 }
 
