@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/grow.h"
+#include "lib/alloc.h"
 
 enum {
     FILES_DEPTH = 8,                /* plain files: how deep below the directory */
@@ -59,19 +59,9 @@ const char *queue_format_name(enum queue_format f)
     return (unsigned)f < sizeof format_names / sizeof format_names[0] - 1 ? format_names[f] : "?";
 }
 
-static char *xstrdup(const char *s)
-{
-    char *d = strdup(s);
-    if (!d)
-        abort();
-    return d;
-}
-
 struct queue *queue_new(const char *path, enum queue_format fmt)
 {
-    struct queue *q = calloc(1, sizeof *q);
-    if (!q)
-        abort();
+    struct queue *q = xcalloc(1, sizeof *q);
     q->path = xstrdup(path);
     q->asked = q->fmt = fmt;
     q->layout = "";
@@ -164,16 +154,12 @@ static const char *base_name(const char *path, char *buf, size_t len)
 
 static void add_dir(struct queue *q, const char *sub, int ready_check)
 {
-    q->dirs = realloc(q->dirs, (q->ndirs + 1) * sizeof *q->dirs);
-    q->ready_check = realloc(q->ready_check, (q->ndirs + 1) * sizeof *q->ready_check);
-    if (!q->dirs || !q->ready_check)
-        abort();
+    q->dirs = xrealloc(q->dirs, (q->ndirs + 1) * sizeof *q->dirs);
+    q->ready_check = xrealloc(q->ready_check, (q->ndirs + 1) * sizeof *q->ready_check);
     char *p;
     if (sub) {
         size_t n = strlen(q->path) + strlen(sub) + 2;
-        p = malloc(n);
-        if (!p)
-            abort();
+        p = xmalloc(n);
         snprintf(p, n, "%s/%s", q->path, sub);
     } else {
         p = xstrdup(q->path);
@@ -619,9 +605,7 @@ static int rec_get(struct rec_reader *r, char *out, size_t cap, size_t *len)
 
 static int postfix_read(struct walk *w, int dfd, const char *name)
 {
-    struct rec_reader *r = calloc(1, sizeof *r);
-    if (!r)
-        abort();
+    struct rec_reader *r = xcalloc(1, sizeof *r);
     r->fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (r->fd < 0) {
         int gone = errno == ENOENT;
