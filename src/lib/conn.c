@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/alloc.h"
+
 #define IN_MIN 4096
 
 static ssize_t plain_read(struct conn *c, void *p, size_t n)
@@ -60,9 +62,7 @@ void buf_reserve(struct buf *b, size_t n)
     size_t cap = b->cap ? b->cap : 512;
     while (cap < b->len + n)
         cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p)
-        abort();                     /* out of memory in a load tester: nothing sane to do */
+    char *p = xrealloc(b->p, cap);
     b->p = p;
     b->cap = cap;
 }

@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/alloc.h"
+
 #define MAX_EVENTS 256
 
 struct loop {
@@ -153,9 +155,7 @@ void timer_arm(struct loop *l, struct timer *t, uint64_t when)
     }
     if (l->nheap + 1 >= l->capheap) {
         size_t cap = l->capheap ? l->capheap * 2 : 64;
-        struct timer **h = realloc(l->heap, cap * sizeof *h);
-        if (!h)
-            abort();                 /* a timer we cannot arm would hang a session */
+        struct timer **h = xrealloc(l->heap, cap * sizeof *h);
         l->heap = h;
         l->capheap = cap;
     }
@@ -199,9 +199,7 @@ void loop_defer_free(struct loop *l, void *p)
 {
     if (l->ngrave == l->capgrave) {
         size_t cap = l->capgrave ? l->capgrave * 2 : 16;
-        void **g = realloc(l->graveyard, cap * sizeof *g);
-        if (!g)
-            abort();
+        void **g = xrealloc(l->graveyard, cap * sizeof *g);
         l->graveyard = g;
         l->capgrave = cap;
     }

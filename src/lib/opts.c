@@ -10,14 +10,14 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lib/alloc.h"
+
 #define FIELD(base, o, T) ((T *)((char *)(base) + (o)->off))
 
 void strlist_add(struct strlist *l, const char *s)
 {
-    char **v = realloc(l->v, (l->n + 1) * sizeof *v);
-    char *d = strdup(s);
-    if (!v || !d)
-        abort();
+    char **v = xrealloc(l->v, (l->n + 1) * sizeof *v);
+    char *d = xstrdup(s);
     l->v = v;
     l->v[l->n++] = d;
 }
@@ -45,9 +45,7 @@ static int parse_into(const struct opt *o, void *base, const char *val, int src,
     case OPT_STR:
     case OPT_SECRET: {
         char **p = FIELD(base, o, char *);
-        char *d = strdup(val);
-        if (!d)
-            abort();
+        char *d = xstrdup(val);
         free(*p);
         *p = d;
         return 0;

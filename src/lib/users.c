@@ -9,16 +9,14 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lib/alloc.h"
+
 static void add(struct users *u, const char *addr, size_t alen, const char *pass, size_t plen)
 {
-    struct user *v = realloc(u->v, (u->n + 1) * sizeof *v);
-    if (!v)
-        abort();
+    struct user *v = xrealloc(u->v, (u->n + 1) * sizeof *v);
     u->v = v;
-    v[u->n].addr = strndup(addr, alen);
-    v[u->n].pass = strndup(pass, plen);
-    if (!v[u->n].addr || !v[u->n].pass)
-        abort();
+    v[u->n].addr = xstrndup(addr, alen);
+    v[u->n].pass = xstrndup(pass, plen);
     u->n++;
 }
 

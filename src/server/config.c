@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lib/alloc.h"
 #include "lib/docgen.h"
 
 #define O(f) offsetof(struct srv_config, f)
@@ -131,9 +132,7 @@ static int parse_odds(const char *v, double *d, const char **why)
 static void set_str(char **p, const char *v)
 {
     free(*p);
-    *p = strdup(v);
-    if (!*p)
-        abort();
+    *p = xstrdup(v);
 }
 
 static struct srv_cmd_fault *cmd_fault(struct srv_faults *f, const char *section, char *why, size_t n)
@@ -145,15 +144,11 @@ static struct srv_cmd_fault *cmd_fault(struct srv_faults *f, const char *section
     for (int s = 0; s < ST_COUNT; s++) {
         size_t l = strlen(srv_stage_names[s]);
         if (!strncasecmp(rest, srv_stage_names[s], l) && (rest[l] == 0 || rest[l] == '.')) {
-            struct srv_cmd_fault *v = realloc(f->cmd, (f->ncmd + 1) * sizeof *v);
-            if (!v)
-                abort();
+            struct srv_cmd_fault *v = xrealloc(f->cmd, (f->ncmd + 1) * sizeof *v);
             f->cmd = v;
             struct srv_cmd_fault *c = &v[f->ncmd++];
             memset(c, 0, sizeof *c);
-            c->name = strdup(section);
-            if (!c->name)
-                abort();
+            c->name = xstrdup(section);
             c->stage = (enum srv_stage)s;
             c->kind = SF_TEMP;
             return c;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/alloc.h"
+
 enum { DLY_CMD, DLY_BANNER };
 enum { P_AUTH, P_TRANS };
 
@@ -137,9 +139,7 @@ static void req_done(struct srv_req *r)
     case SOP_OPEN:
         if (r->status == SS_OK) {
             free(s->del);
-            s->del = calloc(nitems(s) ? nitems(s) : 1, 1);
-            if (!s->del)
-                abort();
+            s->del = xcalloc(nitems(s) ? nitems(s) : 1, 1);
             conn_puts(c, "+OK Logged in.\r\n");
             if (s->b.srv->cfg->log_sessions)
                 srv_log("pop3-login: Login: user=<%s>, method=PLAIN, rip=%s", s->user, s->b.peer);
@@ -259,9 +259,7 @@ static void cmd_quit(struct pop3 *s)
     }
     const struct srv_items *l = &s->req.items;
     free(s->req.del);
-    s->req.del = malloc((l->n ? l->n : 1) * sizeof *s->req.del);
-    if (!s->req.del)
-        abort();
+    s->req.del = xmalloc((l->n ? l->n : 1) * sizeof *s->req.del);
     s->req.ndel = 0;
     for (size_t i = 0; i < l->n; i++)
         if (s->del[i])
@@ -424,9 +422,7 @@ static void on_free(struct srv_sess *b)
     struct pop3 *s = (struct pop3 *)b;
     /* Dropped while holding the mailbox: unlock without deleting (RFC 1939 6). */
     if (s->box >= 0 && s->state == P_TRANS && b->srv->store) {
-        struct srv_req *r = calloc(1, sizeof *r);
-        if (!r)
-            abort();
+        struct srv_req *r = xcalloc(1, sizeof *r);
         r->op = SOP_CLOSE;
         r->user = (size_t)s->box;
         r->done = free_req;
@@ -442,9 +438,7 @@ static void on_free(struct srv_sess *b)
 
 void srv_pop3_accept(struct srv *srv, int fd)
 {
-    struct pop3 *s = calloc(1, sizeof *s);
-    if (!s)
-        abort();
+    struct pop3 *s = xcalloc(1, sizeof *s);
     s->box = -1;
     s->req.done = req_done;
     s->b.on_timer = on_delay;

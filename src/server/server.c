@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/alloc.h"
+
 #define LINGER_STEP (10 * NS_PER_MS)
 #define LINGER_TRIES 500             /* five seconds for a slow reader to take its reply */
 
@@ -165,9 +167,7 @@ void srv_sess_delay(struct srv_sess *s, int what, const char *line, size_t len, 
 {
     s->delayed_what = what;
     free(s->delayed);
-    s->delayed = strndup(line, len);
-    if (!s->delayed)
-        abort();
+    s->delayed = xstrndup(line, len);
     s->waiting = 1;
     s->tmode = TM_DELAY;
     conn_deadline(&s->c, ns ? ns : 1);

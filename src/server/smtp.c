@@ -12,6 +12,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "lib/alloc.h"
+
 enum { DLY_CMD, DLY_EOD, DLY_BANNER };
 enum { A_NONE, A_PLAIN, A_LOGIN_USER, A_LOGIN_PASS, A_CRAM };
 
@@ -446,9 +448,7 @@ static void cmd_rcpt(struct smtp *s, const char *arg)
     }
     if (s->nrcpts == s->caprcpts) {
         size_t cap = s->caprcpts ? s->caprcpts * 2 : 4;
-        size_t *v = realloc(s->rcpts, cap * sizeof *v);
-        if (!v)
-            abort();
+        size_t *v = xrealloc(s->rcpts, cap * sizeof *v);
         s->rcpts = v;
         s->caprcpts = cap;
     }
@@ -574,9 +574,7 @@ static void on_free(struct srv_sess *b)
 
 void srv_smtp_accept(struct srv *srv, int fd)
 {
-    struct smtp *s = calloc(1, sizeof *s);
-    if (!s)
-        abort();
+    struct smtp *s = xcalloc(1, sizeof *s);
     s->b.on_timer = on_delay;
     s->b.on_free = on_free;
     snprintf(s->helo, sizeof s->helo, "unknown");

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analyse/escape.h"
+#include "lib/alloc.h"
 #include "lib/units.h"
 
 const struct cmp_row cmp_rows[] = {
@@ -33,14 +34,6 @@ const struct cmp_row cmp_rows[] = {
 };
 
 static const char *const unit_names[] = { "count", "bytes", "ms", "msg/s" };
-
-static void *xcalloc(size_t n, size_t sz)
-{
-    void *p = calloc(n ? n : 1, sz);
-    if (!p)
-        abort();
-    return p;
-}
 
 static int run_value(const struct cmp_table *t, size_t row, size_t run, double *v)
 {

@@ -9,18 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/alloc.h"
 #include "lib/atomicfile.h"
 
 #define RESULT_FORMAT "mailsoak-result"
 #define RESULT_VERSION 1
-
-static char *xstrdup(const char *s)
-{
-    char *d = strdup(s);
-    if (!d)
-        abort();
-    return d;
-}
 
 /* A part that must be an object/array when present; sets *out to NULL when absent. */
 static int part(json_t *root, const char *key, int want_array, json_t **out,
@@ -45,9 +38,7 @@ static char *label_from_path(const char *path)
     size_t n = strlen(b);
     if (n > 5 && !strcmp(b + n - 5, ".json"))
         n -= 5;
-    char *l = strndup(b, n);
-    if (!l)
-        abort();
+    char *l = xstrndup(b, n);
     return l;
 }
 
@@ -117,10 +108,8 @@ int results_load(struct result_set *rs, char *const *paths, size_t n, char *err,
         snprintf(err, errlen, "no result files given");
         return -1;
     }
-    rs->v = calloc(n, sizeof *rs->v);
-    rs->groups = calloc(n, sizeof *rs->groups);
-    if (!rs->v || !rs->groups)
-        abort();
+    rs->v = xcalloc(n, sizeof *rs->v);
+    rs->groups = xcalloc(n, sizeof *rs->groups);
     for (size_t i = 0; i < n; i++) {
         if (result_load(&rs->v[i], paths[i], err, errlen) < 0) {
             results_free(rs);
@@ -134,9 +123,7 @@ int results_load(struct result_set *rs, char *const *paths, size_t n, char *err,
         if (!g) {
             g = &rs->groups[rs->ngroups++];
             g->label = rs->v[i].label;
-            g->runs = calloc(n, sizeof *g->runs);
-            if (!g->runs)
-                abort();
+            g->runs = xcalloc(n, sizeof *g->runs);
         }
         g->runs[g->n++] = i;
     }

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/alloc.h"
+
 int ledger_init(struct ledger *l, unsigned nshards, size_t nusers)
 {
     memset(l, 0, sizeof *l);
@@ -46,9 +48,7 @@ uint64_t ledger_add(struct ledger *l, unsigned shard, uint32_t user, uint32_t si
         abort();                     /* 134M messages from one thread: out of design range */
     struct ledger_entry *chunk = atomic_load_explicit(&s->chunks[c], memory_order_relaxed);
     if (!chunk) {
-        chunk = calloc(LEDGER_CHUNK, sizeof *chunk);
-        if (!chunk)
-            abort();
+        chunk = xcalloc(LEDGER_CHUNK, sizeof *chunk);
         atomic_store_explicit(&s->chunks[c], chunk, memory_order_release);
     }
     struct ledger_entry *e = &chunk[idx & (LEDGER_CHUNK - 1)];

@@ -9,6 +9,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "lib/alloc.h"
+
 #define MAX_LINE 78
 
 char *msg_pool_new(uint64_t seed, size_t size)
@@ -52,9 +54,7 @@ size_t msg_body(struct msg_gen *g, const struct msg_params *p, uint8_t digest[MS
     size_t n = p->body_size == 1 ? 2 : p->body_size;
     struct rng r;
     if (n > g->scratchcap) {
-        char *s = realloc(g->scratch, n);
-        if (!s)
-            abort();
+        char *s = xrealloc(g->scratch, n);
         g->scratch = s;
         g->scratchcap = n;
     }

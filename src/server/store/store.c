@@ -266,9 +266,7 @@ static void do_deliver(struct srv_store *s, struct srv_req *r)
         const char *data = r->data;
         size_t len = r->len;
         if (strikes(s, SE_CORRUPT)) {
-            cp = malloc(len + 3);
-            if (!cp)
-                abort();
+            cp = xmalloc(len + 3);
             memcpy(cp, r->data, len);
             corrupt(cp, &len, len + 3);
             data = cp;
@@ -437,9 +435,7 @@ static void on_done(struct loop *l, struct io_handler *h, uint32_t ev)
 struct srv_store *srv_store_start(const struct srv_config *cfg, const struct users *u,
                                   struct loop *l, char *err, size_t errlen)
 {
-    struct srv_store *s = calloc(1, sizeof *s);
-    if (!s)
-        abort();
+    struct srv_store *s = xcalloc(1, sizeof *s);
     s->cfg = cfg;
     s->users = u;
     s->loop = l;

@@ -68,9 +68,7 @@ static int md_init(struct srv_backend *b, char *err, size_t errlen)
     if (srv_mkdirs(b->dir, err, errlen) < 0)
         return -1;
     clean_tmp(b);
-    b->priv = calloc(1, sizeof(struct md));
-    if (!b->priv)
-        abort();
+    b->priv = xcalloc(1, sizeof(struct md));
     return 0;
 }
 
@@ -155,10 +153,8 @@ static int md_deliver(struct srv_backend *b, size_t user, const char *uid, const
     if (b->fsync) {                  /* renamed by md_end once the batch is on disk */
         struct md *m = b->priv;
         m->v = grow(m->v, &m->cap, m->n, 1, sizeof *m->v);
-        m->v[m->n].tmp = strdup(tmp);
-        m->v[m->n].fin = strdup(fin);
-        if (!m->v[m->n].tmp || !m->v[m->n].fin)
-            abort();
+        m->v[m->n].tmp = xstrdup(tmp);
+        m->v[m->n].fin = xstrdup(fin);
         m->n++;
         return 0;
     }

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/alloc.h"
+
 #define PATHMAX 4096
 
 static int mbox_path(const struct srv_backend *b, size_t user, char *out)
@@ -29,9 +31,7 @@ struct mb {
 
 static int mb_init(struct srv_backend *b, char *err, size_t errlen)
 {
-    b->priv = calloc(1, sizeof(struct mb));
-    if (!b->priv)
-        abort();
+    b->priv = xcalloc(1, sizeof(struct mb));
     return srv_mkdirs(b->dir, err, errlen);
 }
 
@@ -209,9 +209,7 @@ static int mb_fetch(struct srv_backend *b, size_t user, const struct srv_item *i
         snprintf(err, errlen, "open(%s) failed: %s", path, strerror(errno));
         return -1;
     }
-    char *raw = malloc(it->len + 1);
-    if (!raw)
-        abort();
+    char *raw = xmalloc(it->len + 1);
     ssize_t r = pread(fd, raw, it->len, (off_t)it->off);
     close(fd);
     if (r != (ssize_t)it->len) {
@@ -250,10 +248,8 @@ static int mb_expunge(struct srv_backend *b, size_t user, const struct srv_item 
     if (fd < 0)
         return -1;
     struct buf f = { 0 };
-    const struct srv_item **sorted = malloc(n * sizeof *sorted);
+    const struct srv_item **sorted = xmalloc(n * sizeof *sorted);
     int rc = -1;
-    if (!sorted)
-        abort();
     memcpy(sorted, its, n * sizeof *sorted);
     qsort(sorted, n, sizeof *sorted, cmp_key);
     if (srv_read_file(path, &f) < 0) {

@@ -22,9 +22,7 @@ struct mem_box {
 static int mem_init(struct srv_backend *b, char *err, size_t errlen)
 {
     (void)err; (void)errlen;
-    b->priv = calloc(b->users->n ? b->users->n : 1, sizeof(struct mem_box));
-    if (!b->priv)
-        abort();
+    b->priv = xcalloc(b->users->n ? b->users->n : 1, sizeof(struct mem_box));
     return 0;
 }
 
@@ -47,9 +45,7 @@ static int mem_deliver(struct srv_backend *b, size_t user, const char *uid, cons
     m->v = grow(m->v, &m->cap, m->n, 1, sizeof *m->v);
     struct mem_msg *msg = &m->v[m->n++];
     snprintf(msg->uid, sizeof msg->uid, "%s", uid);
-    msg->data = malloc(len ? len : 1);
-    if (!msg->data)
-        abort();
+    msg->data = xmalloc(len ? len : 1);
     memcpy(msg->data, data, len);
     msg->len = len;
     msg->size = srv_crlf_size(data, len);

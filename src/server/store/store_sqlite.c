@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/alloc.h"
+
 struct sq {
     sqlite3 *db;
     sqlite3_stmt *ins, *list, *fetch, *del;
@@ -22,10 +24,8 @@ static int fail(struct sq *q, const char *what, char *err, size_t errlen)
 
 static int sq_init(struct srv_backend *b, char *err, size_t errlen)
 {
-    struct sq *q = calloc(1, sizeof *q);
+    struct sq *q = xcalloc(1, sizeof *q);
     char path[4096];
-    if (!q)
-        abort();
     b->priv = q;
     if (srv_mkdirs(b->dir, err, errlen) < 0)
         goto bad;
