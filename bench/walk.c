@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "probe/collector.h"
 
 enum { ROUNDS = 5, PROCS = 100 };
@@ -24,13 +25,6 @@ static double now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static void die(const char *what)
@@ -148,7 +142,7 @@ static void bench_dir(const char *label, const char *dir, int spool, const char 
     char err[400];
     strlist_add(spool ? &cfg.spool_dirs : &cfg.store_dirs, dir);
     double t = now_ms();
-    struct collector *c = collector_start_opts(&cfg, now_ns(), &o, err, sizeof err);
+    struct collector *c = collector_start_opts(&cfg, mono_ns(), &o, err, sizeof err);
     if (!c) {
         fprintf(stderr, "walk: %s\n", err);
         exit(1);
@@ -178,7 +172,7 @@ static void bench_procs(void)
     char err[400], me[32];
     snprintf(me, sizeof me, "%d", (int)getpid());
     strlist_add(&cfg.pids, me);
-    struct collector *c = collector_start_opts(&cfg, now_ns(), &o, err, sizeof err);
+    struct collector *c = collector_start_opts(&cfg, mono_ns(), &o, err, sizeof err);
     if (!c) {
         fprintf(stderr, "walk: %s\n", err);
         exit(1);

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 
+#include "lib/clock.h"
+
 struct loop;
 
 /* Embedded in whatever owns a descriptor; epoll hands it back to fn. */
@@ -44,12 +46,9 @@ void loop_defer_free(struct loop *l, void *p);
 /* Callable from any thread: makes a loop_run_once in progress return early. */
 void loop_wake(struct loop *l);
 
-/* The clock as of the current loop iteration (cheap); mono_ns() reads it afresh. */
+/* The clock as of the current loop iteration (cheap); mono_ns() (lib/clock.h) reads
+ * it afresh. */
 uint64_t loop_now(const struct loop *l);
 void loop_update_now(struct loop *l);
-uint64_t mono_ns(void);
-
-#define NS_PER_MS 1000000ull
-#define NS_PER_S  1000000000ull
 
 #endif

@@ -22,13 +22,6 @@ struct loop {
     size_t ngrave, capgrave;
 };
 
-uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
 uint64_t loop_now(const struct loop *l) { return l->now; }
 void loop_update_now(struct loop *l) { l->now = mono_ns(); }
 

@@ -9,16 +9,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/clock.h"
 #include "probe/collector.h"
 #include "run/config.h"
 #include "run/probe_output.h"
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int main(int argc, char **argv)
 {
@@ -30,7 +24,7 @@ int main(int argc, char **argv)
     if (config_from_args(&cfg, argc - 2, argv + 2) != 0)
         return 2;
     char err[600];
-    uint64_t t0 = now_ns();
+    uint64_t t0 = mono_ns();
     struct collector *c = collector_start(&cfg.server, t0, err, sizeof err);
     if (!c) {
         fprintf(stderr, "collector_probe: %s\n", err);
@@ -49,7 +43,7 @@ int main(int argc, char **argv)
     struct probe_interval iv;
     struct probe_events pe;
     collector_summary(c, &ps);
-    collector_interval(c, t0, now_ns(), &iv);
+    collector_interval(c, t0, mono_ns(), &iv);
     collector_events(c, &pe);
     probe_json_summary(&ps, summary);
     probe_json_interval(&iv, entry);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "lib/clock.h"
 #include "lib/printable.h"
 #include "lib/users.h"
 
@@ -261,9 +262,7 @@ static const char *const own_steps[] = { "USER", "PASS", "STAT", "QUIT" };
 
 static uint64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+    return mono_ns() / NS_PER_MS;
 }
 
 static void own_send(struct probe *p)

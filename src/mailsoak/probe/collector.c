@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "lib/alloc.h"
+#include "lib/clock.h"
 #include "probe/logwatch.h"
 #include "probe/procset.h"
 #include "probe/spool.h"
@@ -49,13 +50,6 @@ struct collector {
     struct probe_event *ev;
     size_t nev;
 };
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Events come from the sampler's thread (procset, logwatch); readers copy them. */
 static void add_event(void *ctx, uint64_t t, const char *kind, const char *text)
