@@ -117,7 +117,8 @@ int srv_fault_set(struct srv_faults *f, const char *section, const char *key, co
 int srv_faults_check(const struct srv_faults *f, char *why, size_t whylen);
 void srv_config_free(struct srv_config *cfg);
 
-/* splitmix64: small, seedable, and the same on every machine, so a run replays. */
+/* splitmix64 (lib/rng.h): small, seedable, and the same on every machine, so a run
+ * replays. */
 struct srv_rng { uint64_t s; };
 void srv_rng_seed(struct srv_rng *r, uint64_t seed, uint64_t stream);
 uint64_t srv_rng_next(struct srv_rng *r);

@@ -6,6 +6,8 @@
 #include <fnmatch.h>
 #include <math.h>
 
+#include "lib/rng.h"
+
 void srv_rng_seed(struct srv_rng *r, uint64_t seed, uint64_t stream)
 {
     r->s = seed * 0x9e3779b97f4a7c15ull ^ (stream + 1) * 0xd1b54a32d192ed03ull;
@@ -14,10 +16,7 @@ void srv_rng_seed(struct srv_rng *r, uint64_t seed, uint64_t stream)
 
 uint64_t srv_rng_next(struct srv_rng *r)
 {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return splitmix64(&r->s);
 }
 
 double srv_rng_unit(struct srv_rng *r)
