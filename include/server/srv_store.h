@@ -112,8 +112,6 @@ uint64_t srv_crlf_size(const char *p, size_t n);
 int srv_mkdirs(const char *path, char *err, size_t errlen);
 /* Writes all of p to fd (retrying short writes); -1 with errno. */
 int srv_write_all(int fd, const void *p, size_t n);
-/* Reads a whole file into out; -1 with errno. */
-int srv_read_file(const char *path, struct buf *out);
 /* One syncfs() of the filesystem holding dir: the group commit of a batch. */
 int srv_syncfs(const char *dir, char *err, size_t errlen);
 /* fsyncs a directory so a rename in it survives a crash. */

@@ -8,10 +8,9 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "lib/alloc.h"
+#include "lib/file.h"
 
 /* Layout of Dovecot's mail index and transaction log (lib-index: mail-index.h,
  * mail-transaction-log.h), little-endian. */
@@ -74,28 +73,17 @@ static void uid_expunge(struct uidset *u, uint32_t lo, uint32_t hi)
     }
 }
 
+/* The whole file, or NULL; a link is not followed (a store's files are its own). */
 static unsigned char *slurp(int dfd, const char *name, size_t *len)
 {
-    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    struct stat st;
+    struct buf b = { 0 };
     *len = 0;
-    if (fd < 0)
-        return NULL;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
+    if (file_read(dfd, name, O_NOFOLLOW, &b) < 0) {
+        buf_free(&b);
         return NULL;
     }
-    unsigned char *buf = xrealloc(NULL, (size_t)st.st_size + 1);
-    size_t used = 0;
-    while (used < (size_t)st.st_size) {
-        ssize_t r = read(fd, buf + used, (size_t)st.st_size - used);
-        if (r <= 0)
-            break;
-        used += (size_t)r;
-    }
-    close(fd);
-    *len = used;
-    return buf;
+    *len = b.len;
+    return (unsigned char *)(b.p ? b.p : xcalloc(1, 1));
 }
 
 /* Applies the log's records from offset on: appends add uids, expunges that a sync

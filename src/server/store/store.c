@@ -112,30 +112,6 @@ int srv_write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
-int srv_read_file(const char *path, struct buf *out)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    for (;;) {
-        buf_reserve(out, 65536);
-        ssize_t r = read(fd, out->p + out->len, out->cap - out->len);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            close(fd);
-            errno = e;
-            return -1;
-        }
-        if (r == 0)
-            break;
-        out->len += (size_t)r;
-    }
-    close(fd);
-    return 0;
-}
-
 int srv_fsync_dir(const char *path)
 {
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

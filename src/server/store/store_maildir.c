@@ -5,6 +5,7 @@
  * then the 250s. Sizes ride in the name (",S=,W=" as Dovecot does): LIST needs no stat. */
 #include "server/srv_store.h"
 #include "lib/alloc.h"
+#include "lib/file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -207,7 +208,7 @@ static int md_list(struct srv_backend *b, size_t user, struct srv_items *out, ch
                 /* A file someone dropped in by hand: read it to learn its size. */
                 struct buf tmp = { 0 };
                 char f[PATHMAX];
-                if (box_path(b, user, it.path, NULL, f) == 0 && srv_read_file(f, &tmp) == 0)
+                if (box_path(b, user, it.path, NULL, f) == 0 && file_read(AT_FDCWD, f, 0, &tmp) == 0)
                     it.size = srv_crlf_size(tmp.p ? tmp.p : "", tmp.len);
                 buf_free(&tmp);
             }
@@ -225,7 +226,7 @@ static int md_fetch(struct srv_backend *b, size_t user, const struct srv_item *i
                     char *err, size_t errlen)
 {
     char f[PATHMAX];
-    if (box_path(b, user, it->path, NULL, f) < 0 || srv_read_file(f, out) < 0) {
+    if (box_path(b, user, it->path, NULL, f) < 0 || file_read(AT_FDCWD, f, 0, out) < 0) {
         snprintf(err, errlen, "open(%s) failed: %s", f, strerror(errno));
         return -1;
     }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "lib/alloc.h"
+#include "lib/file.h"
 
 #define PATHMAX 4096
 
@@ -185,7 +186,7 @@ static int mb_list(struct srv_backend *b, size_t user, struct srv_items *out, ch
         snprintf(err, errlen, "path too long");
         return -1;
     }
-    if (srv_read_file(path, &f) < 0) {
+    if (file_read(AT_FDCWD, path, 0, &f) < 0) {
         if (errno == ENOENT)
             return 0;
         snprintf(err, errlen, "read(%s) failed: %s", path, strerror(errno));
@@ -252,7 +253,7 @@ static int mb_expunge(struct srv_backend *b, size_t user, const struct srv_item 
     int rc = -1;
     memcpy(sorted, its, n * sizeof *sorted);
     qsort(sorted, n, sizeof *sorted, cmp_key);
-    if (srv_read_file(path, &f) < 0) {
+    if (file_read(AT_FDCWD, path, 0, &f) < 0) {
         snprintf(err, errlen, "read(%s) failed: %s", path, strerror(errno));
         goto out;
     }
