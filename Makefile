@@ -21,6 +21,16 @@ LDLIBS  := $(PKG_LIBS) -lpthread -lm
 SETTINGS := $(BUILD)/.settings
 $(shell mkdir -p $(BUILD) && echo '$(CC) $(ALL_CFLAGS) $(LDFLAGS)' | cmp -s - $(SETTINGS) || echo '$(CC) $(ALL_CFLAGS) $(LDFLAGS)' > $(SETTINGS))
 
+# The version: git's description of this checkout (the last tag or the commit, and
+# "-dirty" with uncommitted changes); without git (a source tarball, a package built
+# from one), debian/changelog's. `make VERSION=...` overrides both. It is compiled
+# into version.o alone, so a new commit relinks rather than rebuilds.
+ifneq ($(origin VERSION),command line)
+VERSION := $(or $(shell test -e .git && git describe --always --dirty 2>/dev/null),$(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog 2>/dev/null),unknown)
+endif
+VERSION_STAMP := $(BUILD)/.version
+$(shell echo '$(VERSION)' | cmp -s - $(VERSION_STAMP) || echo '$(VERSION)' > $(VERSION_STAMP))
+
 LIB_SRC    := $(wildcard src/lib/*.c)
 CLIENT_SRC := $(wildcard src/mailsoak/*/*.c)
 SERVER_SRC := $(filter-out src/server/main.c,$(wildcard src/server/*.c src/server/store/*.c))
@@ -47,6 +57,8 @@ $(BUILD)/%.o: %.c $(SETTINGS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+$(BUILD)/src/lib/version.o: $(VERSION_STAMP)
+$(BUILD)/src/lib/version.o: ALL_CFLAGS += -DMAILSOAK_VERSION='"$(VERSION)"'
 
 # Archives are made afresh, and again whenever the list of sources changes: `ar r`
 # only adds members, so a source that moved to another folder would otherwise stay

@@ -9,6 +9,12 @@
 
 #include <jansson.h>
 
+/* The result file format: its name and version, in "format" and "format_version".
+ * Written by `mailsoak run` (run/output.c) and `mailsoak merge`, read here; a
+ * change that old readers would misread takes a new version. */
+#define RESULT_FORMAT "mailsoak-result"
+#define RESULT_FORMAT_VERSION 1
+
 struct result {
     char *path;
     char *label;              /* the file's label, or its base name when it has none */

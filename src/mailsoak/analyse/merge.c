@@ -817,8 +817,8 @@ json_t *merge_results(const struct result_set *rs, int force, const char *label,
         goto out;
     }
     root = json_object();
-    json_object_set_new(root, "format", json_string("mailsoak-result"));
-    json_object_set_new(root, "format_version", json_integer(1));
+    json_object_set_new(root, "format", json_string(RESULT_FORMAT));
+    json_object_set_new(root, "format_version", json_integer(RESULT_FORMAT_VERSION));
     json_object_set_new(root, "version", joined(&m, "version", "+"));
     json_object_set_new(root, "label", label && *label ? json_string(label) : joined(&m, "label", "+"));
     json_object_set_new(root, "run_id", joined(&m, "run_id", "+"));

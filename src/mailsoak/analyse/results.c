@@ -12,9 +12,6 @@
 #include "lib/alloc.h"
 #include "lib/atomicfile.h"
 
-#define RESULT_FORMAT "mailsoak-result"
-#define RESULT_VERSION 1
-
 /* A part that must be an object/array when present; sets *out to NULL when absent. */
 static int part(json_t *root, const char *key, int want_array, json_t **out,
                 const char *path, char *err, size_t errlen)
@@ -63,9 +60,9 @@ int result_load(struct result *r, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: \"format_version\" is missing or not an integer", path);
         goto fail;
     }
-    if (json_integer_value(ver) != RESULT_VERSION) {
+    if (json_integer_value(ver) != RESULT_FORMAT_VERSION) {
         snprintf(err, errlen, "%s: format_version %lld is not one this mailsoak reads (%d)", path,
-                 (long long)json_integer_value(ver), RESULT_VERSION);
+                 (long long)json_integer_value(ver), RESULT_FORMAT_VERSION);
         goto fail;
     }
     if (part(r->root, "summary", 0, &r->summary, path, err, errlen) < 0 ||

@@ -11,12 +11,11 @@
 #include "analyse/escape.h"
 #include "analyse/latency.h"
 #include "lib/atomicfile.h"
+#include "lib/version.h"
 #include "probe/collector.h"
 #include "run/config.h"
 #include "run/probe_output.h"
 #include "run/run.h"
-
-#define VERSION "0.1.0"
 
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
 
@@ -118,9 +117,9 @@ json_t *result_json(const struct run_result *r)
 {
     const struct ledger_outcome *lo = &r->lo;
     json_t *root = json_object();
-    json_object_set_new(root, "format", json_string("mailsoak-result"));
-    json_object_set_new(root, "format_version", json_integer(1));
-    json_object_set_new(root, "version", json_string(VERSION));
+    json_object_set_new(root, "format", json_string(RESULT_FORMAT));
+    json_object_set_new(root, "format_version", json_integer(RESULT_FORMAT_VERSION));
+    json_object_set_new(root, "version", json_string(mailsoak_version));
     json_object_set_new(root, "label", json_string(result_label(r->cfg)));
     json_object_set_new(root, "run_id", json_string(r->run->run_id));
     json_object_set_new(root, "seed", json_integer((json_int_t)r->run->seed));
