@@ -156,6 +156,7 @@ struct controller {
         uint64_t quiet_since;        /* end of the last pass that found new mail */
         uint64_t gains;              /* r->sweep_gains when the current pass began */
         int qualifies;               /* the current pass began after the server settled */
+        int ended;                   /* the current pass ended and proved nothing */
     } sw;
 };
 
@@ -342,6 +343,7 @@ static void start_pass(struct controller *ct, uint64_t now)
     struct run *r = ct->run;
     struct sweep_state *sw = &ct->sw;
     sw->pass_start = now;
+    sw->ended = 0;
     sw->gains = atomic_load(&r->sweep_gains);
     sw->qualifies = now >= sw->quiet_since + r->cfg->settle && queue_settled(ct);
     atomic_fetch_add_explicit(&r->sweep_pass, 1, memory_order_release);
@@ -366,20 +368,21 @@ static int sweep_step(struct controller *ct, uint64_t now, uint64_t phase_start)
     struct sweep_state *sw = &ct->sw;
     if (now - phase_start >= cfg->sweep_timeout)
         return PH_STOP;
-    int pass_done = atomic_load_explicit(&r->sweep_cursor, memory_order_acquire) >= r->users.n &&
-                    atomic_load_explicit(&r->sweep_active, memory_order_acquire) <= 0;
-    if (!pass_done)
-        return PH_SWEEP;
-    if (pass_proves(ct)) {
-        r->ledger.proof_pass = atomic_load(&r->sweep_pass);
-        return PH_STOP;
+    if (!sw->ended) {
+        int pass_done = atomic_load_explicit(&r->sweep_cursor, memory_order_acquire) >= r->users.n &&
+                        atomic_load_explicit(&r->sweep_active, memory_order_acquire) <= 0;
+        if (!pass_done)
+            return PH_SWEEP;
+        if (pass_proves(ct)) {
+            r->ledger.proof_pass = atomic_load(&r->sweep_pass);
+            return PH_STOP;
+        }
+        sw->ended = 1;
+        if (atomic_load(&r->sweep_gains) != sw->gains)
+            sw->quiet_since = now;
+        if (atomic_load(&r->ledger.owed_total) <= 0)
+            return PH_STOP;          /* everything was read: nothing to prove */
     }
-    if (atomic_load(&r->sweep_gains) != sw->gains) {
-        sw->gains = atomic_load(&r->sweep_gains);
-        sw->quiet_since = now;
-    }
-    if (atomic_load(&r->ledger.owed_total) <= 0)
-        return PH_STOP;              /* everything was read: nothing to prove */
     uint64_t gap = cfg->settle < 1000 * NS_PER_MS ? cfg->settle : 1000 * NS_PER_MS;
     if (now >= sw->pass_start + gap)
         start_pass(ct, now);
@@ -658,7 +661,7 @@ static int run_soak(const struct config *cfg)
     /* The verdicts: a pass that began after the server settled proves what it did
      * not find. A sweep cut short by its time proves with what it read of such a
      * pass; a signal proves nothing. */
-    if (phase_was_sweep && !res->interrupted && !r->ledger.proof_pass && pass_proves(&ct))
+    if (phase_was_sweep && !res->interrupted && !r->ledger.proof_pass && !ct.sw.ended && pass_proves(&ct))
         r->ledger.proof_pass = atomic_load(&r->sweep_pass);
     read_queue(&ct);                 /* what the queue still holds is pending_queued */
     res->settled = r->ledger.proof_pass != 0;
