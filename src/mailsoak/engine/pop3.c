@@ -88,7 +88,8 @@ static void backoff_fired(struct loop *l, struct timer *t)
 static void end_sweep_claim(struct pop3_session *s)
 {
     if (s->sweep) {
-        atomic_fetch_sub_explicit(&s->w->run->sweep_active, 1, memory_order_relaxed);
+        /* release: the controller that sees the pass end sees its visits and gains */
+        atomic_fetch_sub_explicit(&s->w->run->sweep_active, 1, memory_order_release);
         s->sweep = 0;
     }
 }
@@ -274,10 +275,11 @@ static void message_done(struct pop3_session *s)
     double share = cfg_of(s)->delete_share;
     /* retrieve only (the sweep empties): the message stays, and is not read until
      * some session deletes it */
-    int dele = !(share < 1 && !s->sweep && rng_unit(&s->rng) >= share);
+    int keep = share < 1 && !s->sweep && rng_unit(&s->rng) >= share, dele = !keep;
     struct ledger_entry *e = NULL;
     if (v == MSG_FOREIGN) {
         w->st.c.foreign++;
+        keep = 0;                    /* not ours: left alone, not peeked */
         dele = dele && cfg_of(s)->delete_foreign;
     } else if (!s->chk.have_id) {
         w->st.c.corrupt_unattributed++;
@@ -314,7 +316,7 @@ static void message_done(struct pop3_session *s)
     }
     s->cur++;
     if (!dele) {
-        w->st.c.peeked++;
+        w->st.c.peeked += keep;
         next_retr(s);
         return;
     }
