@@ -37,7 +37,11 @@ struct opt {
     const char *def;                 /* default, in the syntax a user would write; NULL = unset */
     const char *flag;                /* --flag for the command line, NULL = only --set */
     const char *help;
-    const char *const *choices;      /* OPT_ENUM, NULL-terminated */
+    /* What values are allowed, NULL-terminated: an OPT_ENUM's names; or a number's
+     * bounds { MIN, MAX } in the key's own syntax, "" for no bound on that side (a
+     * RANGE's low end must be at least MIN, its high end at most MAX). A value out of
+     * bounds is refused where it is read, with file:line: key. */
+    const char *const *choices;
 };
 
 int opts_defaults(const struct opt *t, void *base, char *err, size_t errlen);

@@ -81,6 +81,9 @@ extern const struct opt config_opts[];
 /* Parses `run`'s arguments (after the subcommand). Returns 0, or 2 with the reason
  * printed on stderr, or 1 when --help was printed. */
 int config_from_args(struct config *cfg, int argc, char **argv);
+/* The rules between keys, which no one key's bounds can say (a sender needs a
+ * target; a TLS CA must load). 0, or -1 with "key: reason" in err. */
+int config_check(const struct config *cfg, char *err, size_t errlen);
 void config_free(struct config *cfg);
 
 #endif

@@ -81,12 +81,66 @@ static int parse_into(const struct opt *o, void *base, const char *val, int src,
     return -1;
 }
 
+/* A number of the key's type as a double, for comparing it with its bounds. */
+static double as_number(const struct opt *o, const void *field, int high)
+{
+    switch (o->type) {
+    case OPT_DOUBLE: return *(const double *)field;
+    case OPT_RANGE:
+    case OPT_BYTERANGE: {
+        const struct range *r = field;
+        return (double)(high ? r->hi : r->lo);
+    }
+    default: return (double)*(const uint64_t *)field;
+    }
+}
+
+static int is_number(const struct opt *o)
+{
+    return o->type == OPT_COUNT || o->type == OPT_BYTES || o->type == OPT_DURATION || o->type == OPT_DOUBLE ||
+           o->type == OPT_RANGE || o->type == OPT_BYTERANGE;
+}
+
+/* A number's bounds (its choices: { MIN, MAX }), parsed with the key's own parser,
+ * since a bound is written as a value is. */
+static int in_bounds(const struct opt *o, const void *field, char *why, size_t whylen)
+{
+    if (!o->choices || !is_number(o))
+        return 0;
+    const char *min = o->choices[0] && *o->choices[0] ? o->choices[0] : NULL;
+    const char *max = o->choices[0] && o->choices[1] && *o->choices[1] ? o->choices[1] : NULL;
+    union { uint64_t u; double d; struct range r; } lo, hi;
+    const char *bad = NULL;
+    struct opt bare = *o;
+    bare.off = 0;
+    if ((min && parse_into(&bare, &lo, min, -1, &bad) < 0) || (max && parse_into(&bare, &hi, max, -1, &bad) < 0)) {
+        snprintf(why, whylen, "internal: bad bound: %s", bad);
+        return -1;
+    }
+    int below = min && as_number(o, field, 0) < as_number(o, &lo, 0);
+    int above = max && as_number(o, field, 1) > as_number(o, &hi, 1);
+    if (!below && !above)
+        return 0;
+    if (min && max)
+        snprintf(why, whylen, "must be between %s and %s", min, max);
+    else if (min)
+        snprintf(why, whylen, "must be at least %s", min);
+    else
+        snprintf(why, whylen, "must be at most %s", max);
+    return -1;
+}
+
 int opts_defaults(const struct opt *t, void *base, char *err, size_t errlen)
 {
     for (const struct opt *o = t; o->key; o++) {
         const char *why = NULL;
+        char bwhy[200];
         if (o->def && parse_into(o, base, o->def, -1, &why) < 0) {
             snprintf(err, errlen, "internal: default of %s.%s: %s", o->section, o->key, why);
+            return -1;
+        }
+        if (o->def && in_bounds(o, FIELD(base, o, char), bwhy, sizeof bwhy) < 0) {
+            snprintf(err, errlen, "internal: default of %s.%s: %s", o->section, o->key, bwhy);
             return -1;
         }
     }
@@ -104,6 +158,11 @@ int opts_set(const struct opt *t, void *base, const char *section, const char *k
     }
     if (parse_into(o, base, val, src, &why) < 0) {
         snprintf(err, errlen, "%s.%s: %s: '%s'", section, key, why, val);
+        return -1;
+    }
+    char bwhy[200];
+    if (in_bounds(o, FIELD(base, o, char), bwhy, sizeof bwhy) < 0) {
+        snprintf(err, errlen, "%s.%s: %s: '%s'", section, key, bwhy, val);
         return -1;
     }
     return 0;
@@ -368,7 +427,7 @@ void opts_help(FILE *f, const struct opt *t)
         else
             snprintf(left, sizeof left, "  %s", t->key);
         fprintf(f, "%-34s %s", left, t->help);
-        if (t->choices) {
+        if (t->type == OPT_ENUM) {
             fputs(" (", f);
             for (int i = 0; t->choices[i]; i++)
                 fprintf(f, "%s%s", i ? "|" : "", t->choices[i]);
@@ -389,7 +448,7 @@ void opts_example(FILE *f, const struct opt *t)
             fprintf(f, "\n[%s]\n", section);
         }
         fprintf(f, "; %s", t->help);
-        if (t->choices) {
+        if (t->type == OPT_ENUM) {
             fputs(" (", f);
             for (int i = 0; t->choices[i]; i++)
                 fprintf(f, "%s%s", i ? "|" : "", t->choices[i]);

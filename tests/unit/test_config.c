@@ -225,12 +225,72 @@ static void shards(void **st)
     users_free(&u);
 }
 
+/* Parses argv with stderr captured into out; returns what config_from_args did. */
+static int parse_quietly(struct config *cfg, int argc, const char **argv, char *out, size_t n)
+{
+    memset(out, 0, n);
+    FILE *saved = stderr;
+    stderr = fmemopen(out, n, "w");
+    int rc = parse(cfg, argc, argv);
+    fclose(stderr);
+    stderr = saved;
+    return rc;
+}
+
+/* Bounds live in the settings table: a value outside is refused where it is read,
+ * naming the file, the line and the key; the edges themselves are allowed. */
+static void bounds_in_the_table(void **st)
+{
+    struct config cfg;
+    char out[1024], want[400];
+    char *path = write_tmp("[smtp]\nsenders = 1\nmsgs_per_conn = 0-3\n");
+    const char *a1[] = { "-c", path };
+    assert_int_equal(parse_quietly(&cfg, 2, a1, out, sizeof out), 2);
+    config_free(&cfg);
+    snprintf(want, sizeof want, "%s:3: smtp.msgs_per_conn: must be at least 1", path);
+    assert_non_null(strstr(out, want));
+    unlink(path);
+    free(path);
+
+    const char *a2[] = { "--set", "pop3.delete_share=1.5" };
+    assert_int_equal(parse_quietly(&cfg, 2, a2, out, sizeof out), 2);
+    config_free(&cfg);
+    assert_non_null(strstr(out, "pop3.delete_share: must be between 0 and 1"));
+
+    const char *a3[] = { "--set", "pop3.delete_share=1", "--msgs-per-conn", "1" };
+    assert_int_equal(parse_quietly(&cfg, 4, a3, out, sizeof out), 0);
+    assert_true(cfg.delete_share == 1 && cfg.msgs_per_conn.lo == 1);
+    config_free(&cfg);
+}
+
+/* The rules between keys are one check, after every source was read. */
+static void rules_between_keys(void **st)
+{
+    struct config cfg;
+    char err[400];
+    const char *a1[] = { "--readers", "0" };
+    assert_int_equal(parse(&cfg, 2, a1), 0);
+    assert_int_equal(config_check(&cfg, err, sizeof err), -1);      /* senders, no target */
+    assert_non_null(strstr(err, "no SMTP target"));
+    config_free(&cfg);
+    const char *a2[] = { "--senders", "0", "--readers", "0" };
+    assert_int_equal(parse(&cfg, 4, a2), 0);
+    assert_int_equal(config_check(&cfg, err, sizeof err), 0);
+    config_free(&cfg);
+    const char *a3[] = { "--smtp", "127.0.0.1:25", "--readers", "0", "--smtp-tls", "starttls",
+                         "--smtp-tls-ca", "/nonexistent/ca.pem" };
+    assert_int_equal(parse(&cfg, 8, a3), 0);
+    assert_int_equal(config_check(&cfg, err, sizeof err), -1);
+    assert_non_null(strstr(err, "smtp.tls_ca"));
+    config_free(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(units), cmocka_unit_test(human_output), cmocka_unit_test(defaults_and_flags),
         cmocka_unit_test(file_then_flags), cmocka_unit_test(bad_input), cmocka_unit_test(users_file_and_pattern),
-        cmocka_unit_test(shards),
+        cmocka_unit_test(shards), cmocka_unit_test(bounds_in_the_table), cmocka_unit_test(rules_between_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

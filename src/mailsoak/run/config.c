@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/tls.h"
+
 #define O(f) offsetof(struct config, f)
 
 static const char *const pipelining_choices[] = { "auto", "on", "off", NULL };
@@ -17,6 +19,9 @@ static const char *const smtp_tls_choices[] = { "none", "starttls", "implicit", 
 static const char *const pop3_tls_choices[] = { "none", "stls", "implicit", NULL };
 static const char *const smtp_auth_choices[] = { "none", "plain", "login", "cram-md5", "auto", NULL };
 static const char *const pop3_auth_choices[] = { "user", "apop", "plain", "auto", NULL };
+/* Bounds of numbers: { MIN, MAX }, "" = none. */
+static const char *const at_least_1[] = { "1", "", NULL };
+static const char *const a_share[] = { "0", "1", NULL };
 
 const struct opt config_opts[] = {
     { "run", "duration", OPT_DURATION, O(duration), "10m", "duration", "how long senders send", NULL },
@@ -39,7 +44,7 @@ const struct opt config_opts[] = {
 
     { "smtp", "target", OPT_LIST, O(smtp_targets), NULL, "smtp", "SMTP server as HOST:PORT", NULL },
     { "smtp", "senders", OPT_COUNT, O(senders), "20", "senders", "concurrent SMTP sessions", NULL },
-    { "smtp", "msgs_per_conn", OPT_RANGE, O(msgs_per_conn), "1-5", "msgs-per-conn", "messages per connection, uniform in MIN-MAX", NULL },
+    { "smtp", "msgs_per_conn", OPT_RANGE, O(msgs_per_conn), "1-5", "msgs-per-conn", "messages per connection, uniform in MIN-MAX", at_least_1 },
     { "smtp", "size", OPT_BYTERANGE, O(size), "0-1000", "size", "body size in bytes: uniform in MIN-MAX, or the bounds of other distributions", NULL },
     { "smtp", "size_dist", OPT_ENUM, O(size_dist), "uniform", NULL, "distribution of body sizes (fixed = the low end of size)", size_dist_choices },
     { "smtp", "size_median", OPT_BYTES, O(size_median), "2k", NULL, "lognormal: median body size", NULL },
@@ -67,7 +72,7 @@ const struct opt config_opts[] = {
     { "pop3", "max_per_session", OPT_COUNT, O(max_per_session), "10", "max-per-session", "messages retrieved per session at most", NULL },
     { "pop3", "timeout", OPT_DURATION, O(pop3_timeout), "30s", NULL, "limit on each POP3 phase", NULL },
     { "pop3", "start_after", OPT_DURATION, O(start_after), "0s", NULL, "readers begin this long after the senders (lets mail pile up first)", NULL },
-    { "pop3", "delete_share", OPT_DOUBLE, O(delete_share), "1", NULL, "share of retrieved messages deleted (the rest stay; rabid's download/delete percentages)", NULL },
+    { "pop3", "delete_share", OPT_DOUBLE, O(delete_share), "1", NULL, "share of retrieved messages deleted (the rest stay; rabid's download/delete percentages)", a_share },
     { "pop3", "bind", OPT_LIST, O(pop3_bind), NULL, NULL, "local source address for connections, round robin (repeatable)", NULL },
     { "pop3", "exclusive", OPT_BOOL, O(exclusive), "yes", NULL, "never open a mailbox another of our readers has open", NULL },
     { "pop3", "delete_foreign", OPT_BOOL, O(delete_foreign), "no", NULL, "delete mail that mailsoak did not send", NULL },
@@ -120,6 +125,32 @@ int config_from_args(struct config *cfg, int argc, char **argv)
     static const struct opts_cli cli = { .prog = "mailsoak", .usage = usage, .bare = bare_flag };
     memset(cfg, 0, sizeof *cfg);
     return opts_from_args(config_opts, cfg, argc, argv, &cli);
+}
+
+int config_check(const struct config *cfg, char *err, size_t errlen)
+{
+    if (!cfg->smtp_targets.n && cfg->senders) {
+        snprintf(err, errlen, "no SMTP target: set --smtp HOST:PORT (or smtp.target), or --senders 0");
+        return -1;
+    }
+    if (!cfg->pop3_targets.n && cfg->readers) {
+        snprintf(err, errlen, "no POP3 target: set --pop3 HOST:PORT (or pop3.target), or --readers 0");
+        return -1;
+    }
+    for (int p = 0; p < 2; p++) {
+        int mode = p ? cfg->pop3_tls : cfg->smtp_tls;
+        if (mode == TLSM_NONE)
+            continue;
+        char why[300];
+        struct tls_ctx *t = tls_client_ctx(p ? cfg->pop3_tls_ca : cfg->smtp_tls_ca,
+                                           p ? cfg->pop3_tls_verify : cfg->smtp_tls_verify, 0, why, sizeof why);
+        if (!t) {
+            snprintf(err, errlen, "%s.tls_ca: %s", p ? "pop3" : "smtp", why);
+            return -1;
+        }
+        tls_ctx_free(t);
+    }
+    return 0;
 }
 
 void config_free(struct config *cfg)

@@ -453,39 +453,6 @@ static void lost_example(void *arg, uint64_t seq, const struct ledger_entry *e)
 
 /* Settings that are valid one by one but not together, or files that must open:
  * found before any load is sent. 0, or 2 with the reason printed. */
-static int check_settings(const struct config *cfg)
-{
-    char err[400];
-    if (!cfg->smtp_targets.n && cfg->senders) {
-        fprintf(stderr, "mailsoak: no SMTP target: set --smtp HOST:PORT (or smtp.target), or --senders 0\n");
-        return 2;
-    }
-    if (!cfg->pop3_targets.n && cfg->readers) {
-        fprintf(stderr, "mailsoak: no POP3 target: set --pop3 HOST:PORT (or pop3.target), or --readers 0\n");
-        return 2;
-    }
-    if (cfg->msgs_per_conn.lo == 0) {
-        fprintf(stderr, "mailsoak: smtp.msgs_per_conn: must be at least 1\n");
-        return 2;
-    }
-    if (cfg->delete_share > 1) {
-        fprintf(stderr, "mailsoak: pop3.delete_share: must be between 0 and 1\n");
-        return 2;
-    }
-    for (int p = 0; p < 2; p++) {
-        int mode = p ? cfg->pop3_tls : cfg->smtp_tls;
-        const char *ca = p ? cfg->pop3_tls_ca : cfg->smtp_tls_ca;
-        struct tls_ctx *t = mode == TLSM_NONE ? NULL
-                            : tls_client_ctx(ca, p ? cfg->pop3_tls_verify : cfg->smtp_tls_verify, 0, err, sizeof err);
-        if (mode != TLSM_NONE && !t) {
-            fprintf(stderr, "mailsoak: %s.tls_ca: %s\n", p ? "pop3" : "smtp", err);
-            return 2;
-        }
-        tls_ctx_free(t);
-    }
-    return 0;
-}
-
 /* Everything the workers share, before they start: addresses, users, sizes, the
  * seed and run id, the text pool, the ledger. 0, 1 (out of memory) or 2. */
 static int setup_run(struct run *r, const struct config *cfg, unsigned nw)
@@ -539,7 +506,12 @@ static int run_soak(const struct config *cfg)
     unsigned nw = (unsigned)(cfg->workers ? cfg->workers : (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
     if (nw < 1)
         nw = 1;
-    if ((rc = check_settings(cfg)) != 0 || (rc = setup_run(r, cfg, nw)) != 0)
+    if (config_check(cfg, err, sizeof err) < 0) {
+        fprintf(stderr, "mailsoak: %s\n", err);
+        rc = 2;
+        goto out;
+    }
+    if ((rc = setup_run(r, cfg, nw)) != 0)
         goto out;
     rc = 1;
     raise_nofile(cfg->senders + cfg->readers);
