@@ -73,6 +73,21 @@ static void help_sentence(FILE *f, const char *help)
     fputs(n && help[n - 1] == '.' ? "\n" : ".\n", f);
 }
 
+/* A number's bounds (its choices, { MIN, MAX }, "" for an open side), in the words
+ * of the error that enforces them. */
+static void bounds(FILE *f, const struct opt *o)
+{
+    if (!o->choices || o->type == OPT_ENUM || !o->choices[0] || !o->choices[1])
+        return;
+    const char *min = o->choices[0], *max = o->choices[1];
+    if (*min && *max) {
+        roff_print(f, "Must be between \\fB", min, "\\fR");
+        roff_print(f, " and \\fB", max, "\\fR.\n");
+    } else if (*min || *max) {
+        roff_print(f, *min ? "Must be at least \\fB" : "Must be at most \\fB", *min ? min : max, "\\fR.\n");
+    }
+}
+
 void docgen_man_keys(FILE *f, const struct opt *t)
 {
     const char *section = "";
@@ -89,6 +104,7 @@ void docgen_man_keys(FILE *f, const struct opt *t)
             roff_print(f, "Default: \\fB", o->def, "\\fR.\n");
         else
             fputs(o->type == OPT_LIST ? "Default: none.\n" : "Default: empty.\n", f);
+        bounds(f, o);
         if (o->type == OPT_LIST)
             fputs("The key may be repeated; each value is added.\n", f);
         if (o->flag)

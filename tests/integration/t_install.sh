@@ -7,6 +7,7 @@
 # does it touch this build's own settings stamp).
 source "$(dirname "$0")/lib.sh"
 
+command -v man >/dev/null || { echo "skip: man is not installed (scripts/deps)" >&2; exit 77; }
 cd "$TOP" || exit 1
 b=$WORK/build
 mkdir -p "$b"
@@ -29,15 +30,12 @@ check "the binary is executable by all" eq "$(stat -c %a "$root/usr/bin/mailsoak
 check "a page is not executable" eq "$(stat -c %a "$root/usr/share/man/man1/mailsoak.1")" 644
 check "the page names the installed examples" grep -q '^\.I /usr/share/doc/mailsoak/examples/mailsoak.conf' \
     "$root/usr/share/man/man1/mailsoak.1"
-if command -v man >/dev/null; then
-    check "man -w finds mailsoak(1)" eq "$(MANPATH=$root/usr/share/man man -w mailsoak)" \
-        "$root/usr/share/man/man1/mailsoak.1"
-    check "man -w finds mailsoak.conf(5)" eq "$(MANPATH=$root/usr/share/man man -w 5 mailsoak.conf)" \
-        "$root/usr/share/man/man5/mailsoak.conf.5"
-    check "man renders mailsoak(1)" grep -q OUTCOMES <(MANPATH=$root/usr/share/man MANWIDTH=80 man mailsoak 2>&1)
-else
-    echo "(man is not installed: man -w not tried)"
-fi
+check "man -w finds mailsoak(1)" eq "$(MANPATH=$root/usr/share/man man -w mailsoak)" \
+    "$root/usr/share/man/man1/mailsoak.1"
+check "man -w finds mailsoak.conf(5)" eq "$(MANPATH=$root/usr/share/man man -w 5 mailsoak.conf)" \
+    "$root/usr/share/man/man5/mailsoak.conf.5"
+check "man renders mailsoak(1)" grep -q OUTCOMES <(MANPATH=$root/usr/share/man MANWIDTH=80 man mailsoak 2>&1)
+
 find "$root" -type f | sort >"$WORK/files.txt"
 check "install put files" gt "$(wc -l <"$WORK/files.txt")" 10
 
