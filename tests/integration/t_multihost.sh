@@ -38,7 +38,7 @@ mkdir -p "$WORK/remote"
 timeout --kill-after=10 120 "$TOP/scripts/shards" --hosts "$L0,$L1" --reach netns --mailsoak "$MAILSOAK" \
     --remote-dir "$WORK/remote" --out "$WORK/out" -- \
     --no-check --smtp "$SRV_IP:2525" --pop3 "$SRV_IP:1110" "${USERS[@]}" --senders 3 --readers 2 \
-    --messages 150 --duration 20s --drain 5s --set run.sweep_timeout=15s --settle 1s --interval 1s --seed 5 \
+    --messages 150 --duration 20s --drain 5s --set run.sweep_timeout=30s --settle 1s --interval 1s --seed 5 \
     >"$WORK/shards.out" 2>&1
 rc=$?
 sed 's/^/    | /' "$WORK/shards.out" | tail -n 30

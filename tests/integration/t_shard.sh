@@ -67,7 +67,7 @@ ok "readers: shard 2/3 logs in only to users 2 mod 3 and finds nothing; 1/3 only
 # ---- two shards at once; the server loses exactly 4 accepted messages ----
 LOST=4
 srv_start "${USERS[@]}" --set fault.store.lose_every=20 --set "fault.store.lose_max=$LOST"
-SHARD_ARGS=(--senders 3 --readers 2 --messages 150 --duration 20s --drain 5s --set run.sweep_timeout=15s --settle 1s)
+SHARD_ARGS=(--senders 3 --readers 2 --messages 150 --duration 20s --drain 5s --set run.sweep_timeout=30s --settle 1s)
 run_shard s0 0/2 "${SHARD_ARGS[@]}" &
 p0=$!
 run_shard s1 1/2 "${SHARD_ARGS[@]}" &

@@ -375,8 +375,9 @@ static void refusals(void **st)
     free(h);
 }
 
-/* A flag one shard could not establish is unknown in the merge; counts whose sum
- * does not fit are refused as a conflict (null, with a warning), never wrapped. */
+/* A flag that does not apply to one shard (settled is null when it needed no
+ * sweep) is the others'; counts whose sum does not fit are refused as a conflict
+ * (null, with a warning), never wrapped. */
 static void unknowns(void **st)
 {
     struct hist *h = calloc(1, sizeof *h);
@@ -399,7 +400,7 @@ static void unknowns(void **st)
     assert_int_equal(o.rc, 0);
     assert_non_null(strstr(o.err, "summary.peeked: the files disagree"));
     json_t *m = load(out);
-    assert_true(json_is_null(json_path_get(m, "summary/settled")));
+    assert_true(json_is_true(json_path_get(m, "summary/settled")));
     assert_true(json_is_null(json_path_get(m, "summary/peeked")));
     json_decref(m);
     out_free(&o);

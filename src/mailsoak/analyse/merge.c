@@ -80,8 +80,8 @@ static int in_list(const char *key, const char *const *list)
 
 /* Values of one key in several files, added up: numbers add, objects add key by key
  * (errors by class, log classes), arrays are joined (examples), a flag holds when it
- * holds in every file ("settled"; unknown when one file does not know), anything
- * else is kept when all agree. null ("not measured") is left out; null comes back
+ * holds in every file that has it ("settled" is null where no sweep was needed),
+ * anything else is kept when all agree. null ("not measured") is left out; null comes back
  * when nothing was measured or the values cannot be added (then *conflict is set). */
 static json_t *combine(json_t *const *v, size_t n, int *conflict)
 {
@@ -131,7 +131,7 @@ static json_t *combine(json_t *const *v, size_t n, int *conflict)
         int all = 1;
         for (size_t i = 0; i < k; i++)
             all &= json_is_true(x[i]);
-        out = k < n && all ? json_null() : json_boolean(all);
+        out = json_boolean(all);
     } else if (narr == k) {
         out = json_array();
         for (size_t i = 0; i < k; i++)
