@@ -10,33 +10,34 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/alloc.h"
 #include "lib/docgen.h"
 #include "run/config.h"
 
-/* A command's --help output, which every command prints on stdout and exits 0. */
+/* A command's --help output, which every command prints on stdout and exits 0: its
+ * function runs with stdout pointed at a temporary file. NULL if it did not. */
 static char *help_of(const struct command *c)
 {
     char *argv[] = { (char *)c->name, (char *)"--help", NULL };
     FILE *tmp = tmpfile();
-    if (!tmp)
-        return NULL;
+    int saved = dup(STDOUT_FILENO), rc = -1;
     fflush(stdout);
-    int saved = dup(STDOUT_FILENO);
-    if (saved < 0 || dup2(fileno(tmp), STDOUT_FILENO) < 0) {
-        fclose(tmp);
-        return NULL;
+    if (tmp && saved >= 0 && dup2(fileno(tmp), STDOUT_FILENO) >= 0) {
+        rc = c->fn(2, argv);
+        fflush(stdout);
+        dup2(saved, STDOUT_FILENO);
     }
-    int rc = c->fn(2, argv);
-    fflush(stdout);
-    dup2(saved, STDOUT_FILENO);
-    close(saved);
-    long n = ftell(tmp);
-    char *text = n >= 0 && rc == 0 ? malloc((size_t)n + 1) : NULL;
-    if (text) {
+    if (saved >= 0)
+        close(saved);
+    long n = tmp ? ftell(tmp) : -1;
+    char *text = NULL;
+    if (rc == 0 && n >= 0) {
+        text = xmalloc((size_t)n + 1);
         rewind(tmp);
         text[fread(text, 1, (size_t)n, tmp)] = 0;
     }
-    fclose(tmp);
+    if (tmp)
+        fclose(tmp);
     return text;
 }
 
