@@ -49,6 +49,7 @@ int queue_check(struct queue *q, char *err, size_t errlen);
 /* The format in use (QUEUE_AUTO until auto has decided) and what was recognised, as
  * words for a user: "postfix queue root", "exim input directory", ... ("" before). */
 enum queue_format queue_format(const struct queue *q);
+const char *queue_path(const struct queue *q);
 const char *queue_layout(const struct queue *q);
 
 /* The number of queued messages, from directory entries only. A missing directory

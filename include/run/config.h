@@ -22,6 +22,7 @@ struct server_config {
     struct strlist pids, pidfiles, processes;   /* the process set's roots */
     struct strlist spool_dirs, store_dirs, logs;
     char *store_format;                         /* auto|maildir|mbox|sdbox|mdbox */
+    char *spool_format;                         /* auto|postfix|exim|opensmtpd|sendmail|files */
     uint64_t sample_interval;                   /* ns */
     struct strlist log_classes;                 /* "name: ERE" adds or replaces a class */
     int log_defaults;                           /* keep the built-in classes */

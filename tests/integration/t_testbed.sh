@@ -138,7 +138,7 @@ files_ok() {
 	grep -qx "target = 127.0.0.1:$SMTP_PORT" "$dir/mailsoak.conf" || return 1
 	grep -qx "target = 127.0.0.1:$POP3_PORT" "$dir/mailsoak.conf" || return 1
 	grep -qx "store_format = $backend" "$dir/mailsoak.conf" || return 1
-	[[ $(grep -c '^spool_dir = ' "$dir/mailsoak.conf") -eq 5 ]] || return 1
+	grep -qx "spool_dir = $dir/spool/postfix" "$dir/mailsoak.conf" || return 1
 	[[ $(grep -c '^pidfile = ' "$dir/mailsoak.conf") -eq 2 ]] || return 1
 	local v
 	for v in SMTP_PORT SUBMISSION_PORT SMTPS_PORT POP3_PORT POP3S_PORT LMTP_PORT; do

@@ -601,10 +601,15 @@ static void release(struct collector *c, struct server_config *cfg)
     strlist_free(&cfg->store_dirs);
 }
 
+/* A Postfix queue root: messages in hashed subdirectories count, a link does not, and
+ * an incoming file counts once cleanup marked it complete (owner execute bit). */
 static void spool_counts_queue_files_in_hashed_dirs(void **state)
 {
     char *q = tmpdir(), path[200];
     put(q, "incoming/4Ml2Wd1x3Kz9vD", "x");
+    snprintf(path, sizeof path, "%s/incoming/4Ml2Wd1x3Kz9vD", q);
+    assert_int_equal(chmod(path, 0700), 0);
+    put(q, "incoming/4Ml2Wd1x3Kz9vG", "being written");
     put(q, "active/4Ml2Wd1x3Kz9vE", "x");
     put(q, "deferred/A/4Ml2Wd1x3Kz9vA", "x");
     put(q, "deferred/B/4Ml2Wd1x3Kz9vB", "x");
@@ -619,6 +624,8 @@ static void spool_counts_queue_files_in_hashed_dirs(void **state)
     collector_now(c, &now);
     assert_int_equal(now.spool, 5);
     put(q, "incoming/4Ml2Wd1x3Kz9vF", "x");
+    snprintf(path, sizeof path, "%s/incoming/4Ml2Wd1x3Kz9vF", q);
+    assert_int_equal(chmod(path, 0700), 0);
     collector_stop(c);
     json_t *s = summary_of(c);
     assert_int_equal(summary_u64(s, "spool"), 6);
@@ -801,9 +808,22 @@ static void bad_settings_name_the_key_and_value(void **state)
     assert_non_null(strstr(err, "server.pid: '12x'"));
     strlist_free(&cfg.pids);
 
+    /* A queue that does not exist yet is waited for; a file is not a queue. */
     strlist_add(&cfg.spool_dirs, "/nonexistent/queue");
+    c = collector_start(&cfg, now_ns(), err, sizeof err);
+    assert_non_null(c);
+    collector_free(c);
+    strlist_free(&cfg.spool_dirs);
+    strlist_add(&cfg.spool_dirs, pf);
     assert_null(collector_start(&cfg, now_ns(), err, sizeof err));
-    assert_non_null(strstr(err, "server.spool_dir: '/nonexistent/queue'"));
+    assert_non_null(strstr(err, "server.spool_dir: '"));
+    assert_non_null(strstr(err, "not a directory"));
+    strlist_free(&cfg.spool_dirs);
+    strlist_add(&cfg.spool_dirs, d);
+    cfg.spool_format = "qmail";
+    assert_null(collector_start(&cfg, now_ns(), err, sizeof err));
+    assert_non_null(strstr(err, "server.spool_format: 'qmail'"));
+    cfg.spool_format = NULL;
     strlist_free(&cfg.spool_dirs);
     strlist_add(&cfg.store_dirs, pf);
     assert_null(collector_start(&cfg, now_ns(), err, sizeof err));

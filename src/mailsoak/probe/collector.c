@@ -26,8 +26,9 @@
 struct collector {
     /* What to sample; fixed after start. */
     int has_procs, has_spool, has_store, has_logs, active, manual;
-    char **spool_dirs, **store_dirs;
-    size_t nspool, nstore;
+    struct spool *spool;
+    char **store_dirs;
+    size_t nstore;
     uint64_t t0, interval;
     struct procset *procs;
     struct store *store;
@@ -74,7 +75,7 @@ void collector_sample(struct collector *c)
     if (c->has_procs)
         procset_sample(c->procs, s.t, &s);
     if (c->has_spool)
-        s.spool = spool_count(c->spool_dirs, c->nspool);
+        s.spool = spool_count(c->spool);
     if (c->has_store)
         store_walk(c->store, c->store_dirs, c->nstore, &s.store_messages, &s.store_bytes);
     if (c->lw) {
@@ -144,6 +145,14 @@ static int add_dirs(char ***out, size_t *n, const struct strlist *l, const char 
     return 0;
 }
 
+/* A spool directory or log that does not exist yet (Exim creates input/ with its first
+ * message and paniclog on its first write): said at the start, and on the timeline. */
+static void awaited(struct collector *c, const char *key, const char *path, const char *then)
+{
+    fprintf(stderr, "mailsoak: warning: %s: %s does not exist yet: watching for it (%s)\n", key, path, then);
+    probe_eventf(add_event, c, c->t0, "awaited", "%s: %s did not exist at the start; %s", key, path, then);
+}
+
 static int configure(struct collector *c, const struct server_config *cfg, const struct collector_opts *opts,
                      char *err, size_t errlen)
 {
@@ -163,10 +172,16 @@ static int configure(struct collector *c, const struct server_config *cfg, const
     for (size_t i = 0; i < cfg->processes.n; i++)
         if (procset_add_process(c->procs, cfg->processes.v[i], err, errlen) < 0)
             return -1;
-    if (add_dirs(&c->spool_dirs, &c->nspool, &cfg->spool_dirs, "server.spool_dir", err, errlen) < 0 ||
-        add_dirs(&c->store_dirs, &c->nstore, &cfg->store_dirs, "server.store_dir", err, errlen) < 0)
+    if (cfg->spool_dirs.n) {
+        c->spool = spool_new(cfg, err, errlen);
+        if (!c->spool)
+            return -1;
+        c->has_spool = 1;
+        for (size_t i = 0; spool_awaited(c->spool, i); i++)
+            awaited(c, "server.spool_dir", spool_awaited(c->spool, i), "counted as empty until it appears");
+    }
+    if (add_dirs(&c->store_dirs, &c->nstore, &cfg->store_dirs, "server.store_dir", err, errlen) < 0)
         return -1;
-    c->has_spool = c->nspool > 0;
     c->has_store = c->nstore > 0;
     const char *fmt = cfg->store_format && *cfg->store_format ? cfg->store_format : "auto";
     enum store_format f;
@@ -178,6 +193,8 @@ static int configure(struct collector *c, const struct server_config *cfg, const
         if (!c->lw)
             return -1;
         logwatch_on_event(c->lw, add_event, c);
+        for (size_t i = 0; logwatch_awaited(c->lw, i); i++)
+            awaited(c, "server.log", logwatch_awaited(c->lw, i), "read from its first line once it appears");
         c->has_logs = 1;
         c->ncls = logwatch_nclasses(c->lw);
         c->hits_scratch = xcalloc(c->ncls, sizeof *c->hits_scratch);
@@ -254,9 +271,7 @@ void collector_free(struct collector *c)
     collector_stop(c);
     procset_free(c->procs);
     store_free(c->store);
-    for (size_t i = 0; i < c->nspool; i++)
-        free(c->spool_dirs[i]);
-    free(c->spool_dirs);
+    spool_free(c->spool);
     for (size_t i = 0; i < c->nstore; i++)
         free(c->store_dirs[i]);
     free(c->store_dirs);

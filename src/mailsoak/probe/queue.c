@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "lib/alloc.h"
+#include "probe/dirs.h"
 
 enum {
-    FILES_DEPTH = 8,                /* plain files: how deep below the directory */
     ID_MAX = 128,                   /* longer X-Mailsoak-Id values are not ours */
     ADDR_MAX = 512,                 /* longer recipient addresses are cut */
     RCPTS_LISTED = 1024,            /* recipients listed per message; beyond, unknown */
@@ -91,6 +91,11 @@ void queue_free(struct queue *q)
 enum queue_format queue_format(const struct queue *q)
 {
     return q->fmt;
+}
+
+const char *queue_path(const struct queue *q)
+{
+    return q->path;
 }
 
 const char *queue_layout(const struct queue *q)
@@ -348,24 +353,9 @@ static int sendmail_qf(const char *name)
     return n >= 9 && (name[0] == 'q' || name[0] == 'h') && name[1] == 'f' && all_alnum(name + 2, n - 2);
 }
 
-static int dots(const char *name)
-{
-    return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
-}
-
-static unsigned char entry_type(int dfd, const struct dirent *e)
-{
-    if (e->d_type != DT_UNKNOWN)
-        return e->d_type;
-    struct stat st;
-    if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        return DT_UNKNOWN;
-    return S_ISREG(st.st_mode) ? DT_REG : S_ISDIR(st.st_mode) ? DT_DIR : DT_UNKNOWN;
-}
-
 static DIR *open_sub(int dfd, const char *name)
 {
-    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = dirs_open_at(dfd, name);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d && fd >= 0)
         close(fd);
@@ -697,7 +687,7 @@ static void postfix_walk(struct walk *w, DIR *d, int depth, int ready_check)
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
-        unsigned char type = entry_type(dirfd(d), e);
+        unsigned char type = dirs_entry_type(dirfd(d), e);
         if (type == DT_DIR && depth < 3) {
             /* hash_queue_depth is at most 3 levels of one-character names */
             DIR *sub = open_sub(dirfd(d), e->d_name);
@@ -897,7 +887,7 @@ static void exim_walk(struct walk *w, DIR *d, int depth)
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
-        unsigned char type = entry_type(dirfd(d), e);
+        unsigned char type = dirs_entry_type(dirfd(d), e);
         if (type == DT_DIR && depth == 0 && strlen(e->d_name) == 1) {
             DIR *sub = open_sub(dirfd(d), e->d_name);     /* split_spool_directory */
             if (sub) {
@@ -1036,7 +1026,7 @@ static void sendmail_walk(struct walk *w, DIR *d, int depth)
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
-        unsigned char type = entry_type(dirfd(d), e);
+        unsigned char type = dirs_entry_type(dirfd(d), e);
         if (type == DT_DIR && depth < 2 && strcmp(e->d_name, "df") && strcmp(e->d_name, "xf")) {
             DIR *sub = open_sub(dirfd(d), e->d_name);     /* qf/, or queue groups q1, q2 */
             if (sub) {
@@ -1064,10 +1054,10 @@ static void files_walk(struct walk *w, DIR *d, int depth, int sniff)
 {
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (dots(e->d_name))
+        if (dirs_dots(e->d_name))
             continue;
-        unsigned char type = entry_type(dirfd(d), e);
-        if (type == DT_DIR && depth < FILES_DEPTH) {
+        unsigned char type = dirs_entry_type(dirfd(d), e);
+        if (type == DT_DIR && depth < DIRS_MAX_DEPTH) {
             DIR *sub = open_sub(dirfd(d), e->d_name);
             if (sub) {
                 files_walk(w, sub, depth + 1, sniff);
@@ -1099,9 +1089,14 @@ static void walk_dirs(struct queue *q, struct walk *w)
 {
     int sniff = q->fmt == QUEUE_AUTO;
     for (size_t i = 0; i < q->ndirs; i++) {
-        DIR *d = open_sub(AT_FDCWD, q->dirs[i]);
-        if (!d)
+        /* the configured directory may be a link (/var/spool/postfix often is) */
+        int fd = open(q->dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!d) {
+            if (fd >= 0)
+                close(fd);
             continue;
+        }
         switch (q->fmt) {
         case QUEUE_POSTFIX: postfix_walk(w, d, 0, q->ready_check[i]); break;
         case QUEUE_EXIM: exim_walk(w, d, 0); break;

@@ -1,49 +1,74 @@
-/* spool: counts the server's queue as the regular files below its spool
- * directories. Postfix keeps one file per message; other MTAs keep more, which is
- * theirs to tell (a later per-format count). */
+/* spool: the configured queue directories, each a struct queue in the configured
+ * format: set-up checks, the per-sample count and the per-message scan. */
 #include "probe/spool.h"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
 
-#include "probe/dirs.h"
+#include "lib/alloc.h"
+#include "probe/sample.h"
 
-/* Regular files below fd, recursively (Postfix hashes its queues into subdirectories).
- * Takes ownership of fd. */
-static uint64_t count_files(int fd, int depth)
+struct spool {
+    struct queue **q;
+    unsigned char *awaited;
+    size_t n;
+};
+
+struct spool *spool_new(const struct server_config *cfg, char *err, size_t errlen)
 {
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        close(fd);
-        return 0;
+    const char *name = cfg->spool_format && *cfg->spool_format ? cfg->spool_format : "auto";
+    enum queue_format fmt;
+    if (queue_format_parse(name, &fmt) < 0) {
+        probe_fail(err, errlen, "server.spool_format: '%s': expected auto, postfix, exim, opensmtpd, "
+                   "sendmail or files", name);
+        return NULL;
     }
-    uint64_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (dirs_dots(e->d_name))
-            continue;
-        unsigned char type = dirs_entry_type(dirfd(d), e);
-        if (type == DT_REG) {
-            n++;
-        } else if (type == DT_DIR && depth < DIRS_MAX_DEPTH) {
-            int sub = dirs_open_at(dirfd(d), e->d_name);
-            if (sub >= 0)
-                n += count_files(sub, depth + 1);
+    struct spool *s = xcalloc(1, sizeof *s);
+    s->q = xcalloc(cfg->spool_dirs.n, sizeof *s->q);
+    s->awaited = xcalloc(cfg->spool_dirs.n, 1);
+    for (size_t i = 0; i < cfg->spool_dirs.n; i++) {
+        char why[400];
+        s->q[s->n++] = queue_new(cfg->spool_dirs.v[i], fmt);
+        int rc = queue_check(s->q[i], why, sizeof why);
+        if (rc < 0) {
+            probe_fail(err, errlen, "server.spool_dir: '%s': %s", cfg->spool_dirs.v[i], why);
+            spool_free(s);
+            return NULL;
         }
+        s->awaited[i] = rc == 1;
     }
-    closedir(d);
-    return n;
+    return s;
 }
 
-uint64_t spool_count(char *const *dirs, size_t ndirs)
+void spool_free(struct spool *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        queue_free(s->q[i]);
+    free(s->q);
+    free(s->awaited);
+    free(s);
+}
+
+const char *spool_awaited(const struct spool *s, size_t i)
+{
+    for (size_t k = 0; s && k < s->n; k++)
+        if (s->awaited[k] && i-- == 0)
+            return queue_path(s->q[k]);
+    return NULL;
+}
+
+uint64_t spool_count(struct spool *s)
 {
     uint64_t n = 0;
-    for (size_t i = 0; i < ndirs; i++) {
-        int fd = open(dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd >= 0)
-            n += count_files(fd, 0);
-    }
+    for (size_t i = 0; i < s->n; i++)
+        n += queue_count(s->q[i]);
     return n;
 }
 
+void spool_scan(struct spool *s, queue_msg_fn fn, void *ctx, struct queue_totals *t)
+{
+    for (size_t i = 0; i < s->n; i++)
+        queue_scan(s->q[i], fn, ctx, t);
+}
