@@ -111,6 +111,9 @@ void ledger_visited(struct ledger *l, uint32_t user, uint32_t pass, uint32_t now
  * ledger_mark_queued returns how many of its entries are still owed. */
 void ledger_queued_clear(struct ledger *l);
 unsigned ledger_mark_queued(struct ledger *l, uint64_t seq, unsigned nrcpt);
+/* Only recipient i of message seq (the queue says which recipients it still holds):
+ * 1 if that entry is owed, 0 if not, -1 if the message has no such recipient. */
+int ledger_mark_queued_rcpt(struct ledger *l, uint64_t seq, unsigned i);
 
 /* After every thread stopped (proof_pass and swept set): the verdict of an entry,
  * and the reason when it is pending. */

@@ -70,6 +70,10 @@ enum msg_verdict {
     MSG_FOREIGN,    /* no X-Mailsoak headers at all */
 };
 
+/* The value of an X-Mailsoak-Id header ("RUNID-SEQHEX" or "RUNID-SEQHEX/K", vl bytes,
+ * no surrounding blanks): 0 with its parts, -1 if it is not one of ours. */
+int msg_parse_id(const char *v, size_t vl, char run_id[MSG_RUNID_LEN + 1], uint64_t *seq, unsigned *nrcpt);
+
 void msg_check_begin(struct msg_check *m, EVP_MD_CTX *md, const EVP_MD *sha256);
 /* line without CRLF, already unstuffed (the leading '.' of a stuffed line removed). */
 void msg_check_line(struct msg_check *m, const char *line, size_t len);

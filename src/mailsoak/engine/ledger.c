@@ -146,17 +146,25 @@ void ledger_queued_clear(struct ledger *l)
     }
 }
 
+int ledger_mark_queued_rcpt(struct ledger *l, uint64_t seq, unsigned i)
+{
+    /* the id comes from a file on the server: only an entry that really is this
+     * message's recipient i (its index says so) is marked */
+    struct ledger_entry *e = ledger_get(l, seq + i);
+    if (!e || i >= 256 || atomic_load_explicit(&e->state, memory_order_relaxed) >> LS_RCPT_SHIFT != i)
+        return -1;
+    uint32_t st = atomic_fetch_or_explicit(&e->state, LS_QUEUED, memory_order_relaxed);
+    return (st & LS_ACCEPTED) && !(st & LS_READS);
+}
+
 unsigned ledger_mark_queued(struct ledger *l, uint64_t seq, unsigned nrcpt)
 {
     unsigned owed = 0;
-    /* the id comes from a file on the server: only entries that really are this
-     * message's recipients (their index says so) are marked */
-    for (unsigned i = 0; i < nrcpt && i < 256; i++) {
-        struct ledger_entry *e = ledger_get(l, seq + i);
-        if (!e || atomic_load_explicit(&e->state, memory_order_relaxed) >> LS_RCPT_SHIFT != i)
+    for (unsigned i = 0; i < nrcpt; i++) {
+        int r = ledger_mark_queued_rcpt(l, seq, i);
+        if (r < 0)
             break;
-        uint32_t st = atomic_fetch_or_explicit(&e->state, LS_QUEUED, memory_order_relaxed);
-        owed += (st & LS_ACCEPTED) && !(st & LS_READS);
+        owed += (unsigned)r;
     }
     return owed;
 }

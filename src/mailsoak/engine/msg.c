@@ -169,6 +169,33 @@ static int unhex(const char *s, size_t n, uint8_t *out)
     return 0;
 }
 
+int msg_parse_id(const char *v, size_t vl, char run_id[MSG_RUNID_LEN + 1], uint64_t *seq, unsigned *nrcpt)
+{
+    char tmp[24], *end;
+    size_t sl = vl > MSG_RUNID_LEN + 1 ? vl - MSG_RUNID_LEN - 1 : 0;
+    if (!sl || v[MSG_RUNID_LEN] != '-' || sl >= sizeof tmp)
+        return -1;
+    memcpy(tmp, v + MSG_RUNID_LEN + 1, sl);
+    tmp[sl] = 0;
+    uint64_t s = strtoull(tmp, &end, 16);
+    unsigned k = 1;
+    if (*end == '/' && end > tmp) {
+        char *e2;
+        unsigned long n = strtoul(end + 1, &e2, 10);
+        if (*e2 == 0 && n >= 1 && n <= 64) {
+            k = (unsigned)n;
+            end = e2;
+        }
+    }
+    if (*end)
+        return -1;
+    memcpy(run_id, v, MSG_RUNID_LEN);
+    run_id[MSG_RUNID_LEN] = 0;
+    *seq = s;
+    *nrcpt = k;
+    return 0;
+}
+
 static const char *header_value(const char *line, size_t len, const char *name, size_t *vlen)
 {
     size_t n = strlen(name);
@@ -198,30 +225,9 @@ void msg_check_line(struct msg_check *m, const char *line, size_t len)
     size_t vl;
     const char *v;
     if ((v = header_value(line, len, "X-Mailsoak-Id", &vl))) {
-        char *end;
-        if (vl > MSG_RUNID_LEN + 1 && v[MSG_RUNID_LEN] == '-' && !m->have_id) {
-            memcpy(m->run_id, v, MSG_RUNID_LEN);
-            m->run_id[MSG_RUNID_LEN] = 0;
-            char tmp[24];
-            size_t sl = vl - MSG_RUNID_LEN - 1;
-            if (sl < sizeof tmp) {
-                memcpy(tmp, v + MSG_RUNID_LEN + 1, sl);
-                tmp[sl] = 0;
-                m->seq = strtoull(tmp, &end, 16);
-                m->nrcpt = 1;
-                if (*end == '/' && end > tmp) {
-                    char *e2;
-                    unsigned long k = strtoul(end + 1, &e2, 10);
-                    if (*e2 == 0 && k >= 1 && k <= 64) {
-                        m->nrcpt = (unsigned)k;
-                        end = e2;
-                    }
-                }
-                if (*end == 0 && sl > 0) {
-                    m->have_id = 1;
-                    return;
-                }
-            }
+        if (!m->have_id && msg_parse_id(v, vl, m->run_id, &m->seq, &m->nrcpt) == 0) {
+            m->have_id = 1;
+            return;
         }
         m->bad_header = 1;
     } else if ((v = header_value(line, len, "X-Mailsoak-Digest", &vl))) {

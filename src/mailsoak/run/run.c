@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -20,6 +21,7 @@
 #include "run/config.h"
 #include "preflight/check.h"
 #include "probe/collector.h"
+#include "probe/spool.h"
 #include "run/embedded.h"
 #include "run/metrics.h"
 #include "run/probe_output.h"
@@ -148,6 +150,7 @@ struct controller {
     uint64_t prev_t;
     json_t *timeline;
     struct collector *col;
+    struct spool *queue;             /* its own reading of [server] spool_dir, or NULL */
     struct hist *lat;                /* LAT_COUNT, merged per interval; too big for the stack */
     struct run_metrics *metrics;     /* --metrics, or NULL */
     struct hist *lat_cum;            /* LAT_COUNT since the start, for --metrics */
@@ -307,30 +310,83 @@ static void mark_queued(void *arg, uint64_t seq, unsigned nrcpt)
     m->owed += ledger_mark_queued(m->l, seq, nrcpt);
 }
 
-/* The server's queue, per message: each of this run's message ids it holds marks
- * its ledger entries (pending_queued). Returns how many owed entries it holds, or
- * -1 when the queue cannot be read per message. The point where a per-MTA queue
- * reader (the collector's) feeds the ledger; until one exists only the spool's
- * count is known, and that can only hold back the verdict (queue_settled). */
-static int read_queue(struct controller *ct)
+/* One message the server's queue holds. Ours (this run's id) marks its ledger
+ * entries: only the recipients the queue says are still to deliver when it says so
+ * and they are ours by address, else (unknown, or rewritten addresses) all of them. */
+struct queue_read {
+    struct run *run;
+    struct queue_marks *m;
+};
+
+static int addr_in(const char *addr, const struct queue_msg *qm)
 {
-    struct queue_marks m = { &ct->run->ledger, 0 };
-    /* A reader would be: ledger_queued_clear(m.l); if (it read the queue, calling
-     * mark_queued(&m, seq, nrcpt) for each message of run_id) return (int)m.owed; */
-    (void)mark_queued;
-    (void)m;
-    return -1;
+    for (size_t i = 0; i < qm->nrcpts; i++)
+        if (!strcasecmp(addr, qm->rcpts[i]))
+            return 1;
+    return 0;
 }
 
-/* Whether the server's queue holds none of the owed messages, as far as can be
- * known: per message when the queue can be read, else from an empty spool; with no
- * spool known, only the mailboxes can tell (1). */
-static int queue_settled(struct controller *ct)
+static void on_queued(void *arg, const struct queue_msg *qm)
+{
+    struct queue_read *q = arg;
+    struct run *r = q->run;
+    char run_id[MSG_RUNID_LEN + 1];
+    uint64_t seq;
+    unsigned nrcpt;
+    if (!qm->id || msg_parse_id(qm->id, qm->idlen, run_id, &seq, &nrcpt) < 0 || strcmp(run_id, r->run_id))
+        return;
+    size_t mapped = 0;
+    for (unsigned i = 0; qm->rcpts_known && i < nrcpt; i++) {
+        const struct ledger_entry *e = ledger_get(&r->ledger, seq + i);
+        mapped += e && e->user < r->users.n && ledger_msg_seq(seq + i, e) == seq &&
+                  addr_in(r->users.v[e->user].addr, qm);
+    }
+    if (!qm->rcpts_known || mapped < qm->nrcpts) {
+        mark_queued(q->m, seq, nrcpt);
+        return;
+    }
+    for (unsigned i = 0; i < nrcpt; i++) {
+        const struct ledger_entry *e = ledger_get(&r->ledger, seq + i);
+        if (e && e->user < r->users.n && addr_in(r->users.v[e->user].addr, qm)) {
+            int owed = ledger_mark_queued_rcpt(&r->ledger, seq, i);
+            q->m->owed += owed > 0;
+        }
+    }
+}
+
+/* The server's queue, per message: each of this run's message ids it holds marks
+ * its ledger entries (pending_queued). fresh (a pass starts) clears the previous
+ * marks; later readings add theirs, so an entry the queue held at any reading since
+ * the proving pass began stays pending: it may have reached its mailbox after the
+ * pass read it. Returns how many owed entries the queue holds, or -1 when it cannot
+ * be read per message (no spool_dir, or a queued message that could not be read: it
+ * may be one of ours), when only the spool's count can hold back the verdict
+ * (queue_settled). Opens every queued message: called at the sweep's passes and at
+ * the end, never per sample. */
+static int read_queue(struct controller *ct, int fresh)
+{
+    if (!ct->queue)
+        return -1;
+    struct queue_marks m = { &ct->run->ledger, 0 };
+    struct queue_read q = { ct->run, &m };
+    struct queue_totals t = { 0 };
+    if (fresh)
+        ledger_queued_clear(m.l);
+    spool_scan(ct->queue, on_queued, &q, &t);
+    return t.unreadable ? -1 : (int)m.owed;
+}
+
+/* Whether what the server's queue holds can no longer change a verdict. Read per
+ * message, it always can: the entries it holds are pending_queued, and one it did
+ * not hold when the pass began cannot reach a mailbox later (an MTA removes a queue
+ * file only after the delivery), so even while other mail stays queued a message in
+ * neither the queue nor its mailbox is lost. Counted only, the spool must be empty;
+ * with no spool known, only the mailboxes can tell (1). */
+static int queue_settled(struct controller *ct, int fresh)
 {
     const struct server_config *sc = &ct->run->cfg->server;
-    int owed = read_queue(ct);
-    if (owed >= 0)
-        return owed == 0;
+    if (read_queue(ct, fresh) >= 0)
+        return 1;
     if (!sc->spool_dirs.n)
         return 1;
     struct collector_now cn;
@@ -345,16 +401,18 @@ static void start_pass(struct controller *ct, uint64_t now)
     sw->pass_start = now;
     sw->ended = 0;
     sw->gains = atomic_load(&r->sweep_gains);
-    sw->qualifies = now >= sw->quiet_since + r->cfg->settle && queue_settled(ct);
+    int settled = queue_settled(ct, 1);      /* read at every pass start: fresh marks */
+    sw->qualifies = now >= sw->quiet_since + r->cfg->settle && settled;
     atomic_fetch_add_explicit(&r->sweep_pass, 1, memory_order_release);
     atomic_store_explicit(&r->sweep_cursor, 0, memory_order_release);
 }
 
 /* The current pass proves what it did not find: it began after the server settled
- * and met no new mail, and the queue still holds none of the owed messages. */
+ * and met no new mail, and the queue, read per message, marked what it still holds
+ * (or, only counted, is empty). */
 static int pass_proves(struct controller *ct)
 {
-    return ct->sw.qualifies && atomic_load(&ct->run->sweep_gains) == ct->sw.gains && queue_settled(ct);
+    return ct->sw.qualifies && atomic_load(&ct->run->sweep_gains) == ct->sw.gains && queue_settled(ct, 0);
 }
 
 /* The sweep, in passes over the mailboxes that still owe messages. A pass that
@@ -538,6 +596,10 @@ static int run_soak(const struct config *cfg)
         rc = 2;
         goto out;
     }
+    /* The queue read per message, in this thread: an instance apart from the
+     * collector's, which counts it on its own thread. */
+    if (cfg->server.spool_dirs.n)
+        ct.queue = spool_new(&cfg->server, err, sizeof err);
     if (cfg->metrics[0]) {
         if (!(ct.metrics = metrics_start(cfg->metrics, cfg->metrics_token, err, sizeof err))) {
             fprintf(stderr, "mailsoak: run.metrics: %s\n", err);
@@ -635,7 +697,7 @@ static int run_soak(const struct config *cfg)
      * pass; a signal proves nothing. */
     if (phase_was_sweep && !res->interrupted && !r->ledger.proof_pass && !ct.sw.ended && pass_proves(&ct))
         r->ledger.proof_pass = atomic_load(&r->sweep_pass);
-    read_queue(&ct);                 /* what the queue still holds is pending_queued */
+    read_queue(&ct, 0);              /* what the queue still holds is pending_queued */
     res->settled = r->ledger.proof_pass != 0;
     res->sweep_passes = atomic_load(&r->sweep_pass);
     ledger_outcome(&r->ledger, &res->lo);
@@ -666,6 +728,7 @@ out:
     metrics_stop(ct.metrics);
     free(ct.lat_cum);
     collector_free(res->col);
+    spool_free(ct.queue);
     json_decref(ct.timeline);
     json_decref(res->events);
     ledger_free(&r->ledger);
