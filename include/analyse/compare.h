@@ -19,6 +19,7 @@ struct cmp_row {
     const char *key;     /* path in "summary", see json_path_number */
     enum cmp_unit unit;
     int better;          /* +1 more is better, -1 less is better */
+    int detail;          /* shown only when some run has a value other than 0 */
 };
 
 struct cmp_stat {
@@ -28,7 +29,7 @@ struct cmp_stat {
 
 struct cmp_table {
     const struct result_set *rs;
-    const struct cmp_row *rows;
+    const struct cmp_row *rows;      /* cmp_rows less the details no run has */
     size_t nrows;
     struct cmp_stat *stat;   /* [row * ngroups + group] */
     signed char *mark;       /* same index: +1 best, -1 worst, 0 neither */

@@ -112,6 +112,30 @@ static void test_partial_file(void **s)
     free(c);
 }
 
+/* Pending beside lost, in the runs table with its reasons and in the comparison
+ * table with a row per reason some run has (none for the reasons all runs lack). */
+static void test_pending_next_to_lost(void **s)
+{
+    (void)s;
+    struct result_set rs;
+    char err[256];
+    assert_int_equal(results_load(&rs, fixtures, NFIX, err, sizeof err), 0);
+    char *html;
+    size_t n;
+    FILE *f = open_memstream(&html, &n);
+    assert_int_equal(report_write_html(f, &rs, NULL), 0);
+    fclose(f);
+    assert_non_null(strstr(html, "<th>lost</th><th>pending</th><th>pending because</th>"));
+    assert_int_equal(count(html, "<td class=\"l\">queued "), NFIX);   /* every fixture has both */
+    assert_non_null(strstr(html, "queued 6, unswept 3859"));             /* maildir-1 */
+    assert_int_equal(count(html, "<tr><th>pending</th>"), 1);
+    assert_int_equal(count(html, "<tr><th>pending queued</th>"), 1);
+    assert_int_equal(count(html, "<tr><th>pending unswept</th>"), 1);
+    assert_int_equal(count(html, "<tr><th>pending peeked</th>"), 0);    /* 0 in every run */
+    free(html);
+    results_free(&rs);
+}
+
 /* Counts CSV fields of one record (quotes respected); returns the end of the record. */
 static const char *csv_record(const char *p, size_t *fields)
 {
@@ -224,6 +248,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_html_escapes_everything),
         cmocka_unit_test(test_partial_file),
+        cmocka_unit_test(test_pending_next_to_lost),
         cmocka_unit_test(test_timeline_csv),
         cmocka_unit_test(test_atomic_and_errors),
     };

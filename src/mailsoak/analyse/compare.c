@@ -13,24 +13,30 @@
 #include "lib/units.h"
 
 const struct cmp_row cmp_rows[] = {
-    { "sent", "sent", CU_COUNT, +1 },
-    { "read", "read", CU_COUNT, +1 },
-    { "spool", "spool", CU_COUNT, -1 },
-    { "mem", "mem", CU_BYTES, -1 },
-    { "input", "input", CU_COUNT, -1 },
-    { "output", "output", CU_COUNT, -1 },
-    { "ibytes", "ibytes", CU_BYTES, -1 },
-    { "obytes", "obytes", CU_BYTES, -1 },
-    { "errors", "errors", CU_COUNT, -1 },
-    { "lost", "lost", CU_COUNT, -1 },
-    { "duplicated", "duplicated", CU_COUNT, -1 },
-    { "corrupted", "corrupted", CU_COUNT, -1 },
-    { "log hits", "log_hits", CU_COUNT, -1 },
-    { "delivery p50", "latency/delivery/p50", CU_MS, -1 },
-    { "delivery p99", "latency/delivery/p99", CU_MS, -1 },
-    { "msg/s in", "rate_in", CU_RATE, +1 },
-    { "msg/s out", "rate_out", CU_RATE, +1 },
-    { NULL, NULL, 0, 0 },
+    { "sent", "sent", CU_COUNT, +1, 0 },
+    { "read", "read", CU_COUNT, +1, 0 },
+    { "spool", "spool", CU_COUNT, -1, 0 },
+    { "mem", "mem", CU_BYTES, -1, 0 },
+    { "input", "input", CU_COUNT, -1, 0 },
+    { "output", "output", CU_COUNT, -1, 0 },
+    { "ibytes", "ibytes", CU_BYTES, -1, 0 },
+    { "obytes", "obytes", CU_BYTES, -1, 0 },
+    { "errors", "errors", CU_COUNT, -1, 0 },
+    { "lost", "lost", CU_COUNT, -1, 0 },
+    /* Unread mail the run could not call lost, and why (issue 12's reasons). */
+    { "pending", "pending", CU_COUNT, -1, 0 },
+    { "pending queued", "pending_queued", CU_COUNT, -1, 1 },
+    { "pending peeked", "pending_peeked", CU_COUNT, -1, 1 },
+    { "pending unswept", "pending_unswept", CU_COUNT, -1, 1 },
+    { "pending unsettled", "pending_unsettled", CU_COUNT, -1, 1 },
+    { "duplicated", "duplicated", CU_COUNT, -1, 0 },
+    { "corrupted", "corrupted", CU_COUNT, -1, 0 },
+    { "log hits", "log_hits", CU_COUNT, -1, 0 },
+    { "delivery p50", "latency/delivery/p50", CU_MS, -1, 0 },
+    { "delivery p99", "latency/delivery/p99", CU_MS, -1, 0 },
+    { "msg/s in", "rate_in", CU_RATE, +1, 0 },
+    { "msg/s out", "rate_out", CU_RATE, +1, 0 },
+    { NULL, NULL, 0, 0, 0 },
 };
 
 static const char *const unit_names[] = { "count", "bytes", "ms", "msg/s" };
@@ -40,14 +46,30 @@ static int run_value(const struct cmp_table *t, size_t row, size_t run, double *
     return json_path_number(t->rs->v[run].summary, t->rows[row].key, v);
 }
 
+/* A detail row (a reason of pending) earns its place when some run has it nonzero. */
+static int wanted(const struct cmp_row *row, const struct result_set *rs)
+{
+    double v;
+    if (!row->detail)
+        return 1;
+    for (size_t i = 0; i < rs->n; i++)
+        if (json_path_number(rs->v[i].summary, row->key, &v) == 0 && v != 0)
+            return 1;
+    return 0;
+}
+
 void cmp_build(struct cmp_table *t, const struct result_set *rs)
 {
-    size_t ng = rs->ngroups;
+    size_t ng = rs->ngroups, all = 0;
     memset(t, 0, sizeof *t);
     t->rs = rs;
-    t->rows = cmp_rows;
-    while (cmp_rows[t->nrows].name)
-        t->nrows++;
+    while (cmp_rows[all].name)
+        all++;
+    struct cmp_row *rows = xcalloc(all, sizeof *rows);
+    for (size_t r = 0; r < all; r++)
+        if (wanted(&cmp_rows[r], rs))
+            rows[t->nrows++] = cmp_rows[r];
+    t->rows = rows;
     t->stat = xcalloc(t->nrows * ng, sizeof *t->stat);
     t->mark = xcalloc(t->nrows * ng, sizeof *t->mark);
     for (size_t r = 0; r < t->nrows; r++) {
@@ -87,6 +109,7 @@ void cmp_build(struct cmp_table *t, const struct result_set *rs)
 
 void cmp_free(struct cmp_table *t)
 {
+    free((void *)t->rows);
     free(t->stat);
     free(t->mark);
     memset(t, 0, sizeof *t);

@@ -74,15 +74,38 @@ static void td_value(FILE *o, const json_t *v, const char *cls)
     fputs("</td>", o);
 }
 
+/* Why unread mail is pending rather than lost: "queued 12, unswept 3" (the reasons
+ * a run gave, those above zero), "-" for files without them. */
+static void td_pending_reasons(FILE *o, const json_t *summary)
+{
+    static const char *const why[] = { "queued", "peeked", "unswept", "unsettled" };
+    int any = 0, known = 0;
+    fputs("<td class=\"l\">", o);
+    for (size_t k = 0; k < sizeof why / sizeof *why; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "pending_%s", why[k]);
+        const json_t *v = json_object_get(summary, key);
+        known |= v != NULL;
+        if (!json_is_integer(v) || json_integer_value(v) <= 0)
+            continue;
+        fprintf(o, "%s%s %lld", any++ ? ", " : "", why[k], (long long)json_integer_value(v));
+    }
+    fputs(known ? "" : "-", o);
+    fputs("</td>", o);
+}
+
 static void write_runs(FILE *o, const struct result_set *rs)
 {
     static const char *const keys[] = { "run_id", "seed", "start_time", "duration_s", "elapsed_s", "interrupted", "version" };
-    static const char *const sums[] = { "delivered", "pending", "foreign", "lost", "server_crashes" };
+    static const char *const sums[] = { "delivered", "lost", "pending", "foreign", "server_crashes" };
     fputs("<h2 id=\"runs\">Runs</h2>\n<div class=\"scroll\"><table>\n<thead><tr><th>run</th><th>file</th>", o);
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
         fprintf(o, "<th>%s</th>", keys[k]);
-    for (size_t k = 0; k < sizeof sums / sizeof *sums; k++)
+    for (size_t k = 0; k < sizeof sums / sizeof *sums; k++) {
         fprintf(o, "<th>%s</th>", sums[k]);
+        if (!strcmp(sums[k], "pending"))
+            fputs("<th>pending because</th>", o);
+    }
     fputs("</tr></thead>\n<tbody>\n", o);
     for (size_t i = 0; i < rs->n; i++) {
         char name[300];
@@ -94,8 +117,11 @@ static void write_runs(FILE *o, const struct result_set *rs)
         fputs("</code></td>", o);
         for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
             td_value(o, json_object_get(rs->v[i].root, keys[k]), "");
-        for (size_t k = 0; k < sizeof sums / sizeof *sums; k++)
+        for (size_t k = 0; k < sizeof sums / sizeof *sums; k++) {
             td_value(o, json_object_get(rs->v[i].summary, sums[k]), "");
+            if (!strcmp(sums[k], "pending"))
+                td_pending_reasons(o, rs->v[i].summary);
+        }
         fputs("</tr>\n", o);
     }
     fputs("</tbody></table></div>\n", o);
