@@ -64,7 +64,7 @@ static json_t *make_run(const struct shard_spec *sp, const struct hist *h)
                                             "read", i, "errors", 0, "errors_by_class", "rate_in", i / 10.0,
                                             "rate_out", i / 10.0, "conns", 10 * i, "latency", "delivery", lat,
                                             "server", "mem", (int)sp->mem + i, "input", 5));
-    return json_pack("{s:s, s:i, s:s, s:s, s:s, s:i, s:s, s:I, s:s, s:{s:i, s:[i]}, s:f, s:f, s:b,"
+    json_t *root = json_pack("{s:s, s:i, s:s, s:s, s:s, s:i, s:s, s:I, s:s, s:{s:i, s:[i]}, s:f, s:f, s:b,"
                      " s:{s:i, s:i, s:s}, s:{s:{s:s, s:s}, s:o}, s:[s, s, s], s:o, s:o, s:[]}",
                      "format", "mailsoak-result", "format_version", 1, "version", "0.1.0", "label", "maildir",
                      "run_id", sp->k ? "bbbbbbbb" : "aaaaaaaa", "seed", 1, "start_time", "2026-01-01T00:00:00Z",
@@ -73,6 +73,10 @@ static json_t *make_run(const struct shard_spec *sp, const struct hist *h)
                      sp->senders, "readers", 2, "size", sp->size, "config", "run", "interval", "10s", "shard",
                      shard, "server", server, "server_keys", "mem", "log_classes", "server_samples", "summary", summary,
                      "timeline", tl, "events");
+    if (sp->samples)                 /* a run with a probe: each source's own rows */
+        json_object_set_new(root, "servers", json_pack("{s:{s:I, s:[f, f]}}", "mx", "mem", (json_int_t)sp->mem,
+                                                       "window_s", 0.5, 29.5));
+    return root;
 }
 
 static char *write_run(const char *name, const struct shard_spec *sp, const struct hist *h)
@@ -261,6 +265,7 @@ static void server_once(void **st)
     s1.samples = 7;
     s1.mem = 110;
     s1.host = "load1";
+    s1.start_ms += 200;
     char *f0 = write_run("s0.json", &s0, h), *f1 = write_run("s1.json", &s1, h);
     char *out = tf_path("srv.json");
     char *argv[] = { "merge", f0, f1, "-o", out };
@@ -283,6 +288,8 @@ static void server_once(void **st)
     assert_true(num(m, "summary/log_classes/lock/count") == 4);
     assert_true(num(json_array_get(json_object_get(m, "timeline"), 0), "server/mem") == 101 + 111);
     assert_true(num(json_array_get(json_object_get(m, "timeline"), 0), "server/input") == 10);
+    assert_true(num(m, "servers/mx/mem") == 100 && num(m, "servers/mx#2/mem") == 110);
+    assert_true(fabs(num(json_array_get(json_path_get(m, "servers/mx#2/window_s"), 0), "") - 0.7) < 1e-9);
     json_decref(m);
     out_free(&o);
 
@@ -299,6 +306,8 @@ static void server_once(void **st)
     assert_int_equal(o.rc, 0);
     m = load(out);
     assert_true(num(m, "summary/mem") == 110);
+    assert_int_equal(json_object_size(json_object_get(m, "servers")), 1);
+    assert_true(num(m, "servers/mx/mem") == 110);
     json_decref(m);
     out_free(&o);
     free(h);

@@ -296,6 +296,14 @@ static void shift_times(json_t *o, const char *path, double off)
     const char *slash = strchr(path, '/');
     char head[64];
     snprintf(head, sizeof head, "%.*s", slash ? (int)(slash - path) : (int)strlen(path), path);
+    if (!slash && !strcmp(head, "*") && json_is_array(o)) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(o, i, v)
+            if (json_is_number(v))
+                json_array_set_new(o, i, json_real(round((json_number_value(v) + off) * 1000) / 1000));
+        return;
+    }
     if (!slash) {
         json_t *v = json_object_get(o, head);
         if (json_is_number(v))
@@ -668,6 +676,35 @@ static json_t *merge_timeline(struct merge *m)
     return tl;
 }
 
+/* Each server's own rows ("servers": by the label of its source, when the runs had
+ * probes or several sources), from the files that speak for a server, their times
+ * on the merged clock; a label met twice gets its file's number. */
+static json_t *merge_servers(const struct merge *m)
+{
+    json_t *out = json_object();
+    for (size_t i = 0; i < m->n; i++) {
+        const json_t *sv = json_object_get(m->in[i].r->root, "servers");
+        if (!m->in[i].server || !json_is_object(sv))
+            continue;
+        const char *label;
+        json_t *one;
+        json_object_foreach((json_t *)sv, label, one) {
+            json_t *c = json_deep_copy(one);
+            shift_times(c, "window_s/*", m->in[i].off);
+            char name[300];
+            snprintf(name, sizeof name, "%s", label);
+            if (json_object_get(out, name))
+                snprintf(name, sizeof name, "%s#%zu", label, i + 1);
+            json_object_set_new(out, name, c);
+        }
+    }
+    if (!json_object_size(out)) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
+}
+
 /* ---- the rest of the file ---- */
 
 static int cmp_event(const void *a, const void *b)
@@ -862,6 +899,9 @@ json_t *merge_results(const struct result_set *rs, int force, const char *label,
         }
     }
     json_object_set_new(root, "server_keys", skeys);
+    json_t *servers = merge_servers(&m);
+    if (servers)
+        json_object_set_new(root, "servers", servers);
     json_object_set_new(root, "summary", summary);
     json_object_set_new(root, "timeline", timeline);
     json_object_set_new(root, "events", merge_events(&m));
