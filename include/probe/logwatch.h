@@ -45,6 +45,13 @@ void logwatch_on_event(struct logwatch *lw, logwatch_event_fn fn, void *ctx);
 
 /* Reads whatever the files gained since the last poll; matching lines are stamped now_ns. */
 void logwatch_poll(struct logwatch *lw, uint64_t now_ns);
+/* Reads a whole file from its first line through the same line splitting and
+ * counting as a followed log (mailsoak logscan), calling fn (if not NULL) after each
+ * line is counted, with its number from 1 and its text (NUL-terminated, without the
+ * newline, at most 64 KiB). 0, or -1 with err when it cannot be read. */
+typedef void (*logwatch_line_fn)(void *ctx, uint64_t lineno, const char *line);
+int logwatch_scan_file(struct logwatch *lw, const char *path, uint64_t now_ns, logwatch_line_fn fn, void *ctx,
+                       char *err, size_t errlen);
 /* Counts one complete line (no newline) as if read from a file at now_ns. */
 void logwatch_feed(struct logwatch *lw, const char *line, size_t len, uint64_t now_ns);
 

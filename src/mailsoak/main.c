@@ -10,6 +10,7 @@
 #include "preflight/check.h"
 #include "run/config.h"
 #include "run/docs.h"
+#include "run/logscan.h"
 #include "run/run.h"
 
 static int do_run(int argc, char **argv)
@@ -57,6 +58,10 @@ static const struct command commands[] = {
     { "merge", "FILE.json... -o MERGED.json [--force] [--label NAME]",
       "add up the result files of the shards of one load",
       cmd_merge, "-o= --output= --label= --force", 0, NULL },
+    { "logscan", "[-c FILE]... [--set server.KEY=VALUE]... [--class 'NAME: ERE']... [--no-defaults] "
+      "[--examples N] [--lines] [LOG...]",
+      "the run's log watcher over existing logs: lines per class, to tune log_class",
+      cmd_logscan, "-c= --set= --class= --no-defaults --examples= --lines", 0, NULL },
     { "config-example", "",
       "print an INI file with every key of run at its default",
       do_config_example, "", 0, NULL },

@@ -52,6 +52,9 @@ struct reader {
     char *part;                 /* the line read so far, waiting for its newline */
     size_t plen;
     int overlong, skip_first, in_trace;
+    uint64_t lineno;            /* lines ended so far (logwatch_scan_file) */
+    logwatch_line_fn line_fn;
+    void *line_ctx;
 };
 
 struct logfile {
@@ -468,7 +471,10 @@ static void end_line(struct logwatch *lw, struct reader *r, uint64_t now)
             r->part = xcalloc(1, MAX_LINE + 1);
         r->part[n] = 0;
         count_line(lw, r->part, &r->in_trace, now);
+        if (r->line_fn)
+            r->line_fn(r->line_ctx, r->lineno + 1, r->part);
     }
+    r->lineno++;
     r->plen = 0;
     r->overlong = 0;
 }
@@ -507,6 +513,24 @@ static void drain(struct logwatch *lw, struct reader *r, uint64_t now)
             return;
         consume(lw, r, lw->chunk, (size_t)got, now);
     }
+}
+
+int logwatch_scan_file(struct logwatch *lw, const char *path, uint64_t now_ns, logwatch_line_fn fn, void *ctx,
+                       char *err, size_t errlen)
+{
+    struct logfile f = { .path = (char *)path };
+    char why[200];
+    if (open_log(&f, 0, why, sizeof why) < 0) {
+        snprintf(err, errlen, "%s: %s", path, why);
+        return -1;
+    }
+    f.cur.line_fn = fn;
+    f.cur.line_ctx = ctx;
+    drain(lw, &f.cur, now_ns);
+    if (f.cur.plen)             /* a last line without its newline is still a line */
+        end_line(lw, &f.cur, now_ns);
+    reader_close(&f.cur);
+    return 0;
 }
 
 /* After a copytruncate, the lines written between our last read and the copy are in

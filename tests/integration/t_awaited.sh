@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# A log and a queue directory that do not exist when the run starts (Exim creates
+# paniclog on its first write and spool/input with its first message): the run
+# warns and goes on, reads the log from its first line once it appears and counts
+# its hits, and counts the queue in messages once it exists. Against the demo (the
+# reference server mailsoak starts itself), the late files made by this test.
+source "$(dirname "$0")/lib.sh"
+command -v jq >/dev/null || { echo "skip: needs jq" >&2; exit 77; }
+
+LOG=$WORK/late/paniclog           # its directory does not exist either
+SPOOL=$WORK/exim4
+(
+    sleep 1.5
+    mkdir -p "$WORK/late"
+    printf 'LATE-MARKER-1 written before anyone read the file\nLATE-MARKER-2\n' >>"$LOG"
+    mkdir -p "$SPOOL"
+    cp -r "$TOP/tests/fixtures/queue/exim/input" "$TOP/tests/fixtures/queue/exim/msglog" "$SPOOL/"
+    sleep 1.5
+    printf 'not a marker\nLATE-MARKER-3 appended later\n' >>"$LOG"
+) &
+writer=$!
+TMPDIR=$WORK "$MAILSOAK" run --duration 4s --drain 2s --set "server.log=$LOG" --set "server.spool_dir=$SPOOL" \
+    --set "server.log_class=late: LATE-MARKER-[0-9]+" --json "$WORK/run.json" >"$WORK/table.txt" 2>"$WORK/err.txt"
+rc=$?
+wait $writer
+cat "$WORK/err.txt"
+check "run exits 0" eq "$rc" 0
+check "a warning for the log" grep -q "server.log: $LOG does not exist yet" "$WORK/err.txt"
+check "a warning for the spool" grep -q "server.spool_dir: $SPOOL does not exist yet" "$WORK/err.txt"
+check "every line of the late log counted" eq "$(jget "$WORK/run.json" .summary.log_classes.late.count)" 3
+check "its first line among the examples" \
+    eq "$(jget "$WORK/run.json" '.summary.log_classes.late.examples[0].line')" \
+    "LATE-MARKER-1 written before anyone read the file"
+check "the log's appearance is an event" \
+    eq "$(jget "$WORK/run.json" '[.events[] | select(.kind == "log_appeared")] | length')" 1
+check "both were awaited on the timeline" \
+    eq "$(jget "$WORK/run.json" '[.events[] | select(.kind == "awaited")] | length')" 2
+check "the late queue counted in messages (4 -H files of 9)" eq "$(jget "$WORK/run.json" .summary.spool)" 4
+finish
