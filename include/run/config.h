@@ -5,6 +5,7 @@
 #define MS_CONFIG_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "lib/opts.h"
 #include "lib/units.h"
@@ -27,6 +28,8 @@ struct server_config {
     struct strlist log_classes;                 /* "name: ERE" adds or replaces a class */
     int log_defaults;                           /* keep the built-in classes */
     uint64_t log_examples;                      /* first N lines kept per class */
+    struct strlist probes;                      /* [LABEL=]http://HOST:PORT: pulled, not sampled here */
+    char *probe_token;
 };
 
 struct config {
@@ -66,6 +69,10 @@ struct config {
 
     struct server_config server;
 
+    /* [probe]: `mailsoak probe` on the server's host */
+    char *probe_listen, *probe_token;
+    uint64_t probe_keep;                        /* ns */
+
     /* Workload shapes: [smtp] rate and ramp, size distribution, think time, source
      * addresses; [pop3] the share of retrieved mail that is deleted. */
     double rate, conn_rate, size_spread, delete_share;
@@ -85,6 +92,8 @@ int config_from_args(struct config *cfg, int argc, char **argv);
 /* The rules between keys, which no one key's bounds can say (a sender needs a
  * target; a TLS CA must load). 0, or -1 with "key: reason" in err. */
 int config_check(const struct config *cfg, char *err, size_t errlen);
+/* The same for another command of the same keys (mailsoak probe), with its usage. */
+int config_from_args_usage(struct config *cfg, int argc, char **argv, void (*usage_fn)(FILE *f));
 void config_free(struct config *cfg);
 
 #endif

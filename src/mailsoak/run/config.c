@@ -99,6 +99,12 @@ const struct opt config_opts[] = {
     { "server", "log_class", OPT_LIST, O(server.log_classes), NULL, NULL, "'name: ERE' adds a log class or replaces a built-in one; 'name/i: ERE' ignores case, 'name:' removes it", NULL },
     { "server", "log_defaults", OPT_BOOL, O(server.log_defaults), "yes", NULL, "keep the built-in log classes", NULL },
     { "server", "log_examples", OPT_COUNT, O(server.log_examples), "5", NULL, "matching lines kept per log class", NULL },
+    { "server", "probe", OPT_LIST, O(server.probes), NULL, "probe", "[LABEL=]http://HOST:PORT of a `mailsoak probe` on a server's host, pulled every sample_interval instead of sampling here (repeatable: one per host)", NULL },
+    { "server", "probe_token", OPT_SECRET, O(server.probe_token), "", NULL, "token the probes require (their probe.token)", NULL },
+
+    { "probe", "listen", OPT_STR, O(probe_listen), "127.0.0.1:9470", "listen", "mailsoak probe: serve /metrics and /samples on ADDR:PORT", NULL },
+    { "probe", "token", OPT_SECRET, O(probe_token), "", "token", "mailsoak probe: require 'Authorization: Bearer TOKEN' on every request", NULL },
+    { "probe", "keep", OPT_DURATION, O(probe_keep), "1h", NULL, "mailsoak probe: how long samples stay available to runs that pull them", NULL },
     { NULL, NULL, 0, 0, NULL, NULL, NULL, NULL },
 };
 
@@ -121,9 +127,9 @@ static int bare_flag(void *base, const char *arg)
     return 1;
 }
 
-int config_from_args(struct config *cfg, int argc, char **argv)
+int config_from_args_usage(struct config *cfg, int argc, char **argv, void (*usage_fn)(FILE *f))
 {
-    static const struct opts_cli cli = { .prog = "mailsoak", .usage = usage, .bare = bare_flag };
+    const struct opts_cli cli = { .prog = "mailsoak", .usage = usage_fn, .bare = bare_flag };
     memset(cfg, 0, sizeof *cfg);
     return opts_from_args(config_opts, cfg, argc, argv, &cli);
 }
@@ -152,6 +158,11 @@ int config_check(const struct config *cfg, char *err, size_t errlen)
         tls_ctx_free(t);
     }
     return 0;
+}
+
+int config_from_args(struct config *cfg, int argc, char **argv)
+{
+    return config_from_args_usage(cfg, argc, argv, usage);
 }
 
 void config_free(struct config *cfg)
