@@ -46,6 +46,7 @@
 #include <stdint.h>
 
 #include "probe/sample.h"
+#include "probe/series.h"
 #include "run/config.h"
 
 struct collector;
@@ -63,22 +64,26 @@ struct collector_opts {
     uint64_t start_ticks;       /* processes started before this (clock ticks after boot,
                                    as in /proc/PID/stat) bring I/O from before the run;
                                    0 = now */
+    uint64_t keep_ns;           /* drop samples older than this (mailsoak probe); 0 = keep all */
 };
 struct collector *collector_start_opts(const struct server_config *cfg, uint64_t t0_ns,
                                        const struct collector_opts *opts, char *err, size_t errlen);
 /* One sample now, in the caller's thread (manual collectors only). */
 void collector_sample(struct collector *c);
 
+/* For `mailsoak probe` (the sampler thread keeps running): asks the sampler for a
+ * sample now and waits for it (at most timeout_ns), unless the last one is younger
+ * than min_age_ns. 0 when a sample at least that fresh exists. */
+int collector_sample_fresh(struct collector *c, uint64_t min_age_ns, uint64_t timeout_ns);
+
 void collector_stop(struct collector *c);          /* takes a final sample, joins the thread */
 void collector_free(struct collector *c);
 
+/* The samples (probe/series.h); NULL for a collector that samples nothing. */
+struct series *collector_series(struct collector *c);
+
 /* Thread-safe snapshot for the live line every interval. */
-struct collector_now {
-    int active;
-    uint64_t mem, mem_peak, spool, store_messages, store_bytes, log_hits;
-    unsigned procs, crashes;
-};
-void collector_now(struct collector *c, struct collector_now *out);
+void collector_now(struct collector *c, struct series_now *out);
 
 /* Plain copies of what was measured (probe/sample.h), for the run's writers
  * (run/probe_output.h): the whole run so far; the interval (from_ns, to_ns] of the

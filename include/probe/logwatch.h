@@ -43,6 +43,11 @@ const char *logwatch_awaited(struct logwatch *lw, size_t i);
 typedef probe_event_fn logwatch_event_fn;
 void logwatch_on_event(struct logwatch *lw, logwatch_event_fn fn, void *ctx);
 
+/* Every line that matches a class, as it is counted (at most its first 1000 bytes,
+ * not NUL-terminated), called with the watcher's lock held: fn must not call back. */
+typedef void (*logwatch_match_fn)(void *ctx, size_t cls, uint64_t t_ns, const char *line, size_t n);
+void logwatch_on_match(struct logwatch *lw, logwatch_match_fn fn, void *ctx);
+
 /* Reads whatever the files gained since the last poll; matching lines are stamped now_ns. */
 void logwatch_poll(struct logwatch *lw, uint64_t now_ns);
 /* Reads a whole file from its first line through the same line splitting and

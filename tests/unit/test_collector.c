@@ -341,7 +341,7 @@ static void the_sampling_thread_counts_children_too(void **state)
         usleep(30000);
     }
     wait_two_samples(r.c);
-    struct collector_now now;
+    struct series_now now;
     collector_now(r.c, &now);
     assert_true(now.active);
     assert_true(now.procs >= 1 && now.procs <= 2);   /* a child may be alive at a sample */
@@ -383,7 +383,7 @@ static void a_crashed_child_caught_as_zombie_and_a_dead_master(void **state)
     json_t *s = summary_of(r.c);
     assert_int_equal(summary_u64(s, "server_crashes"), 2);
     json_decref(s);
-    struct collector_now now;
+    struct series_now now;
     collector_now(r.c, &now);
     assert_int_equal(now.crashes, 2);
     assert_int_equal(now.procs, 0);
@@ -502,7 +502,7 @@ static void accounting_as_members_come_and_go(void **state)
     fake(root, 102, 101, "cleanup", 'S', 2001, 1000, 50, 0);
     collector_sample(c);
     assert_int_equal(obytes(c), 350);
-    struct collector_now now;
+    struct series_now now;
     collector_now(c, &now);
     assert_int_equal(now.procs, 3);
     assert_int_equal(now.mem, (4000 + 1000 + 1000) * 1024);
@@ -620,7 +620,7 @@ static void spool_counts_queue_files_in_hashed_dirs(void **state)
     assert_int_equal(symlink("/etc/passwd", path), 0);     /* not a queue file */
     struct server_config cfg;
     struct collector *c = watch_dirs(&cfg, q, NULL, NULL);
-    struct collector_now now;
+    struct series_now now;
     collector_now(c, &now);
     assert_int_equal(now.spool, 5);
     put(q, "incoming/4Ml2Wd1x3Kz9vF", "x");
@@ -662,7 +662,7 @@ static void maildir_store(void **state)
     const char *formats[] = { "maildir", "auto" };
     for (int i = 0; i < 2; i++) {
         struct collector *c = watch_dirs(&cfg, NULL, m, formats[i]);
-        struct collector_now now;
+        struct series_now now;
         collector_now(c, &now);
         assert_int_equal(now.store_messages, 5);
         assert_int_equal(now.store_bytes, 1234 + 5 + 10 + 7 + 0);
@@ -683,7 +683,7 @@ static void sdbox_store(void **state)
     const char *formats[] = { "sdbox", "auto" };
     for (int i = 0; i < 2; i++) {
         struct collector *c = watch_dirs(&cfg, NULL, m, formats[i]);
-        struct collector_now now;
+        struct series_now now;
         collector_now(c, &now);
         assert_int_equal(now.store_messages, 3);
         assert_int_equal(now.store_bytes, 18);
@@ -711,7 +711,7 @@ static void copy_tree(const char *from, const char *to)
 static void mdbox_store_written_by_dovecot(void **state)
 {
     struct server_config cfg;
-    struct collector_now now;
+    struct series_now now;
     const char *formats[] = { "mdbox", "auto" };
     for (int i = 0; i < 2; i++) {
         struct collector *c = watch_dirs(&cfg, NULL, fixture("mdbox"), formats[i]);
@@ -740,7 +740,7 @@ static void mbox_store_and_its_cache(void **state)
 {
     struct server_config cfg;
     struct collector *c = watch_dirs(&cfg, NULL, fixture("mbox"), "mbox");
-    struct collector_now now;
+    struct series_now now;
     collector_now(c, &now);
     assert_int_equal(now.store_messages, 3 + 2 + 2 + 2);
     assert_int_equal(now.store_bytes, 652 + 123 + 114 + 3846);
@@ -843,7 +843,7 @@ static void bad_settings_name_the_key_and_value(void **state)
     /* Nothing to sample is not an error. */
     c = collector_start(&cfg, now_ns(), err, sizeof err);
     assert_non_null(c);
-    struct collector_now now;
+    struct series_now now;
     collector_now(c, &now);
     assert_false(now.active);
     char name[32], value[32];
@@ -876,7 +876,7 @@ static void log_hits_on_the_timeline(void **state)
     fclose(f);
     usleep(100000);
     uint64_t mid = now_ns();
-    struct collector_now now;
+    struct series_now now;
     collector_now(c, &now);
     assert_int_equal(now.log_hits, 1);
     f = fopen(log, "a");

@@ -33,36 +33,48 @@ struct collector {
     struct procset *procs;
     struct store *store;
     struct logwatch *lw;
-    size_t ncls;
+    size_t ncls, examples;
+    struct series *series;      /* the samples; thread-safe itself */
+    struct probe_events early;  /* events of the set-up, before the series exists */
 
     /* The sampler's own state (the thread, or the caller once the thread is joined). */
     uint64_t *hits_scratch;
+    struct series_line *lines;  /* matched since the last sample: the first `examples` per class */
+    size_t nlines, lines_cap;
+    size_t *lines_per_class;
 
-    /* Results, under mu. */
+    /* The thread, under mu. */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pthread_t thread;
     int thread_running, stopping, stopped;
-    struct probe_sample *s;
-    size_t ns, cap;
-    uint64_t *hits;             /* ns x ncls */
-    uint64_t mem_peak, pss_peak, spool_peak;
-    unsigned procs_peak;
-    struct probe_event *ev;
-    size_t nev;
+    uint64_t fresh_wanted, fresh_done, last_t;
 };
 
-/* Events come from the sampler's thread (procset, logwatch); readers copy them. */
+/* Events come from the sampler's thread (procset, logwatch), and during the set-up
+ * (a spool or log awaited) before the series that keeps them is made. */
 static void add_event(void *ctx, uint64_t t, const char *kind, const char *text)
 {
     struct collector *c = ctx;
-    pthread_mutex_lock(&c->mu);
-    c->ev = xrealloc(c->ev, (c->nev + 1) * sizeof *c->ev);
-    struct probe_event *e = &c->ev[c->nev++];
-    e->t = t;
-    snprintf(e->kind, sizeof e->kind, "%s", kind);
-    e->text = xstrdup(text);
-    pthread_mutex_unlock(&c->mu);
+    if (c->series) {
+        series_event(c->series, t, kind, text);
+        return;
+    }
+    struct probe_events *e = &c->early;
+    e->v = xrealloc(e->v, (e->n + 1) * sizeof *e->v);
+    e->v[e->n] = (struct probe_event){ .t = t, .text = xstrdup(text) };
+    snprintf(e->v[e->n++].kind, sizeof e->v[0].kind, "%s", kind);
+}
+
+/* A matching log line, on the sampler's thread while logwatch_poll() runs. */
+static void add_line(void *ctx, size_t cls, uint64_t t, const char *line, size_t n)
+{
+    struct collector *c = ctx;
+    if (cls >= c->ncls || c->lines_per_class[cls] >= c->examples)
+        return;
+    c->lines_per_class[cls]++;
+    c->lines = grow(c->lines, &c->lines_cap, c->nlines, 1, sizeof *c->lines);
+    c->lines[c->nlines++] = (struct series_line){ t, cls, xstrndup(line, n) };
 }
 
 /* ------------------------------------------------------------------------------ */
@@ -82,24 +94,12 @@ void collector_sample(struct collector *c)
         logwatch_poll(c->lw, s.t);
         s.log_lines = logwatch_take(c->lw, c->hits_scratch);
     }
-    pthread_mutex_lock(&c->mu);
-    if (c->ns == c->cap) {
-        c->cap = c->cap ? c->cap * 2 : 256;
-        c->s = xrealloc(c->s, c->cap * sizeof *c->s);
-        c->hits = xrealloc(c->hits, c->cap * (c->ncls ? c->ncls : 1) * sizeof *c->hits);
-    }
-    c->s[c->ns] = s;
+    series_add(c->series, &s, c->hits_scratch, c->lines, c->nlines);
+    c->nlines = 0;
     if (c->ncls)
-        memcpy(&c->hits[c->ns * c->ncls], c->hits_scratch, c->ncls * sizeof *c->hits);
-    c->ns++;
-    if (s.mem > c->mem_peak)
-        c->mem_peak = s.mem;
-    if (s.pss > c->pss_peak)
-        c->pss_peak = s.pss;
-    if (s.spool > c->spool_peak)
-        c->spool_peak = s.spool;
-    if (s.procs > c->procs_peak)
-        c->procs_peak = s.procs;
+        memset(c->lines_per_class, 0, c->ncls * sizeof *c->lines_per_class);
+    pthread_mutex_lock(&c->mu);
+    c->last_t = s.t;
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -110,11 +110,12 @@ static void *sampler(void *arg)
     pthread_mutex_lock(&c->mu);
     while (!c->stopping) {
         struct timespec ts = { (time_t)(next / 1000000000ull), (long)(next % 1000000000ull) };
-        pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+        if (c->fresh_wanted == c->fresh_done)
+            pthread_cond_timedwait(&c->cv, &c->mu, &ts);
         if (c->stopping)
             break;
-        uint64_t now = mono_ns();
-        if (now < next)
+        uint64_t now = mono_ns(), wanted = c->fresh_wanted;
+        if (now < next && wanted == c->fresh_done)
             continue;
         pthread_mutex_unlock(&c->mu);
         collector_sample(c);
@@ -123,9 +124,35 @@ static void *sampler(void *arg)
         while (next <= now)
             next += c->interval;
         pthread_mutex_lock(&c->mu);
+        c->fresh_done = wanted;
+        pthread_cond_broadcast(&c->cv);
     }
+    c->fresh_done = c->fresh_wanted;     /* nobody waits for a stopped sampler */
+    pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
     return NULL;
+}
+
+int collector_sample_fresh(struct collector *c, uint64_t min_age_ns, uint64_t timeout_ns)
+{
+    if (!c || !c->active)
+        return -1;
+    uint64_t deadline = mono_ns() + timeout_ns;
+    struct timespec ts = { (time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull) };
+    pthread_mutex_lock(&c->mu);
+    if (!c->thread_running || mono_ns() - c->last_t < min_age_ns) {
+        int ok = c->thread_running || c->stopped;
+        pthread_mutex_unlock(&c->mu);
+        return ok ? 0 : -1;
+    }
+    uint64_t want = ++c->fresh_wanted;
+    pthread_cond_broadcast(&c->cv);
+    int rc = 0;
+    while (c->fresh_done < want && rc == 0)
+        rc = pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+    int ok = c->fresh_done >= want;
+    pthread_mutex_unlock(&c->mu);
+    return ok ? 0 : -1;
 }
 
 /* ------------------------------------------------------------------------------ */
@@ -195,14 +222,30 @@ static int configure(struct collector *c, const struct server_config *cfg, const
         logwatch_on_event(c->lw, add_event, c);
         for (size_t i = 0; logwatch_awaited(c->lw, i); i++)
             awaited(c, "server.log", logwatch_awaited(c->lw, i), "read from its first line once it appears");
+        logwatch_on_match(c->lw, add_line, c);
         c->has_logs = 1;
         c->ncls = logwatch_nclasses(c->lw);
         c->hits_scratch = xcalloc(c->ncls, sizeof *c->hits_scratch);
+        c->lines_per_class = xcalloc(c->ncls, sizeof *c->lines_per_class);
     }
+    c->examples = (size_t)cfg->log_examples;
     if ((c->has_procs || c->has_spool || c->has_store || c->has_logs) && cfg->sample_interval == 0)
         return probe_fail(err, errlen, "server.sample_interval: must be above 0");
     c->interval = cfg->sample_interval;
     c->active = c->has_procs || c->has_spool || c->has_store || c->has_logs;
+    const char **names = xcalloc(c->ncls, sizeof *names);
+    for (size_t k = 0; k < c->ncls; k++)
+        names[k] = logwatch_class_name(c->lw, k);
+    struct series_opts so = {
+        .has = { c->active, c->has_procs, c->has_spool, c->has_store, c->has_logs },
+        .t0 = c->t0, .classes = names, .ncls = c->ncls, .examples = c->examples,
+        .keep_ns = opts ? opts->keep_ns : 0,
+    };
+    c->series = series_new(&so);
+    free(names);
+    for (size_t i = 0; i < c->early.n; i++)
+        series_event(c->series, c->early.v[i].t, c->early.v[i].kind, c->early.v[i].text);
+    probe_events_free(&c->early);
     return 0;
 }
 
@@ -277,122 +320,41 @@ void collector_free(struct collector *c)
     free(c->store_dirs);
     logwatch_free(c->lw);
     free(c->hits_scratch);
-    free(c->s);
-    free(c->hits);
-    for (size_t i = 0; i < c->nev; i++)
-        free(c->ev[i].text);
-    free(c->ev);
+    for (size_t i = 0; i < c->nlines; i++)
+        free(c->lines[i].line);
+    free(c->lines);
+    free(c->lines_per_class);
+    series_free(c->series);
+    probe_events_free(&c->early);
     pthread_cond_destroy(&c->cv);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
 
 /* ------------------------------------------------------------------------------ */
-/* What was measured, as plain data */
+/* What was measured, as plain data: cut from the series */
 
-static struct probe_has has_of(const struct collector *c)
+struct series *collector_series(struct collector *c)
 {
-    if (!c)
-        return (struct probe_has){ 0 };
-    return (struct probe_has){ c->active, c->has_procs, c->has_spool, c->has_store, c->has_logs };
+    return c && c->active ? c->series : NULL;
 }
 
-void collector_now(struct collector *c, struct collector_now *out)
+void collector_now(struct collector *c, struct series_now *out)
 {
-    memset(out, 0, sizeof *out);
-    if (!c || !c->active)
-        return;
-    pthread_mutex_lock(&c->mu);
-    out->active = 1;
-    if (c->ns) {
-        const struct probe_sample *s = &c->s[c->ns - 1];
-        out->mem = s->mem;
-        out->spool = s->spool;
-        out->store_messages = s->store_messages;
-        out->store_bytes = s->store_bytes;
-        out->procs = s->procs;
-        out->crashes = (unsigned)s->crashes;
-    }
-    out->mem_peak = c->mem_peak;
-    pthread_mutex_unlock(&c->mu);
-    out->log_hits = c->lw ? logwatch_total(c->lw) : 0;
+    series_now(collector_series(c), out);
 }
 
 void collector_summary(struct collector *c, struct probe_summary *out)
 {
-    memset(out, 0, sizeof *out);
-    out->has = has_of(c);
-    if (!c)
-        return;
-    out->t0 = c->t0;
-    pthread_mutex_lock(&c->mu);
-    if (c->ns) {
-        out->first = c->s[0];
-        out->last = c->s[c->ns - 1];
-    }
-    out->mem_peak = c->mem_peak;
-    out->pss_peak = c->pss_peak;
-    out->spool_peak = c->spool_peak;
-    out->procs_peak = c->procs_peak;
-    out->samples = c->ns;
-    pthread_mutex_unlock(&c->mu);
-    if (c->lw) {
-        out->log_hits = logwatch_total(c->lw);
-        out->ncls = logwatch_classes(c->lw, &out->classes);
-    }
-}
-
-/* Index of the last sample taken at or before t, or -1. */
-static ssize_t sample_at(const struct collector *c, uint64_t t)
-{
-    size_t lo = 0, hi = c->ns;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (c->s[mid].t <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return (ssize_t)lo - 1;
+    series_summary(collector_series(c), c ? c->t0 : 0, out);
 }
 
 void collector_interval(struct collector *c, uint64_t from_ns, uint64_t to_ns, struct probe_interval *out)
 {
-    memset(out, 0, sizeof *out);
-    out->has = has_of(c);
-    if (!c || !c->active)
-        return;
-    if (c->has_logs) {
-        out->ncls = c->ncls;
-        out->classes = xcalloc(c->ncls, sizeof *out->classes);
-        for (size_t k = 0; k < c->ncls; k++)
-            out->classes[k].name = xstrdup(logwatch_class_name(c->lw, k));
-    }
-    pthread_mutex_lock(&c->mu);
-    ssize_t a = sample_at(c, from_ns), b = sample_at(c, to_ns);
-    /* Before the first sample nothing had happened yet: the baseline stands in. */
-    if (c->ns) {
-        out->from = c->s[a < 0 ? 0 : a];
-        out->to = c->s[b < 0 ? 0 : b];
-    }
-    for (size_t k = 0; k < out->ncls; k++)
-        for (ssize_t i = a + 1; i <= b; i++)
-            out->classes[k].count += c->hits[(size_t)i * c->ncls + k];
-    pthread_mutex_unlock(&c->mu);
+    series_interval(collector_series(c), from_ns, to_ns, out);
 }
 
 void collector_events(struct collector *c, struct probe_events *out)
 {
-    memset(out, 0, sizeof *out);
-    if (!c)
-        return;
-    out->t0 = c->t0;
-    pthread_mutex_lock(&c->mu);
-    out->v = xcalloc(c->nev, sizeof *out->v);
-    for (size_t i = 0; i < c->nev; i++) {
-        out->v[i] = c->ev[i];
-        out->v[i].text = xstrdup(c->ev[i].text);
-    }
-    out->n = c->nev;
-    pthread_mutex_unlock(&c->mu);
+    series_events(c ? c->series : NULL, c ? c->t0 : 0, out);
 }

@@ -80,6 +80,8 @@ struct logwatch {
     uint64_t total, total_pending;
     logwatch_event_fn on_event;
     void *event_ctx;
+    logwatch_match_fn on_match;
+    void *match_ctx;
     char *chunk;
 };
 
@@ -398,6 +400,12 @@ void logwatch_on_event(struct logwatch *lw, logwatch_event_fn fn, void *ctx)
 }
 
 /* Rotations and truncations, to the watcher's listener (a macro: C cannot pass "..." on). */
+void logwatch_on_match(struct logwatch *lw, logwatch_match_fn fn, void *ctx)
+{
+    lw->on_match = fn;
+    lw->match_ctx = ctx;
+}
+
 #define event(lw, ...) probe_eventf((lw)->on_event, (lw)->event_ctx, __VA_ARGS__)
 
 static int class_matches(const struct lclass *c, const char *line)
@@ -422,6 +430,10 @@ static void count_line(struct logwatch *lw, char *line, int *in_trace, uint64_t 
         any = 1;
         c->count++;
         c->pending++;
+        if (lw->on_match) {
+            size_t n = strlen(line);
+            lw->on_match(lw->match_ctx, i, now, line, n < EXAMPLE_BYTES ? n : EXAMPLE_BYTES);
+        }
         if (c->nex < lw->examples) {
             if (!c->ex)
                 c->ex = xcalloc(lw->examples, sizeof *c->ex);

@@ -241,7 +241,7 @@ static void interval(struct controller *ct, int phase, int live)
 
     if (live) {
         char a[16], b[16], srv[96] = "";
-        struct collector_now cn;
+        struct series_now cn;
         collector_now(ct->col, &cn);
         /* what is not measured is not shown, rather than shown as 0 */
         const struct server_config *sc = &r->cfg->server;
@@ -389,7 +389,7 @@ static int queue_settled(struct controller *ct, int fresh)
         return 1;
     if (!sc->spool_dirs.n)
         return 1;
-    struct collector_now cn;
+    struct series_now cn;
     collector_now(ct->col, &cn);
     return cn.active && cn.spool == 0;
 }
@@ -462,7 +462,7 @@ static int next_phase(struct controller *ct, int phase, uint64_t now, uint64_t p
     }
     if (phase == PH_DRAIN) {
         /* While the server's queue holds mail its mailboxes are not final. */
-        struct collector_now cn;
+        struct series_now cn;
         collector_now(ct->col, &cn);
         int queue_busy = cn.active && cfg->server.spool_dirs.n && cn.spool > 0;
         int done = senders_open(ct) == 0 && atomic_load(&r->ledger.owed_total) <= 0 && !queue_busy;
