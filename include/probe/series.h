@@ -45,11 +45,13 @@ void series_event(void *ctx, uint64_t t, const char *kind, const char *text);
 
 struct probe_has series_has(const struct series *s);
 size_t series_nclasses(const struct series *s);
+size_t series_examples(const struct series *s);
 const char *series_class(const struct series *s, size_t i);
 /* The live line's figures: the last sample, the peak of mem, crashes and log hits
  * since the baseline. */
 struct series_now {
     int active;
+    struct probe_has has;
     uint64_t mem, mem_peak, spool, store_messages, store_bytes, log_hits;
     unsigned procs, crashes;
 };

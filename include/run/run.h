@@ -10,7 +10,7 @@
 #include "engine/stats.h"
 #include "engine/worker.h"
 
-struct collector;
+struct servers;
 
 #define LOST_EXAMPLES_MAX 10
 
@@ -35,7 +35,7 @@ struct run_result {
     struct err_examples corrupt;
     struct ledger_outcome lo;
     json_t *timeline, *events;
-    struct collector *col;
+    struct servers *srv;             /* the server side: local collector and/or probes */
     int settled;                     /* a sweep pass began after the server settled */
     unsigned sweep_passes;
     unsigned nlost_ex;

@@ -27,12 +27,17 @@ static void puts_(struct prom *p, const char *s)
 static void putf(struct prom *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void putf(struct prom *p, const char *fmt, ...)
 {
-    char b[64];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(b, sizeof b, fmt, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    put(p, b, n < 0 ? 0 : (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
+    if (n <= 0)
+        return;
+    p->buf = grow(p->buf, &p->cap, p->len, (size_t)n + 1, 1);
+    va_start(ap, fmt);
+    vsnprintf(p->buf + p->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    p->len += (size_t)n;
 }
 
 /* HELP text escapes backslash and newline; a label value also the double quote. */

@@ -8,6 +8,7 @@
 #include "analyse/merge.h"
 #include "analyse/report.h"
 #include "preflight/check.h"
+#include "probe/serve.h"
 #include "run/config.h"
 #include "run/docs.h"
 #include "run/logscan.h"
@@ -21,6 +22,11 @@ static int do_run(int argc, char **argv)
 static int do_check(int argc, char **argv)
 {
     return cmd_check(argc - 1, argv + 1);
+}
+
+static int do_probe(int argc, char **argv)
+{
+    return cmd_probe(argc - 1, argv + 1);
 }
 
 static int do_config_example(int argc, char **argv)
@@ -62,6 +68,9 @@ static const struct command commands[] = {
       "[--examples N] [--lines] [LOG...]",
       "the run's log watcher over existing logs: lines per class, to tune log_class",
       cmd_logscan, "-c= --set= --class= --no-defaults --examples= --lines", 0, NULL },
+    { "probe", "[-c FILE]... [--listen ADDR:PORT] [--token TOKEN] [--set server.KEY=VALUE]...",
+      "measure the server on its own host; serve the samples to Prometheus and to runs elsewhere",
+      do_probe, "--listen= --token=", 1, NULL },
     { "config-example", "",
       "print an INI file with every key of run at its default",
       do_config_example, "", 0, NULL },

@@ -163,6 +163,11 @@ size_t series_nclasses(const struct series *s)
     return s->ncls;
 }
 
+size_t series_examples(const struct series *s)
+{
+    return s->examples;
+}
+
 const char *series_class(const struct series *s, size_t i)
 {
     return s->cls[i];
@@ -196,6 +201,7 @@ void series_now(struct series *s, struct series_now *out)
     if (!s || !s->has.active)
         return;
     out->active = 1;
+    out->has = s->has;
     pthread_mutex_lock(&s->mu);
     if (s->n) {
         size_t a = baseline(s, s->t0);

@@ -10,11 +10,12 @@
 
 #include "analyse/escape.h"
 #include "analyse/latency.h"
+#include "lib/alloc.h"
 #include "lib/atomicfile.h"
 #include "lib/version.h"
-#include "probe/collector.h"
 #include "run/config.h"
 #include "run/probe_output.h"
+#include "run/servers.h"
 #include "run/run.h"
 
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
@@ -196,7 +197,7 @@ json_t *result_json(const struct run_result *r)
      * them once per server instead of adding them up over the shards. */
     json_t *load_part = json_copy(s), *server_keys = json_array();
     struct probe_summary ps;
-    collector_summary(r->col, &ps);
+    servers_summary(r->srv, &ps);
     probe_json_summary(&ps, s);
     probe_summary_free(&ps);
     const char *key;
@@ -206,6 +207,9 @@ json_t *result_json(const struct run_result *r)
             json_array_append_new(server_keys, json_string(key));
     json_decref(load_part);
     json_object_set_new(root, "server_keys", server_keys);
+    json_t *servers = servers_json(r->srv);   /* per host, with probes or several sources */
+    if (servers)
+        json_object_set_new(root, "servers", servers);
     json_object_set_new(root, "summary", s);
     json_object_set_new(root, "timeline", json_incref(r->timeline));
     json_object_set_new(root, "events", json_incref(r->events));
@@ -233,7 +237,7 @@ void result_table(FILE *f, const struct run_result *r)
     /* the server's rows, in the classic comparison's order */
     char name[32], value[32];
     struct probe_summary ps;
-    collector_summary(r->col, &ps);
+    servers_summary(r->srv, &ps);
     for (int i = 0; probe_table_row(&ps, i, name, sizeof name, value, sizeof value); i++)
         row(f, name, value);
     probe_summary_free(&ps);
@@ -280,6 +284,25 @@ void result_table(FILE *f, const struct run_result *r)
             fprintf(f, "  %s %s for %s: accepted at %.1f s, not in its mailbox read in full at %.1f s\n", id, mid,
                     r->run->users.v[x->user].addr, x->accepted_ms / 1e3, x->read_ms / 1e3);
         }
+    }
+    size_t nsrc = servers_count(r->srv);
+    if (nsrc > 1) {                  /* several server hosts: each one's rows, side by side */
+        fprintf(f, "\nserver side by source\n%-12s", "");
+        for (size_t k = 0; k < nsrc; k++)
+            fprintf(f, " %12.12s", servers_label(r->srv, k));
+        fputc('\n', f);
+        struct probe_summary *each = xcalloc(nsrc, sizeof *each);
+        for (size_t k = 0; k < nsrc; k++)
+            servers_source_summary(r->srv, k, &each[k]);
+        for (int i = 0; probe_table_row(&each[0], i, name, sizeof name, value, sizeof value); i++) {
+            fprintf(f, "%-12s", name);
+            for (size_t k = 0; k < nsrc; k++)
+                fprintf(f, " %12s", probe_table_row(&each[k], i, name, sizeof name, value, sizeof value) ? value : "-");
+            fputc('\n', f);
+        }
+        for (size_t k = 0; k < nsrc; k++)
+            probe_summary_free(&each[k]);
+        free(each);
     }
     if (r->corrupt.n) {
         fprintf(f, "\ncorrupted messages (first %u)\n", r->corrupt.n);

@@ -20,11 +20,11 @@
 #include "analyse/latency.h"
 #include "run/config.h"
 #include "preflight/check.h"
-#include "probe/collector.h"
 #include "probe/spool.h"
 #include "run/embedded.h"
 #include "run/metrics.h"
 #include "run/probe_output.h"
+#include "run/servers.h"
 #include "lib/tls.h"
 
 static volatile sig_atomic_t stop_signal;   /* the one mutable global besides the config */
@@ -149,7 +149,7 @@ struct controller {
     struct err_count prev_err[ERR_CLASSES_MAX];
     uint64_t prev_t;
     json_t *timeline;
-    struct collector *col;
+    struct servers *srv;
     struct spool *queue;             /* its own reading of [server] spool_dir, or NULL */
     struct hist *lat;                /* LAT_COUNT, merged per interval; too big for the stack */
     struct run_metrics *metrics;     /* --metrics, or NULL */
@@ -234,7 +234,7 @@ static void interval(struct controller *ct, int phase, int live)
             json_object_set_new(lj, lat_names[k], latency_json(&lat[k]));
     json_object_set_new(e, "latency", lj);
     struct probe_interval iv;
-    collector_interval(ct->col, ct->prev_t, now, &iv);
+    servers_interval(ct->srv, ct->prev_t, now, &iv);
     probe_json_interval(&iv, e);
     probe_interval_free(&iv);
     json_array_append_new(ct->timeline, e);
@@ -242,13 +242,12 @@ static void interval(struct controller *ct, int phase, int live)
     if (live) {
         char a[16], b[16], srv[96] = "";
         struct series_now cn;
-        collector_now(ct->col, &cn);
+        servers_now(ct->srv, &cn);
         /* what is not measured is not shown, rather than shown as 0 */
-        const struct server_config *sc = &r->cfg->server;
         char m[16], q[16];
-        if (cn.active && sc->pids.n + sc->pidfiles.n + sc->processes.n)
+        if (cn.has.procs)
             snprintf(srv, sizeof srv, "  | mem %s", fmt_bytes(m, sizeof m, (double)cn.mem));
-        if (cn.active && sc->spool_dirs.n)
+        if (cn.has.spool)
             snprintf(srv + strlen(srv), sizeof srv - strlen(srv), "%s spool %s", srv[0] ? " " : "  |",
                      fmt_count(q, sizeof q, (double)cn.spool));
         fprintf(stderr, "[%6.0fs %-5s] sent %s (%.0f/s)  read %s (%.0f/s)  errors %llu  conns %llu  unread %lld%s\n",
@@ -384,14 +383,11 @@ static int read_queue(struct controller *ct, int fresh)
  * with no spool known, only the mailboxes can tell (1). */
 static int queue_settled(struct controller *ct, int fresh)
 {
-    const struct server_config *sc = &ct->run->cfg->server;
     if (read_queue(ct, fresh) >= 0)
         return 1;
-    if (!sc->spool_dirs.n)
-        return 1;
     struct series_now cn;
-    collector_now(ct->col, &cn);
-    return cn.active && cn.spool == 0;
+    servers_now(ct->srv, &cn);
+    return !cn.has.spool || cn.spool == 0;
 }
 
 static void start_pass(struct controller *ct, uint64_t now)
@@ -463,8 +459,8 @@ static int next_phase(struct controller *ct, int phase, uint64_t now, uint64_t p
     if (phase == PH_DRAIN) {
         /* While the server's queue holds mail its mailboxes are not final. */
         struct series_now cn;
-        collector_now(ct->col, &cn);
-        int queue_busy = cn.active && cfg->server.spool_dirs.n && cn.spool > 0;
+        servers_now(ct->srv, &cn);
+        int queue_busy = cn.has.spool && cn.spool > 0;
         int done = senders_open(ct) == 0 && atomic_load(&r->ledger.owed_total) <= 0 && !queue_busy;
         if (!done && now - phase_start < cfg->drain)
             return PH_DRAIN;
@@ -590,8 +586,8 @@ static int run_soak(const struct config *cfg)
     clock_gettime(CLOCK_REALTIME, &rt);
     r->t0_unix_ms = (uint64_t)rt.tv_sec * 1000 + (uint64_t)rt.tv_nsec / 1000000;
     /* The server side is sampled on its own thread, on the same clock. */
-    res->col = ct.col = collector_start(&cfg->server, r->t0, err, sizeof err);
-    if (!res->col) {
+    res->srv = ct.srv = servers_start(cfg, r->t0, err, sizeof err);
+    if (!res->srv) {
         fprintf(stderr, "mailsoak: %s\n", err);
         rc = 2;
         goto out;
@@ -662,7 +658,7 @@ static int run_soak(const struct config *cfg)
             send_end = now;
         if (next == PH_STOP) {
             phase_was_sweep = phase == PH_SWEEP;
-            collector_stop(ct.col);
+            servers_stop(ct.srv);
         }  /* its last sample belongs in the last interval */
         if (next != phase || now >= next_iv) {
             interval(&ct, phase, 1);
@@ -689,7 +685,7 @@ static int run_soak(const struct config *cfg)
     res->timeline = ct.timeline;
     merge_totals(res, w, nw);
     struct probe_events pe;
-    collector_events(res->col, &pe);
+    servers_events(res->srv, &pe);
     probe_json_events(&pe, res->events);
     probe_events_free(&pe);
     /* The verdicts: a pass that began after the server settled proves what it did
@@ -727,7 +723,7 @@ out:
     free(ct.lat);
     metrics_stop(ct.metrics);
     free(ct.lat_cum);
-    collector_free(res->col);
+    servers_free(res->srv);
     spool_free(ct.queue);
     json_decref(ct.timeline);
     json_decref(res->events);

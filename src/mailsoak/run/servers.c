@@ -1,0 +1,292 @@
+/* servers: the run's server side over its sources (see servers.h). A source is a
+ * series and the offset of its clock from the run's: 0 for the local collector,
+ * the probe's estimate for a remote one. Every cut is asked of each source on its
+ * own clock and the results are added up on ours. */
+#include "run/servers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/alloc.h"
+#include "probe/collector.h"
+#include "run/probe_output.h"
+#include "run/remote.h"
+
+struct source {
+    const char *label;
+    struct collector *col;           /* one of the two */
+    struct remote *rem;
+};
+
+struct servers {
+    uint64_t t0;
+    size_t examples;
+    struct source *v;
+    size_t n;
+};
+
+static struct series *series_of(const struct source *x)
+{
+    return x->col ? collector_series(x->col) : remote_series(x->rem);
+}
+
+static int64_t offset_of(const struct source *x)
+{
+    return x->rem ? remote_offset(x->rem) : 0;
+}
+
+/* A run time on the source's clock, and back. */
+static uint64_t to_src(const struct source *x, uint64_t t)
+{
+    return (uint64_t)((int64_t)t + offset_of(x));
+}
+
+static uint64_t from_src(int64_t off, uint64_t t)
+{
+    return (uint64_t)((int64_t)t - off);
+}
+
+struct servers *servers_start(const struct config *cfg, uint64_t t0, char *err, size_t errlen)
+{
+    struct servers *s = xcalloc(1, sizeof *s);
+    const struct server_config *sc = &cfg->server;
+    s->t0 = t0;
+    s->examples = (size_t)sc->log_examples;
+    s->v = xcalloc(sc->probes.n + 1, sizeof *s->v);
+    struct collector *col = collector_start(sc, t0, err, errlen);
+    if (!col) {
+        servers_free(s);
+        return NULL;
+    }
+    if (collector_series(col) || !sc->probes.n)
+        s->v[s->n++] = (struct source){ .label = "local", .col = col };
+    else
+        collector_free(col);         /* only probes: nothing to sample here */
+    for (size_t i = 0; i < sc->probes.n; i++) {
+        char why[500];
+        struct remote *r = remote_start(sc->probes.v[i], sc->probe_token, s->examples, sc->sample_interval, why,
+                                        sizeof why);
+        if (!r) {
+            snprintf(err, errlen, "server.probe: %s", why);
+            servers_free(s);
+            return NULL;
+        }
+        s->v[s->n++] = (struct source){ .label = remote_label(r), .rem = r };
+        for (size_t k = 0; k + 1 < s->n; k++)
+            if (!strcmp(s->v[k].label, s->v[s->n - 1].label)) {
+                snprintf(err, errlen, "server.probe: two sources labelled '%s'", s->v[k].label);
+                servers_free(s);
+                return NULL;
+            }
+    }
+    return s;
+}
+
+void servers_stop(struct servers *s)
+{
+    for (size_t i = 0; s && i < s->n; i++) {
+        if (s->v[i].col)
+            collector_stop(s->v[i].col);
+        else
+            remote_stop(s->v[i].rem);
+    }
+}
+
+void servers_free(struct servers *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++) {
+        collector_free(s->v[i].col);
+        remote_free(s->v[i].rem);
+    }
+    free(s->v);
+    free(s);
+}
+
+static void has_add(struct probe_has *a, const struct probe_has *b)
+{
+    a->active |= b->active;
+    a->procs |= b->procs;
+    a->spool |= b->spool;
+    a->store |= b->store;
+    a->logs |= b->logs;
+}
+
+static void sample_add(struct probe_sample *a, const struct probe_sample *b)
+{
+    a->mem += b->mem;
+    a->pss += b->pss;
+    a->spool += b->spool;
+    a->store_messages += b->store_messages;
+    a->store_bytes += b->store_bytes;
+    a->log_lines += b->log_lines;
+    a->crashes += b->crashes;
+    a->procs += b->procs;
+    proc_io_add(&a->io, &b->io);
+}
+
+static int by_t(const void *a, const void *b)
+{
+    const struct probe_example *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* Adds src's classes (times shifted by -off onto the run's clock) to dst by name;
+ * examples stay the first `examples` in time. src is emptied. */
+static void classes_add(struct probe_class **dst, size_t *ndst, struct probe_class *src, size_t nsrc, int64_t off,
+                        size_t examples)
+{
+    for (size_t i = 0; i < nsrc; i++) {
+        struct probe_class *c = NULL;
+        for (size_t k = 0; k < *ndst && !c; k++)
+            if (!strcmp((*dst)[k].name, src[i].name))
+                c = &(*dst)[k];
+        if (!c) {
+            *dst = xrealloc(*dst, (*ndst + 1) * sizeof **dst);
+            c = &(*dst)[(*ndst)++];
+            *c = (struct probe_class){ .name = xstrdup(src[i].name) };
+        }
+        c->count += src[i].count;
+        c->ex = xrealloc(c->ex, (c->nex + src[i].nex) * sizeof *c->ex);
+        for (size_t j = 0; j < src[i].nex; j++) {
+            c->ex[c->nex] = src[i].ex[j];
+            c->ex[c->nex++].t = from_src(off, src[i].ex[j].t);
+            src[i].ex[j].line = NULL;
+        }
+        qsort(c->ex, c->nex, sizeof *c->ex, by_t);
+        for (; c->nex > examples; c->nex--)
+            free(c->ex[c->nex - 1].line);
+    }
+}
+
+void servers_now(struct servers *s, struct series_now *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; s && i < s->n; i++) {
+        struct series_now x;
+        series_now(series_of(&s->v[i]), &x);
+        out->active |= x.active;
+        has_add(&out->has, &x.has);
+        out->mem += x.mem;
+        out->mem_peak += x.mem_peak;
+        out->spool += x.spool;
+        out->store_messages += x.store_messages;
+        out->store_bytes += x.store_bytes;
+        out->log_hits += x.log_hits;
+        out->procs += x.procs;
+        out->crashes += x.crashes;
+    }
+}
+
+void servers_summary(struct servers *s, struct probe_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!s)
+        return;
+    out->t0 = s->t0;
+    for (size_t i = 0; i < s->n; i++) {
+        struct probe_summary x;
+        int64_t off = offset_of(&s->v[i]);
+        series_summary(series_of(&s->v[i]), to_src(&s->v[i], s->t0), &x);
+        has_add(&out->has, &x.has);
+        sample_add(&out->first, &x.first);
+        sample_add(&out->last, &x.last);
+        out->mem_peak += x.mem_peak;
+        out->pss_peak += x.pss_peak;
+        out->spool_peak += x.spool_peak;
+        out->procs_peak += x.procs_peak;
+        out->samples += x.samples;
+        out->log_hits += x.log_hits;
+        classes_add(&out->classes, &out->ncls, x.classes, x.ncls, off, s->examples);
+        probe_summary_free(&x);
+    }
+}
+
+void servers_interval(struct servers *s, uint64_t from, uint64_t to, struct probe_interval *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; s && i < s->n; i++) {
+        struct probe_interval x;
+        series_interval(series_of(&s->v[i]), to_src(&s->v[i], from), to_src(&s->v[i], to), &x);
+        has_add(&out->has, &x.has);
+        sample_add(&out->from, &x.from);
+        sample_add(&out->to, &x.to);
+        classes_add(&out->classes, &out->ncls, x.classes, x.ncls, 0, 0);
+        probe_interval_free(&x);
+    }
+}
+
+static int event_by_t(const void *a, const void *b)
+{
+    const struct probe_event *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+void servers_events(struct servers *s, struct probe_events *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!s)
+        return;
+    out->t0 = s->t0;
+    for (size_t i = 0; i < s->n; i++) {
+        struct probe_events x;
+        int64_t off = offset_of(&s->v[i]);
+        series_events(series_of(&s->v[i]), 0, &x);
+        out->v = xrealloc(out->v, (out->n + x.n) * sizeof *out->v);
+        for (size_t j = 0; j < x.n; j++) {
+            struct probe_event *e = &out->v[out->n++];
+            *e = x.v[j];
+            e->t = from_src(off, x.v[j].t);
+            if (s->n > 1) {
+                size_t len = strlen(s->v[i].label) + strlen(x.v[j].text) + 3;
+                e->text = xmalloc(len);
+                snprintf(e->text, len, "%s: %s", s->v[i].label, x.v[j].text);
+                free(x.v[j].text);
+            }
+            x.v[j].text = NULL;
+        }
+        probe_events_free(&x);
+    }
+    qsort(out->v, out->n, sizeof *out->v, event_by_t);
+}
+
+size_t servers_count(const struct servers *s)
+{
+    return s ? s->n : 0;
+}
+
+const char *servers_label(const struct servers *s, size_t i)
+{
+    return s->v[i].label;
+}
+
+void servers_source_summary(struct servers *s, size_t i, struct probe_summary *out)
+{
+    series_summary(series_of(&s->v[i]), to_src(&s->v[i], s->t0), out);
+}
+
+json_t *servers_json(struct servers *s)
+{
+    if (!s || (s->n == 1 && s->v[0].col) || !s->n)
+        return NULL;
+    json_t *o = json_object();
+    for (size_t i = 0; i < s->n; i++) {
+        const struct source *x = &s->v[i];
+        json_t *j = json_object();
+        if (x->rem)
+            remote_json(x->rem, j);
+        struct probe_summary ps;
+        servers_source_summary(s, i, &ps);
+        probe_json_summary(&ps, j);
+        /* when this source's first and last samples were taken, on the run's clock:
+         * what two sources of one server differ by */
+        int64_t off = offset_of(x);
+        json_object_set_new(j, "window_s", json_pack("[f, f]", ((double)ps.first.t - (double)off - (double)s->t0) / 1e9,
+                                                     ((double)ps.last.t - (double)off - (double)s->t0) / 1e9));
+        probe_summary_free(&ps);
+        json_object_set_new(o, x->label, j);
+    }
+    return o;
+}
