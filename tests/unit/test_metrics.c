@@ -37,6 +37,23 @@ static void labels_escaped(void **st)
     free(s);
 }
 
+/* Names longer than any fixed buffer come out whole. */
+static void long_names(void **st)
+{
+    char name[201];
+    memset(name, 'n', 200);
+    name[200] = 0;
+    struct prom p = { 0 };
+    prom_family(&p, name, "counter", "help");
+    prom_u64(&p, name, 7, "k", name, NULL);
+    size_t len;
+    char *s = prom_take(&p, &len);
+    char want[1200];
+    snprintf(want, sizeof want, "# HELP %s help\n# TYPE %s counter\n%s{k=\"%s\"} 7\n", name, name, name, name);
+    assert_string_equal(s, want);
+    free(s);
+}
+
 static void histogram_shape(void **st)
 {
     struct prom p = { 0 };
@@ -179,6 +196,7 @@ int main(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(labels_escaped),
+        cmocka_unit_test(long_names),
         cmocka_unit_test(histogram_shape),
         cmocka_unit_test(buckets_exact),
         cmocka_unit_test(http_endpoint),

@@ -251,6 +251,9 @@ int wire_decode(struct wire_state *w, const char *body, size_t len, char *err, s
                      "the probe restarted: what the server did between its last sample before and its "
                      "first sample after the restart is not counted");
         snprintf(w->probe, sizeof w->probe, "%s", id);
+        /* Its clock is the host's and goes on, unless the host rebooted: then time
+         * starts again, and order is checked from its first sample on. */
+        w->last.t = 0;
         w->next = (struct wire_query){ .has_events = 1, .events = events_next };
         w->probe_now = now;
         rc = 0;
