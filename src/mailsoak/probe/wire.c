@@ -295,7 +295,8 @@ int wire_decode(struct wire_state *w, const char *body, size_t len, char *err, s
             w->gaps++;           /* the probe dropped samples we had not pulled */
         add_carry(w, &ds[k].x);
         series_add(w->series, &ds[k].x, ds[k].hits, ds[k].lines, ds[k].nlines);
-        ds[k].lines = NULL;      /* the series owns them now */
+        free(ds[k].lines);       /* the series owns the strings now, not the array */
+        ds[k].lines = NULL;
         ds[k].nlines = 0;
         w->last = ds[k].x;
     }
