@@ -302,7 +302,19 @@ static int resolve(struct queue *q, char *err, size_t errlen)
 
 int queue_check(struct queue *q, char *err, size_t errlen)
 {
-    return resolve(q, err, errlen);
+    int rc = resolve(q, err, errlen);
+    /* A queue we may not list would count as empty and settle every verdict: Postfix
+     * keeps its queues mode 0700 for its own user. */
+    for (size_t i = 0; rc == 0 && i < q->ndirs; i++) {
+        int fd = open(q->dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 && errno != ENOENT) {
+            snprintf(err, errlen, "%s: %s (run as root or as the MTA's user)", q->dirs[i], strerror(errno));
+            rc = -1;
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    return rc;
 }
 
 /* ------------------------------------------------------------------------------ */
