@@ -180,6 +180,13 @@ static void decide(struct queue *q, enum queue_format fmt, const char *layout)
     q->decided = 1;
 }
 
+/* The messages are in sub (NULL: the directory itself), kept in fmt. */
+static void use(struct queue *q, const char *sub, enum queue_format fmt, const char *layout)
+{
+    add_dir(q, sub, 0);
+    decide(q, fmt, layout);
+}
+
 static void use_postfix_root(struct queue *q)
 {
     for (int i = 0; postfix_queues[i]; i++)
@@ -235,30 +242,26 @@ static int resolve(struct queue *q, char *err, size_t errlen)
                  "it holds delivery logs, one per queued message" : "it holds Postfix's own state");
         rc = -1;
     } else {
+        /* Exim and OpenSMTPD: the spool root, or the message directory itself. */
+        int exim_r = has_dir(fd, "input"), smtpd_r = has_dir(fd, "queue");
         switch (q->asked) {
         case QUEUE_AUTO:
             if (root_pf)
                 use_postfix_root(q);
             else if (parent_pf && in_list(postfix_queues, base))
                 use_postfix_queue(q, base);
-            else if (exim_root(fd)) {
-                add_dir(q, "input", 0);
-                decide(q, QUEUE_EXIM, "exim spool directory");
-            } else if (!strcmp(base, "input") && exim_root(parent)) {
-                add_dir(q, NULL, 0);
-                decide(q, QUEUE_EXIM, "exim input directory");
-            } else if (smtpd_root(fd)) {
-                add_dir(q, "queue", 0);
-                decide(q, QUEUE_OPENSMTPD, "opensmtpd spool directory");
-            } else if (!strcmp(base, "queue") && smtpd_root(parent)) {
-                add_dir(q, NULL, 0);
-                decide(q, QUEUE_OPENSMTPD, "opensmtpd queue directory");
-            } else if (sendmail_name(base) || has_dir(fd, "qf")) {
-                add_dir(q, NULL, 0);
-                decide(q, QUEUE_SENDMAIL, "sendmail queue directory");
-            } else {
+            else if (exim_root(fd))
+                use(q, "input", QUEUE_EXIM, "exim spool directory");
+            else if (!strcmp(base, "input") && exim_root(parent))
+                use(q, NULL, QUEUE_EXIM, "exim input directory");
+            else if (smtpd_root(fd))
+                use(q, "queue", QUEUE_OPENSMTPD, "opensmtpd spool directory");
+            else if (!strcmp(base, "queue") && smtpd_root(parent))
+                use(q, NULL, QUEUE_OPENSMTPD, "opensmtpd queue directory");
+            else if (sendmail_name(base) || has_dir(fd, "qf"))
+                use(q, NULL, QUEUE_SENDMAIL, "sendmail queue directory");
+            else
                 add_dir(q, NULL, 0);     /* files until the names say more */
-            }
             break;
         case QUEUE_POSTFIX:
             if (root_pf)
@@ -267,30 +270,17 @@ static int resolve(struct queue *q, char *err, size_t errlen)
                 use_postfix_queue(q, base);
             break;
         case QUEUE_EXIM:
-            if (has_dir(fd, "input")) {
-                add_dir(q, "input", 0);
-                decide(q, QUEUE_EXIM, "exim spool directory");
-            } else {
-                add_dir(q, NULL, 0);
-                decide(q, QUEUE_EXIM, "exim input directory");
-            }
+            use(q, exim_r ? "input" : NULL, QUEUE_EXIM, exim_r ? "exim spool directory" : "exim input directory");
             break;
         case QUEUE_OPENSMTPD:
-            if (has_dir(fd, "queue")) {
-                add_dir(q, "queue", 0);
-                decide(q, QUEUE_OPENSMTPD, "opensmtpd spool directory");
-            } else {
-                add_dir(q, NULL, 0);
-                decide(q, QUEUE_OPENSMTPD, "opensmtpd queue directory");
-            }
+            use(q, smtpd_r ? "queue" : NULL, QUEUE_OPENSMTPD,
+                smtpd_r ? "opensmtpd spool directory" : "opensmtpd queue directory");
             break;
         case QUEUE_SENDMAIL:
-            add_dir(q, NULL, 0);
-            decide(q, QUEUE_SENDMAIL, "sendmail queue directory");
+            use(q, NULL, QUEUE_SENDMAIL, "sendmail queue directory");
             break;
         case QUEUE_FILES:
-            add_dir(q, NULL, 0);
-            decide(q, QUEUE_FILES, "files");
+            use(q, NULL, QUEUE_FILES, "files");
             break;
         }
     }
