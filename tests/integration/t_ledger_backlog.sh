@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The ledger's verdicts under a backlog, against the real Postfix + Dovecot: Postfix
+# accepts far faster than it delivers, so mail keeps reaching the mailboxes long
+# after the senders stop. "lost" must mean proven lost:
+#  1. No [server] section (mailsoak cannot see the queue): nothing is lost, and
+#     pending is exactly the mail of this run the mailboxes hold once the queue is
+#     delivered, counted by grep, not by mailsoak.
+#  2. Real losses under a backlog, with foreign mail, an earlier run's mail and mail
+#     kept on purpose (delete_share) in the store: exactly the removed messages are
+#     lost, and the CSV names exactly them.
+# LMTP delivery is held to one connection while the load runs, so the backlog
+# builds on any machine; bounded to a few thousand messages and about a minute.
+source "$(dirname "$0")/lib.sh"
+testbed_up maildir 100
+
+lmtp_concurrency() {
+    postconf -c "$POSTFIX_CONF" -e "lmtp_destination_concurrency_limit=$1" &&
+        postfix -c "$POSTFIX_CONF" reload >/dev/null 2>&1
+}
+normal_concurrency=$(postconf -c "$POSTFIX_CONF" -h lmtp_destination_concurrency_limit)
+# Files of this run (id $1) in the mailboxes, counted from the files themselves.
+in_store() {
+    find "$MAIL_DIR" -type f \( -path '*/cur/*' -o -path '*/new/*' \) -print0 |
+        xargs -0 -r grep -l -e "^X-Mailsoak-Id: $1-" | wc -l
+}
+outcomes_sum() { # file: the five outcomes, and pending's reasons
+    jq -r '.summary | "\(.delivered + .duplicated + .corrupted + .lost + .pending) \(.pending_queued + .pending_peeked + .pending_unswept + .pending_unsettled)"' "$1"
+}
+
+# 1. The classic workload, no [server]: the issue's case (there: lost 831, nothing
+# lost). The sweep cannot settle while Postfix still delivers.
+check "LMTP held to one connection" lmtp_concurrency 1
+"$MAILSOAK" run -c "$TOP/conf/james-393.conf" --users "$USERS_FILE" --smtp "127.0.0.1:$SMTP_PORT" \
+    --pop3 "127.0.0.1:$POP3_PORT" --messages 3000 --duration 60s --drain 2s --set run.sweep_timeout=8s \
+    --interval 5s --seed 5 --json "$WORK/a.json" >"$WORK/a.txt" 2>"$WORK/a.live"
+rc=$?
+cat "$WORK/a.txt"
+check "backlog run exits 0" eq "$rc" 0
+queue_end=$("$TOP/scripts/testbed" count --dir "$TB" | awk '$1 == "queue" {print $2}')
+check "a backlog was left in the queue at the end ($queue_end)" gt "$queue_end" 0
+lmtp_concurrency "$normal_concurrency"
+check "queue flushed" "$TOP/scripts/testbed" flush --dir "$TB" --timeout 180
+s() { jget "$WORK/$1.json" ".summary.$2"; }
+rid=$(jget "$WORK/a.json" .run_id)
+held=$(in_store "$rid")
+echo "sent=$(s a sent) read=$(s a read) late=$(s a late) pending=$(s a pending) lost=$(s a lost);" \
+    "queue at the end $queue_end; this run's mail in the mailboxes after the flush: $held"
+check "nothing lost" eq "$(s a lost)" 0
+check "pending = this run's mail left in the mailboxes ($held)" eq "$(s a pending)" "$held"
+check "sent = read + left in the mailboxes" eq "$(s a sent)" "$(($(s a read) + held))"
+check "the sweep read mail that arrived after the drain" gt "$(s a late)" 0
+check "not settled while Postfix delivered" eq "$(s a settled)" false
+check "outcomes add up to sent, reasons to pending" eq "$(outcomes_sum "$WORK/a.json")" "$(s a sent) $(s a pending)"
+
+# 2. The store also holds an earlier run's mail, foreign mail, and (once the readers
+# start) mail they keep on purpose. While the readers wait, K messages of this run
+# are removed from the mailboxes and the queue still holds most of the rest.
+K=4
+"$MAILSOAK" run --no-check --users "$USERS_FILE" --smtp "127.0.0.1:$SMTP_PORT" --pop3 "127.0.0.1:$POP3_PORT" \
+    --senders 2 --readers 0 --messages 40 --duration 20s --set run.sweep=no --json "$WORK/old.json" >/dev/null 2>&1
+old=$(jget "$WORK/old.json" .run_id)
+for u in 1 2 3 4 5; do
+    swaks --server 127.0.0.1 --port "$SMTP_PORT" -f someone@example.org -t "user000$u@$USER_DOMAIN" \
+        --body "not ours" --silent 2 >/dev/null 2>&1 || echo "swaks to user000$u failed"
+done
+check "earlier and foreign mail delivered" "$TOP/scripts/testbed" flush --dir "$TB" --timeout 60
+foreign_before=$(find "$MAIL_DIR" -type f \( -path '*/cur/*' -o -path '*/new/*' \) -print0 |
+    xargs -0 -r grep -L -e '^X-Mailsoak-Id: ' | wc -l)
+check "the store holds 5 foreign messages" eq "$foreign_before" 5
+
+lmtp_concurrency 1
+"$MAILSOAK" run --no-check --users "$USERS_FILE" --smtp "127.0.0.1:$SMTP_PORT" --pop3 "127.0.0.1:$POP3_PORT" \
+    --senders 10 --readers 4 --messages 600 --duration 60s --drain 8s --set pop3.start_after=5s \
+    --set pop3.delete_share=0.5 --seed 9 --interval 5s --json "$WORK/b.json" --ledger-csv "$WORK/b.csv" \
+    >"$WORK/b.txt" 2>"$WORK/b.live" &
+pid=$! t0=$EPOCHREALTIME
+# This run's files: ours (X-Mailsoak-Id), and neither the earlier run's nor those
+# the first part left.
+mine() {
+    find "$MAIL_DIR" -path '*/new/*' -type f -print0 | xargs -0 -r grep -l -e '^X-Mailsoak-Id: ' |
+        xargs -r grep -L -e "^X-Mailsoak-Id: $old-" -e "^X-Mailsoak-Id: $rid-" | sort
+}
+for _ in $(seq 1 40); do
+    mapfile -t files < <(mine)
+    ((${#files[@]} >= 20)) && break
+    sleep 0.1
+done
+queue_now=$("$TOP/scripts/testbed" count --dir "$TB" | awk '$1 == "queue" {print $2}')
+check "the queue holds a backlog while the losses are made ($queue_now)" gt "$queue_now" 100
+: >"$WORK/removed"
+for f in "${files[@]:0:K}"; do
+    grep -m1 '^X-Mailsoak-Id: ' "$f" | tr -d '\r' | awk '{print $2}' >>"$WORK/removed"
+    rm -f "$f"
+done
+elapsed=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+lmtp_concurrency "$normal_concurrency"   # the backlog drains during the sweep
+wait $pid
+rc=$?
+cat "$WORK/b.txt"
+check "run exits 0" eq "$rc" 0
+check "the files were removed before the readers started (${elapsed}s < 5s)" \
+    awk -v e="$elapsed" 'BEGIN { exit !(e < 4.5) }'
+check "the server settled within the sweep" eq "$(s b settled)" true
+check "lost = $K, exactly the removed messages" eq "$(s b lost)" $K
+check "pending = 0" eq "$(s b pending)" 0
+check "delivered = sent - $K" eq "$(s b delivered)" "$(($(s b sent) - K))"
+check "duplicated = 0" eq "$(s b duplicated)" 0
+check "corrupted = 0" eq "$(s b corrupted)" 0
+check "mail was kept on purpose (peeked)" gt "$(s b peeked)" 0
+check "outcomes add up to sent" eq "$(outcomes_sum "$WORK/b.json")" "$(s b sent) 0"
+check "the CSV's lost messages are the removed ones" \
+    eq "$(awk -F, '$6 == "lost" {print $1}' "$WORK/b.csv" | sort | tr '\n' ' ')" "$(sort "$WORK/removed" | tr '\n' ' ')"
+check "lost_examples name them too" \
+    eq "$(jq -r '.summary.lost_examples[].id' "$WORK/b.json" | sort | tr '\n' ' ')" "$(sort "$WORK/removed" | tr '\n' ' ')"
+check "foreign mail is left alone" eq "$(find "$MAIL_DIR" -type f \( -path '*/cur/*' -o -path '*/new/*' \) -print0 |
+    xargs -0 -r grep -L -e '^X-Mailsoak-Id: ' | wc -l)" 5
+finish
