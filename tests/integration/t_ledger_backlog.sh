@@ -5,11 +5,13 @@
 #  1. No [server] section (mailsoak cannot see the queue): nothing is lost, and
 #     pending is exactly the mail of this run the mailboxes hold once the queue is
 #     delivered, counted by grep, not by mailsoak.
-#  2. Real losses under a backlog, with foreign mail, an earlier run's mail and mail
+#  2. The same with [server] (the queue read per message): pending_queued is
+#     exactly what Postfix's queue holds at the end.
+#  3. Real losses under a backlog, with foreign mail, an earlier run's mail and mail
 #     kept on purpose (delete_share) in the store: exactly the removed messages are
 #     lost, and the CSV names exactly them.
 # LMTP delivery is held to one connection while the load runs, so the backlog
-# builds on any machine; bounded to a few thousand messages and about a minute.
+# builds on any machine; bounded to a few thousand messages and two minutes.
 source "$(dirname "$0")/lib.sh"
 testbed_up maildir 100
 
@@ -30,6 +32,7 @@ outcomes_sum() { # file: the five outcomes, and pending's reasons
 # 1. The classic workload, no [server]: the issue's case (there: lost 831, nothing
 # lost). The sweep cannot settle while Postfix still delivers.
 check "LMTP held to one connection" lmtp_concurrency 1
+s() { jget "$WORK/$1.json" ".summary.$2"; }
 "$MAILSOAK" run -c "$TOP/conf/james-393.conf" --users "$USERS_FILE" --smtp "127.0.0.1:$SMTP_PORT" \
     --pop3 "127.0.0.1:$POP3_PORT" --messages 3000 --duration 60s --drain 2s --set run.sweep_timeout=8s \
     --interval 5s --seed 5 --json "$WORK/a.json" >"$WORK/a.txt" 2>"$WORK/a.live"
@@ -40,7 +43,6 @@ queue_end=$("$TOP/scripts/testbed" count --dir "$TB" | awk '$1 == "queue" {print
 check "a backlog was left in the queue at the end ($queue_end)" gt "$queue_end" 0
 lmtp_concurrency "$normal_concurrency"
 check "queue flushed" "$TOP/scripts/testbed" flush --dir "$TB" --timeout 180
-s() { jget "$WORK/$1.json" ".summary.$2"; }
 rid=$(jget "$WORK/a.json" .run_id)
 held=$(in_store "$rid")
 echo "sent=$(s a sent) read=$(s a read) late=$(s a late) pending=$(s a pending) lost=$(s a lost);" \
@@ -52,7 +54,40 @@ check "the sweep read mail that arrived after the drain" gt "$(s a late)" 0
 check "not settled while Postfix delivered" eq "$(s a settled)" false
 check "outcomes add up to sent, reasons to pending" eq "$(outcomes_sum "$WORK/a.json")" "$(s a sent) $(s a pending)"
 
-# 2. The store also holds an earlier run's mail, foreign mail, and (once the readers
+# 2. The same with [server]: mailsoak reads the queue per message. Postfix holds
+# its delivery until all 3000 are queued, delivers for 4 s while the readers drain,
+# then holds it again, so the queue the run ends with is still there to count.
+defer_lmtp() {
+    postconf -c "$POSTFIX_CONF" -e "defer_transports = $1" && postfix -c "$POSTFIX_CONF" reload >/dev/null 2>&1
+}
+queued() { "$TOP/scripts/testbed" count --dir "$TB" | awk '$1 == "queue" {print $2}'; }
+check "delivery held" defer_lmtp lmtp
+"$MAILSOAK" run -c "$TOP/conf/james-393.conf" -c "$TB/mailsoak.conf" --messages 3000 --duration 60s \
+    --drain 5s --set run.sweep_timeout=6s --interval 5s --seed 6 --no-check --json "$WORK/q.json" \
+    >"$WORK/q.txt" 2>"$WORK/q.live" &
+pid=$!
+deadline=$((SECONDS + 60))
+while (($(queued) < 3000 && SECONDS < deadline)); do sleep 0.2; done
+check "all 3000 queued" eq "$(queued)" 3000
+defer_lmtp "" && postqueue -c "$POSTFIX_CONF" -f
+sleep 4
+check "delivery held again" defer_lmtp lmtp
+wait $pid
+rc=$?
+cat "$WORK/q.txt"
+check "run exits 0" eq "$rc" 0
+queue_end=$(queued)
+echo "pending_queued=$(s q pending_queued) queue=$queue_end pending=$(s q pending) read=$(s q read)"
+check "some delivered, some still queued ($queue_end)" awk -v q="$queue_end" 'BEGIN { exit !(q > 0 && q < 3000) }'
+check "pending_queued = Postfix's queue" eq "$(s q pending_queued)" "$queue_end"
+check "nothing lost" eq "$(s q lost)" 0
+check "outcomes add up to sent, reasons to pending" eq "$(outcomes_sum "$WORK/q.json")" "$(s q sent) $(s q pending)"
+defer_lmtp ""
+check "queue flushed" "$TOP/scripts/testbed" flush --dir "$TB" --timeout 180
+qid=$(jget "$WORK/q.json" .run_id)
+check "pending = this run's mail left in the mailboxes" eq "$(s q pending)" "$(in_store "$qid")"
+
+# 3. The store also holds an earlier run's mail, foreign mail, and (once the readers
 # start) mail they keep on purpose. While the readers wait, K messages of this run
 # are removed from the mailboxes and the queue still holds most of the rest.
 K=4
@@ -78,7 +113,7 @@ pid=$! t0=$EPOCHREALTIME
 # the first part left.
 mine() {
     find "$MAIL_DIR" -path '*/new/*' -type f -print0 | xargs -0 -r grep -l -e '^X-Mailsoak-Id: ' |
-        xargs -r grep -L -e "^X-Mailsoak-Id: $old-" -e "^X-Mailsoak-Id: $rid-" | sort
+        xargs -r grep -L -e "^X-Mailsoak-Id: $old-" -e "^X-Mailsoak-Id: $rid-" -e "^X-Mailsoak-Id: $qid-" | sort
 }
 for _ in $(seq 1 40); do
     mapfile -t files < <(mine)

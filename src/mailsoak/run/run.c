@@ -693,7 +693,11 @@ static int run_soak(const struct config *cfg)
      * pass; a signal proves nothing. */
     if (phase_was_sweep && !res->interrupted && !r->ledger.proof_pass && !ct.sw.ended && pass_proves(&ct))
         r->ledger.proof_pass = atomic_load(&r->sweep_pass);
-    read_queue(&ct, 0);              /* what the queue still holds is pending_queued */
+    /* What the queue still holds is pending_queued. With a proving pass the marks
+     * since it began must stay (they keep what reached a mailbox after its visit
+     * from being lost); without one nothing can be lost, and a fresh reading makes
+     * pending_queued exactly what the queue holds at the end. */
+    read_queue(&ct, !r->ledger.proof_pass);
     res->settled = r->ledger.proof_pass != 0;
     res->sweep_passes = atomic_load(&r->sweep_pass);
     ledger_outcome(&r->ledger, &res->lo);
