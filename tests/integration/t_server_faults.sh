@@ -107,6 +107,7 @@ expect ehlodelay errors 0; clean_ledger ehlodelay
 ehlo_max=$(awk '/"smtp.ehlo": \{/ { f = 1 } f && $1 == "\"max\":" { sub(/,/, "", $2); print $2; exit }' "$WORK/out.json")
 awk -v m="$ehlo_max" 'BEGIN { exit !(m >= 300) }' || fail "ehlodelay: smtp.ehlo max latency $ehlo_max ms < 300"
 expect_log ehlodelay 'reply delayed 300ms'
+[[ $(grep -c 'reply delayed 300ms' "$WORK/server.log") == 3 ]] || fail "ehlodelay: not exactly 3 delays logged"
 ok "smtp.ehlo delay 300ms x3 -> no error, EHLO max latency $ehlo_max ms"
 
 mapfile -t A < <(f smtp.connect.kind=disconnect smtp.connect.every=6 smtp.connect.max=2)
