@@ -106,6 +106,12 @@ int ledger_seen(struct ledger_entry *e);
 /* Reader: a complete visit of user's mailbox, in sweep pass `pass` (0: not a sweep). */
 void ledger_visited(struct ledger *l, uint32_t user, uint32_t pass, uint32_t now_ms);
 
+/* Of the message with id seq and nrcpt recipients (entries seq .. seq+nrcpt-1),
+ * the entry for user; NULL when none is, or when the range is not one of this
+ * run's: an id read from a mailbox may be forged, and "ffffffffffffffff/64" must
+ * not wrap onto worker 0's first entries (issue 13). */
+struct ledger_entry *ledger_find(struct ledger *l, uint64_t seq, unsigned nrcpt, uint32_t user);
+
 /* The server's queue, read per message (a message id from its X-Mailsoak-Id and
  * its recipient count): clear the previous reading, then mark each message found.
  * ledger_mark_queued returns how many of its entries are still owed. */

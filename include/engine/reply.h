@@ -33,6 +33,12 @@ uint32_t ehlo_keywords(const char *line, size_t len);
 
 /* POP3: 1 for +OK, 0 for -ERR, -1 for anything else. *text points past the status. */
 int pop3_status(const char *line, size_t len, const char **text);
+/* A POP3 count or message number (the line NUL-terminated, as conn_line gives
+ * it): digits only, at most UINT32_MAX; *end is past it. -1 when there is none. */
+int pop3_number(const char *p, const char **end, unsigned *out);
+/* A line of a LIST ("n size") or UIDL ("n uid") listing: the message number and
+ * what follows its one space. -1 when the line is not one. */
+int pop3_listing(const char *line, size_t len, unsigned *id, const char **rest, size_t *restlen);
 /* The error kind of a -ERR text: "in_use", "auth", "sys_temp", "sys_perm" or "other". */
 const char *pop3_err_kind(const char *text);
 

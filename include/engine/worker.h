@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "run/config.h"
+#include "engine/foreign.h"
 #include "engine/ledger.h"
 #include "lib/loop.h"
 #include "engine/msg.h"
@@ -59,6 +60,7 @@ struct run {
      * POP3 sessions share a maildrop, and two of our readers retrieving the same
      * message would look like a duplicate the server never made. */
     _Atomic uint8_t *mailbox_busy;
+    struct foreign foreign;          /* mail in the mailboxes that is not ours */
 };
 
 struct worker;
@@ -137,5 +139,9 @@ const struct target *next_bind(struct worker *w, const struct target *v, unsigne
 
 /* Error class "<proto>_<stage>_<kind>" from a failed connection. */
 void count_conn_error(struct worker *w, const char *proto, const char *stage, const struct conn *c);
+/* "<proto>_<stage>_protocol" for input already buffered when a command went out:
+ * sent before the server saw the command, it answers nothing (issue 13). Its
+ * first line is the example. */
+void count_unasked(struct worker *w, const char *proto, const char *stage, const struct conn *c);
 
 #endif

@@ -4,6 +4,7 @@
 #ifndef MS_CHECK_H
 #define MS_CHECK_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "run/config.h"
@@ -13,8 +14,10 @@
 /* Runs every check at once (each bounded: 5 s to connect, 15 s in all) and prints one
  * line per check to out: "OK ..." or the problem in plain words. 0 when all passed,
  * 3 when any problem, 2 when the configuration cannot be checked (reason on stderr).
- * sample: POP3 users to log in per target, spread over the list (first, middle, last). */
-int check_config(const struct config *cfg, unsigned sample, FILE *out);
+ * sample: POP3 users to log in per target, spread over the list (first, middle, last).
+ * stop (may be NULL): when it becomes non-zero (a signal), the checks are abandoned
+ * within a second and nothing is printed; the return value is then meaningless. */
+int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile sig_atomic_t *stop);
 
 /* `mailsoak check [--sample N] <the arguments of mailsoak run>`. */
 int cmd_check(int argc, char **argv);

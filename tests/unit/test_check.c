@@ -101,7 +101,7 @@ static int run_check(char **out, unsigned sample, int argc, const char **argv)
     FILE *f = open_memstream(out, &len);
     assert_non_null(f);
     assert_int_equal(config_from_args(&cfg, argc, (char **)argv), 0);
-    int rc = check_config(&cfg, sample, f);
+    int rc = check_config(&cfg, sample, f, NULL);
     fclose(f);
     config_free(&cfg);
     print_message("%s", *out);

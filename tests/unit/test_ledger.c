@@ -1,7 +1,8 @@
 /* Unit tests of the ledger: every outcome (delivered, duplicated, corrupted, lost,
  * pending, rejected, unconfirmed), the reasons a message is pending rather than
  * lost, the queue's marks, the owed counters whichever of accept and read comes
- * first, and concurrent readers on several threads. */
+ * first, concurrent readers on several threads (and a sender adding while they
+ * read), and ids that are forged. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -116,6 +117,74 @@ static void concurrent(void **st)
     ledger_free(&l);
 }
 
+/* A sender appends while readers on other threads find entries as they are
+ * published (release/acquire on the shard's count) and mark them: each reader
+ * sees the entry's fields the sender wrote. Run under `make tsan` too. */
+struct follower_arg {
+    struct ledger *l;
+    unsigned n, bad;
+};
+
+static void *writer(void *p)
+{
+    struct follower_arg *a = p;
+    for (unsigned i = 0; i < a->n; i++)
+        ledger_accept(a->l, add(a->l, 0, i % 16), 1);
+    return NULL;
+}
+
+static void *follower(void *p)
+{
+    struct follower_arg *a = p;
+    for (unsigned i = 0; i < a->n;) {
+        struct ledger_entry *e = ledger_get(a->l, ledger_seq(0, i));
+        if (!e)
+            continue;                           /* not published yet */
+        a->bad += e->user != i % 16 || e->size != 100;
+        ledger_read(a->l, e, 0);
+        i++;
+    }
+    return NULL;
+}
+
+static void concurrent_add_read(void **st)
+{
+    enum { N = 100000 };
+    struct ledger l;
+    struct ledger_outcome o;
+    ledger_init(&l, 1, 16);
+    pthread_t t[3];
+    struct follower_arg a[3] = { { &l, N, 0 }, { &l, N, 0 }, { &l, N, 0 } };
+    pthread_create(&t[0], NULL, writer, &a[0]);
+    pthread_create(&t[1], NULL, follower, &a[1]);
+    pthread_create(&t[2], NULL, follower, &a[2]);
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    assert_int_equal(a[1].bad + a[2].bad, 0);
+    ledger_outcome(&l, &o);
+    assert_int_equal(o.duplicated, N);          /* each read by both followers */
+    assert_int_equal(atomic_load(&l.owed_total), 0);
+    ledger_free(&l);
+}
+
+/* An id read from a mailbox may be forged: a range that would leave its shard
+ * (or wrap, as "ffffffffffffffff/64" did onto worker 0's first entries) finds
+ * nothing (issue 13). */
+static void find_forged(void **st)
+{
+    struct ledger l;
+    assert_int_equal(ledger_init(&l, 2, 4), 0);
+    struct ledger_entry *a = add(&l, 0, 1), *b = add(&l, 0, 2), *c = add(&l, 1, 1);
+    assert_ptr_equal(ledger_find(&l, ledger_seq(0, 0), 2, 2), b);
+    assert_ptr_equal(ledger_find(&l, ledger_seq(0, 0), 1, 1), a);
+    assert_ptr_equal(ledger_find(&l, ledger_seq(1, 0), 1, 1), c);
+    assert_null(ledger_find(&l, ledger_seq(0, 0), 1, 2));        /* not its recipient */
+    assert_null(ledger_find(&l, UINT64_MAX, 64, 1));              /* wraps to seq 0 */
+    assert_null(ledger_find(&l, ledger_seq(1, 0) - 1, 2, 1));     /* runs into shard 1 */
+    assert_null(ledger_find(&l, ledger_seq(2, 0), 1, 1));         /* no such shard */
+    ledger_free(&l);
+}
+
 static enum verdict verdict_of(const struct ledger *l, const struct ledger_entry *e, enum pending_reason *why)
 {
     *why = PR_COUNT;
@@ -205,6 +274,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(outcomes), cmocka_unit_test(read_before_accept), cmocka_unit_test(concurrent),
+        cmocka_unit_test(concurrent_add_read), cmocka_unit_test(find_forged),
         cmocka_unit_test(pending_reasons), cmocka_unit_test(queue_marks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

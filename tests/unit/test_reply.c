@@ -119,10 +119,34 @@ static void smtp_reply_line_bound(void **state)
     assert_int_equal(smtp_reply_feed(&r, "250 last", 8), 1);
 }
 
+/* POP3 numbers and listing lines, as a hostile server may send them. */
+static void pop3_numbers(void **state)
+{
+    (void)state;
+    const char *end, *rest;
+    size_t rl;
+    unsigned n;
+    assert_int_equal(pop3_number("12 3456", &end, &n), 0);
+    assert_int_equal(n, 12);
+    assert_string_equal(end, " 3456");
+    assert_int_equal(pop3_number("4294967295", &end, &n), 0);
+    assert_int_equal(n, 4294967295u);
+    assert_int_equal(pop3_number("4294967296", &end, &n), -1);
+    assert_int_equal(pop3_number("99999999999999999999999", &end, &n), -1);
+    assert_int_equal(pop3_number("-1", &end, &n), -1);
+    assert_int_equal(pop3_number("", &end, &n), -1);
+    assert_int_equal(pop3_listing("3 whqtswO00WBw418f9t5JxYwZ", 26, &n, &rest, &rl), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(rl, 24);
+    assert_memory_equal(rest, "whqtswO00WBw418f9t5JxYwZ", 24);
+    assert_int_equal(pop3_listing("3", 1, &n, &rest, &rl), -1);
+    assert_int_equal(pop3_listing("x 1", 3, &n, &rest, &rl), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(smtp_reply_line_bound), cmocka_unit_test(single_line), cmocka_unit_test(multi_line), cmocka_unit_test(malformed),
+        cmocka_unit_test(smtp_reply_line_bound), cmocka_unit_test(pop3_numbers), cmocka_unit_test(single_line), cmocka_unit_test(multi_line), cmocka_unit_test(malformed),
         cmocka_unit_test(ehlo), cmocka_unit_test(pop3), cmocka_unit_test(line_splitting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

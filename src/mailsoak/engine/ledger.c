@@ -110,6 +110,19 @@ void ledger_corrupt(struct ledger_entry *e)
     atomic_fetch_or_explicit(&e->state, LS_CORRUPT, memory_order_relaxed);
 }
 
+struct ledger_entry *ledger_find(struct ledger *l, uint64_t seq, unsigned nrcpt, uint32_t user)
+{
+    uint64_t idx = seq & ((1ull << LEDGER_SEQ_SHIFT) - 1);
+    if (seq >> LEDGER_SEQ_SHIFT >= l->nshards || nrcpt > (1ull << LEDGER_SEQ_SHIFT) - idx)
+        return NULL;                 /* the range would leave its shard (or wrap) */
+    for (unsigned i = 0; i < nrcpt; i++) {
+        struct ledger_entry *e = ledger_get(l, seq + i);
+        if (e && e->user == user)
+            return e;
+    }
+    return NULL;
+}
+
 int ledger_seen(struct ledger_entry *e)
 {
     return !(atomic_fetch_or_explicit(&e->state, LS_SEEN, memory_order_relaxed) & LS_SEEN);
@@ -217,6 +230,7 @@ static void tally_one(void *arg, uint64_t seq, const struct ledger_entry *e)
     case V_NONE: break;
     }
     o->late += (v == V_DELIVERED || v == V_DUPLICATED) && (st & LS_LATE);
+
 }
 
 void ledger_outcome(const struct ledger *l, struct ledger_outcome *o)

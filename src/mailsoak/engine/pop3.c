@@ -19,16 +19,30 @@
 enum ps {
     PS_IDLE, PS_CONNECT, PS_BANNER, PS_USER, PS_PASS, PS_STAT, PS_LIST, PS_LIST_BODY,
     PS_RETR, PS_RETR_BODY, PS_DELE, PS_QUIT, PS_TLS, PS_STLS, PS_APOP, PS_AUTH,
+    PS_UIDL, PS_UIDL_BODY,           /* the listing, by UIDL when the mailbox holds known foreign mail */
+    PS_UIDL1,                        /* "UIDL n": the UID of a foreign message just found */
 };
 static const char *const ps_stage[] = {
     "idle", "connect", "banner", "user", "pass", "stat", "list", "list",
     "retr", "retr", "dele", "quit", "tls", "stls", "apop", "auth",
+    "uidl", "uidl", "uidl",
 };
-/* APOP and AUTH PLAIN are the login step, timed as pop3.pass */
+/* APOP and AUTH PLAIN are the login step, timed as pop3.pass; a UIDL listing is
+ * the listing, timed as pop3.list */
 static const enum lat ps_lat[] = {
     LAT_COUNT, LAT_POP3_CONNECT, LAT_POP3_BANNER, LAT_POP3_USER, LAT_POP3_PASS, LAT_POP3_STAT,
     LAT_POP3_LIST, LAT_COUNT, LAT_COUNT, LAT_COUNT, LAT_POP3_DELE, LAT_POP3_QUIT,
     LAT_COUNT, LAT_COUNT, LAT_POP3_PASS, LAT_POP3_PASS,
+    LAT_POP3_LIST, LAT_COUNT, LAT_COUNT,
+};
+
+/* A sweep visit lists at most this many messages (1.6 MB of ids); a bigger
+ * mailbox's visit is partial, so it proves nothing lost. */
+#define SWEEP_MAX_IDS 100000
+
+struct listed {
+    unsigned id;                     /* message number */
+    uint64_t uid;                    /* foreign_key() of its UIDL; 0 when listed by LIST */
 };
 
 struct got {
@@ -48,11 +62,14 @@ struct pop3_session {
     int listed;                      /* LIST ended, or STAT said 0 */
     int partial;                     /* a listed message was not retrieved */
     int refused;                     /* a command was refused: the visit failed */
+    int login_refused;               /* and it was the login, not for a lock: a longer backoff */
     unsigned fails;
     uint64_t t_sent;
-    unsigned *ids;                   /* message numbers to retrieve */
+    struct listed *ids;              /* messages to retrieve */
     size_t nids, capids, cur;
     size_t limit;
+    unsigned stat_n;                 /* messages STAT counted: the listing may not hold more */
+    unsigned nlisted;                /* listing lines seen */
     struct got *got;                 /* ours, retrieved and deleted (DELE acknowledged) */
     struct got dele;                 /* ours, waiting for the answer to its DELE */
     size_t ngot, capgot;
@@ -134,8 +151,7 @@ static void finish(struct pop3_session *s, int failed)
         s->sweep_tries = 0;
     }
     s->fails = failed ? s->fails + 1 : 0;
-    uint64_t ms = s->fails ? 50ull << (s->fails < 5 ? s->fails : 5) : 0;
-    again_in(s, ms > 1000 ? 1000 : ms);
+    again_in(s, backoff_ms(s->fails, s->login_refused));
 }
 
 static void await(struct pop3_session *s, enum ps st)
@@ -155,6 +171,14 @@ static void send_cmd(struct pop3_session *s, enum ps st, const char *fmt, ...)
     conn_write(&s->c, buf, n < (int)sizeof buf ? (size_t)n : sizeof buf - 1);
     s->t_sent = mono_ns();
     await(s, st);
+    /* Every command waits for the answer to the one before, so input already here
+     * was sent before the server saw this one: a second +OK after DELE once passed
+     * for the answer to QUIT, and deletions the server never made were counted. */
+    if (conn_avail(&s->c)) {
+        count_unasked(s->w, "pop3", ps_stage[st], &s->c);
+        finish(s, 1);
+        return;
+    }
     conn_flush(&s->c);
 }
 
@@ -230,9 +254,10 @@ static void start_session(struct pop3_session *s)
         again_in(s, 100);            /* nothing owed right now; look again soon */
         return;
     }
-    s->limit = s->sweep ? SIZE_MAX : (size_t)cfg_of(s)->max_per_session;
+    s->limit = s->sweep ? SWEEP_MAX_IDS : (size_t)cfg_of(s)->max_per_session;
     s->nids = s->cur = s->ngot = 0;
-    s->listed = s->partial = s->refused = 0;
+    s->listed = s->partial = s->refused = s->login_refused = 0;
+    s->nlisted = s->stat_n = 0;
     s->dele.e = NULL;
     const struct target *t = &r->pop3[w->rr++ % r->npop3];
     const struct target *b = next_bind(w, r->pop3_bind, r->npop3_bind);
@@ -252,7 +277,7 @@ static void start_session(struct pop3_session *s)
 static void next_retr(struct pop3_session *s)
 {
     if (s->cur < s->nids) {
-        send_cmd(s, PS_RETR, "RETR %u\r\n", s->ids[s->cur]);
+        send_cmd(s, PS_RETR, "RETR %u\r\n", s->ids[s->cur].id);
         return;
     }
     send_cmd(s, PS_QUIT, "QUIT\r\n");
@@ -278,9 +303,17 @@ static void message_done(struct pop3_session *s)
     int keep = share < 1 && !s->sweep && rng_unit(&s->rng) >= share, dele = !keep;
     struct ledger_entry *e = NULL;
     if (v == MSG_FOREIGN) {
-        w->st.c.foreign++;
         keep = 0;                    /* not ours: left alone, not peeked */
         dele = dele && cfg_of(s)->delete_foreign;
+        if (cfg_of(s)->delete_foreign) {
+            w->st.c.foreign++;
+        } else if (!s->ids[s->cur].uid) {
+            /* left in place: learn its UIDL, then it is skipped and counted once */
+            send_cmd(s, PS_UIDL1, "UIDL %u\r\n", s->ids[s->cur].id);
+            return;
+        } else {
+            w->st.c.foreign += (uint64_t)foreign_add(&r->foreign, s->user, s->ids[s->cur].uid);
+        }
     } else if (!s->chk.have_id) {
         w->st.c.corrupt_unattributed++;
     } else if (strcmp(s->chk.run_id, r->run_id)) {
@@ -288,13 +321,7 @@ static void message_done(struct pop3_session *s)
     } else {
         /* the entries of a message's recipients follow its id: ours is the one
          * for the mailbox we are in */
-        for (unsigned i = 0; i < s->chk.nrcpt; i++) {
-            struct ledger_entry *c = ledger_get(&r->ledger, s->chk.seq + i);
-            if (c && c->user == s->user) {
-                e = c;
-                break;
-            }
-        }
+        e = ledger_find(&r->ledger, s->chk.seq, s->chk.nrcpt, s->user);
         if (!e) {
             /* ours, but no recipient of it lives here: misdelivered or mangled */
             w->st.c.corrupt_unattributed++;
@@ -321,7 +348,7 @@ static void message_done(struct pop3_session *s)
         return;
     }
     s->dele = (struct got){ e, now };
-    send_cmd(s, PS_DELE, "DELE %u\r\n", s->ids[s->cur - 1]);
+    send_cmd(s, PS_DELE, "DELE %u\r\n", s->ids[s->cur - 1].id);
 }
 
 static void commit(struct pop3_session *s)
@@ -348,10 +375,29 @@ static void commit(struct pop3_session *s)
         ledger_visited(&r->ledger, s->user, s->sweep ? s->pass : 0, run_ms(r, mono_ns()));
 }
 
-static void add_id(struct pop3_session *s, unsigned id)
+/* One line of a LIST ("n size") or UIDL ("n uid") listing. Bounded by what STAT
+ * said: a listing of more messages, or of numbers STAT did not count, is a
+ * hostile one (an endless LIST once grew a reader to 234 MB). -1 on such a line. */
+static int listing_line(struct pop3_session *s, const char *line, size_t len)
 {
-    s->ids = grow(s->ids, &s->capids, s->nids, 1, sizeof *s->ids);
-    s->ids[s->nids++] = id;
+    const char *rest;
+    size_t rl;
+    unsigned id;
+    if (++s->nlisted > s->stat_n || pop3_listing(line, len, &id, &rest, &rl) < 0 || id < 1 || id > s->stat_n)
+        return -1;
+    uint64_t uid = 0;
+    if (s->state == PS_UIDL_BODY) {
+        uid = foreign_key(rest, rl);
+        if (foreign_has(&s->w->run->foreign, s->user, uid))
+            return 0;                /* known not to be ours: not retrieved again */
+    }
+    if (s->nids < s->limit) {
+        s->ids = grow(s->ids, &s->capids, s->nids, 1, sizeof *s->ids);
+        s->ids[s->nids++] = (struct listed){ id, uid };
+    } else {
+        s->partial = 1;              /* a message we will not retrieve */
+    }
+    return 0;
 }
 
 /* USER/PASS, APOP or AUTH PLAIN (RFC 5034, initial response on the command line). */
@@ -366,6 +412,7 @@ static void login(struct pop3_session *s)
         if (pop3_apop(s->banner, u->pass, buf) < 0) {
             set_state(s, PS_APOP);
             count_error(s, "other", "APOP: no timestamp in the server's greeting");
+            s->refused = s->login_refused = 1;
             send_cmd(s, PS_QUIT, "QUIT\r\n");
             return;
         }
@@ -381,12 +428,18 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
 {
     uint64_t now = mono_ns();
     enum ps st = s->state;
-    if (ps_lat[st] != LAT_COUNT && st != PS_LIST)
+    if (ps_lat[st] != LAT_COUNT && st != PS_LIST && st != PS_UIDL)
         stats_lat(&s->w->st, ps_lat[st], now - s->t_sent);
     if (!ok) {
         fail_err(s, text);
         if (st == PS_QUIT) {
             finish(s, 1);            /* deletions not committed */
+            return;
+        }
+        if (st == PS_UIDL1) {        /* no UIDL: seen again next time, and counted again */
+            s->w->st.c.foreign++;
+            s->cur++;
+            next_retr(s);
             return;
         }
         if (st == PS_RETR || st == PS_DELE) {
@@ -402,6 +455,9 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
         /* A refused login, STAT or LIST: the visit failed (a sweep visit is tried
          * again), though its QUIT may be answered +OK. */
         s->refused = 1;
+        /* turned away at the login: the next session waits longer (backoff_ms) */
+        s->login_refused = (st == PS_BANNER || st == PS_USER || st == PS_PASS || st == PS_APOP || st == PS_AUTH) &&
+                           strcmp(pop3_err_kind(text), "in_use");
         send_cmd(s, PS_QUIT, "QUIT\r\n");
         s->ngot = 0;
         return;
@@ -429,24 +485,40 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
         send_cmd(s, PS_STAT, "STAT\r\n");
         return;
     case PS_STAT: {
-        unsigned n = 0;
-        if (sscanf(text, "%u", &n) != 1) {
+        const char *end;
+        if (pop3_number(text, &end, &s->stat_n) < 0 || (*end && *end != ' ')) {
             count_error(s, "protocol", text);
             s->refused = 1;
             send_cmd(s, PS_QUIT, "QUIT\r\n");
             return;
         }
-        if (n == 0) {
+        if (s->stat_n == 0) {
             s->listed = 1;
             send_cmd(s, PS_QUIT, "QUIT\r\n");
             return;
         }
-        send_cmd(s, PS_LIST, "LIST\r\n");
+        if (foreign_any(&s->w->run->foreign, s->user))
+            send_cmd(s, PS_UIDL, "UIDL\r\n");
+        else
+            send_cmd(s, PS_LIST, "LIST\r\n");
         return;
     }
     case PS_LIST:
-        set_state(s, PS_LIST_BODY);
+    case PS_UIDL:
+        set_state(s, st == PS_LIST ? PS_LIST_BODY : PS_UIDL_BODY);
         return;
+    case PS_UIDL1: {                 /* "n uid": this foreign message, from now on known */
+        const char *uid;
+        size_t ul;
+        unsigned id;
+        if (pop3_listing(text, strlen(text), &id, &uid, &ul) == 0)
+            s->w->st.c.foreign += (uint64_t)foreign_add(&s->w->run->foreign, s->user, foreign_key(uid, ul));
+        else
+            s->w->st.c.foreign++;
+        s->cur++;
+        next_retr(s);
+        return;
+    }
     case PS_RETR: {
         struct worker *w = s->w;
         msg_check_begin(&s->chk, s->md, w->gen.sha256);
@@ -475,13 +547,15 @@ static void on_data(struct pop3_session *s)
     int r;
     while (conn_is_open(&s->c) && (r = conn_line(&s->c, &line, &len)) != 0) {
         if (r < 0) {
-            count_error(s, "protocol", "line too long");
+            char ex[64];
+            snprintf(ex, sizeof ex, "line longer than %zu bytes", s->c.max_line);
+            count_error(s, "protocol", ex);
             finish(s, 1);
             return;
         }
-        if (s->state == PS_LIST_BODY || s->state == PS_RETR_BODY) {
+        if (s->state == PS_LIST_BODY || s->state == PS_UIDL_BODY || s->state == PS_RETR_BODY) {
             if (len == 1 && line[0] == '.') {
-                if (s->state == PS_LIST_BODY) {
+                if (s->state != PS_RETR_BODY) {
                     stats_lat(&s->w->st, LAT_POP3_LIST, mono_ns() - s->t_sent);
                     s->listed = 1;
                     next_retr(s);
@@ -496,12 +570,12 @@ static void on_data(struct pop3_session *s)
             }
             if (s->state == PS_RETR_BODY) {
                 msg_check_line(&s->chk, line, len);
-            } else {
-                unsigned id;
-                if (sscanf(line, "%u", &id) == 1 && s->nids < s->limit)
-                    add_id(s, id);
-                else
-                    s->partial = 1;  /* a message we will not retrieve */
+            } else if (listing_line(s, line, len) < 0) {
+                char ex[ERR_EXAMPLE_LEN];
+                snprintf(ex, sizeof ex, "STAT said %u; listed: %s", s->stat_n, line);
+                count_error(s, "protocol", ex);
+                finish(s, 1);
+                return;
             }
             continue;
         }

@@ -87,6 +87,29 @@ int pop3_status(const char *line, size_t len, const char **text)
     return -1;
 }
 
+int pop3_number(const char *p, const char **end, unsigned *out)
+{
+    unsigned long long v = 0;
+    const char *q = p;
+    while (*q >= '0' && *q <= '9' && v <= UINT32_MAX)
+        v = v * 10 + (unsigned)(*q++ - '0');
+    if (q == p || v > UINT32_MAX)
+        return -1;
+    *end = q;
+    *out = (unsigned)v;
+    return 0;
+}
+
+int pop3_listing(const char *line, size_t len, unsigned *id, const char **rest, size_t *restlen)
+{
+    const char *end;
+    if (pop3_number(line, &end, id) < 0 || (size_t)(end - line) >= len || *end != ' ')
+        return -1;
+    *rest = end + 1;
+    *restlen = len - (size_t)(end + 1 - line);
+    return 0;
+}
+
 const char *pop3_err_kind(const char *text)
 {
     if (!strncasecmp(text, "[IN-USE]", 8) || strcasestr(text, "lock") || strcasestr(text, "in use"))

@@ -170,16 +170,9 @@ static void protocol_error(struct smtp_session *s, const char *text, size_t len)
 static void send_now(struct smtp_session *s)
 {
     size_t n = conn_avail(&s->c);
-    const char *p = conn_peek(&s->c);
-    if (n && !(n >= 3 && !memcmp(p, "421", 3))) {
-        const char *nl = memchr(p, '\n', n);
-        char ex[ERR_EXAMPLE_LEN];
-        int k = snprintf(ex, sizeof ex, "sent unasked: ");
-        size_t l = nl ? (size_t)(nl - p) : n;
-        if (l > sizeof ex - (size_t)k)
-            l = sizeof ex - (size_t)k;
-        memcpy(ex + k, p, l);
-        protocol_error(s, ex, (size_t)k + l);
+    if (n && !(n >= 3 && !memcmp(conn_peek(&s->c), "421", 3))) {
+        count_unasked(s->w, "smtp", sm_stage[s->state], &s->c);
+        close_and_reconnect(s, 1);
         return;
     }
     conn_flush(&s->c);

@@ -27,6 +27,19 @@ void count_conn_error(struct worker *w, const char *proto, const char *stage, co
     stats_error(&w->st, name, c->errmsg[0] ? c->errmsg : NULL);
 }
 
+void count_unasked(struct worker *w, const char *proto, const char *stage, const struct conn *c)
+{
+    char name[ERR_NAME_LEN], ex[ERR_EXAMPLE_LEN];
+    const char *p = conn_peek(c), *nl = memchr(p, '\n', conn_avail(c));
+    size_t n = nl ? (size_t)(nl - p) : conn_avail(c);
+    int k = snprintf(ex, sizeof ex, "sent unasked: ");
+    if (n > sizeof ex - (size_t)k)
+        n = sizeof ex - (size_t)k;
+    memcpy(ex + k, p, n);
+    snprintf(name, sizeof name, "%s_%s_protocol", proto, stage);
+    stats_error_text(&w->st, name, ex, (size_t)k + n);
+}
+
 void pacer_init(struct pacer *p, double rate, uint64_t ramp_ns, uint64_t t0)
 {
     p->rate = rate;

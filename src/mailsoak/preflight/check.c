@@ -555,7 +555,7 @@ static int load_users(const struct config *cfg, struct users *u)
     return rc < 0 || !u->n ? -1 : 0;
 }
 
-int check_config(const struct config *cfg, unsigned sample, FILE *out)
+int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile sig_atomic_t *stop)
 {
     struct users users = { 0 };
     size_t nsmtp = cfg->smtp_targets.n, npop3 = cfg->pop3_targets.n;
@@ -644,7 +644,7 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out)
             who[nw++] = &pr[i];
         }
         uint64_t now = now_ms();
-        if ((!running && !nw) || now >= deadline)
+        if ((!running && !nw) || now >= deadline || (stop && *stop))
             break;
         curl_multi_poll(m, wfd, nw, (int)(deadline - now < 1000 ? deadline - now : 1000), NULL);
         for (unsigned j = 0; j < nw; j++)
@@ -658,6 +658,8 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out)
         }
     free(wfd);
     free(who);
+    if (stop && *stop)
+        goto out;
     unsigned problems = 0;
     for (size_t i = 0; i < n; i++) {
         struct probe *p = &pr[i];
@@ -759,7 +761,7 @@ int cmd_check(int argc, char **argv)
     free(rest);
     if (rc == 0) {
         curl_global_init(CURL_GLOBAL_DEFAULT);
-        rc = check_config(&cfg, (unsigned)sample, stdout);
+        rc = check_config(&cfg, (unsigned)sample, stdout, NULL);
         curl_global_cleanup();
     } else if (rc == 1) {
         rc = 0;

@@ -538,7 +538,8 @@ static int setup_run(struct run *r, const struct config *cfg, unsigned nw)
     r->pool = msg_pool_new(r->seed, r->poolsize);
     r->nworkers = nw;
     r->mailbox_busy = calloc(r->users.n, sizeof *r->mailbox_busy);
-    if (!r->pool || !r->mailbox_busy || ledger_init(&r->ledger, nw, r->users.n) < 0) {
+    if (!r->pool || !r->mailbox_busy || ledger_init(&r->ledger, nw, r->users.n) < 0 ||
+        foreign_init(&r->foreign, r->users.n) < 0) {
         fprintf(stderr, "mailsoak: out of memory\n");
         return 1;
     }
@@ -625,10 +626,6 @@ static int run_soak(const struct config *cfg)
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &block, &old);
-    struct sigaction sa = { .sa_handler = on_signal };
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     ct.prev_t = r->t0;
     unsigned started = 0;
@@ -740,6 +737,7 @@ out:
     size_model_free(&r->sizes);
     free(r->pool);
     free((void *)r->mailbox_busy);
+    foreign_free(&r->foreign);
     free(r);
     free(res);
     return rc;
@@ -758,13 +756,24 @@ int cmd_run(int argc, char **argv)
     struct config cfg;
     struct embedded demo = { 0 };
     int rc = config_from_args(&cfg, argc, argv);
+    /* From here on SIGINT and SIGTERM end the run in order, the preflight too
+     * (which takes up to 15 s against a server that does not answer). */
+    struct sigaction sa = { .sa_handler = on_signal };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     if (rc == 0 && !cfg.smtp_targets.n && !cfg.pop3_targets.n &&
         embedded_start(&cfg, &demo, !duration_on_command_line(argc, argv)) < 0)
         rc = 1;
     if (rc == 0 && cfg.check) {
         /* an independent look (libcurl) at every target before any load: a typo
          * in a port or a password is one line here, not ten minutes of errors */
-        if (check_config(&cfg, 3, stderr) != 0) {
+        int c = check_config(&cfg, 3, stderr, &stop_signal);
+        if (stop_signal) {
+            fprintf(stderr, "mailsoak: %s: interrupted during the preflight check; no load was sent\n",
+                    strsignal(stop_signal));
+            rc = 128 + stop_signal;
+        } else if (c != 0) {
             fprintf(stderr, "mailsoak: the preflight check found problems (above); no load was sent. "
                             "Fix them, or skip the check with --no-check.\n");
             rc = 3;
