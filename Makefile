@@ -46,8 +46,10 @@ SERVER_A := $(BUILD)/libmsserver.a
 BINS     := $(BUILD)/mailsoak $(BUILD)/mailsoak-server
 UNITS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+FUZZERS  := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_SECONDS ?= 60
 
-.PHONY: all check unit integration asan bench demo install clean docs uninstall deb
+.PHONY: all check unit integration asan tsan tsan-run fuzz fuzz-run bench demo install clean docs uninstall deb
 # Keep intermediate objects: make would otherwise delete them after the run and
 # print that after the test summary, which must be the last line.
 .SECONDARY:
@@ -85,6 +87,9 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(CLIENT_A) $(SERVER_A) $(LIB_A)
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(CLIENT_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/fuzz/%: $(BUILD)/fuzz/%.o $(CLIENT_A) $(SERVER_A) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
 # The one test command (README and CI): unit tests, then integration tests against
 # real Postfix + Dovecot and the reference server; ends with "N passed, N failed".
@@ -100,6 +105,24 @@ integration: $(BINS)
 asan:
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	        LDFLAGS="-fsanitize=address,undefined" check
+
+# ThreadSanitizer, in a tree of its own, over the tests that run threads: the ledger
+# appended to and marked from several threads, the collector's thread, and a soak
+# with several workers, the collector and the metrics server (t_threads.sh).
+TSAN_TESTS := $(BUILD)/tests/test_ledger $(BUILD)/tests/test_collector tests/integration/t_threads.sh
+tsan:
+	$(MAKE) BUILD=build-tsan CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" tsan-run
+tsan-run: $(BINS) $(UNITS)
+	BUILD=$(BUILD) tests/run $(TSAN_TESTS)
+
+# libFuzzer (clang) with ASan and UBSan, in a tree of its own: each target of fuzz/
+# runs FUZZ_SECONDS from its checked-in seeds (scripts/fuzz), e.g. make fuzz FUZZ_SECONDS=15.
+fuzz:
+	$(MAKE) BUILD=build-fuzz CC=clang \
+	        CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	        LDFLAGS="-fsanitize=address,undefined" fuzz-run
+fuzz-run: $(FUZZERS)
+	BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz $(FUZZERS)
 
 bench: $(BINS) $(BENCHES)
 	BUILD=$(BUILD) scripts/bench
@@ -158,6 +181,6 @@ deb:
 	scripts/build-deb $(BUILD)/deb
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
