@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "lib/alloc.h"
+#include "lib/ere.h"
 #include "run/config.h"
 
 enum {
@@ -211,14 +212,7 @@ static ssize_t find_class(struct logwatch *lw, const char *name)
 
 static int compile(regex_t *re, const char *pattern, int icase, char *err, size_t errlen)
 {
-    int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0));
-    if (rc) {
-        char why[200];
-        regerror(rc, re, why, sizeof why);
-        snprintf(err, errlen, "%s", why);
-        return -1;
-    }
-    return 0;
+    return ere_compile(re, pattern, REG_NOSUB | (icase ? REG_ICASE : 0), err, errlen);
 }
 
 /* Replaces in place, so a replaced class keeps its position in the output. */

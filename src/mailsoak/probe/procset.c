@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "lib/alloc.h"
+#include "lib/ere.h"
 #include "probe/procfs.h"
 
 enum root_kind { R_NONE, R_PID, R_PIDFILE, R_PROCESS };
@@ -511,12 +512,9 @@ static int add_slot(struct procset *ps, int kind, const char *val, char *err, si
 static int add_pattern(struct procset *ps, const char *val, char *err, size_t errlen)
 {
     regex_t re;
-    int rc = regcomp(&re, val, REG_EXTENDED | REG_NOSUB);
-    if (rc) {
-        char why[200];
-        regerror(rc, &re, why, sizeof why);
+    char why[200];
+    if (ere_compile(&re, val, REG_NOSUB, why, sizeof why) < 0)
         return probe_fail(err, errlen, "server.process: '%s': bad regular expression: %s", val, why);
-    }
     int found = 0;
     for (size_t i = 0; i < ps->table.n && !found; i++)
         if (!regexec(&re, ps->table.v[i].comm, 0, NULL, 0)) {
