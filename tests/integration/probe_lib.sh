@@ -2,14 +2,18 @@
 # probe (in a network namespace or not) and compares, side by side, what a run's
 # local collector and the probe measured of the same server in the same run.
 
-# start_probe VAR CONF LISTEN TOKEN [NS]: a probe on LISTEN; its base URL in VAR,
-# its PID in PROBE_PID (stopped by ns_cleanup when started with ns_bg, else by us).
+# start_probe VAR LISTEN TOKEN NS CONF...: a probe on LISTEN reading the CONF files,
+# in namespace NS (or here, when NS is empty); its base URL in VAR, its PID in
+# PROBE_PID (stopped by ns_cleanup when started in a namespace, else by the test).
 start_probe() {
-    local var=$1 conf=$2 listen=$3 token=$4 ns=${5:-} log="$WORK/probe.$RANDOM.err" url=
+    local var=$1 listen=$2 token=$3 ns=$4 log="$WORK/probe.$RANDOM.err" url= c
+    shift 4
+    local args=(probe --listen "$listen" --token "$token")
+    for c in "$@"; do args+=(-c "$c"); done
     if [[ -n $ns ]]; then
-        ns_bg PROBE_PID "$ns" "$MAILSOAK" probe -c "$conf" --listen "$listen" --token "$token" 2>"$log"
+        ns_bg PROBE_PID "$ns" "$MAILSOAK" "${args[@]}" 2>"$log"
     else
-        "$MAILSOAK" probe -c "$conf" --listen "$listen" --token "$token" 2>"$log" &
+        "$MAILSOAK" "${args[@]}" 2>"$log" &
         PROBE_PID=$!
     fi
     for _ in $(seq 100); do
@@ -20,6 +24,9 @@ start_probe() {
     [[ -n $url ]] || { cat "$log"; echo "FAIL: the probe did not start"; exit 1; }
     printf -v "$var" '%s' "${url%/metrics}"
 }
+
+# jqe FILTER FILE: true when the filter holds (jq -e), quietly.
+jqe() { jq -e "$1" "$2" >/dev/null; }
 
 # side_by_side JSON A B SAMPLES: the figures sources A and B of the run gave of one
 # server must agree. SAMPLES is the probe's /samples?since=0 after the run (its

@@ -72,20 +72,6 @@ ok "last scrape: sent $last_sent of $sent, smtp_rcpt_450 $e, smtp.eod count $cnt
 srv_stop
 
 # The README's scrape configuration and dashboard queries are valid for Prometheus.
-awk '/^### Live metrics/ { s = 1 } s && /^```yaml/ { f = 1; next } f && /^```/ { exit } f' \
-    "$TOP/README.md" >"$WORK/prometheus.yml"
-grep -q job_name "$WORK/prometheus.yml" || fail "no scrape config in the README"
-promtool check config "$WORK/prometheus.yml" >"$WORK/promtool.txt" 2>&1 || { cat "$WORK/promtool.txt"; fail "promtool rejects the README's scrape config"; }
-{
-    echo 'groups:'
-    echo '  - name: readme'
-    echo '    rules:'
-    i=0
-    while IFS= read -r q; do
-        i=$((i + 1))
-        printf '      - record: readme:query%d\n        expr: %s\n' "$i" "$(jq -Rn --arg q "$q" '$q')"
-    done < <(awk '/^### Live metrics/ { s = 1 } s && /^```promql/ { f = 1; next } f && /^```/ { exit } f' "$TOP/README.md")
-} >"$WORK/rules.yml"
-grep -q 'query5' "$WORK/rules.yml" || fail "fewer than 5 queries in the README"
-promtool check rules "$WORK/rules.yml" >"$WORK/promtool.txt" 2>&1 || { cat "$WORK/rules.yml" "$WORK/promtool.txt"; fail "promtool rejects a README query"; }
-ok "promtool accepts the README's scrape config and its $(grep -c record: "$WORK/rules.yml") queries"
+. "$(dirname "$0")/prom_lib.sh"
+out=$(readme_prometheus "### Live metrics for Prometheus and Grafana" "$WORK") || fail "README, live metrics: $out"
+ok "promtool accepts the README's scrape config and its $out"

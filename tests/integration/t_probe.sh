@@ -8,6 +8,7 @@
 # and a probe that dies mid-run is counted, not fatal.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/probe_lib.sh"
+source "$(dirname "$0")/prom_lib.sh"
 command -v promtool >/dev/null || { echo "skip: needs promtool (Debian package prometheus)" >&2; exit 77; }
 command -v jq >/dev/null || { echo "skip: needs jq" >&2; exit 77; }
 
@@ -36,7 +37,7 @@ log = $WORK/server.log
 log_class = marker: $MARK
 sample_interval = 250ms
 CONF
-start_probe PROBE "$WORK/server.conf" 127.0.0.1:0 s3cret
+start_probe PROBE 127.0.0.1:0 s3cret "" "$WORK/server.conf"
 
 curl -s -o /dev/null -w '%{http_code}' "$PROBE/metrics" >"$WORK/code"
 check "without the token: 401" eq "$(cat "$WORK/code")" 401
@@ -69,7 +70,7 @@ check "the same example line from each" eq \
     "$(jq -r '.servers.local.log_classes.marker.examples[0].line' "$WORK/run.json")"
 check "the table shows both sources side by side" grep -qE '^obytes +[0-9.]+[KMG]?B +[0-9.]+[KMG]?B$' "$WORK/table.txt"
 # One host, one clock: the true offset is 0, so the estimate must be within its error.
-check "clock offset within its error of 0" jq -e \
+check "clock offset within its error of 0" jqe \
     '.servers.srv | (.clock_offset_ms | fabs) <= .clock_error_ms and .clock_error_ms < 50' "$WORK/run.json"
 check "no pull failed" eq "$(jq .servers.srv.pull_errors "$WORK/run.json")" 0
 
@@ -88,10 +89,13 @@ PROBE_PID=
 wait "$rpid"
 check "a probe that dies mid-run: exit 0" eq "$?" 0
 check "a probe that dies mid-run: failed pulls counted" gt "$(jq '.servers | .[] | .pull_errors' "$WORK/dies.json")" 0
-check "a probe that dies mid-run: an event" jq -e '[.events[] | select(.kind == "probe_failing")] | length == 1' \
+check "a probe that dies mid-run: an event" jqe '[.events[] | select(.kind == "probe_failing")] | length == 1' \
     "$WORK/dies.json"
 
 run "$WORK/none.json" --probe "$PROBE" >/dev/null 2>"$WORK/none.txt"
 check "no probe listening: exit 2" eq "$?" 2
 check "no probe listening: said so" grep -q "server.probe: $PROBE: Couldn't connect" "$WORK/none.txt"
+
+out=$(readme_prometheus "## A server on another host" "$WORK")
+check "README, a server on another host: promtool accepts the scrape config and the queries ($out)" eq "$?" 0
 finish
