@@ -14,11 +14,9 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 if [[ -z $CHROMIUM ]]; then
-    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
-        echo "installing chromium (Debian package)"
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get install -y -qq chromium >/dev/null 2>&1 ||
-            { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; }
+    # Run without scripts/test: install the tests' packages from the one list.
+    if [[ $(id -u) -eq 0 ]]; then
+        "$TOP/scripts/deps" install test
         CHROMIUM=$(command -v chromium || true)
     fi
     [[ -n $CHROMIUM ]] || { echo "skip: chromium is not installed and cannot be installed here (not root)"; exit 77; }

@@ -21,12 +21,10 @@ skip() {
 	echo "t_testbed: $TESTBED missing or not executable" >&2
 	exit 1
 }
+# Run without scripts/test: install the tests' packages from the one list (swaks alone
+# would lack the Perl modules of its TLS and IPv6).
 if ! command -v curl >/dev/null || ! command -v swaks >/dev/null; then
-	command -v apt-get >/dev/null || skip "curl/swaks missing and no apt-get"
-	{
-		DEBIAN_FRONTEND=noninteractive apt-get update -q &&
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends curl swaks
-	} >&2 || skip "apt-get could not install curl and swaks"
+	"$TOP/scripts/deps" install test >&2 || skip "scripts/deps could not install curl and swaks"
 fi
 
 # Set by sourcing each testbed.env.
