@@ -46,6 +46,7 @@ struct wire_state {
     struct proc_io carry;            /* what a restarted probe's counters start above */
     uint64_t carry_crashes;
     unsigned restarts, gaps;
+    int more;                        /* the last response was full: more samples wait */
 };
 /* Adds a response's new samples and events to w->series. 0, or -1 with the reason
  * in err (and nothing added). A different probe id is a restart: counters carry on

@@ -183,6 +183,31 @@ static void roundtrip(void **st)
     series_free(s);
 }
 
+/* A puller that fell behind gets WIRE_MAX_SAMPLES at a time and is told more wait. */
+static void catch_up(void **st)
+{
+    struct series *s = make(0);
+    for (unsigned k = 0; k < WIRE_MAX_SAMPLES + 100; k++)
+        add(s, k);
+    struct wire_state w = { .examples = 2, .next = { .has_since = 1, .since = 0 } };
+    char err[300];
+    size_t rounds = 0;
+    do {
+        json_t *j = wire_encode(s, "p1", "h", 1, &w.next);
+        char *txt = json_dumps(j, 0);
+        assert_int_equal(wire_decode(&w, txt, strlen(txt), err, sizeof err), 0);
+        free(txt);
+        json_decref(j);
+        rounds++;
+    } while (w.more && rounds < 10);
+    assert_int_equal(rounds, 2);
+    uint64_t next, nev;
+    series_next(w.series, &next, &nev);
+    assert_int_equal(next, WIRE_MAX_SAMPLES + 100);
+    wire_state_free(&w);
+    series_free(s);
+}
+
 /* A valid response as text, with one replacement done. */
 static int decode_with(const char *from, const char *to, char *err, size_t errlen)
 {
@@ -265,7 +290,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(series_cuts), cmocka_unit_test(series_keep), cmocka_unit_test(roundtrip),
-        cmocka_unit_test(refused),     cmocka_unit_test(clock_quickest), cmocka_unit_test(specs),
+        cmocka_unit_test(catch_up),    cmocka_unit_test(refused),     cmocka_unit_test(clock_quickest), cmocka_unit_test(specs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

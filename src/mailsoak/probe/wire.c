@@ -311,6 +311,7 @@ int wire_decode(struct wire_state *w, const char *body, size_t len, char *err, s
     snprintf(w->probe, sizeof w->probe, "%s", id);
     w->probe_now = now;
     w->next = (struct wire_query){ .has_since = 1, .since = next, .has_events = 1, .events = events_next };
+    w->more = nds == WIRE_MAX_SAMPLES || json_array_size(events) == WIRE_MAX_EVENTS;
     rc = 0;
 out:
     dsamples_free(ds, nds);

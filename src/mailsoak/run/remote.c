@@ -162,8 +162,19 @@ static int pull_time(struct remote *r, char *err, size_t errlen)
     return ok ? 0 : -1;
 }
 
-/* One pull of the samples since the last one (fresh: the probe samples first). */
+/* The samples since the last pull (fresh: the probe samples first), in as many
+ * requests as a puller that fell behind (an outage) needs to catch up. */
+static int pull_once(struct remote *r, int fresh, char *err, size_t errlen);
+
 static int pull(struct remote *r, int fresh, char *err, size_t errlen)
+{
+    int rc = pull_once(r, fresh, err, errlen);
+    for (int i = 0; rc == 0 && r->w.more && i < 1000; i++)
+        rc = pull_once(r, 0, err, errlen);
+    return rc;
+}
+
+static int pull_once(struct remote *r, int fresh, char *err, size_t errlen)
 {
     char path[160];
     const struct wire_query *q = &r->w.next;
