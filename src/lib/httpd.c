@@ -3,6 +3,7 @@
  * use or a bad address is reported with its reason (libmicrohttpd only says that
  * it could not start) and so that port 0 tells us which port it got. */
 #include "lib/httpd.h"
+#include "lib/hostport.h"
 
 #include <errno.h>
 #include <microhttpd.h>
@@ -83,29 +84,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return send_reply(c, r.status, r.type, r.body, r.len, 0);
 }
 
-/* "ADDR:PORT", "[V6]:PORT" or "PORT" into a numeric host and port. */
+/* "ADDR:PORT", "[V6]:PORT" or "PORT" (on 127.0.0.1) into a host and a port number. */
 static int split_listen(const char *spec, char *host, size_t hostlen, char *port, size_t portlen)
 {
-    const char *colon;
     if (spec[0] && strspn(spec, "0123456789") == strlen(spec)) {
         snprintf(host, hostlen, "127.0.0.1");
         snprintf(port, portlen, "%s", spec);
-        return 0;
+    } else if (hostport_split(spec, host, hostlen, port, portlen) < 0 || !host[0]) {
+        return -1;
     }
-    if (spec[0] == '[') {
-        const char *end = strchr(spec, ']');
-        if (!end || end[1] != ':')
-            return -1;
-        snprintf(host, hostlen, "%.*s", (int)(end - spec - 1), spec + 1);
-        colon = end + 1;
-    } else {
-        colon = strrchr(spec, ':');
-        if (!colon || colon == spec)
-            return -1;
-        snprintf(host, hostlen, "%.*s", (int)(colon - spec), spec);
-    }
-    snprintf(port, portlen, "%s", colon + 1);
-    return port[0] && strspn(port, "0123456789") == strlen(port) && atoi(port) <= 65535 ? 0 : -1;
+    return strspn(port, "0123456789") == strlen(port) && atoi(port) <= 65535 ? 0 : -1;
 }
 
 static int listen_on(const char *spec, char *address, size_t addrlen, char *err, size_t errlen)

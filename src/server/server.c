@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "lib/alloc.h"
+#include "lib/hostport.h"
 
 #define LINGER_STEP (10 * NS_PER_MS)
 #define LINGER_TRIES 500             /* five seconds for a slow reader to take its reply */
@@ -408,25 +409,6 @@ static void on_accept(struct loop *l, struct io_handler *h, uint32_t ev)
     }
 }
 
-static int split_hostport(const char *spec, char *host, size_t hn, char *port, size_t pn)
-{
-    const char *colon;
-    if (spec[0] == '[') {
-        const char *end = strchr(spec, ']');
-        if (!end || end[1] != ':')
-            return -1;
-        snprintf(host, hn, "%.*s", (int)(end - spec - 1), spec + 1);
-        colon = end + 1;
-    } else {
-        colon = strrchr(spec, ':');
-        if (!colon)
-            return -1;
-        snprintf(host, hn, "%.*s", (int)(colon - spec), spec);
-    }
-    snprintf(port, pn, "%s", colon + 1);
-    return *port ? 0 : -1;
-}
-
 static int listen_on(struct srv *srv, enum srv_proto proto, const char *spec, char *err, size_t errlen)
 {
     static const char *const names[] = { "listen_smtp", "listen_pop3" };
@@ -438,7 +420,7 @@ static int listen_on(struct srv *srv, enum srv_proto proto, const char *spec, ch
     h->fd = -1;
     if (!spec || !*spec)
         return 0;
-    if (split_hostport(spec, host, sizeof host, port, sizeof port) < 0) {
+    if (hostport_split(spec, host, sizeof host, port, sizeof port) < 0) {
         snprintf(err, errlen, "server.%s: '%s': expected HOST:PORT", names[proto], spec);
         return -1;
     }
