@@ -64,12 +64,12 @@ void series_events(struct series *s, uint64_t t0, struct probe_events *out);
 
 /* For the wire (probe/wire.c). Every sample and event has an index that counts
  * from 0 at the series' creation and survives dropping. */
-typedef void (*series_sample_fn)(void *ud, uint64_t idx, const struct probe_sample *x, const uint64_t *hits,
+typedef int (*series_sample_fn)(void *ud, uint64_t idx, const struct probe_sample *x, const uint64_t *hits,
                                  const struct series_line *lines, size_t nlines);
 typedef void (*series_event_fn)(void *ud, uint64_t idx, const struct probe_event *e);
 /* Calls fn for at most max samples from index `from` on (the oldest kept one if
- * `from` was dropped), under the series' lock; returns the index after the last
- * one visited. */
+ * `from` was dropped), under the series' lock, until fn returns nonzero; returns
+ * the index after the last one visited. */
 uint64_t series_each(struct series *s, uint64_t from, size_t max, series_sample_fn fn, void *ud);
 uint64_t series_each_event(struct series *s, uint64_t from, size_t max, series_event_fn fn, void *ud);
 /* Index of the next sample and the next event to be added. */

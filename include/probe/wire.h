@@ -6,7 +6,7 @@
  *
  *   {"format": "mailsoak-probe", "version": 1, "probe": ID, "host": NAME, "now": NS,
  *    "has": {"procs": b, "spool": b, "store": b, "logs": b}, "classes": [NAME...],
- *    "examples": N, "next": I, "events_next": J,
+ *    "examples": N, "next": I, "events_next": J, "more": b (ask again: not all fitted),
  *    "samples": [{"i", "t", "mem", "pss", "spool", "store_messages", "store_bytes",
  *                 "log_lines", "crashes", "procs", "io": [rchar, wchar, syscr, syscw,
  *                 read_bytes, write_bytes, cancelled_write_bytes], "hits": [n...],
@@ -26,6 +26,8 @@
 #define WIRE_MAX_SAMPLES 600         /* per response; a puller that fell behind asks again */
 #define WIRE_MAX_EVENTS 200
 #define WIRE_MAX_CLASSES 64
+#define WIRE_MAX_EXAMPLES 100        /* lines per class per sample */
+#define WIRE_MAX_BYTES (4 << 20)     /* of samples' text per response, roughly: at least one goes */
 
 /* The probe's side. Without `since`, only the newest sample (a puller's baseline). */
 struct wire_query {

@@ -89,13 +89,14 @@ static void series_cuts(void **st)
     series_free(s);
 }
 
-static void count_visit(void *ud, uint64_t idx, const struct probe_sample *x, const uint64_t *hits,
-                        const struct series_line *lines, size_t nlines)
+static int count_visit(void *ud, uint64_t idx, const struct probe_sample *x, const uint64_t *hits,
+                       const struct series_line *lines, size_t nlines)
 {
     uint64_t *v = ud;
     if (!v[1])
         v[0] = idx;                          /* the first index visited */
     v[1]++;
+    return 0;
 }
 
 static void series_keep(void **st)
@@ -208,6 +209,45 @@ static void catch_up(void **st)
     series_free(s);
 }
 
+/* However long the lines a burst of log errors left, a response stays within
+ * WIRE_MAX_BYTES (give or take a sample): the puller asks again for the rest. */
+static void bounded(void **st)
+{
+    struct series_opts o = { .has = { 1, 1, 1, 1, 1 }, .classes = names, .ncls = 2, .examples = 2 };
+    struct series *s = series_new(&o);
+    char line[1001];
+    memset(line, '\x01', 1000);            /* printable() makes each byte 4 */
+    line[1000] = 0;
+    enum { N = 300 };
+    for (unsigned k = 0; k < N; k++) {
+        struct probe_sample x = { .t = 1000 + k };
+        struct series_line *l = xcalloc(4, sizeof *l);
+        for (size_t i = 0; i < 4; i++)
+            l[i] = (struct series_line){ x.t, i % 2, xstrdup(line) };
+        series_add(s, &x, (uint64_t[]){ 2, 2 }, l, 4);
+        free(l);
+    }
+    struct wire_state w = { .examples = 2, .next = { .has_since = 1, .since = 0 } };
+    char err[300];
+    size_t rounds = 0, largest = 0;
+    do {
+        json_t *j = wire_encode(s, "p1", "h", 1, &w.next);
+        char *txt = json_dumps(j, JSON_COMPACT);
+        largest = strlen(txt) > largest ? strlen(txt) : largest;
+        assert_int_equal(wire_decode(&w, txt, strlen(txt), err, sizeof err), 0);
+        free(txt);
+        json_decref(j);
+        rounds++;
+    } while (w.more && rounds < 100);
+    assert_true(rounds > 1);
+    assert_true(largest < WIRE_MAX_BYTES + 20000);
+    uint64_t next, nev;
+    series_next(w.series, &next, &nev);
+    assert_int_equal(next, N);
+    wire_state_free(&w);
+    series_free(s);
+}
+
 /* A valid response as text, with one replacement done. */
 static int decode_with(const char *from, const char *to, char *err, size_t errlen)
 {
@@ -290,7 +330,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(series_cuts), cmocka_unit_test(series_keep), cmocka_unit_test(roundtrip),
-        cmocka_unit_test(catch_up),    cmocka_unit_test(refused),     cmocka_unit_test(clock_quickest), cmocka_unit_test(specs),
+        cmocka_unit_test(catch_up),    cmocka_unit_test(bounded),     cmocka_unit_test(refused),     cmocka_unit_test(clock_quickest), cmocka_unit_test(specs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -313,9 +313,10 @@ uint64_t series_each(struct series *s, uint64_t from, size_t max, series_sample_
 {
     pthread_mutex_lock(&s->mu);
     size_t i = from > s->first ? (size_t)(from - s->first) : 0;
-    for (size_t k = 0; i < s->n && k < max; i++, k++) {
-        const struct entry *e = &s->v[i];
-        fn(ud, s->first + i, &e->x, e->hits, e->lines, e->nlines);
+    for (size_t k = 0; i < s->n && k < max; k++) {
+        const struct entry *e = &s->v[i++];
+        if (fn(ud, s->first + i - 1, &e->x, e->hits, e->lines, e->nlines))
+            break;
     }
     uint64_t next = s->first + (i < s->n ? i : s->n);
     pthread_mutex_unlock(&s->mu);

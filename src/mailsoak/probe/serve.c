@@ -37,10 +37,11 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void copy_last(void *ud, uint64_t idx, const struct probe_sample *x, const uint64_t *hits,
-                      const struct series_line *lines, size_t nlines)
+static int copy_last(void *ud, uint64_t idx, const struct probe_sample *x, const uint64_t *hits,
+                     const struct series_line *lines, size_t nlines)
 {
     *(struct probe_sample *)ud = *x;
+    return 0;
 }
 
 char *probe_metrics_text(struct series *s, const char *host, const char *probe, uint64_t now_ns, size_t *len)
@@ -214,9 +215,15 @@ int cmd_probe(int argc, char **argv)
         config_free(&cfg);
         return 2;
     }
-    if (!collector_series(pr.col)) {
-        fprintf(stderr, "mailsoak probe: nothing to measure: set server.pid, pidfile, process, spool_dir, "
-                        "store_dir or log\n");
+    const char *why = !collector_series(pr.col)
+                          ? "nothing to measure: set server.pid, pidfile, process, spool_dir, store_dir or log"
+                      : series_nclasses(collector_series(pr.col)) > WIRE_MAX_CLASSES
+                          ? "server.log_class: more classes than a run takes from a probe (64)"
+                      : cfg.server.log_examples > WIRE_MAX_EXAMPLES
+                          ? "server.log_examples: more than a run takes from a probe (100)"
+                          : NULL;
+    if (why) {
+        fprintf(stderr, "mailsoak probe: %s\n", why);
         collector_free(pr.col);
         config_free(&cfg);
         return 2;

@@ -41,10 +41,10 @@ static json_t *io_json(const struct proc_io *io)
 
 struct enc {
     json_t *samples, *events;
-    size_t ncls;
+    size_t ncls, bytes;
 };
 
-static void enc_sample(void *ud, uint64_t idx, const struct probe_sample *x, const uint64_t *hits,
+static int enc_sample(void *ud, uint64_t idx, const struct probe_sample *x, const uint64_t *hits,
                        const struct series_line *lines, size_t nlines)
 {
     struct enc *e = ud;
@@ -62,6 +62,13 @@ static void enc_sample(void *ud, uint64_t idx, const struct probe_sample *x, con
                                     (json_int_t)x->store_messages, "store_bytes", (json_int_t)x->store_bytes,
                                     "log_lines", (json_int_t)x->log_lines, "crashes", (json_int_t)x->crashes,
                                     "procs", (json_int_t)x->procs, "io", io_json(&x->io), "hits", h, "lines", l));
+    /* A response stays a few MB however many lines a burst of log errors left: the
+     * puller asks again for the rest. A line's byte may become five: printable()'s
+     * \xNN, its backslash escaped again in JSON. */
+    e->bytes += 400 + 20 * e->ncls;
+    for (size_t j = 0; j < nlines; j++)
+        e->bytes += 40 + 5 * strlen(lines[j].line);
+    return e->bytes >= WIRE_MAX_BYTES;
 }
 
 static void enc_event(void *ud, uint64_t idx, const struct probe_event *ev)
@@ -79,19 +86,20 @@ json_t *wire_encode(struct series *s, const char *probe_id, const char *host, ui
     json_t *classes = json_array();
     for (size_t k = 0; k < ncls; k++)
         json_array_append_new(classes, text(series_class(s, k)));
-    struct enc e = { json_array(), json_array(), ncls };
-    uint64_t next, events_next;
-    series_next(s, &next, &events_next);
-    uint64_t from = q->has_since ? q->since : next ? next - 1 : 0;
+    struct enc e = { json_array(), json_array(), ncls, 0 };
+    uint64_t next, events_next, all, all_events;
+    series_next(s, &all, &all_events);
+    uint64_t from = q->has_since ? q->since : all ? all - 1 : 0;
     next = series_each(s, from, WIRE_MAX_SAMPLES, enc_sample, &e);
-    if (q->has_events)
-        events_next = series_each_event(s, q->events, WIRE_MAX_EVENTS, enc_event, &e);
-    return json_pack("{s:s, s:i, s:s, s:o, s:I, s:{s:b, s:b, s:b, s:b}, s:o, s:I, s:I, s:I, s:o, s:o}", "format",
+    events_next = q->has_events ? series_each_event(s, q->events, WIRE_MAX_EVENTS, enc_event, &e) : all_events;
+    /* more: what was asked for did not all fit (samples added meanwhile count too) */
+    int more = next < all || events_next < all_events;
+    return json_pack("{s:s, s:i, s:s, s:o, s:I, s:{s:b, s:b, s:b, s:b}, s:o, s:I, s:I, s:I, s:b, s:o, s:o}", "format",
                      "mailsoak-probe", "version", 1, "probe", probe_id, "host", text(host),
                      "now", (json_int_t)now_ns, "has", "procs", has.procs, "spool", has.spool, "store", has.store,
                      "logs", has.logs, "classes", classes, "examples", (json_int_t)series_examples(s), "next",
-                     (json_int_t)next, "events_next", (json_int_t)events_next, "samples", e.samples, "events",
-                     e.events);
+                     (json_int_t)next, "events_next", (json_int_t)events_next, "more", more, "samples", e.samples,
+                     "events", e.events);
 }
 
 /* ------------------------------------------------------------------------------ */
@@ -147,7 +155,7 @@ static int bad(char *err, size_t errlen, const char *what)
     return -1;
 }
 
-static int decode_sample(json_t *o, size_t ncls, size_t examples, struct dsample *d, char *err, size_t errlen)
+static int decode_sample(json_t *o, size_t ncls, uint64_t examples, struct dsample *d, char *err, size_t errlen)
 {
     uint64_t procs;
     if (!json_is_object(o) || get_u64(o, "i", &d->idx) || get_u64(o, "t", &d->x.t) || get_u64(o, "mem", &d->x.mem) ||
@@ -166,7 +174,7 @@ static int decode_sample(json_t *o, size_t ncls, size_t examples, struct dsample
             return bad(err, errlen, "a sample's hits");
         d->hits[k] = (uint64_t)json_integer_value(v);
     }
-    if (!json_is_array(l) || json_array_size(l) > ncls * (examples ? examples : 1))
+    if (!json_is_array(l) || json_array_size(l) > ncls * examples)
         return bad(err, errlen, "a sample's lines");
     size_t i;
     json_t *v;
@@ -259,11 +267,18 @@ int wire_decode(struct wire_state *w, const char *body, size_t len, char *err, s
         rc = 0;
         goto out;
     }
+    /* The probe keeps its own log_examples lines per class and sample (the series
+     * keeps ours of them); more than WIRE_MAX_EXAMPLES is no probe's doing. */
+    uint64_t examples;
+    if (get_u64(root, "examples", &examples) || examples > WIRE_MAX_EXAMPLES) {
+        bad(err, errlen, "examples");
+        goto out;
+    }
     ds = xcalloc(json_array_size(samples), sizeof *ds);
     size_t i;
     json_t *v;
     json_array_foreach(samples, i, v) {
-        if (decode_sample(v, ncls, w->examples, &ds[nds], err, errlen) < 0) {
+        if (decode_sample(v, ncls, examples, &ds[nds], err, errlen) < 0) {
             nds++;
             goto out;
         }
@@ -311,7 +326,7 @@ int wire_decode(struct wire_state *w, const char *body, size_t len, char *err, s
     snprintf(w->probe, sizeof w->probe, "%s", id);
     w->probe_now = now;
     w->next = (struct wire_query){ .has_since = 1, .since = next, .has_events = 1, .events = events_next };
-    w->more = nds == WIRE_MAX_SAMPLES || json_array_size(events) == WIRE_MAX_EVENTS;
+    w->more = json_is_true(json_object_get(root, "more"));
     rc = 0;
 out:
     dsamples_free(ds, nds);
