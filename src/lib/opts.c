@@ -439,24 +439,47 @@ void opts_help(FILE *f, const struct opt *t)
     }
 }
 
+/* Writes text as "; " comment lines of at most 78 columns, broken at spaces: inih
+ * reads lines of at most 200 bytes, and the tail of a longer comment would be
+ * parsed as a line of its own. */
+static void comment(FILE *f, const char *text)
+{
+    enum { WIDTH = 78 - 2 };
+    while (*text) {
+        size_t n = strlen(text);
+        if (n > WIDTH) {
+            n = WIDTH;
+            while (n > 0 && text[n] != ' ')
+                n--;
+            if (n == 0)              /* one word longer than a line: cut it */
+                n = WIDTH;
+        }
+        fprintf(f, "; %.*s\n", (int)n, text);
+        text += n;
+        while (*text == ' ')
+            text++;
+    }
+}
+
 void opts_example(FILE *f, const struct opt *t)
 {
     const char *section = "";
+    char text[1024];
     for (; t->key; t++) {
         if (strcmp(section, t->section)) {
             section = t->section;
             fprintf(f, "\n[%s]\n", section);
         }
-        fprintf(f, "; %s", t->help);
-        if (t->type == OPT_ENUM) {
-            fputs(" (", f);
-            for (int i = 0; t->choices[i]; i++)
-                fprintf(f, "%s%s", i ? "|" : "", t->choices[i]);
-            fputs(")", f);
-        }
-        if (t->type == OPT_LIST)
-            fputs("; repeat the key for several", f);
-        fprintf(f, "\n;%s = %s\n", t->key, t->def ? t->def : "");
+        size_t n = (size_t)snprintf(text, sizeof text, "%s", t->help);
+        if (t->type == OPT_ENUM)
+            for (int i = 0; t->choices[i] && n < sizeof text; i++)
+                n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", i ? "|" : " (", t->choices[i]);
+        if (t->type == OPT_ENUM && n < sizeof text)
+            n += (size_t)snprintf(text + n, sizeof text - n, ")");
+        if (t->type == OPT_LIST && n < sizeof text)
+            snprintf(text + n, sizeof text - n, "; repeat the key for several");
+        comment(f, text);
+        fprintf(f, ";%s = %s\n", t->key, t->def ? t->def : "");
     }
 }
 

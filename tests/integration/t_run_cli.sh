@@ -56,4 +56,6 @@ check "no target: its directory is gone" eq "$(ls -d "$WORK"/mailsoak-demo.* 2>/
 "$MAILSOAK" config-example >"$WORK/example.conf"
 check "conf/mailsoak.conf is current (regenerate: mailsoak config-example)" cmp -s "$WORK/example.conf" "$TOP/conf/mailsoak.conf"
 check "the example parses" "$MAILSOAK" run -c "$TOP/conf/mailsoak.conf" --help
+# inih reads lines of at most 200 bytes; the example's help comments are wrapped.
+check "no line of the example is over 78 columns" eq "$(awk 'length > 78' "$WORK/example.conf" | wc -l)" 0
 finish
