@@ -46,7 +46,8 @@ struct series *remote_series(struct remote *r);
 /* The current estimate: probe time = run time + offset. */
 int64_t remote_offset(struct remote *r);
 /* url, host, clock_offset_ms, clock_error_ms, pulls, pull_errors, last_error,
- * restarts, gaps: how the figures came. */
+ * restarts, gaps: how the figures came. After remote_stop (the puller's own
+ * counts are read without its lock). */
 void remote_json(struct remote *r, json_t *o);
 
 #endif

@@ -313,8 +313,10 @@ void remote_free(struct remote *r)
     if (!r)
         return;
     remote_stop(r);
-    if (r->h)
+    if (r->h) {
         curl_easy_cleanup(r->h);
+        curl_global_cleanup();       /* pairs remote_start's curl_global_init */
+    }
     curl_slist_free_all(r->headers);
     free(r->b.p);
     wire_state_free(&r->w);
