@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lib/alloc.h"
+#include "lib/clock.h"
 #include "lib/httpd.h"
 #include "lib/prom.h"
 #include "probe/collector.h"
@@ -29,13 +30,6 @@ struct probe {
     struct collector *col;
     char id[33], host[64];
 };
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int copy_last(void *ud, uint64_t idx, const struct probe_sample *x, const uint64_t *hits,
                      const struct series_line *lines, size_t nlines)

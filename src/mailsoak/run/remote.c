@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "lib/alloc.h"
+#include "lib/clock.h"
 #include "probe/wire.h"
 
 enum {
@@ -98,13 +99,6 @@ struct remote {
     uint64_t pulls, errors;
     char last_error[256];
 };
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 {
