@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The queue read per recipient, against the real Postfix testbed: messages with two
+# recipients each; Dovecot cannot write user0001's mailbox (its home is mode 000), so
+# Postfix delivers the other recipient and keeps the message queued for user0001
+# alone. Before the readers start, the test deletes everything delivered to
+# user0002, a loss in the store. mailsoak must call exactly those deliveries lost,
+# although most of their messages are still in the queue (for user0001), and
+# user0001's recipients pending because queued: the queue says which recipients it
+# still holds (Postfix R records), and only those are marked.
+source "$(dirname "$0")/lib.sh"
+need_root
+command -v jq >/dev/null || { echo "skip: needs jq" >&2; exit 77; }
+testbed_up maildir 4
+HOME1=$MAIL_DIR/test.local/user0001
+HOME2=$MAIL_DIR/test.local/user0002
+chmod 000 "$HOME1"
+
+N=12
+"$MAILSOAK" run -c "$TB/mailsoak.conf" --messages $N --senders 2 --readers 2 --duration 30s --drain 12s \
+    --set smtp.rcpts=2 --set pop3.start_after=8s --set run.settle=2s --set run.sweep_timeout=40s \
+    --interval 1s --seed 21 --no-check --json "$WORK/run.json" --ledger-csv "$WORK/ledger.csv" \
+    >"$WORK/table.txt" 2>"$WORK/live.txt" &
+run=$!
+
+# Wait until Postfix delivered what it can: every queued message deferred, the
+# mailboxes quiet for a second.
+queued() { find "$POSTFIX_QUEUE"/{incoming,active,deferred} -type f | wc -l; }
+delivered() { find "$MAIL_DIR" -path '*/Maildir/new/*' -type f 2>/dev/null | wc -l; }
+deadline=$((SECONDS + 30)) last=-1
+while ((SECONDS < deadline)); do
+    now="$(queued) $(delivered) $(find "$POSTFIX_QUEUE/active" -type f | wc -l)"
+    [[ $now == "$last" && ${now##* } == 0 && $(queued) -gt 0 ]] && break
+    last=$now
+    sleep 1
+done
+# The store loss: user0002's delivered mail, gone before any reader looked.
+lost=$(find "$HOME2/Maildir/new" -type f | wc -l)
+find "$HOME2/Maildir/new" -type f -delete
+# What Postfix still holds for user0001, by its own account.
+held=$(postqueue -c "$POSTFIX_CONF" -j | jq -s '[.[].recipients[] | select(.address == "user0001@test.local")] | length')
+echo "deleted from user0002: $lost; queued for user0001: $held"
+check "some of user0002's mail was delivered" gt "$lost" 0
+check "some of user0001's mail is queued" gt "$held" 0
+check "the queue holds user0001's recipients only" \
+    eq "$(postqueue -c "$POSTFIX_CONF" -j | jq -s '[.[].recipients[] | select(.address != "user0001@test.local")] | length')" 0
+
+wait $run
+rc=$?
+cat "$WORK/table.txt"
+chmod 755 "$HOME1"
+cp "$WORK/run.json" "$ARTEFACTS/queue-rcpts-testbed.json" 2>/dev/null || true
+check "run exits 0" eq "$rc" 0
+s() { jget "$WORK/run.json" ".summary.$1"; }
+check "settled" eq "$(s settled)" true
+check "lost = what was deleted from user0002" eq "$(s lost)" "$lost"
+check "pending_queued = user0001's queued recipients" eq "$(s pending_queued)" "$held"
+check "pending = pending_queued" eq "$(s pending)" "$held"
+check "every lost one was user0002's" \
+    eq "$(awk -F, 'NR > 1 && $0 ~ /,lost,/ && $3 != "user0002@test.local"' "$WORK/ledger.csv" | wc -l)" 0
+check "every queued one is user0001's" \
+    eq "$(awk -F, 'NR > 1 && $0 ~ /,queued$/ && $3 != "user0001@test.local"' "$WORK/ledger.csv" | wc -l)" 0
+# The case that needs recipients: a lost delivery whose message is still queued (for
+# user0001). Marking whole messages would have called these pending, not lost.
+both=$(comm -12 <(awk -F, 'NR > 1 && $0 ~ /,lost,/ {print $1}' "$WORK/ledger.csv" | sort -u) \
+    <(awk -F, 'NR > 1 && $0 ~ /,queued$/ {print $1}' "$WORK/ledger.csv" | sort -u) | wc -l)
+echo "lost deliveries of messages still queued: $both"
+check "some lost deliveries belong to messages still queued" gt "$both" 0
+finish
