@@ -5,8 +5,9 @@
 # bounded `mailsoak run` against a fresh server. Every scenario must hold (issue
 # 13): exit status; wall time and peak RSS within bounds; the expected error
 # class; the JSON written, valid UTF-8, with examples free of control bytes; the
-# terminal output free of control bytes; the ledger's outcomes summing to sent.
-# Some also check what the server really stored against what mailsoak counted.
+# terminal output free of control bytes; the ledger's outcomes summing to sent;
+# no acceptance and no deletion counted that the server's own count denies. Some
+# check exactly that read + what the server still holds = sent.
 # Under `make asan` tests/run fails the test on any sanitizer report.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -126,10 +127,16 @@ holds() {
         LC_ALL=C grep -qaP '[\x00-\x1f\x7f]|\xc2[\x80-\x9f]'; then
         echo "     an example holds control bytes"; return 1
     fi
-    local sent sum
-    sent=$(num "$n" .summary.sent)
+    local sent sum read stored took
+    sent=$(num "$n" .summary.sent) read=$(num "$n" .summary.read) stored=$(cat "$d/stored")
     sum=$(jq -r '.summary | .delivered + .lost + .duplicated + .corrupted + .pending' "$d/out.json")
     [[ $sum == "$sent" ]] || { echo "     outcomes sum to $sum, sent $sent"; return 1; }
+    # nothing counted that the server did not do: by its own count of deliveries,
+    # mailsoak's accepted ones were made, and its reads were deleted
+    took=$(sed -n 's/.*stopped after \([0-9]*\) deliveries.*/\1/p' "$d/server.log")
+    [[ -n $took ]] || { echo "     the server did not log its deliveries"; return 1; }
+    ((sent <= took)) || { echo "     sent $sent, but the server delivered $took"; return 1; }
+    ((read <= took - stored)) || { echo "     read $read, but the server deleted $((took - stored))"; return 1; }
 }
 
 # has_class NAME ERE [min count]: an error class matching ERE, counted at least min times.
