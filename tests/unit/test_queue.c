@@ -348,6 +348,80 @@ static void postfix_pointers(void **state)
     queue_free(q);
 }
 
+/* A minimal queue file of message id, as cleanup writes one (mode 0700: complete). */
+static void pf_file(const char *rel, const char *id)
+{
+    unsigned char buf[512];
+    char hdr[100];
+    size_t o = 0;
+    snprintf(hdr, sizeof hdr, "X-Mailsoak-Id: %s", id);
+    o += rec(buf + o, 'T', "1796032317 291691");
+    o += rec(buf + o, 'S', "mailsoak@test.local");
+    o += rec(buf + o, 'R', "user@x");
+    o += rec(buf + o, 'M', "");
+    o += rec(buf + o, 'N', hdr);
+    o += rec(buf + o, 'N', "");
+    o += rec(buf + o, 'X', "");
+    o += rec(buf + o, 'E', "");
+    FILE *f = fopen(tf_path(rel), "w");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, o, f), o);
+    fclose(f);
+    assert_int_equal(chmod(tf_path(rel), 0700), 0);
+}
+
+/* qmgr moves files between queues while a scan lists them: in the middle of the
+ * scan, every active file but the one being read goes back to deferred (a failed
+ * delivery). Each message is still read exactly once. */
+struct mover {
+    struct seen seen;
+    int moved;
+};
+
+static void move_active_back(void *ctx, const struct queue_msg *m)
+{
+    struct mover *mv = ctx;
+    on_msg(&mv->seen, m);
+    if (mv->moved || strncmp(m->id, "5eed0007-a", 10))
+        return;                     /* the first active message read */
+    mv->moved = 1;
+    for (int i = 0; i < 6; i++) {
+        char from[32], to[32];
+        snprintf(from, sizeof from, "mv/active/ACT%03d", i);
+        snprintf(to, sizeof to, "mv/deferred/A/ACT%03d", i);
+        rename(tf_path(from), tf_path(to));     /* fails for the one just read: fine */
+    }
+}
+
+static void postfix_moves_during_a_scan(void **state)
+{
+    static const char *const dirs[] = { "mv", "mv/incoming", "mv/active", "mv/deferred", "mv/deferred/A",
+                                        "mv/hold", "mv/maildrop" };
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+        assert_int_equal(mkdir(tf_path(dirs[i]), 0700), 0);
+    char rel[40], id[40];
+    for (int i = 0; i < 6; i++) {
+        snprintf(rel, sizeof rel, "mv/active/ACT%03d", i);
+        snprintf(id, sizeof id, "5eed0007-a%d", i);
+        pf_file(rel, id);
+        snprintf(rel, sizeof rel, "mv/deferred/A/DEF%03d", i);
+        snprintf(id, sizeof id, "5eed0007-d%d", i);
+        pf_file(rel, id);
+    }
+    struct queue *q = queue_new(tf_path("mv"), QUEUE_AUTO);
+    struct mover mv = { .seen.n = 0 };
+    struct queue_totals t = { 0 };
+    queue_scan(q, move_active_back, &mv, &t);
+    assert_true(mv.moved);
+    assert_int_equal(t.messages, 12);
+    assert_string_equal(joined(&mv.seen),
+                        "5eed0007-a0 user@x\n5eed0007-a1 user@x\n5eed0007-a2 user@x\n5eed0007-a3 user@x\n"
+                        "5eed0007-a4 user@x\n5eed0007-a5 user@x\n5eed0007-d0 user@x\n5eed0007-d1 user@x\n"
+                        "5eed0007-d2 user@x\n5eed0007-d3 user@x\n5eed0007-d4 user@x\n5eed0007-d5 user@x");
+    assert_int_equal(queue_count(q), 12);
+    queue_free(q);
+}
+
 /* A queue file cut short, garbage, an empty file: counted, unreadable, no id. */
 static void bad_files(void **state)
 {
@@ -413,6 +487,7 @@ int main(void)
         cmocka_unit_test(auto_decides_later),
         cmocka_unit_test(exim_recipient_forms),
         cmocka_unit_test(postfix_pointers),
+        cmocka_unit_test(postfix_moves_during_a_scan),
         cmocka_unit_test(bad_files),
         cmocka_unit_test(format_names),
     };
