@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Several load hosts on one machine: three network namespaces on a bridge (198.18.0.0/15,
 # the benchmark range; nothing routes out): the reference server, losing exactly 5
-# accepted messages, in one; two load shards, launched by scripts/shards with pdsh
-# (its exec module reaching the namespaces through `ip netns exec`, as it would reach
-# hosts through ssh), in the two others. The merged result reconciles exactly, has
-# the 5 losses, percentiles equal to those computed here from the shards' buckets,
-# and compare and report read it; the server's log shows each shard's host logging
-# in only to its own users. <= 40 s, 300 messages.
+# accepted messages, with `mailsoak probe` beside it, in one; two load shards, launched
+# by scripts/shards with pdsh (its exec module reaching the namespaces through `ip
+# netns exec`, as it would reach hosts through ssh) and both pulling the probe, in the
+# two others. The merged result reconciles exactly, has the 5 losses, percentiles
+# equal to those computed here from the shards' buckets, the server's rows from the
+# probe once (not once per shard), and compare and report read it; the server's log
+# shows each shard's host logging in only to its own users. <= 40 s, 300 messages.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/netns_lib.sh"
 source "$(dirname "$0")/merge_lib.sh"
@@ -21,22 +22,30 @@ SRV_IP=198.18.0.1 L0_IP=198.18.0.10 L1_IP=198.18.0.11
 ns_net_up "$SRV=$SRV_IP" "$L0=$L0_IP" "$L1=$L1_IP"
 ! ip -4 addr show | grep -q '198\.1[89]\.' || { echo "FAIL: a 198.18.0.0/15 address outside the namespaces"; exit 1; }
 
+jtrue() { jq -e "$@" >/dev/null; }
 LOST=5
 USERS=(--set users.count=40 --set 'users.pattern=user%04d@test.local')
 ns_bg SRV_PID "$SRV" "$MAILSOAK_SERVER" --listen-smtp "$SRV_IP:2525" --listen-pop3 "$SRV_IP:1110" \
-    --ready-file "$WORK/ready" --log "$WORK/server.log" "${USERS[@]}" --set server.log_sessions=yes \
-    --set fault.store.lose_every=25 --set "fault.store.lose_max=$LOST" >"$WORK/server.out" 2>&1
+    --ready-file "$WORK/ready" --log "$WORK/server.log" --pidfile "$WORK/server.pid" "${USERS[@]}" \
+    --set server.log_sessions=yes --set server.store=maildir --set "server.store_dir=$WORK/mail" \
+    --set server.fsync=no --set fault.store.lose_every=25 --set "fault.store.lose_max=$LOST" \
+    >"$WORK/server.out" 2>&1
 for _ in $(seq 100); do [[ -s $WORK/ready ]] && break; sleep 0.05; done
 [[ -s $WORK/ready ]] || { cat "$WORK/server.out"; echo "FAIL: the server did not start"; exit 1; }
+# What the probe on the server's host samples: the server's process, store and log.
+printf '[server]\npidfile = %s\nstore_dir = %s\nstore_format = maildir\nlog = %s\nsample_interval = 250ms\n' \
+    "$WORK/server.pid" "$WORK/mail" "$WORK/server.log" >"$WORK/server.conf"
 ip netns exec "$L0" bash -c "exec 3<>/dev/tcp/$SRV_IP/2525" || { echo "FAIL: $L0 cannot reach the server"; exit 1; }
 out_route=0
 ip -n "$L0" route get 192.0.2.1 >/dev/null 2>&1 || out_route=1
 check "a load host has no route out of the bridge" eq "$out_route" 1
 
-# The shards: pdsh runs `ip netns exec HOST mailsoak run --shard K/2 ...` on each.
+# pdsh runs `ip netns exec HOST mailsoak probe ...` on the server's host, then
+# `ip netns exec HOST mailsoak run --shard K/2 --probe ...` on each load host.
 mkdir -p "$WORK/remote"
 timeout --kill-after=10 120 "$TOP/scripts/shards" --hosts "$L0,$L1" --reach netns --mailsoak "$MAILSOAK" \
-    --remote-dir "$WORK/remote" --out "$WORK/out" -- \
+    --remote-dir "$WORK/remote" --out "$WORK/out" --probes "$SRV=$SRV_IP" --probe-conf "$WORK/server.conf" \
+    --probe-token s3cret -- \
     --no-check --smtp "$SRV_IP:2525" --pop3 "$SRV_IP:1110" "${USERS[@]}" --senders 3 --readers 2 \
     --messages 150 --duration 20s --drain 5s --set run.sweep_timeout=30s --settle 1s --interval 1s --seed 5 \
     >"$WORK/shards.out" 2>&1
@@ -46,6 +55,7 @@ check "scripts/shards exits 0" eq "$rc" 0
 left=$(ip netns pids "$L0"; ip netns pids "$L1")
 check "nothing left running on the load hosts" eq "$left" ""
 ns_stop "$SRV_PID" || true
+check "nothing left running on the server's host (scripts/shards stopped the probe)" eq "$(ip netns pids "$SRV")" ""
 
 S0=$WORK/out/shard-0.json S1=$WORK/out/shard-1.json M=$WORK/out/merged.json
 for f in "$S0" "$S1" "$M"; do [[ -s $f ]] || { echo "FAIL: no $f"; exit 1; }; done
@@ -75,9 +85,26 @@ only_users() { # IP K: the users of the logins from IP are all K mod 2, and ther
 check "the server's logins from $L0_IP are all users 0 mod 2" only_users "$L0_IP" 0
 check "the server's logins from $L1_IP are all users 1 mod 2" only_users "$L1_IP" 1
 
+# The server's rows come from the probe, once: both shards pulled it, the merge
+# keeps the one with more samples instead of adding them up.
+check "the probe's rows are in the merge: samples" gt "$(jq .summary.server_samples "$M")" 0
+check "the probe's rows are in the merge: memory" gt "$(jq .summary.mem "$M")" 0
+check "the probe's rows are in the merge: I/O" gt "$(jq .summary.input "$M")" 0
+stored=$(find "$WORK/mail" -type f \( -path '*/new/*' -o -path '*/cur/*' \) | wc -l)
+check "the probe's store count is the store's own ($stored messages)" eq "$(jq .summary.store_messages "$M")" "$stored"
+check "one file speaks for the server" eq "$(jq '[.merged_from[] | select(.server)] | length' "$M")" 1
+check "the merged server rows are that file's" eq \
+    "$(jq -s -c '.[0].merged_from as $f | [range(0; 2) as $i | select($f[$i].server) | .[$i + 1].summary | {input, output, mem, server_samples}][0]' "$M" "$S0" "$S1")" \
+    "$(jq -c '.summary | {input, output, mem, server_samples}' "$M")"
+check "both shards pulled the probe (so adding them up would have counted it twice)" \
+    jtrue -s 'all(.[]; .summary.server_samples > 0 and .summary.input > 0)' "$S0" "$S1"
+check "the server's own rows, by source: one, from the probe" eq "$(jq -c '.servers | keys' "$M")" "[\"$SRV\"]"
+check "the merged timeline has the server's side" jtrue '[.timeline[] | .server.mem // 0] | max > 0' "$M"
+
 "$MAILSOAK" compare "$M" >"$WORK/compare.txt" 2>&1
 check "compare reads the merged file" eq "$?" 0
 check "compare shows lost $LOST" grep -qE "^lost +$LOST\$" "$WORK/compare.txt"
+check "compare shows the server's memory" grep -qE '^mem +[0-9.]+[KMG]?B$' "$WORK/compare.txt"
 "$MAILSOAK" report "$M" "$S0" "$S1" -o "$WORK/report.html" --force >/dev/null 2>&1
 check "report reads the merged file beside the shards" eq "$?" 0
 check "the report shows the merged run" grep -qF "$(jq -r .run_id "$M")" "$WORK/report.html"
