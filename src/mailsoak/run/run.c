@@ -2,18 +2,17 @@
  * through its phases (send, drain, sweep, stop), decides when the server has
  * settled (the point after which a sweep can prove a loss), collects the workers'
  * interval snapshots into the timeline, and hands the totals to the writers.
- * Signals only set the stop flag; the controller notices within 100 ms. */
+ * Signals only set the stop flag; the controller notices within 100 ms.
+ * run_soak is five steps over one struct controller, which owns everything:
+ * soak_setup, soak_start, soak_loop, soak_finish, and soak_free whatever the step
+ * it stopped at. setup.c makes what the workers share. */
 #include "run/run.h"
 
-#include <errno.h>
-#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,8 +23,9 @@
 #include "run/embedded.h"
 #include "run/metrics.h"
 #include "run/probe_output.h"
+#include "run/setup.h"
 #include "run/servers.h"
-#include "lib/tls.h"
+#include "lib/alloc.h"
 
 static volatile sig_atomic_t stop_signal;   /* the one mutable global besides the config */
 
@@ -36,113 +36,19 @@ static void on_signal(int sig)
     stop_signal = sig;
 }
 
-/* A local address to bind: an IP literal, port chosen by the kernel. */
-static int resolve_bind(const char *spec, struct target *t, char *err, size_t errlen)
-{
-    struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST | AI_PASSIVE }, *ai;
-    char host[128];
-    snprintf(host, sizeof host, "%s", spec);
-    if (host[0] == '[') {            /* [::1] */
-        memmove(host, host + 1, strlen(host));
-        char *end = strchr(host, ']');
-        if (end)
-            *end = 0;
-    }
-    int rc = getaddrinfo(host, "0", &hints, &ai);
-    if (rc) {
-        snprintf(err, errlen, "'%s': not an IP address (%s)", spec, gai_strerror(rc));
-        return -1;
-    }
-    memcpy(&t->sa, ai->ai_addr, ai->ai_addrlen);
-    t->len = ai->ai_addrlen;
-    snprintf(t->name, sizeof t->name, "%s", spec);
-    freeaddrinfo(ai);
-    return 0;
-}
-
-static int resolve(const char *spec, struct target *t, char *err, size_t errlen)
-{
-    char host[256];
-    const char *port;
-    if (spec[0] == '[') {
-        const char *end = strchr(spec, ']');
-        if (!end || end[1] != ':') {
-            snprintf(err, errlen, "'%s': expected [IPv6]:PORT", spec);
-            return -1;
-        }
-        snprintf(host, sizeof host, "%.*s", (int)(end - spec - 1), spec + 1);
-        port = end + 2;
-    } else {
-        const char *colon = strrchr(spec, ':');
-        if (!colon) {
-            snprintf(err, errlen, "'%s': expected HOST:PORT", spec);
-            return -1;
-        }
-        snprintf(host, sizeof host, "%.*s", (int)(colon - spec), spec);
-        port = colon + 1;
-    }
-    struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai;
-    int rc = getaddrinfo(host, port, &hints, &ai);
-    if (rc) {
-        snprintf(err, errlen, "'%s': %s", spec, gai_strerror(rc));
-        return -1;
-    }
-    memcpy(&t->sa, ai->ai_addr, ai->ai_addrlen);
-    t->len = ai->ai_addrlen;
-    snprintf(t->name, sizeof t->name, "%s", spec);
-    snprintf(t->host, sizeof t->host, "%s", host);
-    freeaddrinfo(ai);
-    return 0;
-}
-
-static int resolve_all(const struct strlist *l, const char *what, struct target **out, unsigned *n,
-                       int (*fn)(const char *, struct target *, char *, size_t))
-{
-    char err[300];
-    *out = calloc(l->n ? l->n : 1, sizeof **out);
-    *n = (unsigned)l->n;
-    for (size_t i = 0; i < l->n; i++)
-        if (fn(l->v[i], &(*out)[i], err, sizeof err) < 0) {
-            fprintf(stderr, "mailsoak: %s: %s\n", what, err);
-            return -1;
-        }
-    return 0;
-}
-
-static int setup_users(struct run *r, const struct config *cfg)
-{
-    char err[400];
-    int rc = cfg->users_file[0]
-                 ? users_load_file(&r->users, cfg->users_file, err, sizeof err)
-                 : users_from_pattern(&r->users, cfg->user_pattern, cfg->user_password,
-                                      (size_t)cfg->user_count, err, sizeof err);
-    r->users_total = r->users.n;
-    /* A shard owns its users outright, so every choice of a user (recipients,
-     * mailboxes to read, the sweep, AUTH) stays among them by construction and the
-     * shard's ledger is complete for them. */
-    if (rc == 0 && cfg->shard.n > 1)
-        rc = users_keep_shard(&r->users, (size_t)cfg->shard.k, (size_t)cfg->shard.n, err, sizeof err);
-    if (rc < 0)
-        fprintf(stderr, "mailsoak: %s\n", err);
-    return rc;
-}
-
-/* 10,000 sessions need more descriptors than the usual soft limit of 1024. */
-static void raise_nofile(uint64_t need)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < need + 64) {
-        rl.rlim_cur = need + 64 < rl.rlim_max ? need + 64 : rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
-}
-
 static const char *const phase_names[] = { "send", "drain", "sweep", "stop" };
 
+/* The controller: everything a run owns, so that one call (soak_free) releases it
+ * whichever step stopped. The run (shared with the workers) and the result (handed
+ * to the writers) are its own too. */
 struct controller {
+    const struct config *cfg;
     struct run *run;
+    struct run_result *res;
     struct worker *w;
-    unsigned nw;
+    unsigned nw, started;            /* worker slots; threads running */
+    int phase, stopped_in_sweep;
+    uint64_t phase_start, send_end, next_iv;
     unsigned snap_seq;
     struct counters prev;            /* cumulative as of the previous interval */
     unsigned prev_nerr;
@@ -505,106 +411,56 @@ static void lost_example(void *arg, uint64_t seq, const struct ledger_entry *e)
     };
 }
 
-/* Settings that are valid one by one but not together, or files that must open:
- * found before any load is sent. 0, or 2 with the reason printed. */
-/* Everything the workers share, before they start: addresses, users, sizes, the
- * seed and run id, the text pool, the ledger. 0, 1 (out of memory) or 2. */
-static int setup_run(struct run *r, const struct config *cfg, unsigned nw)
+/* Setup: the settings checked, what the workers share, the workers, the clock's
+ * start, the collector and --metrics. 0, 1 or 2 (bad settings), with the reason
+ * printed; what was set up stays for soak_free. */
+static int soak_setup(struct controller *ct, const struct config *cfg)
 {
     char err[400];
-    r->cfg = cfg;
-    if (resolve_all(&cfg->smtp_targets, "smtp.target", &r->smtp, &r->nsmtp, resolve) < 0 ||
-        resolve_all(&cfg->pop3_targets, "pop3.target", &r->pop3, &r->npop3, resolve) < 0 ||
-        resolve_all(&cfg->smtp_bind, "smtp.bind", &r->smtp_bind, &r->nsmtp_bind, resolve_bind) < 0 ||
-        resolve_all(&cfg->pop3_bind, "pop3.bind", &r->pop3_bind, &r->npop3_bind, resolve_bind) < 0 ||
-        setup_users(r, cfg) < 0)
-        return 2;
-    if (size_model_init(&r->sizes, (enum size_dist)cfg->size_dist, cfg->size, cfg->size_median, cfg->size_spread,
-                        cfg->size_file, err, sizeof err) < 0) {
-        fprintf(stderr, "mailsoak: %s\n", err);
-        return 2;
-    }
-    r->seed = cfg->seed;
-    if (!r->seed && getrandom(&r->seed, sizeof r->seed, 0) != sizeof r->seed)
-        r->seed = (uint64_t)time(NULL);
-    /* 53 bits, so the seed survives a round trip through any JSON reader */
-    if (!cfg->seed)
-        r->seed = (r->seed & ((1ull << 53) - 1)) | 1;
-    /* The run id must differ between runs with the same seed, or a rerun would
-     * mistake the previous run's leftovers for its own. */
-    uint64_t x = r->seed ^ (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-    snprintf(r->run_id, sizeof r->run_id, "%08x", (unsigned)(splitmix64(&x) & 0xffffffffu));
-    r->poolsize = 1 << 16;
-    r->pool = msg_pool_new(r->seed, r->poolsize);
-    r->nworkers = nw;
-    r->mailbox_busy = calloc(r->users.n, sizeof *r->mailbox_busy);
-    if (!r->pool || !r->mailbox_busy || ledger_init(&r->ledger, nw, r->users.n) < 0 ||
-        foreign_init(&r->foreign, r->users.n) < 0) {
-        fprintf(stderr, "mailsoak: out of memory\n");
-        return 1;
-    }
-    return 0;
-}
-
-static int run_soak(const struct config *cfg)
-{
-    struct run *r = calloc(1, sizeof *r);
-    struct run_result *res = calloc(1, sizeof *res);
-    struct controller ct = { 0 };
-    int rc = 1;
-    if (!r || !res) {
-        free(r);
-        free(res);
-        return 1;
-    }
-    char err[400];
+    int rc;
+    ct->cfg = cfg;
+    ct->run = xcalloc(1, sizeof *ct->run);
+    ct->res = xcalloc(1, sizeof *ct->res);
+    struct run *r = ct->run;
+    struct run_result *res = ct->res;
     unsigned nw = (unsigned)(cfg->workers ? cfg->workers : (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
     if (nw < 1)
         nw = 1;
     if (config_check(cfg, err, sizeof err) < 0) {
         fprintf(stderr, "mailsoak: %s\n", err);
-        rc = 2;
-        goto out;
+        return 2;
     }
     if ((rc = setup_run(r, cfg, nw)) != 0)
-        goto out;
-    rc = 1;
-    raise_nofile(cfg->senders + cfg->readers);
+        return rc;
     atomic_store(&r->send_budget, (int64_t)cfg->messages);
 
-    struct worker *w = calloc(nw, sizeof *w);
-    ct.run = r;
-    ct.w = w;
-    ct.nw = nw;
-    ct.timeline = json_array();
-    ct.lat = calloc(LAT_COUNT, sizeof *ct.lat);
-    ct.lat_cum = calloc(LAT_COUNT, sizeof *ct.lat_cum);
-    if (!ct.lat || !ct.lat_cum)
-        goto out;
+    ct->w = xcalloc(nw, sizeof *ct->w);
+    ct->nw = nw;
+    ct->timeline = json_array();
+    ct->lat = xcalloc(LAT_COUNT, sizeof *ct->lat);
+    ct->lat_cum = xcalloc(LAT_COUNT, sizeof *ct->lat_cum);
     res->events = json_array();
     r->t0 = mono_ns();
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     r->t0_unix_ms = (uint64_t)rt.tv_sec * 1000 + (uint64_t)rt.tv_nsec / 1000000;
     /* The server side is sampled on its own thread, on the same clock. */
-    res->srv = ct.srv = servers_start(cfg, r->t0, err, sizeof err);
-    if (!res->srv) {
+    res->srv = ct->srv = servers_start(cfg, r->t0, err, sizeof err);
+    if (!ct->srv) {
         fprintf(stderr, "mailsoak: %s\n", err);
-        rc = 2;
-        goto out;
+        return 2;
     }
     /* The queue read per message, in this thread: an instance apart from the
      * collector's, which counts it on its own thread. */
     if (cfg->server.spool_dirs.n)
-        ct.queue = spool_new(&cfg->server, err, sizeof err);
+        ct->queue = spool_new(&cfg->server, err, sizeof err);
     if (cfg->metrics[0]) {
-        if (!(ct.metrics = metrics_start(cfg->metrics, cfg->metrics_token, err, sizeof err))) {
+        if (!(ct->metrics = metrics_start(cfg->metrics, cfg->metrics_token, err, sizeof err))) {
             fprintf(stderr, "mailsoak: run.metrics: %s\n", err);
-            rc = 2;
-            goto out;
+            return 2;
         }
-        fprintf(stderr, "mailsoak: metrics on http://%s/metrics\n", metrics_address(ct.metrics));
-        publish_metrics(&ct, PH_SEND);   /* zeros until the first interval */
+        fprintf(stderr, "mailsoak: metrics on http://%s/metrics\n", metrics_address(ct->metrics));
+        publish_metrics(ct, PH_SEND);   /* zeros until the first interval */
     }
     struct tm tm;
     gmtime_r(&rt.tv_sec, &tm);
@@ -614,12 +470,19 @@ static int run_soak(const struct config *cfg)
         unsigned np = (unsigned)(cfg->readers / nw + (i < cfg->readers % nw));
         unsigned sb = (unsigned)(cfg->senders / nw * i + (i < cfg->senders % nw ? i : cfg->senders % nw));
         unsigned pb = (unsigned)(cfg->readers / nw * i + (i < cfg->readers % nw ? i : cfg->readers % nw));
-        if (worker_init(&w[i], i, r, ns, np, sb, pb) < 0) {
+        if (worker_init(&ct->w[i], i, r, ns, np, sb, pb) < 0) {
             fprintf(stderr, "mailsoak: cannot set up worker %u\n", i);
-            goto out;
+            return 1;
         }
     }
+    return 0;
+}
 
+/* Start: the signals become the controller's, the worker threads run. A thread
+ * that cannot start ends the run at once (with what the others did, if any). */
+static void soak_start(struct controller *ct)
+{
+    struct run *r = ct->run;
     /* Workers must not take the signals: the controller owns the run's end. */
     sigset_t block, old;
     sigemptyset(&block);
@@ -627,81 +490,98 @@ static int run_soak(const struct config *cfg)
     sigaddset(&block, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &block, &old);
     signal(SIGPIPE, SIG_IGN);
-    ct.prev_t = r->t0;
-    unsigned started = 0;
-    for (; started < nw; started++)
-        if (pthread_create(&w[started].thread, NULL, worker_main, &w[started]))
+    ct->prev_t = r->t0;
+    for (; ct->started < ct->nw; ct->started++)
+        if (pthread_create(&ct->w[ct->started].thread, NULL, worker_main, &ct->w[ct->started]))
             break;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 
-    int phase = PH_SEND, phase_was_sweep = 0;
-    uint64_t phase_start = r->t0, send_end = 0, next_iv = r->t0 + cfg->interval;
-    if (started < nw) {
+    ct->phase = PH_SEND;
+    ct->phase_start = r->t0;
+    ct->next_iv = r->t0 + ct->cfg->interval;
+    if (ct->started < ct->nw) {
         fprintf(stderr, "mailsoak: cannot start worker threads\n");
-        phase = PH_STOP;
-        set_phase(r, &ct, PH_STOP);
+        ct->phase = PH_STOP;
+        set_phase(r, ct, PH_STOP);
     }
-    while (phase != PH_STOP) {
+}
+
+/* The run window: every 20 ms the next phase is decided; every interval (and at
+ * each change of phase) the workers' snapshots become a timeline entry. */
+static void soak_loop(struct controller *ct)
+{
+    struct run *r = ct->run;
+    while (ct->phase != PH_STOP) {
         usleep(20000);
         uint64_t now = mono_ns();
-        int next = stop_signal ? PH_STOP : next_phase(&ct, phase, now, phase_start);
-        if (stop_signal && !res->interrupted) {
-            res->interrupted = 1;
+        int next = stop_signal ? PH_STOP : next_phase(ct, ct->phase, now, ct->phase_start);
+        if (stop_signal && !ct->res->interrupted) {
+            ct->res->interrupted = 1;
             fprintf(stderr, "mailsoak: %s: ending the run early\n", strsignal(stop_signal));
         }
-        if (next == phase && now < next_iv)
+        if (next == ct->phase && now < ct->next_iv)
             continue;
-        if (phase == PH_SEND && next != PH_SEND)
-            send_end = now;
+        if (ct->phase == PH_SEND && next != PH_SEND)
+            ct->send_end = now;
         if (next == PH_STOP) {
-            phase_was_sweep = phase == PH_SWEEP;
-            servers_stop(ct.srv);
-        }  /* its last sample belongs in the last interval */
-        if (next != phase || now >= next_iv) {
-            interval(&ct, phase, 1);
-            publish_metrics(&ct, next);
-            next_iv = now + cfg->interval;
+            ct->stopped_in_sweep = ct->phase == PH_SWEEP;
+            servers_stop(ct->srv);       /* its last sample belongs in the last interval */
         }
-        if (next != phase) {
+        if (next != ct->phase || now >= ct->next_iv) {
+            interval(ct, ct->phase, 1);
+            publish_metrics(ct, next);
+            ct->next_iv = now + ct->cfg->interval;
+        }
+        if (next != ct->phase) {
             /* For the senders' sake, the drain starts only after the switch: a
              * sender mid-transaction finishes it and QUITs. */
-            phase = next;
-            phase_start = now;
-            set_phase(r, &ct, phase);
+            ct->phase = next;
+            ct->phase_start = now;
+            set_phase(r, ct, ct->phase);
         }
     }
-    if (!send_end)
-        send_end = mono_ns();
-    for (unsigned i = 0; i < started; i++)
-        pthread_join(w[i].thread, NULL);
+    if (!ct->send_end)
+        ct->send_end = mono_ns();
+}
+
+/* Finish: the workers joined, their totals merged, the verdicts, then the table,
+ * the ledger CSV and the JSON. 0, 1 (a file not written) or 128 + the signal. */
+static int soak_finish(struct controller *ct)
+{
+    const struct config *cfg = ct->cfg;
+    struct run *r = ct->run;
+    struct run_result *res = ct->res;
+    char err[400];
+    for (; ct->started > 0; ct->started--)
+        pthread_join(ct->w[ct->started - 1].thread, NULL);
 
     res->cfg = cfg;
     res->run = r;
-    res->duration_s = (double)(send_end - r->t0) / 1e9;
+    res->duration_s = (double)(ct->send_end - r->t0) / 1e9;
     res->elapsed_s = (double)(mono_ns() - r->t0) / 1e9;
-    res->timeline = ct.timeline;
-    merge_totals(res, w, nw);
+    res->timeline = ct->timeline;
+    merge_totals(res, ct->w, ct->nw);
     struct probe_events pe;
-    servers_events(res->srv, &pe);
+    servers_events(ct->srv, &pe);
     probe_json_events(&pe, res->events);
     probe_events_free(&pe);
     /* The verdicts: a pass that began after the server settled proves what it did
      * not find. A sweep cut short by its time proves with what it read of such a
      * pass; a signal proves nothing. */
-    if (phase_was_sweep && !res->interrupted && !r->ledger.proof_pass && !ct.sw.ended && pass_proves(&ct))
+    if (ct->stopped_in_sweep && !res->interrupted && !r->ledger.proof_pass && !ct->sw.ended && pass_proves(ct))
         r->ledger.proof_pass = atomic_load(&r->sweep_pass);
     /* What the queue still holds is pending_queued. With a proving pass the marks
      * since it began must stay (they keep what reached a mailbox after its visit
      * from being lost); without one nothing can be lost, and a fresh reading makes
      * pending_queued exactly what the queue holds at the end. */
-    read_queue(&ct, !r->ledger.proof_pass);
+    read_queue(ct, !r->ledger.proof_pass);
     res->settled = r->ledger.proof_pass != 0;
     res->sweep_passes = atomic_load(&r->sweep_pass);
     ledger_outcome(&r->ledger, &res->lo);
     if (res->lo.lost)
         ledger_each(&r->ledger, lost_example, res);
     result_table(stdout, res);
-    rc = 0;
+    int rc = 0;
     if (cfg->ledger_csv[0] && write_ledger_csv(cfg->ledger_csv, res, err, sizeof err) < 0) {
         fprintf(stderr, "mailsoak: %s\n", err);
         rc = 1;
@@ -716,30 +596,39 @@ static int run_soak(const struct config *cfg)
     }
     if (res->interrupted && rc == 0)
         rc = 128 + stop_signal;
-out:
+    return rc;
+}
+
+/* Everything the controller owns, whichever step it reached. */
+static void soak_free(struct controller *ct)
+{
+    struct run *r = ct->run;
     /* workers may be partly set up on an error path: worker_free copes */
-    for (unsigned i = 0; ct.w && i < ct.nw; i++)
-        worker_free(&ct.w[i]);
-    free(ct.w);
-    free(ct.lat);
-    metrics_stop(ct.metrics);
-    free(ct.lat_cum);
-    servers_free(res->srv);
-    spool_free(ct.queue);
-    json_decref(ct.timeline);
-    json_decref(res->events);
-    ledger_free(&r->ledger);
-    users_free(&r->users);
-    free(r->smtp);
-    free(r->pop3);
-    free(r->smtp_bind);
-    free(r->pop3_bind);
-    size_model_free(&r->sizes);
-    free(r->pool);
-    free((void *)r->mailbox_busy);
-    foreign_free(&r->foreign);
-    free(r);
-    free(res);
+    for (unsigned i = 0; ct->w && i < ct->nw; i++)
+        worker_free(&ct->w[i]);
+    free(ct->w);
+    free(ct->lat);
+    metrics_stop(ct->metrics);
+    free(ct->lat_cum);
+    servers_free(ct->srv);
+    spool_free(ct->queue);
+    json_decref(ct->timeline);
+    if (ct->res)
+        json_decref(ct->res->events);
+    run_free(r);
+    free(ct->res);
+}
+
+static int run_soak(const struct config *cfg)
+{
+    struct controller ct = { 0 };
+    int rc = soak_setup(&ct, cfg);
+    if (rc == 0) {
+        soak_start(&ct);
+        soak_loop(&ct);
+        rc = soak_finish(&ct);
+    }
+    soak_free(&ct);
     return rc;
 }
 

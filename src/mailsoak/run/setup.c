@@ -1,0 +1,173 @@
+/* setup: the run's shared state before the workers start: every target and source
+ * address resolved, the users (cut to this shard's), the size model, the seed and
+ * the run id, the text pool and the ledger; and its release. */
+#include "run/setup.h"
+
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/rng.h"
+
+/* A local address to bind: an IP literal, port chosen by the kernel. */
+static int resolve_bind(const char *spec, struct target *t, char *err, size_t errlen)
+{
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST | AI_PASSIVE }, *ai;
+    char host[128];
+    snprintf(host, sizeof host, "%s", spec);
+    if (host[0] == '[') {            /* [::1] */
+        memmove(host, host + 1, strlen(host));
+        char *end = strchr(host, ']');
+        if (end)
+            *end = 0;
+    }
+    int rc = getaddrinfo(host, "0", &hints, &ai);
+    if (rc) {
+        snprintf(err, errlen, "'%s': not an IP address (%s)", spec, gai_strerror(rc));
+        return -1;
+    }
+    memcpy(&t->sa, ai->ai_addr, ai->ai_addrlen);
+    t->len = ai->ai_addrlen;
+    snprintf(t->name, sizeof t->name, "%s", spec);
+    freeaddrinfo(ai);
+    return 0;
+}
+
+static int resolve(const char *spec, struct target *t, char *err, size_t errlen)
+{
+    char host[256];
+    const char *port;
+    if (spec[0] == '[') {
+        const char *end = strchr(spec, ']');
+        if (!end || end[1] != ':') {
+            snprintf(err, errlen, "'%s': expected [IPv6]:PORT", spec);
+            return -1;
+        }
+        snprintf(host, sizeof host, "%.*s", (int)(end - spec - 1), spec + 1);
+        port = end + 2;
+    } else {
+        const char *colon = strrchr(spec, ':');
+        if (!colon) {
+            snprintf(err, errlen, "'%s': expected HOST:PORT", spec);
+            return -1;
+        }
+        snprintf(host, sizeof host, "%.*s", (int)(colon - spec), spec);
+        port = colon + 1;
+    }
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai;
+    int rc = getaddrinfo(host, port, &hints, &ai);
+    if (rc) {
+        snprintf(err, errlen, "'%s': %s", spec, gai_strerror(rc));
+        return -1;
+    }
+    memcpy(&t->sa, ai->ai_addr, ai->ai_addrlen);
+    t->len = ai->ai_addrlen;
+    snprintf(t->name, sizeof t->name, "%s", spec);
+    snprintf(t->host, sizeof t->host, "%s", host);
+    freeaddrinfo(ai);
+    return 0;
+}
+
+static int resolve_all(const struct strlist *l, const char *what, struct target **out, unsigned *n,
+                       int (*fn)(const char *, struct target *, char *, size_t))
+{
+    char err[300];
+    *out = calloc(l->n ? l->n : 1, sizeof **out);
+    *n = (unsigned)l->n;
+    for (size_t i = 0; i < l->n; i++)
+        if (fn(l->v[i], &(*out)[i], err, sizeof err) < 0) {
+            fprintf(stderr, "mailsoak: %s: %s\n", what, err);
+            return -1;
+        }
+    return 0;
+}
+
+static int setup_users(struct run *r, const struct config *cfg)
+{
+    char err[400];
+    int rc = cfg->users_file[0]
+                 ? users_load_file(&r->users, cfg->users_file, err, sizeof err)
+                 : users_from_pattern(&r->users, cfg->user_pattern, cfg->user_password,
+                                      (size_t)cfg->user_count, err, sizeof err);
+    r->users_total = r->users.n;
+    /* A shard owns its users outright, so every choice of a user (recipients,
+     * mailboxes to read, the sweep, AUTH) stays among them by construction and the
+     * shard's ledger is complete for them. */
+    if (rc == 0 && cfg->shard.n > 1)
+        rc = users_keep_shard(&r->users, (size_t)cfg->shard.k, (size_t)cfg->shard.n, err, sizeof err);
+    if (rc < 0)
+        fprintf(stderr, "mailsoak: %s\n", err);
+    return rc;
+}
+
+/* 10,000 sessions need more descriptors than the usual soft limit of 1024. */
+static void raise_nofile(uint64_t need)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < need + 64) {
+        rl.rlim_cur = need + 64 < rl.rlim_max ? need + 64 : rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+/* Everything the workers share, before they start: addresses, users, sizes, the
+ * seed and run id, the text pool, the ledger. 0, 1 (out of memory) or 2. */
+int setup_run(struct run *r, const struct config *cfg, unsigned nw)
+{
+    char err[400];
+    r->cfg = cfg;
+    if (resolve_all(&cfg->smtp_targets, "smtp.target", &r->smtp, &r->nsmtp, resolve) < 0 ||
+        resolve_all(&cfg->pop3_targets, "pop3.target", &r->pop3, &r->npop3, resolve) < 0 ||
+        resolve_all(&cfg->smtp_bind, "smtp.bind", &r->smtp_bind, &r->nsmtp_bind, resolve_bind) < 0 ||
+        resolve_all(&cfg->pop3_bind, "pop3.bind", &r->pop3_bind, &r->npop3_bind, resolve_bind) < 0 ||
+        setup_users(r, cfg) < 0)
+        return 2;
+    if (size_model_init(&r->sizes, (enum size_dist)cfg->size_dist, cfg->size, cfg->size_median, cfg->size_spread,
+                        cfg->size_file, err, sizeof err) < 0) {
+        fprintf(stderr, "mailsoak: %s\n", err);
+        return 2;
+    }
+    r->seed = cfg->seed;
+    if (!r->seed && getrandom(&r->seed, sizeof r->seed, 0) != sizeof r->seed)
+        r->seed = (uint64_t)time(NULL);
+    /* 53 bits, so the seed survives a round trip through any JSON reader */
+    if (!cfg->seed)
+        r->seed = (r->seed & ((1ull << 53) - 1)) | 1;
+    /* The run id must differ between runs with the same seed, or a rerun would
+     * mistake the previous run's leftovers for its own. */
+    uint64_t x = r->seed ^ (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    snprintf(r->run_id, sizeof r->run_id, "%08x", (unsigned)(splitmix64(&x) & 0xffffffffu));
+    r->poolsize = 1 << 16;
+    r->pool = msg_pool_new(r->seed, r->poolsize);
+    r->nworkers = nw;
+    r->mailbox_busy = calloc(r->users.n, sizeof *r->mailbox_busy);
+    if (!r->pool || !r->mailbox_busy || ledger_init(&r->ledger, nw, r->users.n) < 0 ||
+        foreign_init(&r->foreign, r->users.n) < 0) {
+        fprintf(stderr, "mailsoak: out of memory\n");
+        return 1;
+    }
+    raise_nofile(cfg->senders + cfg->readers);
+    return 0;
+}
+
+void run_free(struct run *r)
+{
+    if (!r)
+        return;
+    ledger_free(&r->ledger);
+    users_free(&r->users);
+    free(r->smtp);
+    free(r->pop3);
+    free(r->smtp_bind);
+    free(r->pop3_bind);
+    size_model_free(&r->sizes);
+    free(r->pool);
+    free((void *)r->mailbox_busy);
+    foreign_free(&r->foreign);
+    free(r);
+}
