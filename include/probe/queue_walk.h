@@ -62,6 +62,7 @@ void qw_rfc822_id(struct walk *w, const char *p, size_t n);
 /* The next line of [*p, end): returns its start, sets *n to its length without the
  * newline and moves *p past it; NULL at the end. */
 const char *qw_next_line(const char **p, const char *end, size_t *n);
+DIR *qw_open_path(const char *path);
 DIR *qw_open_sub(int dfd, const char *name);
 int qw_all_alnum(const char *s, size_t n);
 int qw_all_hex(const char *s, size_t n);

@@ -340,14 +340,9 @@ static void walk_dirs(struct queue *q, struct walk *w)
         return;
     }
     for (size_t i = 0; i < q->ndirs; i++) {
-        /* the configured directory may be a link (/var/spool/postfix often is) */
-        int fd = open(q->dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-        if (!d) {
-            if (fd >= 0)
-                close(fd);
+        DIR *d = qw_open_path(q->dirs[i]);
+        if (!d)
             continue;
-        }
         switch (q->fmt) {
         case QUEUE_POSTFIX: queue_postfix_walk(w, d, 0, q->ready_check[i]); break;
         case QUEUE_EXIM: queue_exim_walk(w, d, 0); break;

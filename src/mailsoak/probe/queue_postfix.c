@@ -281,13 +281,9 @@ void queue_postfix_walk(struct walk *w, DIR *d, int depth, int ready_check)
 
 static void scan_dir(struct walk *w, const char *dir, int ready_check)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    DIR *d = qw_open_path(dir);
+    if (!d)
         return;
-    }
     queue_postfix_walk(w, d, 0, ready_check);
     closedir(d);
 }

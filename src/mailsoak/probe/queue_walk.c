@@ -35,6 +35,17 @@ int qw_all_hex(const char *s, size_t n)
     return 1;
 }
 
+/* The configured directory may be a link (/var/spool/postfix often is); below it,
+ * nothing is followed. */
+DIR *qw_open_path(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d && fd >= 0)
+        close(fd);
+    return d;
+}
+
 DIR *qw_open_sub(int dfd, const char *name)
 {
     int fd = dirs_open_at(dfd, name);
