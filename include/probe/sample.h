@@ -68,7 +68,8 @@ struct probe_interval {
 };
 
 /* Things that happened on the server's side; kinds: crash, restart, child_crash,
- * io_unreadable, log_rotated, log_truncated. */
+ * io_unreadable, log_rotated, log_truncated, log_appeared, awaited (a log or spool_dir
+ * that did not exist at the start), spool (what a spool_dir was recognised as). */
 struct probe_event {
     uint64_t t;
     char kind[16];

@@ -22,6 +22,11 @@ void spool_free(struct spool *s);
  * last): what the caller warns about at the start. */
 const char *spool_awaited(const struct spool *s, size_t i);
 
+/* The i-th spool_dir and what it was recognised as ("postfix queue root", ...; ""
+ * while auto has not decided or it does not exist yet); NULL past the last. */
+const char *spool_path(const struct spool *s, size_t i);
+const char *spool_layout(const struct spool *s, size_t i);
+
 /* Queued messages, from directory entries only: cheap enough for every sample. */
 uint64_t spool_count(struct spool *s);
 

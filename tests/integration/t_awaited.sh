@@ -19,7 +19,9 @@ SPOOL=$WORK/exim4
     printf 'not a marker\nLATE-MARKER-3 appended later\n' >>"$LOG"
 ) &
 writer=$!
+# beside it, a sendmail queue that exists from the start (4 messages: qf and hf)
 TMPDIR=$WORK "$MAILSOAK" run --duration 4s --drain 2s --set "server.log=$LOG" --set "server.spool_dir=$SPOOL" \
+    --set "server.spool_dir=$TOP/tests/fixtures/queue/sendmail" \
     --set "server.log_class=late: LATE-MARKER-[0-9]+" --json "$WORK/run.json" >"$WORK/table.txt" 2>"$WORK/err.txt"
 rc=$?
 wait $writer
@@ -35,5 +37,8 @@ check "the log's appearance is an event" \
     eq "$(jget "$WORK/run.json" '[.events[] | select(.kind == "log_appeared")] | length')" 1
 check "both were awaited on the timeline" \
     eq "$(jget "$WORK/run.json" '[.events[] | select(.kind == "awaited")] | length')" 2
-check "the late queue counted in messages (4 -H files of 9)" eq "$(jget "$WORK/run.json" .summary.spool)" 4
+check "what auto recognised is said" grep -q "sendmail queue directory, counted in messages" "$WORK/err.txt"
+check "and is on the timeline" eq "$(jget "$WORK/run.json" '[.events[] | select(.kind == "spool")] | length')" 1
+check "the late queue counted in messages, with the other (4 + 4 of 19 files)" \
+    eq "$(jget "$WORK/run.json" .summary.spool)" 8
 finish

@@ -206,6 +206,7 @@ static int configure(struct collector *c, const struct server_config *cfg, const
         c->has_spool = 1;
         for (size_t i = 0; spool_awaited(c->spool, i); i++)
             awaited(c, "server.spool_dir", spool_awaited(c->spool, i), "counted as empty until it appears");
+
     }
     if (add_dirs(&c->store_dirs, &c->nstore, &cfg->store_dirs, "server.store_dir", err, errlen) < 0)
         return -1;
@@ -268,6 +269,14 @@ struct collector *collector_start_opts(const struct server_config *cfg, uint64_t
     if (!c->active)
         return c;
     collector_sample(c);        /* the baseline every delta is taken from */
+    /* What each spool_dir was recognised as (by its names too, once counted), so a
+     * user can tell the count is in messages. */
+    for (size_t i = 0; spool_path(c->spool, i); i++)
+        if (*spool_layout(c->spool, i)) {
+            fprintf(stderr, "mailsoak: server.spool_dir: %s: %s, counted in messages\n", spool_path(c->spool, i),
+                    spool_layout(c->spool, i));
+            probe_eventf(add_event, c, c->t0, "spool", "%s: %s", spool_path(c->spool, i), spool_layout(c->spool, i));
+        }
     if (!c->manual) {
         /* Signals are the run controller's: the sampler blocks them all. */
         sigset_t all, old;

@@ -59,6 +59,16 @@ const char *spool_awaited(const struct spool *s, size_t i)
     return NULL;
 }
 
+const char *spool_path(const struct spool *s, size_t i)
+{
+    return s && i < s->n ? queue_path(s->q[i]) : NULL;
+}
+
+const char *spool_layout(const struct spool *s, size_t i)
+{
+    return s && i < s->n ? queue_layout(s->q[i]) : NULL;
+}
+
 uint64_t spool_count(struct spool *s)
 {
     uint64_t n = 0;
