@@ -57,8 +57,9 @@ void qw_end(struct walk *w, int readable);
 ssize_t qw_read_file(struct walk *w, int dfd, const char *name, size_t max, int *too_big);
 /* Whether line (n bytes) is the header "X-Mailsoak-Id:"; v is its value. */
 int qw_id_header(const char *line, size_t n, const char **v, size_t *vn);
-/* The header block of an RFC 5322 message (LF or CRLF lines): its X-Mailsoak-Id. */
-void qw_rfc822_id(struct walk *w, const char *p, size_t n);
+/* The header block of an RFC 5322 message (LF or CRLF lines): its X-Mailsoak-Id.
+ * 0 when the text does not look like a message at all (compressed, encrypted). */
+int qw_rfc822_id(struct walk *w, const char *p, size_t n);
 /* The next line of [*p, end): returns its start, sets *n to its length without the
  * newline and moves *p past it; NULL at the end. */
 const char *qw_next_line(const char **p, const char *end, size_t *n);

@@ -453,6 +453,36 @@ static void bad_files(void **state)
     queue_free(q);
 }
 
+/* An OpenSMTPD queue with queue compression or encryption: its message files are not
+ * text; such a message is unreadable, not foreign (it may be one of ours). */
+static void smtpd_compressed_is_unreadable(void **state)
+{
+    static const char *const dirs[] = { "oz", "oz/queue", "oz/queue/9a", "oz/queue/9a/9a0b1c2d", "oz/purge" };
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+        assert_int_equal(mkdir(tf_path(dirs[i]), 0700), 0);
+    FILE *f = fopen(tf_path("oz/queue/9a/9a0b1c2d/message"), "w");
+    static const unsigned char gz[] = { 0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 'x', 0 };
+    fwrite(gz, 1, sizeof gz, f);
+    fclose(f);
+    tf_write("oz/queue/9a/9a0b1c2d/9a0b1c2d00000001", "version: 3\nrcpt: u@x\n");
+    struct queue *q = queue_new(tf_path("oz"), QUEUE_AUTO);
+    struct queue_totals t = { 0 };
+    queue_scan(q, NULL, NULL, &t);
+    assert_int_equal(t.messages, 1);
+    assert_int_equal(t.unreadable, 1);
+    queue_free(q);
+    /* plain files: a message counts, a file that is not one is unreadable */
+    tf_write("oz/purge/mail", "Received: x\nX-Mailsoak-Id: 5eed0008-1\n\nbody\n");
+    tf_write("oz/purge/state.db", "\x01\x02binary");
+    q = queue_new(tf_path("oz/purge"), QUEUE_FILES);
+    memset(&t, 0, sizeof t);
+    queue_scan(q, NULL, NULL, &t);
+    assert_int_equal(t.messages, 2);
+    assert_int_equal(t.with_id, 1);
+    assert_int_equal(t.unreadable, 1);
+    queue_free(q);
+}
+
 static void format_names(void **state)
 {
     enum queue_format f;
@@ -489,6 +519,7 @@ int main(void)
         cmocka_unit_test(postfix_pointers),
         cmocka_unit_test(postfix_moves_during_a_scan),
         cmocka_unit_test(bad_files),
+        cmocka_unit_test(smtpd_compressed_is_unreadable),
         cmocka_unit_test(format_names),
     };
     return cmocka_run_group_tests(tests, NULL, cleanup);

@@ -325,9 +325,7 @@ static void files_walk(struct walk *w, DIR *d, int depth, int sniff)
             ssize_t got = qw_read_file(w, dirfd(d), e->d_name, HEADER_BYTES, NULL);
             if (got < 0 && errno == ENOENT)
                 continue;
-            if (got >= 0)
-                qw_rfc822_id(w, w->buf, (size_t)got);
-            qw_end(w, got >= 0);
+            qw_end(w, got >= 0 && qw_rfc822_id(w, w->buf, (size_t)got));
         }
     }
 }

@@ -37,10 +37,7 @@ static void smtpd_message(struct walk *w, int bucketfd, const char *msgid)
     while ((e = readdir(d))) {
         if (!strcmp(e->d_name, "message")) {
             ssize_t got = qw_read_file(w, dirfd(d), "message", HEADER_BYTES, NULL);
-            if (got >= 0) {
-                qw_rfc822_id(w, w->buf, (size_t)got);
-                readable = 1;
-            }
+            readable = got >= 0 && qw_rfc822_id(w, w->buf, (size_t)got);
         } else if (strlen(e->d_name) == 16 && qw_all_hex(e->d_name, 16)) {
             ssize_t got = qw_read_file(w, dirfd(d), e->d_name, ENVELOPE_MAX, NULL);
             if (got < 0)

@@ -184,9 +184,23 @@ int qw_id_header(const char *line, size_t n, const char **v, size_t *vn)
     return 1;
 }
 
-/* The header block of an RFC 5322 message (LF or CRLF lines). */
-void qw_rfc822_id(struct walk *w, const char *p, size_t n)
+/* Whether the text starts like a message: a header field ("Name:", the name printable
+ * ASCII without blanks) or an mbox "From " line. A compressed or encrypted queue file
+ * does not, and must not pass for foreign mail: it may be one of ours. */
+static int starts_like_message(const char *p, size_t n)
 {
+    if (n >= 5 && !memcmp(p, "From ", 5))
+        return 1;
+    size_t i = 0;
+    while (i < n && p[i] > ' ' && p[i] < 127 && p[i] != ':')
+        i++;
+    return i > 0 && i < n && p[i] == ':';
+}
+
+int qw_rfc822_id(struct walk *w, const char *p, size_t n)
+{
+    if (!starts_like_message(p, n))
+        return 0;
     const char *end = p + n;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -194,15 +208,16 @@ void qw_rfc822_id(struct walk *w, const char *p, size_t n)
         if (len && p[len - 1] == '\r')
             len--;
         if (len == 0)
-            return;                 /* end of the headers */
+            break;                  /* end of the headers */
         const char *v;
         size_t vn;
         if (qw_id_header(p, len, &v, &vn))
             qw_id(w, v, vn);
         if (!nl)
-            return;
+            break;
         p = nl + 1;
     }
+    return 1;
 }
 
 /* The next line of [*p, end): returns its start, sets *n to its length without the
