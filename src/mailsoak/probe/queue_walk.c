@@ -73,6 +73,9 @@ void qw_id(struct walk *w, const char *v, size_t n)
         n--;
     if (w->have_id || n > ID_MAX)
         return;                     /* the first one counts, as for the readers */
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)v[i] < ' ' || (unsigned char)v[i] >= 127)
+            return;                 /* ours are printable ASCII: this is not one */
     memcpy(w->id, v, n);
     w->id[n] = 0;
     w->idlen = n;
