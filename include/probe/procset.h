@@ -25,7 +25,8 @@ int procset_add_pid(struct procset *ps, const char *val, char *err, size_t errle
 int procset_add_pidfile(struct procset *ps, const char *path, char *err, size_t errlen);
 int procset_add_process(struct procset *ps, const char *ere, char *err, size_t errlen);
 
-/* Fills s's mem, pss, procs, io and crashes. */
-void procset_sample(struct procset *ps, uint64_t now, struct probe_sample *s);
+/* Fills s's mem, pss, procs, io and crashes. pss = 0 skips smaps_rollup (the dear
+ * part): s->pss is then the last reading's. */
+void procset_sample(struct procset *ps, uint64_t now, int pss, struct probe_sample *s);
 
 #endif

@@ -1,8 +1,10 @@
 /* collector: the server side of a run. One thread samples, every sample_interval:
- * the process set (procset.c: memory, I/O, crashes), the spool (spool.c), the mail
- * store (store.c) and the logs (logwatch.c). Samples are kept whole, so any interval
- * of the timeline can be cut from them; what leaves here is plain data
- * (probe/sample.h) for the run's writers to format. */
+ * the process set (procset.c: memory, I/O, crashes) and the logs (logwatch.c); and
+ * every walk_interval, the readings that walk directories or page tables: the spool
+ * (spool.c), the mail store (store.c) and PSS. Between walks a sample carries the
+ * last walk's figures. Samples are kept whole, so any interval of the timeline can
+ * be cut from them; what leaves here is plain data (probe/sample.h) for the run's
+ * writers to format. */
 #include "probe/collector.h"
 
 #include <errno.h>
@@ -29,7 +31,7 @@ struct collector {
     struct spool *spool;
     char **store_dirs;
     size_t nstore;
-    uint64_t t0, interval;
+    uint64_t t0, interval, walk_interval;
     struct procset *procs;
     struct store *store;
     struct logwatch *lw;
@@ -42,6 +44,7 @@ struct collector {
     struct series_line *lines;  /* matched since the last sample: the first `examples` per class */
     size_t nlines, lines_cap;
     size_t *lines_per_class;
+    struct probe_sample walked;     /* the last walk's spool and store figures */
 
     /* The thread, under mu. */
     pthread_mutex_t mu;
@@ -80,16 +83,21 @@ static void add_line(void *ctx, size_t cls, uint64_t t, const char *line, size_t
 /* ------------------------------------------------------------------------------ */
 /* Sampling */
 
-void collector_sample(struct collector *c)
+/* One sample; walk: the spool, the store and PSS are read too, else the last
+ * reading of each stands. */
+static void sample(struct collector *c, int walk)
 {
     struct probe_sample s = { 0 };
     s.t = mono_ns();
     if (c->has_procs)
-        procset_sample(c->procs, s.t, &s);
-    if (c->has_spool)
-        s.spool = spool_count(c->spool);
-    if (c->has_store)
-        store_walk(c->store, c->store_dirs, c->nstore, &s.store_messages, &s.store_bytes);
+        procset_sample(c->procs, s.t, walk, &s);
+    if (c->has_spool && walk)
+        c->walked.spool = spool_count(c->spool);
+    if (c->has_store && walk)
+        store_walk(c->store, c->store_dirs, c->nstore, &c->walked.store_messages, &c->walked.store_bytes);
+    s.spool = c->walked.spool;
+    s.store_messages = c->walked.store_messages;
+    s.store_bytes = c->walked.store_bytes;
     if (c->lw) {
         logwatch_poll(c->lw, s.t);
         s.log_lines = logwatch_take(c->lw, c->hits_scratch);
@@ -103,10 +111,15 @@ void collector_sample(struct collector *c)
     pthread_mutex_unlock(&c->mu);
 }
 
+void collector_sample(struct collector *c)
+{
+    sample(c, 1);
+}
+
 static void *sampler(void *arg)
 {
     struct collector *c = arg;
-    uint64_t next = mono_ns() + c->interval;
+    uint64_t next = mono_ns() + c->interval, next_walk = mono_ns() + c->walk_interval;
     pthread_mutex_lock(&c->mu);
     while (!c->stopping) {
         struct timespec ts = { (time_t)(next / 1000000000ull), (long)(next % 1000000000ull) };
@@ -115,14 +128,19 @@ static void *sampler(void *arg)
         if (c->stopping)
             break;
         uint64_t now = mono_ns(), wanted = c->fresh_wanted;
-        if (now < next && wanted == c->fresh_done)
+        int asked = wanted != c->fresh_done;
+        if (now < next && !asked)
             continue;
         pthread_mutex_unlock(&c->mu);
-        collector_sample(c);
+        /* A sample asked for is a window's edge: every figure is read anew. */
+        int walk = !c->walk_interval || now >= next_walk || asked;
+        sample(c, walk);
         /* A sample longer than the period skips ticks rather than piling them up. */
         now = mono_ns();
         while (next <= now)
             next += c->interval;
+        while (walk && c->walk_interval && next_walk <= now)
+            next_walk += c->walk_interval;
         pthread_mutex_lock(&c->mu);
         c->fresh_done = wanted;
         pthread_cond_broadcast(&c->cv);
@@ -233,6 +251,7 @@ static int configure(struct collector *c, const struct server_config *cfg, const
     if ((c->has_procs || c->has_spool || c->has_store || c->has_logs) && cfg->sample_interval == 0)
         return probe_fail(err, errlen, "server.sample_interval: must be above 0");
     c->interval = cfg->sample_interval;
+    c->walk_interval = cfg->walk_interval;
     c->active = c->has_procs || c->has_spool || c->has_store || c->has_logs;
     const char **names = xcalloc(c->ncls, sizeof *names);
     for (size_t k = 0; k < c->ncls; k++)

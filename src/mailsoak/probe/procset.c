@@ -189,6 +189,7 @@ static void push_member(struct members *m, const struct proc_stat *e, int kind)
     x->start = e->starttime;
     x->kind = kind;
     x->state = e->state;
+    x->rss = e->rss_pages * (uint64_t)sysconf(_SC_PAGESIZE);
     snprintf(x->comm, sizeof x->comm, "%s", e->comm);
 }
 
@@ -269,9 +270,12 @@ static void build_set(struct procset *ps, struct members *out)
     free(named);
 }
 
-/* Reads io, status and smaps_rollup of every member. Returns 0 when a member was gone
- * before we read it (so its counts may have moved into a parent already read). */
-static int read_members(struct procset *ps, struct members *m)
+/* Reads io of every member, and smaps_rollup when pss is asked for (the kernel walks
+ * the page tables of every mapping for it: by far the dearest file of a process).
+ * RSS came with the scan: /proc/PID/stat's rss is the counter status' VmRSS shows.
+ * Returns 0 when a member was gone before we read it (so its counts may have moved
+ * into a parent already read). */
+static int read_members(struct procset *ps, struct members *m, int pss)
 {
     char path[64], buf[4096];
     for (size_t i = 0; i < m->n; i++) {
@@ -284,16 +288,8 @@ static int read_members(struct procset *ps, struct members *m)
         } else {
             x->have_io = procfs_parse_io(buf, &x->io) == 0;
         }
-        if (x->state == 'Z')
+        if (x->state == 'Z' || !pss)
             continue;
-        snprintf(path, sizeof path, "%d/status", x->pid);
-        struct proc_status st;
-        if (procfs_read(ps->rootfd, path, buf, sizeof buf) < 0) {
-            if (errno == ENOENT || errno == ESRCH)
-                return 0;
-        } else if (procfs_parse_status(buf, &st) == 0) {
-            x->rss = st.rss;
-        }
         snprintf(path, sizeof path, "%d/smaps_rollup", x->pid);
         if (procfs_read(ps->rootfd, path, buf, sizeof buf) >= 0)
             (void)procfs_parse_pss(buf, &x->pss);
@@ -392,7 +388,7 @@ static void check_members(struct procset *ps, struct members *cur, uint64_t now)
     }
 }
 
-void procset_sample(struct procset *ps, uint64_t now, struct probe_sample *s)
+void procset_sample(struct procset *ps, uint64_t now, int pss, struct probe_sample *s)
 {
     struct members cur = { 0 };
     char err[300];
@@ -408,7 +404,7 @@ void procset_sample(struct procset *ps, uint64_t now, struct probe_sample *s)
             return;
         }
         build_set(ps, &cur);
-        if (read_members(ps, &cur))
+        if (read_members(ps, &cur, pss))
             break;
     }
     check_slots(ps, now);
@@ -439,6 +435,8 @@ void procset_sample(struct procset *ps, uint64_t now, struct probe_sample *s)
             s->pss += m->pss;
         }
     }
+    if (!pss)
+        s->pss = ps->last.pss;      /* the last reading stands until the next */
     if (denied)
         add_event(ps, now, "io_unreadable", "/proc/PID/io of %d new server process(es) is not readable "
                   "(permission): their I/O is not counted", denied);

@@ -91,6 +91,7 @@ const struct opt config_opts[] = {
     { "server", "pidfile", OPT_LIST, O(server.pidfiles), NULL, NULL, "pid file of a server master process (repeatable)", NULL },
     { "server", "process", OPT_LIST, O(server.processes), NULL, NULL, "ERE matched against process names as in /proc/PID/comm, e.g. ^master$ (repeatable)", NULL },
     { "server", "sample_interval", OPT_DURATION, O(server.sample_interval), "1s", NULL, "period of server-side samples", NULL },
+    { "server", "walk_interval", OPT_DURATION, O(server.walk_interval), "10s", NULL, "period of the server-side readings that walk directories or page tables: spool, store and mem_pss (0 = every sample)", NULL },
     { "server", "spool_dir", OPT_LIST, O(server.spool_dirs), NULL, NULL, "the server's queue, counted in messages: a queue root (Postfix queue_directory, Exim spool_directory, /var/spool/smtpd, /var/spool/mqueue) or one of its message directories; one that does not exist yet is waited for (repeatable)", NULL },
     { "server", "spool_format", OPT_STR, O(server.spool_format), "auto", NULL, "auto|postfix|exim|opensmtpd|sendmail|files: how the spool keeps messages (auto recognises each directory)", NULL },
     { "server", "store_dir", OPT_LIST, O(server.store_dirs), NULL, NULL, "mailbox root to count messages and bytes in (repeatable)", NULL },
