@@ -264,18 +264,40 @@ static struct collector *start(const char *const *sets, size_t n, int manual, st
     return c;
 }
 
-/* One part alone: the median CPU of a reading; log_fd >= 0 appends a second's lines
- * before each. Checks what was counted against what was made. */
-static void part(const char *label, const char *set, uint64_t want, int log_fd, long lines)
+/* Done before each reading of a part, outside the time measured. */
+struct prep {
+    int log_fd;                 /* >= 0: append a second's lines to the log */
+    long lines, seq;
+    const char *store;          /* set: move one message of every mailbox between new/ and cur/ */
+};
+
+static void prepare(struct prep *p, int round)
+{
+    if (p->log_fd >= 0)
+        append_lines(p->log_fd, p->lines, &p->seq);
+    for (int u = 0; p->store && u < USERS; u++) {
+        /* message u is user u's; it starts in new/ when u % 3 == 0 (make_store) */
+        char from[4096], to[4096];
+        int in_new = (u % 3 == 0) == (round % 2 == 0);
+        snprintf(from, sizeof from, "%s/test.local/user%04d/Maildir/%s/17000%05d.M%dP1.host,S=%d,W=%d%s", p->store,
+                 u, in_new ? "new" : "cur", u, u, 500 + u % 500, 520 + u % 500, u % 3 ? ":2,S" : "");
+        snprintf(to, sizeof to, "%s", from);
+        memcpy(strstr(to, in_new ? "/new/" : "/cur/"), in_new ? "/cur/" : "/new/", 5);
+        if (rename(from, to) < 0)
+            die(from);
+    }
+}
+
+/* One part alone: the median CPU of a full reading. Checks what was counted against
+ * what was made. */
+static void part(const char *label, const char *set, uint64_t want, struct prep *p)
 {
     struct config cfg;
     const char *sets[] = { set };
     struct collector *c = start(sets, 1, 1, &cfg);
     double ms[ROUNDS];
-    long seq = 0;
     for (int r = 0; r < ROUNDS; r++) {
-        if (log_fd >= 0)
-            append_lines(log_fd, lines, &seq);
+        prepare(p, r);
         double t = thread_cpu_ms();
         collector_sample(c);
         ms[r] = thread_cpu_ms() - t;
@@ -283,9 +305,9 @@ static void part(const char *label, const char *set, uint64_t want, int log_fd, 
     qsort(ms, ROUNDS, sizeof ms[0], by_double);
     struct series_now now;
     collector_now(c, &now);
-    uint64_t got = log_fd >= 0 ? (uint64_t)lines : now.spool ? now.spool : now.store_messages ? now.store_messages
-                                                                                                : now.procs;
-    printf("%-44s %8llu %10.2f ms\n", label, (unsigned long long)got, ms[ROUNDS / 2]);
+    uint64_t got = p->log_fd >= 0 ? (uint64_t)p->lines : now.spool ? now.spool : now.store_messages ? now.store_messages
+                                                                                                    : now.procs;
+    printf("%-52s %8llu %10.2f ms\n", label, (unsigned long long)got, ms[ROUNDS / 2]);
     if (got != want) {
         fprintf(stderr, "bench/collector: %s counted %llu, expected %llu\n", label, (unsigned long long)got,
                 (unsigned long long)want);
@@ -293,6 +315,30 @@ static void part(const char *label, const char *set, uint64_t want, int log_fd, 
     }
     collector_free(c);
     config_free(&cfg);
+}
+
+/* CPU per second and per sample of a collector on its own thread over `seconds`,
+ * from after its start's baseline to before its final sample. */
+static double on_thread(const char *const *sets, size_t n, int seconds, double *per_sample, uint64_t *samples,
+                        double *start_ms)
+{
+    struct config cfg;
+    double cpu0 = process_cpu_ms();
+    struct collector *c = start(sets, n, 0, &cfg);
+    double cpu1 = process_cpu_ms();
+    uint64_t t0 = mono_ns();
+    sleep((unsigned)seconds);
+    double cpu = process_cpu_ms() - cpu1, wall = (double)(mono_ns() - t0) / 1e6;
+    collector_stop(c);
+    struct probe_summary sum;
+    collector_summary(c, &sum);
+    *samples = sum.samples > 2 ? sum.samples - 2 : 1;       /* less the baseline and the final one */
+    *per_sample = cpu / (double)*samples;
+    *start_ms = cpu1 - cpu0;
+    probe_summary_free(&sum);
+    collector_free(c);
+    config_free(&cfg);
+    return cpu / wall * 1e3;
 }
 
 static int machine_procs(void)
@@ -338,37 +384,36 @@ int main(int argc, char **argv)
     snprintf(store_set, sizeof store_set, "server.store_dir=%s", store);
     snprintf(log_set, sizeof log_set, "server.log=%s", log);
 
+    /* Most of a real store was not touched in the last seconds: let these age past
+     * any file system's timestamp granularity before the first reading. */
+    sleep(3);
     printf("collector cost: a server of %d processes (%d on the machine), a Postfix queue and a maildir store of "
            "%ld files each, a log of %ld lines/s\n", PROCS, machine_procs(), files, lines);
-    printf("%-44s %8s %13s\n", "one reading of a part alone (page cache warm)", "counted", "CPU, median");
-    part("process set (/proc)", pid_set, PROCS, -1, 0);
-    part("spool: Postfix queue, hashed", queue_set, (uint64_t)files, -1, 0);
-    part("store: maildir, 1200 users", store_set, (uint64_t)files, -1, 0);
+    printf("%-52s %8s %13s\n", "a full reading of one part (a walk; page cache warm)", "counted", "CPU, median");
+    struct prep none = { .log_fd = -1 }, moved = { .log_fd = -1, .store = store }, logged = { .log_fd = log_fd,
+                                                                                             .lines = lines };
+    part("process set (/proc, smaps_rollup included)", pid_set, PROCS, &none);
+    part("spool: Postfix queue, hashed", queue_set, (uint64_t)files, &none);
+    part("store: maildir, 1200 users, unchanged", store_set, (uint64_t)files, &none);
+    part("store: the same, a message moved in every mailbox", store_set, (uint64_t)files, &moved);
     char label[64];
     snprintf(label, sizeof label, "logs: a second's %ld lines", lines);
-    part(label, log_set, (uint64_t)lines, log_fd, lines);
+    part(label, log_set, (uint64_t)lines, &logged);
+
+    /* Between walks: the process set alone on its thread, sampled ten times a second. */
+    double per_sample, start_ms;
+    uint64_t samples;
+    const char *fast[] = { pid_set, "server.sample_interval=100ms" };
+    on_thread(fast, 2, 5, &per_sample, &samples, &start_ms);
+    printf("%-52s %8d %10.2f ms\n", "process set, a sample between walks (on its thread)", PROCS, per_sample);
 
     /* The whole collector as a run starts it: its own thread, the default settings. */
-    struct config cfg;
     const char *all[] = { pid_set, queue_set, store_set, log_set };
     pid_t writer = start_writer(log, lines);
-    double cpu0 = process_cpu_ms();
-    struct collector *c = start(all, 4, 0, &cfg);
-    /* The steady state: from after the start's baseline to before the stop's sample. */
-    double cpu1 = process_cpu_ms();
-    uint64_t t0 = mono_ns();
-    sleep((unsigned)seconds);
-    double cpu = process_cpu_ms() - cpu1, wall = (double)(mono_ns() - t0) / 1e6;
-    collector_stop(c);
-    struct probe_summary sum;
-    collector_summary(c, &sum);
-    printf("whole collector: start (baseline sample) %.1f ms of CPU; then on its own thread at the default "
-           "settings, %d s: %llu samples, %.1f ms of CPU per second (%.2f %% of a core)\n", cpu1 - cpu0, seconds,
-           (unsigned long long)sum.samples, cpu / wall * 1e3, cpu / wall * 100);
-    probe_summary_free(&sum);
-    collector_free(c);
-    config_free(&cfg);
-
+    double per_s = on_thread(all, 4, seconds, &per_sample, &samples, &start_ms);
+    printf("whole collector: its start (the baseline, a full reading) %.1f ms of CPU; then on its own thread at the "
+           "default settings, %d s while the log grows: %llu samples, %.1f ms of CPU per second (%.2f %% of a "
+           "core)\n", start_ms, seconds, (unsigned long long)samples, per_s, per_s / 10);
     kill(writer, SIGKILL);
     waitpid(writer, NULL, 0);
     kill(-master, SIGKILL);

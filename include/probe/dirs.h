@@ -14,15 +14,20 @@ static inline int dirs_open_at(int dfd, const char *name)
     return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-/* DT_REG, DT_DIR or DT_UNKNOWN, asking stat only when readdir did not say. */
-static inline unsigned char dirs_entry_type(int dfd, const struct dirent *e)
+/* DT_REG, DT_DIR or DT_UNKNOWN, asking stat only when the listing did not say. */
+static inline unsigned char dirs_type_at(int dfd, const char *name, unsigned char d_type)
 {
-    if (e->d_type != DT_UNKNOWN)
-        return e->d_type;
+    if (d_type != DT_UNKNOWN)
+        return d_type;
     struct stat st;
-    if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return DT_UNKNOWN;
     return S_ISREG(st.st_mode) ? DT_REG : S_ISDIR(st.st_mode) ? DT_DIR : DT_UNKNOWN;
+}
+
+static inline unsigned char dirs_entry_type(int dfd, const struct dirent *e)
+{
+    return dirs_type_at(dfd, e->d_name, e->d_type);
 }
 
 static inline int dirs_dots(const char *name)

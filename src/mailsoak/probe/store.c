@@ -1,18 +1,23 @@
 /* store: walks the server's mail store and counts its messages and bytes, by the
  * layout each directory shows (or the one server.store_format names): maildir, mbox,
- * sdbox, mdbox (dbox.c replays the index). An mbox file or a dbox mailbox whose
- * files did not change since the last walk keeps the count it had, so a walk of a
- * large quiet store reads directories, not mail. */
+ * sdbox, mdbox (dbox.c replays the index). A walk reads only what changed since the
+ * last: a directory whose times did not change since a listing it could trust is not
+ * listed again (a maildir's cur/ and new/ keep their counts with their listing: mail
+ * in a maildir is never rewritten in place), an mbox file or a dbox mailbox whose
+ * files did not change keeps the count it had. A walk of a large quiet store is one
+ * lstat per directory. */
 #include "probe/store.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/alloc.h"
@@ -38,14 +43,40 @@ struct cache {
     size_t n, cap;
 };
 
+/* A directory as a walk listed it. Its times are those before the listing, so any
+ * change during or after it shows in them; the listing is trusted only when they were
+ * older than the walk by more than a file system's timestamp granularity (a change in
+ * the same tick as the times we saw could leave them as they were). */
+struct listing {
+    dev_t dev;
+    ino_t ino;
+    int64_t mtime_ns, ctime_ns;
+    int trusted;
+    int maildir;                /* it has cur/ and new/ */
+    uint64_t messages, bytes;   /* a maildir's cur/ or new/: its messages */
+    char *names;                /* anything else: 'd' (subdirectory) or 'f' (a file to look at), name, NUL */
+    size_t len;
+};
+
+struct listings {
+    struct listing *v;
+    size_t n, cap;
+};
+
+enum { TRUST_AFTER_NS = 2000000000 };   /* covers 1 s and 2 s timestamp granularities */
+
 struct store {
     enum store_format fmt;
     struct cache mbox_cache, dbox_cache;    /* the last walk's counts, sorted by inode */
+    struct listings dirs;                   /* the last walk's listings, sorted by inode */
 };
 
 struct walk {
     struct store *st;
     struct cache mbox, dbox;    /* this walk's entries, replacing the store's */
+    struct listings dirs;
+    int64_t now_ns;             /* CLOCK_REALTIME when the walk began */
+    char path[4096];            /* of the directory being walked */
     uint64_t messages, bytes;
 };
 
@@ -110,24 +141,6 @@ static uint64_t maildir_size(int dfd, const char *name)
     }
     struct stat st;
     return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? (uint64_t)st.st_size : 0;
-}
-
-static void walk_maildir_sub(struct walk *w, int parent, const char *sub)
-{
-    int fd = dirs_open_at(parent, sub);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
-        return;
-    }
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.' && dirs_entry_type(dirfd(d), e) == DT_REG) {
-            w->messages++;
-            w->bytes += maildir_size(dirfd(d), e->d_name);
-        }
-    closedir(d);
 }
 
 /* A separator carries a date ("From sender Sat Nov 29 19:00:00 2025"): a body line
@@ -270,79 +283,215 @@ static int numbered(const char *name, char prefix)
     return 1;
 }
 
-static int has_subdir(int dfd, const char *name)
+static int64_t ns_of(struct timespec ts)
 {
-    struct stat st;
-    return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* One directory of the store, by its layout: a maildir (cur/ and new/), a dbox
- * mailbox (dbox-Mails: u.N files for sdbox, index replay for mdbox), mdbox storage
- * (m.N files: bytes only) or mbox files. Takes ownership of fd. */
-static void walk_store_dir(struct walk *w, int fd, const char *name, int depth)
+static int by_dir_inode(const void *a, const void *b)
 {
-    enum store_format f = w->st->fmt;
-    int maildir = (f == FMT_AUTO || f == FMT_MAILDIR) && has_subdir(fd, "cur") && has_subdir(fd, "new");
-    int dbox = (f == FMT_AUTO || f == FMT_SDBOX || f == FMT_MDBOX) && !strcmp(name, "dbox-Mails");
-    if (maildir) {
-        walk_maildir_sub(w, fd, "cur");
-        walk_maildir_sub(w, fd, "new");
-    }
-    DIR *d = fdopendir(fd);
-    if (!d) {
+    const struct listing *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return (x->ino > y->ino) - (x->ino < y->ino);
+}
+
+static void listings_free(struct listings *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i].names);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+/* The files of a directory that a walk looks at, by the store's format. */
+static int wanted_file(enum store_format f, const char *name)
+{
+    if ((f == FMT_AUTO || f == FMT_SDBOX) && numbered(name, 'u'))
+        return 1;
+    if ((f == FMT_AUTO || f == FMT_MDBOX) && numbered(name, 'm'))
+        return 1;
+    return (f == FMT_AUTO || f == FMT_MBOX) && strncmp(name, "dovecot", 7) && strcmp(name, "subscriptions");
+}
+
+static void add_name(struct listing *l, size_t *cap, char type, const char *name)
+{
+    size_t n = strlen(name) + 2;
+    l->names = grow(l->names, cap, l->len, n, 1);
+    l->names[l->len] = type;
+    memcpy(l->names + l->len + 1, name, n - 1);
+    l->len += n;
+}
+
+/* Lists the directory at w->path now. leaf: a maildir's cur/ or new/, whose regular
+ * files not starting with '.' are its messages. */
+static int list_dir(struct walk *w, int leaf, int root, struct listing *out)
+{
+    int fd = open(w->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (root ? 0 : O_NOFOLLOW));
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) < 0) {
         close(fd);
-        return;
+        return -1;
     }
-    uint64_t sdbox_files = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (dirs_dots(e->d_name))
-            continue;
-        unsigned char type = dirs_entry_type(dirfd(d), e);
-        if (type == DT_DIR) {
-            if (maildir && (!strcmp(e->d_name, "cur") || !strcmp(e->d_name, "new") || !strcmp(e->d_name, "tmp")))
+    memset(out, 0, sizeof *out);
+    out->dev = st.st_dev;
+    out->ino = st.st_ino;
+    out->mtime_ns = ns_of(st.st_mtim);
+    out->ctime_ns = ns_of(st.st_ctim);
+    int64_t newest = out->mtime_ns > out->ctime_ns ? out->mtime_ns : out->ctime_ns;
+    out->trusted = newest < w->now_ns - TRUST_AFTER_NS;
+    size_t cap = 0;
+    int cur = 0, new = 0;
+    char buf[32 * 1024];
+    ssize_t got;
+    while ((got = getdents64(fd, buf, sizeof buf)) > 0)
+        for (ssize_t off = 0; off < got;) {
+            const struct dirent64 *e = (const void *)(buf + off);
+            off += e->d_reclen;
+            if (dirs_dots(e->d_name))
                 continue;
-            int sub = depth < DIRS_MAX_DEPTH ? dirs_open_at(dirfd(d), e->d_name) : -1;
-            if (sub >= 0)
-                walk_store_dir(w, sub, e->d_name, depth + 1);
+            unsigned char type = dirs_type_at(fd, e->d_name, e->d_type);
+            if (leaf) {
+                if (e->d_name[0] != '.' && type == DT_REG) {
+                    out->messages++;
+                    out->bytes += maildir_size(fd, e->d_name);
+                }
+            } else if (type == DT_DIR) {
+                add_name(out, &cap, 'd', e->d_name);
+                cur |= !strcmp(e->d_name, "cur");
+                new |= !strcmp(e->d_name, "new");
+            } else if (type == DT_REG && wanted_file(w->st->fmt, e->d_name)) {
+                add_name(out, &cap, 'f', e->d_name);
+            }
+        }
+    if (got < 0)
+        out->trusted = 0;       /* a partial listing counts once, and is listed again */
+    out->maildir = (w->st->fmt == FMT_AUTO || w->st->fmt == FMT_MAILDIR) && cur && new;
+    close(fd);
+    return 0;
+}
+
+/* The listing of the directory at w->path (st: what lstat said of it): the last
+ * walk's when the directory is unchanged since a trusted listing, else listed now.
+ * The walk keeps it for the next; out shares its names. */
+static int listing_of(struct walk *w, const struct stat *st, int leaf, int root, struct listing *out)
+{
+    struct listing key = { .dev = st->st_dev, .ino = st->st_ino };
+    const struct listings *old = &w->st->dirs;
+    const struct listing *hit = old->n ? bsearch(&key, old->v, old->n, sizeof *old->v, by_dir_inode) : NULL;
+    if (hit && hit->trusted && hit->mtime_ns == ns_of(st->st_mtim) && hit->ctime_ns == ns_of(st->st_ctim)) {
+        *out = *hit;
+        out->names = hit->len ? xmalloc(hit->len) : NULL;
+        if (hit->len)
+            memcpy(out->names, hit->names, hit->len);
+    } else if (list_dir(w, leaf, root, out) < 0) {
+        return -1;
+    }
+    w->dirs.v = grow(w->dirs.v, &w->dirs.cap, w->dirs.n, 1, sizeof *w->dirs.v);
+    w->dirs.v[w->dirs.n++] = *out;
+    return 0;
+}
+
+/* Appends "/name" to w->path; 0 when it would not fit. */
+static int path_push(struct walk *w, size_t len, const char *name)
+{
+    size_t n = strlen(name);
+    if (len + 1 + n >= sizeof w->path)
+        return 0;
+    w->path[len] = '/';
+    memcpy(w->path + len + 1, name, n + 1);
+    return 1;
+}
+
+static void walk_leaf(struct walk *w, size_t len, const char *sub)
+{
+    struct stat st;
+    struct listing l;
+    if (path_push(w, len, sub) && lstat(w->path, &st) == 0 && S_ISDIR(st.st_mode) &&
+        listing_of(w, &st, 1, 0, &l) == 0) {
+        w->messages += l.messages;
+        w->bytes += l.bytes;
+    }
+    w->path[len] = 0;
+}
+
+/* One directory of the store (w->path, its last component name), by its layout: a
+ * maildir (cur/ and new/), a dbox mailbox (dbox-Mails: u.N files for sdbox, index
+ * replay for mdbox), mdbox storage (m.N files: bytes only) or mbox files. */
+static void walk_store_dir(struct walk *w, const char *name, int depth, int root)
+{
+    struct stat st;
+    struct listing l;
+    if ((root ? stat(w->path, &st) : lstat(w->path, &st)) < 0 || !S_ISDIR(st.st_mode) ||
+        listing_of(w, &st, 0, root, &l) < 0)
+        return;
+    size_t len = strlen(w->path);
+    enum store_format f = w->st->fmt;
+    if (l.maildir) {
+        walk_leaf(w, len, "cur");
+        walk_leaf(w, len, "new");
+    }
+    int dbox = (f == FMT_AUTO || f == FMT_SDBOX || f == FMT_MDBOX) && !strcmp(name, "dbox-Mails");
+    int dfd = -1;               /* opened for the files to look at, if any */
+    uint64_t sdbox_files = 0;
+    for (size_t off = 0; off < l.len; off += strlen(l.names + off) + 1) {
+        const char *e = l.names + off + 1;
+        if (l.names[off] == 'd') {
+            if (l.maildir && (!strcmp(e, "cur") || !strcmp(e, "new") || !strcmp(e, "tmp")))
+                continue;
+            if (depth < DIRS_MAX_DEPTH && path_push(w, len, e))
+                walk_store_dir(w, e, depth + 1, 0);
+            w->path[len] = 0;
             continue;
         }
-        if (type != DT_REG || maildir)
+        if (l.maildir)
             continue;
-        struct stat st;
-        if ((f == FMT_AUTO || f == FMT_SDBOX) && numbered(e->d_name, 'u')) {
-            if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (dfd < 0 && (dfd = open(w->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (root ? 0 : O_NOFOLLOW))) < 0)
+            break;
+        struct stat fst;
+        if ((f == FMT_AUTO || f == FMT_SDBOX) && numbered(e, 'u')) {
+            if (fstatat(dfd, e, &fst, AT_SYMLINK_NOFOLLOW) == 0) {
                 sdbox_files++;
-                w->bytes += (uint64_t)st.st_size;
+                w->bytes += (uint64_t)fst.st_size;
             }
-        } else if ((f == FMT_AUTO || f == FMT_MDBOX) && numbered(e->d_name, 'm')) {
-            if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-                w->bytes += (uint64_t)st.st_size;
-        } else if ((f == FMT_AUTO || f == FMT_MBOX) && strncmp(e->d_name, "dovecot", 7) &&
-                   strcmp(e->d_name, "subscriptions")) {
-            walk_mbox_file(w, dirfd(d), e->d_name);
+        } else if ((f == FMT_AUTO || f == FMT_MDBOX) && numbered(e, 'm')) {
+            if (fstatat(dfd, e, &fst, AT_SYMLINK_NOFOLLOW) == 0)
+                w->bytes += (uint64_t)fst.st_size;
+        } else {
+            walk_mbox_file(w, dfd, e);
         }
     }
     /* sdbox keeps one file per message; an mdbox mailbox has none and needs its index. */
     if (dbox && sdbox_files)
         w->messages += sdbox_files;
-    else if (dbox && f != FMT_SDBOX)
-        w->messages += dbox_messages(w, dirfd(d));
-    closedir(d);
+    else if (dbox && f != FMT_SDBOX && (dfd >= 0 || (dfd = dirs_open_at(AT_FDCWD, w->path)) >= 0))
+        w->messages += dbox_messages(w, dfd);
+    if (dfd >= 0)
+        close(dfd);
 }
 
 void store_walk(struct store *st, char *const *dirs, size_t ndirs, uint64_t *messages, uint64_t *bytes)
 {
-    struct walk w = { .st = st };
+    struct walk *w = xcalloc(1, sizeof *w);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    w->st = st;
+    w->now_ns = ns_of(now);
     for (size_t i = 0; i < ndirs; i++) {
-        int fd = open(dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd >= 0)
-            walk_store_dir(&w, fd, "", 0);
+        snprintf(w->path, sizeof w->path, "%s", dirs[i]);
+        walk_store_dir(w, "", 0, 1);
     }
-    cache_replace(&st->mbox_cache, &w.mbox);
-    cache_replace(&st->dbox_cache, &w.dbox);
-    *messages = w.messages;
-    *bytes = w.bytes;
+    cache_replace(&st->mbox_cache, &w->mbox);
+    cache_replace(&st->dbox_cache, &w->dbox);
+    if (w->dirs.n)
+        qsort(w->dirs.v, w->dirs.n, sizeof *w->dirs.v, by_dir_inode);
+    listings_free(&st->dirs);
+    st->dirs = w->dirs;
+    *messages = w->messages;
+    *bytes = w->bytes;
+    free(w);
 }
 
 int store_format_parse(const char *name, enum store_format *out)
@@ -369,5 +518,6 @@ void store_free(struct store *st)
         return;
     free(st->mbox_cache.v);
     free(st->dbox_cache.v);
+    listings_free(&st->dirs);
     free(st);
 }
