@@ -71,9 +71,10 @@ struct collector *collector_start_opts(const struct server_config *cfg, uint64_t
 /* One sample now, in the caller's thread (manual collectors only). */
 void collector_sample(struct collector *c);
 
-/* For `mailsoak probe` (the sampler thread keeps running): asks the sampler for a
- * sample now and waits for it (at most timeout_ns), unless the last one is younger
- * than min_age_ns. 0 when a sample at least that fresh exists. */
+/* For a window's edges (`mailsoak probe`'s pullers) and for a run that must know the
+ * spool now: asks the sampler thread for a sample that reads everything (a walk) and
+ * waits for it (at most timeout_ns), unless the last walk is younger than
+ * min_age_ns. 0 when a walk at least that fresh exists. */
 int collector_sample_fresh(struct collector *c, uint64_t min_age_ns, uint64_t timeout_ns);
 
 void collector_stop(struct collector *c);          /* takes a final sample, joins the thread */

@@ -25,6 +25,9 @@ struct servers *servers_start(const struct config *cfg, uint64_t t0, char *err, 
 void servers_stop(struct servers *s);
 void servers_free(struct servers *s);
 
+/* The local collector walks now (the spool, the store), unless it walked less than
+ * min_age_ns ago; waits for it (at most 10 s). The probes are read at their pace. */
+void servers_refresh(struct servers *s, uint64_t min_age_ns);
 void servers_now(struct servers *s, struct series_now *out);
 void servers_summary(struct servers *s, struct probe_summary *out);
 void servers_interval(struct servers *s, uint64_t from, uint64_t to, struct probe_interval *out);

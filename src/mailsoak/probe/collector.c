@@ -51,7 +51,7 @@ struct collector {
     pthread_cond_t cv;
     pthread_t thread;
     int thread_running, stopping, stopped;
-    uint64_t fresh_wanted, fresh_done, last_t;
+    uint64_t fresh_wanted, fresh_done, last_walk_t;
 };
 
 /* Events come from the sampler's thread (procset, logwatch), and during the set-up
@@ -106,9 +106,11 @@ static void sample(struct collector *c, int walk)
     c->nlines = 0;
     if (c->ncls)
         memset(c->lines_per_class, 0, c->ncls * sizeof *c->lines_per_class);
-    pthread_mutex_lock(&c->mu);
-    c->last_t = s.t;
-    pthread_mutex_unlock(&c->mu);
+    if (walk) {
+        pthread_mutex_lock(&c->mu);
+        c->last_walk_t = s.t;
+        pthread_mutex_unlock(&c->mu);
+    }
 }
 
 void collector_sample(struct collector *c)
@@ -158,7 +160,7 @@ int collector_sample_fresh(struct collector *c, uint64_t min_age_ns, uint64_t ti
     uint64_t deadline = mono_ns() + timeout_ns;
     struct timespec ts = { (time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull) };
     pthread_mutex_lock(&c->mu);
-    if (!c->thread_running || mono_ns() - c->last_t < min_age_ns) {
+    if (!c->thread_running || mono_ns() - c->last_walk_t < min_age_ns) {
         int ok = c->thread_running || c->stopped;
         pthread_mutex_unlock(&c->mu);
         return ok ? 0 : -1;

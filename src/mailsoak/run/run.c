@@ -293,6 +293,11 @@ static int queue_settled(struct controller *ct, int fresh)
         return 1;
     struct series_now cn;
     servers_now(ct->srv, &cn);
+    if (cn.has.spool && cn.spool > 0) {
+        /* the spool is walked every walk_interval: a count this old would hold the sweep up */
+        servers_refresh(ct->srv, ct->run->cfg->server.sample_interval);
+        servers_now(ct->srv, &cn);
+    }
     return !cn.has.spool || cn.spool == 0;
 }
 
@@ -367,7 +372,14 @@ static int next_phase(struct controller *ct, int phase, uint64_t now, uint64_t p
         struct series_now cn;
         servers_now(ct->srv, &cn);
         int queue_busy = cn.has.spool && cn.spool > 0;
-        int done = senders_open(ct) == 0 && atomic_load(&r->ledger.owed_total) <= 0 && !queue_busy;
+        int quiet = senders_open(ct) == 0 && atomic_load(&r->ledger.owed_total) <= 0;
+        if (quiet && queue_busy) {
+            /* the spool is walked every walk_interval: a count this old would hold the drain up */
+            servers_refresh(ct->srv, cfg->server.sample_interval);
+            servers_now(ct->srv, &cn);
+            queue_busy = cn.spool > 0;
+        }
+        int done = quiet && !queue_busy;
         if (!done && now - phase_start < cfg->drain)
             return PH_DRAIN;
         if (!cfg->sweep || atomic_load(&r->ledger.owed_total) <= 0)

@@ -13,6 +13,8 @@
 #include "run/probe_output.h"
 #include "run/remote.h"
 
+#define REFRESH_TIMEOUT_NS 10000000000ull     /* a walk of a large store can take seconds */
+
 struct source {
     const char *label;
     struct collector *col;           /* one of the two */
@@ -159,6 +161,13 @@ static void classes_add(struct probe_class **dst, size_t *ndst, struct probe_cla
         for (; c->nex > examples; c->nex--)
             free(c->ex[c->nex - 1].line);
     }
+}
+
+void servers_refresh(struct servers *s, uint64_t min_age_ns)
+{
+    for (size_t i = 0; s && i < s->n; i++)
+        if (s->v[i].col)
+            (void)collector_sample_fresh(s->v[i].col, min_age_ns, REFRESH_TIMEOUT_NS);
 }
 
 void servers_now(struct servers *s, struct series_now *out)
