@@ -8,7 +8,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <locale.h>
 #include <pthread.h>
 #include <regex.h>
 #include <stdarg.h>
@@ -20,6 +19,7 @@
 
 #include "lib/alloc.h"
 #include "lib/ere.h"
+#include "probe/prefilter.h"
 #include "run/config.h"
 
 enum {
@@ -41,7 +41,7 @@ struct lclass {
     regex_t re, except;
     int has_except, icase;
     int trace;                  /* java_exception: a stack trace counts once */
-    int prefiltered;            /* in its case's prefilter: skipped when that does not match */
+    int prefiltered;            /* in the union (prefilter.h): skipped on lines it does not match */
     uint64_t count, pending;
     struct example *ex;
     size_t nex;
@@ -87,10 +87,7 @@ struct logwatch {
     logwatch_match_fn on_match;
     void *match_ctx;
     char *chunk;
-    /* One expression per case mode matching where any of its classes would: most
-     * lines match no class, and one search costs far less than one per class. */
-    regex_t prefilter[2];       /* [icase] */
-    int has_prefilter[2], prefilter_stale;
+    struct prefilter *pre;      /* the classes' union: NULL after they change */
 };
 
 /* The built-in classes. Case is ignored except for Java names. Overlap is intended:
@@ -167,14 +164,6 @@ struct logwatch *logwatch_new(uint64_t t0_ns, size_t examples)
     return lw;
 }
 
-static void prefilter_free(struct logwatch *lw)
-{
-    for (int i = 0; i < 2; i++)
-        if (lw->has_prefilter[i])
-            regfree(&lw->prefilter[i]);
-    lw->has_prefilter[0] = lw->has_prefilter[1] = 0;
-}
-
 static void class_clear(struct lclass *c)
 {
     free(c->name);
@@ -212,7 +201,7 @@ void logwatch_free(struct logwatch *lw)
         free(f->path);
     }
     free(lw->files);
-    prefilter_free(lw);
+    prefilter_free(lw->pre);
     regfree(&lw->continuation);
     pthread_mutex_destroy(&lw->mu);
     free(lw->chunk);
@@ -251,7 +240,8 @@ static int put_class(struct logwatch *lw, const char *name, const char *pattern,
     c.icase = icase;
     c.trace = trace;
     pthread_mutex_lock(&lw->mu);
-    lw->prefilter_stale = 1;
+    prefilter_free(lw->pre);
+    lw->pre = NULL;
     ssize_t i = find_class(lw, name);
     if (i >= 0) {
         class_clear(&lw->cls[i]);
@@ -308,7 +298,8 @@ int logwatch_set_class(struct logwatch *lw, const char *spec, char *err, size_t 
     int rc = 0;
     if (!*pattern) {
         pthread_mutex_lock(&lw->mu);
-        lw->prefilter_stale = 1;
+        prefilter_free(lw->pre);
+        lw->pre = NULL;
         ssize_t i = find_class(lw, n);
         if (i >= 0) {
             class_clear(&lw->cls[i]);
@@ -429,89 +420,6 @@ static int class_matches(const struct lclass *c, const char *line)
            !(c->has_except && !regexec(&c->except, line, 0, NULL, 0));
 }
 
-/* Whether "(P)" still means P inside an alternation: no back-reference (the groups
- * are numbered anew) and no ')' closing nothing (a literal in an ERE alone, it would
- * close the group around it). */
-static int wraps_cleanly(const char *p)
-{
-    int depth = 0;
-    for (; *p; p++) {
-        if (*p == '\\') {
-            if (p[1] >= '1' && p[1] <= '9')
-                return 0;
-            if (p[1])
-                p++;
-        } else if (*p == '[') {
-            const char *q = p + 1;      /* to the ']' that closes it, as ere.c reads it */
-            q += *q == '^';
-            q += *q == ']';
-            for (; *q && *q != ']'; q++)
-                if (q[0] == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=')) {
-                    char close = q[1];
-                    for (q += 2; *q && !(q[0] == close && q[1] == ']'); q++)
-                        ;
-                    if (!*q)
-                        return 0;
-                    q++;
-                }
-            if (!*q)
-                return 0;
-            p = q;
-        } else if (*p == '(') {
-            depth++;
-        } else if (*p == ')' && depth-- == 0) {
-            return 0;
-        }
-    }
-    return depth == 0;
-}
-
-/* The prefilter of each case mode: "^.*((P1)|(P2)|...)" over the classes whose
- * pattern wraps cleanly, as many as the compile guard (lib/ere.h) allows, in order.
- * It matches a line exactly when one of its classes does: with the leading ".*" one
- * pass of glibc's automaton tries every start at once instead of restarting at each
- * byte. ".*" crosses every byte only in a single-byte locale (in UTF-8 it stops at a
- * malformed sequence), so elsewhere the bare alternation is searched. Under mu. */
-static void prefilter_build(struct logwatch *lw)
-{
-    prefilter_free(lw);
-    lw->prefilter_stale = 0;
-    int dot_all = MB_CUR_MAX == 1;
-    for (int icase = 0; icase < 2; icase++) {
-        char *acc = NULL, err[200];
-        size_t len = 0;
-        regex_t re;
-        for (size_t i = 0; i < lw->ncls; i++) {
-            struct lclass *c = &lw->cls[i];
-            if (c->icase != icase)
-                continue;
-            c->prefiltered = 0;
-            if (!wraps_cleanly(c->pattern))
-                continue;
-            size_t n = strlen(c->pattern);
-            char *next = xmalloc(len + n + 16);
-            int k = snprintf(next, len + n + 16, "%s%s(%s)", acc ? acc : dot_all ? "^.*(" : "(", acc ? "|" : "",
-                             c->pattern);
-            char *full = xmalloc((size_t)k + 2);
-            snprintf(full, (size_t)k + 2, "%s)", next);
-            if (ere_compile(&re, full, REG_NOSUB | (icase ? REG_ICASE : 0), err, sizeof err) == 0) {
-                if (lw->has_prefilter[icase])
-                    regfree(&lw->prefilter[icase]);
-                lw->prefilter[icase] = re;
-                lw->has_prefilter[icase] = 1;
-                c->prefiltered = 1;
-                free(acc);
-                acc = next;
-                len = (size_t)k;
-            } else {
-                free(next);
-            }
-            free(full);
-        }
-        free(acc);
-    }
-}
-
 /* One complete line, NUL-terminated. in_trace carries the Java stack-trace state of
  * the file the line came from: the frames after a counted exception are its own. */
 static void count_line(struct logwatch *lw, char *line, int *in_trace, uint64_t now)
@@ -520,11 +428,12 @@ static void count_line(struct logwatch *lw, char *line, int *in_trace, uint64_t 
         return;
     int any = 0, trace = 0;
     pthread_mutex_lock(&lw->mu);
-    if (lw->prefilter_stale)
-        prefilter_build(lw);
-    int maybe[2];
-    for (int k = 0; k < 2; k++)
-        maybe[k] = !lw->has_prefilter[k] || regexec(&lw->prefilter[k], line, 0, NULL, 0) != REG_NOMATCH;
+    if (!lw->pre) {
+        lw->pre = prefilter_new();
+        for (size_t i = 0; i < lw->ncls; i++)
+            lw->cls[i].prefiltered = prefilter_add(lw->pre, lw->cls[i].pattern, lw->cls[i].icase);
+    }
+    int maybe[2] = { prefilter_maybe(lw->pre, 0, line), prefilter_maybe(lw->pre, 1, line) };
     for (size_t i = 0; i < lw->ncls; i++) {
         struct lclass *c = &lw->cls[i];
         if ((c->prefiltered && !maybe[c->icase]) || !class_matches(c, line))

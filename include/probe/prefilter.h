@@ -1,0 +1,25 @@
+/* prefilter: one regular expression standing for several, to skip them all on the
+ * lines none of them matches (most lines of a server's log match no class). One
+ * search of the union costs about what one of its members does; glibc would
+ * otherwise search each member in turn, restarting at every byte for patterns that
+ * may start anywhere ([[:alnum:]]{6}-..., (^|[^[:alnum:]])...). Exact: the union
+ * matches a line exactly when one of its members does; a pattern that cannot join
+ * (see prefilter_add) is left to be searched on its own. */
+#ifndef MS_PROBE_PREFILTER_H
+#define MS_PROBE_PREFILTER_H
+
+struct prefilter;
+
+struct prefilter *prefilter_new(void);
+void prefilter_free(struct prefilter *p);
+
+/* Adds an ERE (REG_ICASE when icase) to the union of its case mode. 1 when it
+ * joined; 0 when it cannot: a back-reference (the union numbers groups anew), a ')'
+ * closing nothing (a literal alone, it would close the group around it), or a
+ * union the compile guard (lib/ere.h) refuses. */
+int prefilter_add(struct prefilter *p, const char *pattern, int icase);
+
+/* 0 when no pattern that joined the union of that case mode can match line. */
+int prefilter_maybe(const struct prefilter *p, int icase, const char *line);
+
+#endif

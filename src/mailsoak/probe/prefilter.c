@@ -1,0 +1,107 @@
+/* prefilter: the union of several EREs per case mode, "^.*((P1)|(P2)|...)". With
+ * the leading ".*" one pass of glibc's automaton tries every start at once instead
+ * of restarting at each byte (8.2 -> 1.1 us a line for the built-in log classes on
+ * the testbed's logs). ".*" crosses every byte only in a single-byte locale (in
+ * UTF-8 it stops at a malformed sequence), so elsewhere the bare alternation is
+ * searched: exact too, only slower. */
+#include "probe/prefilter.h"
+
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/alloc.h"
+#include "lib/ere.h"
+
+struct prefilter {
+    regex_t re[2];              /* [icase] */
+    int has[2];
+    char *acc[2];               /* the union so far, without its closing ')' */
+};
+
+struct prefilter *prefilter_new(void)
+{
+    return xcalloc(1, sizeof(struct prefilter));
+}
+
+void prefilter_free(struct prefilter *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < 2; i++) {
+        if (p->has[i])
+            regfree(&p->re[i]);
+        free(p->acc[i]);
+    }
+    free(p);
+}
+
+/* Whether "(P)" still means P inside an alternation (see prefilter.h). Brackets are
+ * skipped as lib/ere.c reads them. */
+static int wraps_cleanly(const char *p)
+{
+    int depth = 0;
+    for (; *p; p++) {
+        if (*p == '\\') {
+            if (p[1] >= '1' && p[1] <= '9')
+                return 0;
+            if (p[1])
+                p++;
+        } else if (*p == '[') {
+            const char *q = p + 1;
+            q += *q == '^';
+            q += *q == ']';
+            for (; *q && *q != ']'; q++)
+                if (q[0] == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=')) {
+                    char close = q[1];
+                    for (q += 2; *q && !(q[0] == close && q[1] == ']'); q++)
+                        ;
+                    if (!*q)
+                        return 0;
+                    q++;
+                }
+            if (!*q)
+                return 0;
+            p = q;
+        } else if (*p == '(') {
+            depth++;
+        } else if (*p == ')' && depth-- == 0) {
+            return 0;
+        }
+    }
+    return depth == 0;
+}
+
+int prefilter_add(struct prefilter *p, const char *pattern, int icase)
+{
+    icase = !!icase;
+    if (!wraps_cleanly(pattern))
+        return 0;
+    const char *head = p->acc[icase] ? p->acc[icase] : MB_CUR_MAX == 1 ? "^.*(" : "(";
+    size_t n = strlen(head) + strlen(pattern) + 4;
+    char *acc = xmalloc(n), *full = xmalloc(n + 1), err[200];
+    snprintf(acc, n, "%s%s(%s)", head, p->acc[icase] ? "|" : "", pattern);
+    snprintf(full, n + 1, "%s)", acc);
+    regex_t re;
+    int ok = ere_compile(&re, full, REG_NOSUB | (icase ? REG_ICASE : 0), err, sizeof err) == 0;
+    free(full);
+    if (!ok) {
+        free(acc);
+        return 0;
+    }
+    if (p->has[icase])
+        regfree(&p->re[icase]);
+    p->re[icase] = re;
+    p->has[icase] = 1;
+    free(p->acc[icase]);
+    p->acc[icase] = acc;
+    return 1;
+}
+
+int prefilter_maybe(const struct prefilter *p, int icase, const char *line)
+{
+    icase = !!icase;
+    /* an error (REG_ESPACE) is a maybe: the members will say */
+    return !p->has[icase] || regexec(&p->re[icase], line, 0, NULL, 0) != REG_NOMATCH;
+}
