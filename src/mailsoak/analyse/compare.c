@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyse/cli.h"
 #include "analyse/escape.h"
 #include "lib/alloc.h"
 #include "lib/units.h"
@@ -515,73 +516,47 @@ static void usage(FILE *f)
 
 int compare_main(int argc, char **argv, FILE *out, FILE *err)
 {
-    enum cmp_format fmt = CMP_TEXT;
-    unsigned flags = 0;
-    int force = 0, rc = 0;
-    char **files = xcalloc((size_t)argc, sizeof *files);
-    size_t nfiles = 0;
-    char msg[2600];
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = NULL;
-        if (!strcmp(a, "--")) {
-            while (++i < argc)
-                files[nfiles++] = argv[i];
-            break;
-        }
-        if (!strcmp(a, "--format") || !strncmp(a, "--format=", 9)) {
-            val = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!val) {
-                fprintf(err, "compare: --format needs a value (text, markdown, csv or json)\n");
-                rc = 2;
-                goto done;
-            }
-            if (!strcmp(val, "text"))
-                fmt = CMP_TEXT;
-            else if (!strcmp(val, "markdown") || !strcmp(val, "md"))
-                fmt = CMP_MARKDOWN;
-            else if (!strcmp(val, "csv"))
-                fmt = CMP_CSV;
-            else if (!strcmp(val, "json"))
-                fmt = CMP_JSON;
-            else {
-                fprintf(err, "compare: unknown format '%s' (use text, markdown, csv or json)\n", val);
-                rc = 2;
-                goto done;
-            }
-        } else if (!strcmp(a, "--runs"))
-            flags |= CMP_RUNS;
-        else if (!strcmp(a, "--mark"))
-            flags |= CMP_MARK;
-        else if (!strcmp(a, "--force"))
-            force = 1;
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(out);
-            goto done;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(err, "compare: unknown option '%s'\n", a);
-            usage(err);
-            rc = 2;
-            goto done;
-        } else
-            files[nfiles++] = argv[i];
+    static const struct { const char *name; enum cmp_format fmt; } formats[] = {
+        { "text", CMP_TEXT }, { "markdown", CMP_MARKDOWN }, { "md", CMP_MARKDOWN },
+        { "csv", CMP_CSV }, { "json", CMP_JSON },
+    };
+    const char *format = "text";
+    int runs = 0, mark = 0, force = 0;
+    const struct cli_opt opts[] = {
+        { "--format", NULL, "a value (text, markdown, csv or json)", &format, NULL },
+        { "--runs", NULL, NULL, NULL, &runs },
+        { "--mark", NULL, NULL, NULL, &mark },
+        { "--force", NULL, NULL, NULL, &force },
+        { NULL, NULL, NULL, NULL, NULL },
+    };
+    char **files, msg[2600];
+    size_t nfiles;
+    int rc = cli_parse("compare", argc, argv, opts, usage, out, err, &files, &nfiles);
+    if (rc) {
+        free(files);
+        return rc == 1 ? 0 : rc;
     }
-    if (!nfiles) {
-        usage(err);
-        rc = 2;
-        goto done;
+    size_t k = 0;
+    while (k < sizeof formats / sizeof *formats && strcmp(format, formats[k].name))
+        k++;
+    if (k == sizeof formats / sizeof *formats) {
+        snprintf(msg, sizeof msg, "unknown format '%s' (use text, markdown, csv or json)", format);
+        cli_say(err, "compare", 0, msg);
+        free(files);
+        return 2;
     }
+    unsigned flags = (runs ? CMP_RUNS : 0) | (mark ? CMP_MARK : 0);
     struct result_set rs;
-    if ((rc = results_open(&rs, files, nfiles, force, "compare", err, msg, sizeof msg)) != 0)
-        goto done;
-    struct cmp_table t;
-    cmp_build(&t, &rs);
-    if (cmp_write(out, &t, fmt, flags) < 0 || fflush(out) != 0) {
-        fprintf(err, "compare: write error\n");
-        rc = 1;
+    if ((rc = results_open(&rs, files, nfiles, force, "compare", err, msg, sizeof msg)) == 0) {
+        struct cmp_table t;
+        cmp_build(&t, &rs);
+        if (cmp_write(out, &t, formats[k].fmt, flags) < 0 || fflush(out) != 0) {
+            fprintf(err, "compare: write error\n");
+            rc = 1;
+        }
+        cmp_free(&t);
+        results_free(&rs);
     }
-    cmp_free(&t);
-    results_free(&rs);
-done:
     free(files);
     return rc;
 }

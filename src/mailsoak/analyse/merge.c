@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyse/cli.h"
 #include "analyse/latency.h"
 #include "lib/alloc.h"
 #include "lib/units.h"
@@ -932,34 +933,23 @@ static void usage(FILE *f)
 
 int merge_main(int argc, char **argv, FILE *out, FILE *err)
 {
-    char **files = xcalloc((size_t)argc, sizeof *files);
-    size_t nfiles = 0;
     const char *output = NULL, *label = NULL;
-    int force = 0, rc = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--label")) {
-            if (i + 1 >= argc) {
-                fprintf(err, "merge: %s needs a value\n", a);
-                rc = 2;
-                goto done;
-            }
-            *(strcmp(a, "--label") ? &output : &label) = argv[++i];
-        } else if (!strcmp(a, "--force"))
-            force = 1;
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(out);
-            goto done;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(err, "merge: unknown option '%s'\n", a);
-            usage(err);
-            rc = 2;
-            goto done;
-        } else
-            files[nfiles++] = argv[i];
+    int force = 0;
+    const struct cli_opt opts[] = {
+        { "--output", "-o", "a value", &output, NULL },
+        { "--label", NULL, "a value", &label, NULL },
+        { "--force", NULL, NULL, NULL, &force },
+        { NULL, NULL, NULL, NULL, NULL },
+    };
+    char **files;
+    size_t nfiles;
+    int rc = cli_parse("merge", argc, argv, opts, usage, out, err, &files, &nfiles);
+    if (rc) {
+        free(files);
+        return rc == 1 ? 0 : rc;
     }
-    if (!nfiles || !output) {
-        fprintf(err, "merge: %s\n", !nfiles ? "no result files given" : "no output file: -o FILE");
+    if (!output) {
+        cli_say(err, "merge", 0, "no output file: -o FILE");
         usage(err);
         rc = 2;
         goto done;

@@ -4,9 +4,8 @@
 #include "analyse/report.h"
 
 #include <stdlib.h>
-#include <string.h>
 
-#include "lib/alloc.h"
+#include "analyse/cli.h"
 #include "lib/atomicfile.h"
 
 /* Writes one output atomically; on any failure the old file stays. */
@@ -45,74 +44,36 @@ static void usage(FILE *f)
           "  --force         report files even when their workloads differ\n", f);
 }
 
-static int want_value(int argc, char **argv, int *i, const char **val, FILE *err)
-{
-    const char *a = argv[*i], *eq = strchr(a, '=');
-    if (a[0] == '-' && a[1] == '-' && eq) {
-        *val = eq + 1;
-        return 0;
-    }
-    if (*i + 1 >= argc) {
-        fprintf(err, "report: %s needs a file name\n", a);
-        return -1;
-    }
-    *val = argv[++*i];
-    return 0;
-}
-
-static int is_opt(const char *a, const char *name)
-{
-    size_t n = strlen(name);
-    return !strncmp(a, name, n) && (a[n] == 0 || (a[n] == '=' && name[1] == '-'));
-}
-
 int report_main(int argc, char **argv, FILE *out, FILE *err)
 {
     const char *html = NULL, *csv = NULL;
-    int force = 0, rc = 0;
-    char **files = xcalloc((size_t)argc, sizeof *files);
-    size_t nfiles = 0;
-    char msg[2600];
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--")) {
-            while (++i < argc)
-                files[nfiles++] = argv[i];
-            break;
-        }
-        if (is_opt(a, "-o") || is_opt(a, "--output")) {
-            if (want_value(argc, argv, &i, &html, err) < 0)
-                goto usage_error;
-        } else if (is_opt(a, "--csv")) {
-            if (want_value(argc, argv, &i, &csv, err) < 0)
-                goto usage_error;
-        } else if (!strcmp(a, "--force"))
-            force = 1;
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(out);
-            goto done;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(err, "report: unknown option '%s'\n", a);
-            goto usage_error;
-        } else
-            files[nfiles++] = argv[i];
+    int force = 0;
+    const struct cli_opt opts[] = {
+        { "--output", "-o", "a file name", &html, NULL },
+        { "--csv", NULL, "a file name", &csv, NULL },
+        { "--force", NULL, NULL, NULL, &force },
+        { NULL, NULL, NULL, NULL, NULL },
+    };
+    char **files, msg[2600];
+    size_t nfiles;
+    int rc = cli_parse("report", argc, argv, opts, usage, out, err, &files, &nfiles);
+    if (rc) {
+        free(files);
+        return rc == 1 ? 0 : rc;
     }
-    if (!nfiles || !html || !*html) {
-        fprintf(err, "report: %s\n", !nfiles ? "no result files given" : "-o REPORT.html is required");
-        goto usage_error;
+    if (!html || !*html) {
+        cli_say(err, "report", 0, "-o REPORT.html is required");
+        usage(err);
+        free(files);
+        return 2;
     }
     struct result_set rs;
-    if ((rc = results_open(&rs, files, nfiles, force, "report", err, msg, sizeof msg)) != 0)
-        goto done;
-    if (write_out(html, html_out, &rs, msg[0] ? msg : NULL, err) < 0 ||
-        (csv && write_out(csv, csv_out, &rs, NULL, err) < 0))
-        rc = 1;
-    results_free(&rs);
-    goto done;
-usage_error:
-    usage(err);
-    rc = 2;
-done:
+    if ((rc = results_open(&rs, files, nfiles, force, "report", err, msg, sizeof msg)) == 0) {
+        if (write_out(html, html_out, &rs, msg[0] ? msg : NULL, err) < 0 ||
+            (csv && write_out(csv, csv_out, &rs, NULL, err) < 0))
+            rc = 1;
+        results_free(&rs);
+    }
     free(files);
     return rc;
 }
