@@ -26,9 +26,9 @@ struct cli_opt {
 int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts, void (*usage)(FILE *),
               FILE *out, FILE *err, char ***files, size_t *nfiles);
 
-/* "CMD: MSG\n" on f, or "CMD: warning: MSG\n" when warning, one line per line of
- * msg, each made printable (lib/printable.h): the messages quote result files,
- * and a result file can hold a server's words. */
+/* "CMD: MSG\n" on f ("MSG\n" when cmd is NULL), or "CMD: warning: MSG\n" when
+ * warning, one line per line of msg, each made printable (lib/printable.h): the
+ * messages quote result files, and a result file can hold a server's words. */
 void cli_say(FILE *f, const char *cmd, int warning, const char *msg);
 
 #endif

@@ -7,9 +7,11 @@
 
 /* Escapes & < > " ' so the text is safe both in element content and in quoted attributes. */
 void html_puts(FILE *f, const char *s);
-/* Quotes the field when it holds a comma, quote, CR or LF (RFC 4180). */
+/* Control bytes as \xNN (lib/printable.h), then quotes the field when it holds a
+ * comma or a quote (RFC 4180). */
 void csv_puts(FILE *f, const char *s);
-/* A Markdown table cell: escapes | and the emphasis characters, folds newlines. */
+/* A Markdown table cell: folds newlines, control bytes as \xNN, escapes | and the
+ * emphasis characters. */
 void md_puts(FILE *f, const char *s);
 
 #endif

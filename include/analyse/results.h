@@ -17,7 +17,8 @@
 
 struct result {
     char *path;
-    char *label;              /* the file's label, or its base name when it has none */
+    char *label;              /* the file's label, or its base name when it has none;
+                                 printable (lib/printable.h): it is shown as it is */
     json_t *root;             /* owned; the views below borrow from it */
     json_t *summary, *workload, *config, *timeline, *events;   /* NULL when absent */
 };

@@ -15,6 +15,10 @@
  * text that passes through several stores is not escaped twice. */
 size_t printable(char *out, size_t outlen, const void *in, size_t n);
 
+/* printable() of all n bytes into a string of its own (the caller frees it): a
+ * byte becomes at most four, so nothing is cut. */
+char *printable_dup(const void *in, size_t n);
+
 /* The longest prefix of s[0..n), at most max bytes, that does not end inside a
  * well-formed UTF-8 character: where a raw copy must be cut before printable()
  * sees it, so a cut character is not mistaken for a malformed one. */

@@ -3,6 +3,8 @@
  * overlong forms, surrogates and code points past U+10FFFF count as malformed. */
 #include "lib/printable.h"
 
+#include "lib/alloc.h"
+
 /* Length of the well-formed UTF-8 character at s[0..n), or 0 if there is none. */
 static size_t utf8_char(const unsigned char *s, size_t n)
 {
@@ -61,6 +63,13 @@ size_t printable(char *out, size_t outlen, const void *in, size_t n)
     }
     out[o] = 0;
     return o;
+}
+
+char *printable_dup(const void *in, size_t n)
+{
+    char *out = xmalloc(4 * n + 1);
+    printable(out, 4 * n + 1, in, n);
+    return out;
 }
 
 size_t utf8_cut(const char *s, size_t n, size_t max)

@@ -442,6 +442,48 @@ static void test_labels_and_escaping(void **s)
     run_free(&r);
 }
 
+/* A byte a terminal would obey: C0 but the line end, DEL, C1 (UTF-8 0xc2 0x80..0x9f). */
+static int has_control(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if ((*p < 0x20 && *p != '\n') || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+            return 1;
+    return 0;
+}
+
+/* A result file can carry a server's bytes: its label, run_id and workload reach the
+ * terminal as \xNN, in every format and in the messages. */
+static void test_control_bytes_stay_off_the_terminal(void **s)
+{
+    (void)s;
+    char *a = write_file("evil-a.json",
+                         "{\"format\": \"mailsoak-result\", \"format_version\": 1,\n"
+                         " \"label\": \"evil\\u001b[2J\\u009b31m\\u0007,\\nx\", \"run_id\": \"id\\u009b1\\u007f\",\n"
+                         " \"workload\": {\"senders\": 20, \"k\\u001b]0;t\\u0007\": \"v\\u009b\\u001b[1m\"},\n"
+                         " \"summary\": {\"sent\": 5}, \"timeline\": []}\n");
+    char *b = result("evil-b.json", "b", "{\"senders\": 40}", "{\"sent\": 6}");
+    static const char *const formats[] = { "text", "markdown", "csv", "json" };
+    for (size_t i = 0; i < sizeof formats / sizeof *formats; i++) {
+        char *argv[] = { "compare", "--force", "--format", (char *)formats[i], a, b };
+        struct run r = run_compare(6, argv);
+        assert_int_equal(r.rc, 0);
+        if (has_control(r.out) || has_control(r.err))
+            fail_msg("%s: a control byte reached the terminal:\n%s\n%s", formats[i], r.out, r.err);
+        /* the bytes are shown, escaped (and quoted as each format quotes), not dropped */
+        assert_non_null(strstr(r.out, "evil\\"));
+        assert_non_null(strstr(r.out, "x1b"));
+        assert_non_null(strstr(r.out, "x9b31m"));
+        assert_non_null(strstr(r.err, "k\\x1b]0;t\\x07"));
+        run_free(&r);
+    }
+    char *argv[] = { "compare", a, b };
+    struct run r = run_compare(3, argv);
+    assert_int_equal(r.rc, 2);
+    assert_false(has_control(r.err));
+    assert_non_null(strstr(r.err, "\\xc2\\x9b"));
+    run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -457,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_refuses_different_workloads),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_labels_and_escaping),
+        cmocka_unit_test(test_control_bytes_stay_off_the_terminal),
     };
     return cmocka_run_group_tests(tests, tf_setup, tf_teardown);
 }

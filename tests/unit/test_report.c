@@ -112,6 +112,40 @@ static void test_partial_file(void **s)
     free(c);
 }
 
+/* The CSV is read on terminals too: a file's control bytes (label, run_id, phase,
+ * class names) come out as \xNN and a CR or LF never breaks a row; so do report's
+ * messages, which quote the files' workloads. */
+static void test_csv_and_messages_printable(void **s)
+{
+    (void)s;
+    char *a = tf_write("ctl-a.json",
+                       "{\"format\": \"mailsoak-result\", \"format_version\": 1, \"label\": \"l\\u001b[2J\\r\\n\",\n"
+                       " \"run_id\": \"r\\u009b1\\u007f\", \"workload\": {\"k\\u001b]0;t\\u0007\": 1},\n"
+                       " \"timeline\": [{\"t\": 1, \"phase\": \"p\\u0007\", \"errors_by_class\": {\"c\\u001b\": 1}}]}\n");
+    char *b = tf_write("ctl-b.json", "{\"format\": \"mailsoak-result\", \"format_version\": 1, \"workload\": {}}\n");
+    char *out = tf_path("ctl.html"), *csv = tf_path("ctl.csv"), *err;
+    char *argv[] = { "report", "-o", out, "--csv", csv, "--force", a, b };
+    assert_int_equal(run_report(8, argv, &err), 0);
+    char *c = tf_slurp(csv);
+    assert_non_null(c);
+    for (const char *t[] = { c, err }, **p = t; p < t + 2; p++)
+        for (const unsigned char *u = (const unsigned char *)*p; *u; u++)
+            if ((*u < 0x20 && *u != '\n') || *u == 0x7f || (*u == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f))
+                fail_msg("control byte 0x%02x in:\n%s", *u, *p);
+    assert_int_equal(count(c, "\n"), 2);           /* the header and one entry */
+    assert_non_null(strstr(c, "l\\x1b[2J\\x0d\\x0a,r\\xc2\\x9b1\\x7f,"));
+    assert_non_null(strstr(c, "p\\x07"));
+    assert_non_null(strstr(c, "error c\\x1b"));
+    assert_non_null(strstr(err, "k\\x1b]0;t\\x07"));
+    free(c);
+    free(err);
+    char *argv2[] = { "report", "-o", out, a, b };
+    assert_int_equal(run_report(5, argv2, &err), 2);
+    assert_non_null(strstr(err, "k\\x1b]0;t\\x07"));
+    assert_null(strchr(err, '\x1b'));
+    free(err);
+}
+
 /* Pending beside lost, in the runs table with its reasons and in the comparison
  * table with a row per reason some run has (none for the reasons all runs lack). */
 static void test_pending_next_to_lost(void **s)
@@ -248,6 +282,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_html_escapes_everything),
         cmocka_unit_test(test_partial_file),
+        cmocka_unit_test(test_csv_and_messages_printable),
         cmocka_unit_test(test_pending_next_to_lost),
         cmocka_unit_test(test_timeline_csv),
         cmocka_unit_test(test_atomic_and_errors),

@@ -70,9 +70,8 @@ void cli_say(FILE *f, const char *cmd, int warning, const char *msg)
 {
     while (*msg) {
         size_t len = strcspn(msg, "\n");
-        char *safe = xmalloc(4 * len + 1);  /* printable() writes at most 4 bytes a byte */
-        printable(safe, 4 * len + 1, msg, len);
-        fprintf(f, "%s: %s%s\n", cmd, warning ? "warning: " : "", safe);
+        char *safe = printable_dup(msg, len);
+        fprintf(f, "%s%s%s%s\n", cmd ? cmd : "", cmd ? ": " : "", warning ? "warning: " : "", safe);
         free(safe);
         msg += len + (msg[len] == '\n');
     }

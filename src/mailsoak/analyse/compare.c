@@ -11,6 +11,7 @@
 #include "analyse/cli.h"
 #include "analyse/escape.h"
 #include "lib/alloc.h"
+#include "lib/printable.h"
 #include "lib/units.h"
 
 const struct cmp_row cmp_rows[] = {
@@ -401,7 +402,10 @@ static int write_json(FILE *f, const struct cmp_table *t, unsigned flags)
             const struct result *r = &rs->v[rs->groups[g].runs[k]];
             json_t *id = json_object_get(r->root, "run_id");
             json_array_append_new(files, json_string(r->path));
-            json_array_append_new(ids, json_is_string(id) ? json_incref(id) : json_null());
+            /* printable like the label: jansson would leave DEL and C1 controls raw */
+            char *safe = json_is_string(id) ? printable_dup(json_string_value(id), json_string_length(id)) : NULL;
+            json_array_append_new(ids, safe ? json_string(safe) : json_null());
+            free(safe);
         }
         json_object_set_new(c, "label", json_string(rs->groups[g].label));
         json_object_set_new(c, "files", files);

@@ -1,8 +1,13 @@
 /* escape: the three quoting rules the outputs need; kept together so every writer
- * of a label or a config value goes through one of them. */
+ * of a label or a config value goes through one of them. CSV and Markdown are read
+ * on terminals too, so those two also pass the text through printable(). */
 #include "analyse/escape.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "lib/alloc.h"
+#include "lib/printable.h"
 
 void html_puts(FILE *f, const char *s)
 {
@@ -18,28 +23,40 @@ void html_puts(FILE *f, const char *s)
     }
 }
 
+/* Control bytes (a CR or LF among them) become \xNN first: a cell never breaks a
+ * row, and a CSV shown with cat cannot drive the terminal. */
 void csv_puts(FILE *f, const char *s)
 {
     if (!s)
         return;
-    if (!s[strcspn(s, ",\"\r\n")]) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
+    char *p = printable_dup(s, strlen(s));
+    int quoted = p[strcspn(p, ",\"")] != 0;
+    if (quoted)
+        fputc('"', f);
+    for (const char *c = p; *c; c++) {
+        if (*c == '"')
             fputc('"', f);
-        fputc(*s, f);
+        fputc(*c, f);
     }
-    fputc('"', f);
+    if (quoted)
+        fputc('"', f);
+    free(p);
 }
 
 void md_puts(FILE *f, const char *s)
 {
-    for (; s && *s; s++) {
-        if (strchr("|\\*_`[]<>", *s))
+    if (!s)
+        return;
+    char *folded = xstrdup(s);
+    for (char *c = folded; *c; c++)
+        if (*c == '\n' || *c == '\r')
+            *c = ' ';
+    char *p = printable_dup(folded, strlen(folded));
+    for (const char *c = p; *c; c++) {
+        if (strchr("|\\*_`[]<>", *c))
             fputc('\\', f);
-        fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+        fputc(*c, f);
     }
+    free(p);
+    free(folded);
 }

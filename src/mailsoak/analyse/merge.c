@@ -957,21 +957,17 @@ int merge_main(int argc, char **argv, FILE *out, FILE *err)
     struct result_set rs;
     char msg[2600], warns[4096];
     if (results_load(&rs, files, nfiles, msg, sizeof msg) < 0) {
-        fprintf(err, "merge: %s\n", msg);
+        cli_say(err, "merge", 0, msg);
         rc = 2;
         goto done;
     }
     json_t *root = merge_results(&rs, force, label, msg, sizeof msg, warns, sizeof warns);
-    for (char *w = warns; *w;) {
-        size_t len = strcspn(w, "\n");
-        fprintf(err, "merge: warning: %.*s\n", (int)len, w);
-        w += len + (w[len] == '\n');
-    }
+    cli_say(err, "merge", 1, warns);
     if (!root) {
-        fprintf(err, "merge: %s\n", msg);
+        cli_say(err, "merge", 0, msg);
         rc = 2;
     } else if (write_json_atomic(output, root, msg, sizeof msg) < 0) {
-        fprintf(err, "merge: %s\n", msg);
+        cli_say(err, "merge", 0, msg);
         rc = 1;
     } else {
         const json_t *s = json_object_get(root, "summary");

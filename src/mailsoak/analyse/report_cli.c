@@ -16,8 +16,7 @@ static int write_out(const char *path, int (*fn)(FILE *, const struct result_set
     char why[600] = "";
     if (atomic_open(&a, path, why, sizeof why) < 0 ||
         atomic_commit(&a, path, fn(a.f, rs, msg) == 0, why, sizeof why) < 0) {
-        if (why[0])
-            fprintf(err, "report: %s\n", why);
+        cli_say(err, "report", 0, why);
         return -1;
     }
     return 0;

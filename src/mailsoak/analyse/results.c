@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyse/cli.h"
 #include "lib/alloc.h"
 #include "lib/atomicfile.h"
+#include "lib/printable.h"
 
 /* A part that must be an object/array when present; sets *out to NULL when absent. */
 static int part(json_t *root, const char *key, int want_array, json_t **out,
@@ -28,6 +30,8 @@ static int part(json_t *root, const char *key, int want_array, json_t **out,
     return 0;
 }
 
+/* Labels reach terminals (compare's table) and files other programs read (CSV):
+ * the file's bytes, or its name's, made printable once here. */
 static char *label_from_path(const char *path)
 {
     const char *b = strrchr(path, '/');
@@ -35,8 +39,7 @@ static char *label_from_path(const char *path)
     size_t n = strlen(b);
     if (n > 5 && !strcmp(b + n - 5, ".json"))
         n -= 5;
-    char *l = xstrndup(b, n);
-    return l;
+    return printable_dup(b, n);
 }
 
 int result_load(struct result *r, const char *path, char *err, size_t errlen)
@@ -79,7 +82,7 @@ int result_load(struct result *r, const char *path, char *err, size_t errlen)
     /* An unlabelled run is its own column: grouping all of them as repeats of ""
      * would average runs that may have nothing in common. */
     if (json_is_string(label) && *json_string_value(label))
-        r->label = xstrdup(json_string_value(label));
+        r->label = printable_dup(json_string_value(label), json_string_length(label));
     else
         r->label = label_from_path(path);
     r->path = xstrdup(path);
@@ -217,17 +220,18 @@ int results_open(struct result_set *rs, char *const *paths, size_t n, int force,
     char msg[2600];
     warn[0] = 0;
     if (results_load(rs, paths, n, msg, sizeof msg) < 0) {
-        fprintf(err, "%s\n", msg);
+        cli_say(err, NULL, 0, msg);
         return 2;
     }
     if (results_check_workload(rs, msg, sizeof msg) == 0)
         return 0;
     if (!force) {
-        fprintf(err, "%s: %s\n%s: use --force to put them side by side anyway\n", cmd, msg, cmd);
+        cli_say(err, cmd, 0, msg);
+        cli_say(err, cmd, 0, "use --force to put them side by side anyway");
         results_free(rs);
         return 2;
     }
-    fprintf(err, "%s: warning: %s\n", cmd, msg);
+    cli_say(err, cmd, 1, msg);
     snprintf(warn, warnlen, "%s", msg);
     return 0;
 }

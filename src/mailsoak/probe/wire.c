@@ -24,10 +24,8 @@ enum {
  * printable() escapes them (\xNN), as they would to a terminal. */
 static json_t *text(const char *s)
 {
-    size_t n = strlen(s), cap = 4 * n + 1;
-    char *buf = xmalloc(cap);
-    size_t len = printable(buf, cap, s, n);
-    json_t *j = json_stringn(buf, len);
+    char *buf = printable_dup(s, strlen(s));
+    json_t *j = json_string(buf);
     free(buf);
     return j;
 }
