@@ -18,4 +18,18 @@ json_t *latency_json(const struct hist *h);
  * "count" values. */
 int latency_add(struct hist *h, const json_t *lat, char *err, size_t errlen);
 
+/* Histograms by command name, added up over files or timeline entries (merge).
+ * Start one as { .names = json_object() }. */
+struct lat_sum {
+    json_t *names;                   /* name -> index */
+    struct hist **h;
+    size_t n;
+};
+/* Adds every command of a latency object ({name: latency_json(...)}). 0, or -1
+ * with "WHERE: latency "NAME": reason" in err. */
+int lat_sum_add(struct lat_sum *ls, const json_t *lat, const char *where, char *err, size_t errlen);
+/* {name: latency_json(sum)} */
+json_t *lat_sum_json(const struct lat_sum *ls);
+void lat_sum_free(struct lat_sum *ls);
+
 #endif

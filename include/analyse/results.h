@@ -61,6 +61,8 @@ int results_open(struct result_set *rs, char *const *paths, size_t n, int force,
 /* A number at a '/'-separated path ("latency/delivery/p99"), so keys may contain dots.
  * Returns 0 and sets *out, or -1 when a part is missing or the value is not a number. */
 int json_path_number(const json_t *obj, const char *path, double *out);
+/* The number at path, or dflt when there is none. */
+double json_path_number_or(const json_t *obj, const char *path, double dflt);
 const json_t *json_path_get(const json_t *obj, const char *path);
 
 /* Writes JSON to path atomically (temp file in the same directory, fsync, rename):

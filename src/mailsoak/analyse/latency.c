@@ -1,9 +1,11 @@
 /* latency: percentiles for readers beside the histogram they come from (exact
- * integers in ns and the buckets as text), so that merge can add runs exactly. */
+ * integers in ns and the buckets as text), so that merge can add runs exactly;
+ * and the sums by command name merge adds them into. */
 #include "analyse/latency.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lib/alloc.h"
 
@@ -64,4 +66,45 @@ int latency_add(struct hist *h, const json_t *lat, char *err, size_t errlen)
     }
     free(one);
     return rc;
+}
+
+int lat_sum_add(struct lat_sum *ls, const json_t *lat, const char *where, char *err, size_t errlen)
+{
+    const char *name;
+    json_t *o;
+    json_object_foreach((json_t *)lat, name, o) {
+        const json_t *ix = json_object_get(ls->names, name);
+        if (!ix) {
+            ls->h = xrealloc(ls->h, (ls->n + 1) * sizeof *ls->h);
+            ls->h[ls->n] = xcalloc(1, sizeof **ls->h);
+            json_object_set_new(ls->names, name, json_integer((json_int_t)ls->n));
+            ix = json_object_get(ls->names, name);
+            ls->n++;
+        }
+        char why[200];
+        if (latency_add(ls->h[json_integer_value(ix)], o, why, sizeof why) < 0) {
+            snprintf(err, errlen, "%s: latency \"%s\": %s", where, name, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+json_t *lat_sum_json(const struct lat_sum *ls)
+{
+    json_t *out = json_object();
+    const char *name;
+    json_t *ix;
+    json_object_foreach(ls->names, name, ix)
+        json_object_set_new(out, name, latency_json(ls->h[json_integer_value(ix)]));
+    return out;
+}
+
+void lat_sum_free(struct lat_sum *ls)
+{
+    for (size_t i = 0; i < ls->n; i++)
+        free(ls->h[i]);
+    free(ls->h);
+    json_decref(ls->names);
+    memset(ls, 0, sizeof *ls);
 }

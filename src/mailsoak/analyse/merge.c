@@ -5,8 +5,10 @@
  * percentiles recomputed from the sum (never averaged), timelines are lined up on
  * the wall clock (start_unix_ms + t), and the server's rows are taken once per
  * server rather than once per shard. It reads JSON and writes JSON; it measures
- * nothing. */
+ * nothing. Here: the checks, the summary, the server's rows and the result; the
+ * timeline is merge_timeline.c's, the command merge_cli.c's. */
 #include "analyse/merge.h"
+#include "analyse/merge_parts.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -14,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyse/cli.h"
 #include "analyse/latency.h"
 #include "lib/alloc.h"
 #include "lib/units.h"
@@ -30,31 +31,7 @@ static const char *const max_keys[] = { "sweep_passes", NULL };
 static const char *const summary_times[] = { "lost_examples/*/accepted_s", "lost_examples/*/mailbox_read_s",
                                              "log_classes/*/examples/*/t", NULL };
 
-/* Timeline values that are levels at the end of an interval rather than counts over
- * it: within one run the last value of a bin stands; over runs they add up. */
-static const char *const level_keys[] = { "conns", "server/mem", "server/mem_pss", "server/spool",
-                                          "server/store_messages", "server/store_bytes", "server/procs", NULL };
-
-struct input {
-    const struct result *r;
-    json_t *summary;                 /* r's, its times moved onto the merged clock */
-    double off;                      /* s from the merged start to this run's start */
-    int server;                      /* its server rows stand for its server */
-};
-
-struct merge {
-    struct input *in;
-    size_t n;
-    long long start_ms;              /* the earliest start */
-    double iv;                       /* s: the timeline's interval */
-    char *warn;
-    size_t warnlen, wpos;
-    char *err;
-    size_t errlen;
-};
-
-__attribute__((format(printf, 2, 3)))
-static void warn(struct merge *m, const char *fmt, ...)
+void merge_warn(struct merge *m, const char *fmt, ...)
 {
     va_list ap;
     if (m->wpos + 1 >= m->warnlen)
@@ -84,7 +61,7 @@ static int in_list(const char *key, const char *const *list)
  * holds in every file that has it ("settled" is null where no sweep was needed),
  * anything else is kept when all agree. null ("not measured") is left out; null comes back
  * when nothing was measured or the values cannot be added (then *conflict is set). */
-static json_t *combine(json_t *const *v, size_t n, int *conflict)
+json_t *merge_combine(json_t *const *v, size_t n, int *conflict)
 {
     json_t **x = xcalloc(n, sizeof *x);
     size_t k = 0, nint = 0, nnum = 0, nobj = 0, narr = 0, nbool = 0;
@@ -124,7 +101,7 @@ static json_t *combine(json_t *const *v, size_t n, int *conflict)
                     continue;
                 for (size_t j = 0; j < k; j++)
                     sub[j] = json_object_get(x[j], key);
-                json_object_set_new(out, key, combine(sub, k, conflict));
+                json_object_set_new(out, key, merge_combine(sub, k, conflict));
             }
         }
         free(sub);
@@ -202,7 +179,7 @@ static json_t *check_shards(struct merge *m, int force)
                 bad = 1;
                 break;
             }
-            warn(m, "shards cut differently (%llu parts in %s, %llu in %s): merged anyway (--force)",
+            merge_warn(m, "shards cut differently (%llu parts in %s, %llu in %s): merged anyway (--force)",
                  (unsigned long long)n0, m->in[0].r->path, (unsigned long long)n, r->path);
         }
         const json_t *k = json_object_get(json_object_get(r->root, "shards"), "k");
@@ -226,7 +203,7 @@ static json_t *check_shards(struct merge *m, int force)
                 break;
             }
             if (prev)
-                warn(m, "shard %s/%llu is in both %s and %s: merged anyway (--force), its users count twice",
+                merge_warn(m, "shard %s/%llu is in both %s and %s: merged anyway (--force), its users count twice",
                      key, (unsigned long long)n, json_string_value(prev), r->path);
             json_object_set_new(owner, key, json_string(r->path));
             json_array_append(ks, kv);
@@ -247,7 +224,7 @@ static json_t *check_shards(struct merge *m, int force)
             missing++;
         }
         if (missing)
-            warn(m, "%zu of %llu shards missing (%s%s): the merged result covers only part of the users",
+            merge_warn(m, "%zu of %llu shards missing (%s%s): the merged result covers only part of the users",
                  missing, (unsigned long long)n0, list, missing > 20 ? ", ..." : "");
         out = json_pack("{s:I, s:O, s:b}", "n", (json_int_t)n0, "k", ks, "complete", !missing);
     }
@@ -279,7 +256,7 @@ static int check_clocks(struct merge *m)
             return -1;
         }
         if (i && iv != iv0)
-            warn(m, "%s: interval %s differs from the first file's: the timeline uses the longest", r->path, ivs);
+            merge_warn(m, "%s: interval %s differs from the first file's: the timeline uses the longest", r->path, ivs);
         if (iv > iv0)
             iv0 = iv;
     }
@@ -328,12 +305,6 @@ static void shift_times(json_t *o, const char *path, double off)
 
 /* ---- the server's rows: once per server ---- */
 
-static double number_at(const json_t *o, const char *path, double dflt)
-{
-    double v;
-    return json_path_number(o, path, &v) == 0 ? v : dflt;
-}
-
 /* [server] settings that name things on the host of the run itself (the others,
  * server.probe, name a probe by its URL, the same from every host). */
 static const char *const local_server_keys[] = { "pid", "pidfile", "process", "spool_dir", "store_dir", "log", NULL };
@@ -359,14 +330,14 @@ static size_t pick_servers(struct merge *m)
     json_t *best = json_object();    /* identity -> index of the input */
     for (size_t i = 0; i < m->n; i++) {
         const struct result *r = m->in[i].r;
-        if (number_at(m->in[i].summary, "server_samples", 0) <= 0)
+        if (json_path_number_or(m->in[i].summary, "server_samples", 0) <= 0)
             continue;
         json_t *id = server_identity(r);
         char *key = json_dumps(id, JSON_COMPACT | JSON_SORT_KEYS);
         json_decref(id);
         const json_t *prev = json_object_get(best, key);
-        if (!prev || number_at(m->in[i].summary, "server_samples", 0) >
-                         number_at(m->in[json_integer_value(prev)].summary, "server_samples", 0))
+        if (!prev || json_path_number_or(m->in[i].summary, "server_samples", 0) >
+                         json_path_number_or(m->in[json_integer_value(prev)].summary, "server_samples", 0))
             json_object_set_new(best, key, json_integer((json_int_t)i));
         free(key);
     }
@@ -389,56 +360,6 @@ static int is_server_key(const struct result *r, const char *key)
     return 0;
 }
 
-/* ---- latency ---- */
-
-/* Histograms by command name, added up over files or timeline entries. */
-struct lat_sum {
-    json_t *names;                   /* name -> index */
-    struct hist **h;
-    size_t n;
-};
-
-static int lat_add_all(struct lat_sum *ls, const json_t *lat, const char *where, struct merge *m)
-{
-    const char *name;
-    json_t *o;
-    json_object_foreach((json_t *)lat, name, o) {
-        const json_t *ix = json_object_get(ls->names, name);
-        if (!ix) {
-            ls->h = xrealloc(ls->h, (ls->n + 1) * sizeof *ls->h);
-            ls->h[ls->n] = xcalloc(1, sizeof **ls->h);
-            json_object_set_new(ls->names, name, json_integer((json_int_t)ls->n));
-            ix = json_object_get(ls->names, name);
-            ls->n++;
-        }
-        char why[200];
-        if (latency_add(ls->h[json_integer_value(ix)], o, why, sizeof why) < 0) {
-            snprintf(m->err, m->errlen, "%s: latency \"%s\": %s", where, name, why);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static json_t *lat_json(struct lat_sum *ls)
-{
-    json_t *out = json_object();
-    const char *name;
-    json_t *ix;
-    json_object_foreach(ls->names, name, ix)
-        json_object_set_new(out, name, latency_json(ls->h[json_integer_value(ix)]));
-    return out;
-}
-
-static void lat_free(struct lat_sum *ls)
-{
-    for (size_t i = 0; i < ls->n; i++)
-        free(ls->h[i]);
-    free(ls->h);
-    json_decref(ls->names);
-    memset(ls, 0, sizeof *ls);
-}
-
 /* ---- summary ---- */
 
 static json_t *merge_summary(struct merge *m, double duration_s, double elapsed_s, size_t nservers)
@@ -457,7 +378,7 @@ static json_t *merge_summary(struct merge *m, double duration_s, double elapsed_
             for (size_t j = 0; j < m->n; j++)
                 have += (v[j] = json_object_get(m->in[j].summary, key)) != NULL;
             if (have < m->n) {
-                warn(m, "summary.%s: in %zu of %zu files only: not measured in the merge", key, have, m->n);
+                merge_warn(m, "summary.%s: in %zu of %zu files only: not measured in the merge", key, have, m->n);
                 json_object_set_new(out, key, json_null());
                 continue;
             }
@@ -469,27 +390,27 @@ static json_t *merge_summary(struct merge *m, double duration_s, double elapsed_
                 json_object_set_new(out, key, big ? json_deep_copy(big) : json_null());
                 continue;
             }
-            json_object_set_new(out, key, combine(v, m->n, &conflict));
+            json_object_set_new(out, key, merge_combine(v, m->n, &conflict));
             if (conflict)
-                warn(m, "summary.%s: the files disagree and it cannot be added up: left out", key);
+                merge_warn(m, "summary.%s: the files disagree and it cannot be added up: left out", key);
         }
     }
-    double sent = number_at(out, "sent", 0), read = number_at(out, "read", 0);
+    double sent = json_path_number_or(out, "sent", 0), read = json_path_number_or(out, "read", 0);
     json_object_set_new(out, "rate_in", json_real(duration_s > 0 ? sent / duration_s : 0));
     json_object_set_new(out, "rate_out", json_real(elapsed_s > 0 ? read / elapsed_s : 0));
 
     struct lat_sum ls = { .names = json_object() };
     for (size_t i = 0; i < m->n; i++) {
         const json_t *lat = json_object_get(m->in[i].summary, "latency");
-        if (lat && lat_add_all(&ls, lat, m->in[i].r->path, m) < 0) {
-            lat_free(&ls);
+        if (lat && lat_sum_add(&ls, lat, m->in[i].r->path, m->err, m->errlen) < 0) {
+            lat_sum_free(&ls);
             json_decref(out);
             free(v);
             return NULL;
         }
     }
-    json_object_set_new(out, "latency", lat_json(&ls));
-    lat_free(&ls);
+    json_object_set_new(out, "latency", lat_sum_json(&ls));
+    lat_sum_free(&ls);
 
     /* the server's keys: from the files that speak for a server; when none does,
      * the first file's (its "not measured" nulls) */
@@ -508,173 +429,12 @@ static json_t *merge_summary(struct merge *m, double duration_s, double elapsed_
             for (size_t x = 0; x < k; x++)
                 sv[x] = json_object_get(v[x], key);
             int conflict = 0;
-            json_object_set_new(out, key, combine(sv, k, &conflict));
+            json_object_set_new(out, key, merge_combine(sv, k, &conflict));
             free(sv);
         }
     }
     free(v);
     return out;
-}
-
-/* ---- timeline: lined up on the wall clock ---- */
-
-struct point {
-    long long bin;
-    size_t in, idx;
-    double t, dur;                   /* end on the merged clock; length of its interval */
-};
-
-static int cmp_point(const void *a, const void *b)
-{
-    const struct point *x = a, *y = b;
-    if (x->bin != y->bin)
-        return x->bin < y->bin ? -1 : 1;
-    if (x->in != y->in)
-        return x->in < y->in ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* Sets the value at a '/'-path of o, when o has the objects on the way. */
-static void set_path(json_t *o, const char *path, json_t *v)
-{
-    const char *slash = strchr(path, '/');
-    if (!slash) {
-        json_object_set_new(o, path, v);
-        return;
-    }
-    char head[64];
-    snprintf(head, sizeof head, "%.*s", (int)(slash - path), path);
-    json_t *sub = json_object_get(o, head);
-    if (!json_is_object(sub)) {
-        json_decref(v);
-        return;                      /* the entry has no such part: nothing to set */
-    }
-    set_path(sub, slash + 1, v);
-}
-
-/* One run's entries in one bin as one entry: counts added, levels the last. */
-static json_t *run_in_bin(const struct merge *m, const struct point *p, size_t n)
-{
-    const struct input *in = &m->in[p[0].in];
-    json_t **v = xcalloc(n, sizeof *v);
-    for (size_t i = 0; i < n; i++) {
-        v[i] = json_deep_copy(json_array_get(in->r->timeline, p[i].idx));
-        json_object_del(v[i], "t");
-        json_object_del(v[i], "phase");
-        json_object_del(v[i], "latency");
-        json_object_del(v[i], "rate_in");
-        json_object_del(v[i], "rate_out");
-        if (!in->server)
-            json_object_del(v[i], "server");
-    }
-    int conflict = 0;
-    json_t *out = combine(v, n, &conflict);
-    for (const char *const *k = level_keys; *k; k++) {
-        const json_t *last = json_path_get(v[n - 1], *k);
-        if (json_path_get(out, *k))
-            set_path(out, *k, last ? json_deep_copy(last) : json_null());
-    }
-    for (size_t i = 0; i < n; i++)
-        json_decref(v[i]);
-    free(v);
-    return json_is_object(out) ? out : (json_decref(out), json_object());
-}
-
-static json_t *merge_bin(struct merge *m, const struct point *p, size_t n, int *fail)
-{
-    json_t **runs = xcalloc(n, sizeof *runs);
-    json_t *phases = json_array();
-    struct lat_sum ls = { .names = json_object() };
-    size_t nr = 0;
-    double t = 0, rate_in = 0, rate_out = 0;
-    for (size_t a = 0, b; a < n; a = b) {
-        double dur = 0;
-        for (b = a; b < n && p[b].in == p[a].in; b++) {
-            const json_t *e = json_array_get(m->in[p[b].in].r->timeline, p[b].idx);
-            const json_t *lat = json_object_get(e, "latency");
-            if (lat && lat_add_all(&ls, lat, m->in[p[b].in].r->path, m) < 0)
-                *fail = 1;
-            dur += p[b].dur;
-            t = fmax(t, p[b].t);
-        }
-        json_t *r = runs[nr++] = run_in_bin(m, p + a, b - a);
-        /* rates of runs side by side add up; each run's own over its own intervals */
-        if (dur > 0) {
-            rate_in += number_at(r, "sent", 0) / dur;
-            rate_out += number_at(r, "read", 0) / dur;
-        }
-        const json_t *ph = json_object_get(json_array_get(m->in[p[b - 1].in].r->timeline, p[b - 1].idx), "phase");
-        size_t i;
-        const json_t *x;
-        int seen = 0;
-        json_array_foreach(phases, i, x)
-            seen |= json_equal(x, ph);
-        if (json_is_string(ph) && !seen)
-            json_array_append(phases, (json_t *)ph);
-    }
-    int conflict = 0;
-    json_t *sum = combine(runs, nr, &conflict);
-    json_t *e = json_object();
-    json_object_set_new(e, "t", json_real(round(t * 1000) / 1000));
-    /* shards in different phases at once: all of them, "send+drain" */
-    char phase[64] = "";
-    size_t i;
-    const json_t *x;
-    json_array_foreach(phases, i, x)
-        snprintf(phase + strlen(phase), sizeof phase - strlen(phase), "%s%s", i ? "+" : "", json_string_value(x));
-    json_object_set_new(e, "phase", json_string(phase));
-    json_object_update(e, sum);
-    json_object_set_new(e, "rate_in", json_real(rate_in));
-    json_object_set_new(e, "rate_out", json_real(rate_out));
-    json_object_set_new(e, "latency", lat_json(&ls));
-    json_decref(sum);
-    json_decref(phases);
-    lat_free(&ls);
-    for (size_t k = 0; k < nr; k++)
-        json_decref(runs[k]);
-    free(runs);
-    return e;
-}
-
-/* Every entry goes to the bin of the merged interval its end is nearest to, so runs
- * started a little apart (less than half an interval) line up entry for entry. */
-static json_t *merge_timeline(struct merge *m)
-{
-    size_t total = 0;
-    for (size_t i = 0; i < m->n; i++)
-        total += m->in[i].r->timeline ? json_array_size(m->in[i].r->timeline) : 0;
-    struct point *p = xcalloc(total, sizeof *p);
-    size_t np = 0;
-    for (size_t i = 0; i < m->n; i++) {
-        double prev = 0;
-        size_t j;
-        const json_t *e;
-        json_array_foreach(m->in[i].r->timeline, j, e) {
-            double t;
-            if (json_path_number(e, "t", &t) < 0 || !isfinite(t) || t < 0 || t > 1e9) {
-                warn(m, "%s: timeline entry %zu has no usable t: left out", m->in[i].r->path, j);
-                continue;
-            }
-            double tm = t + m->in[i].off;
-            p[np++] = (struct point){ .bin = llround(tm / m->iv), .in = i, .idx = j, .t = tm,
-                                      .dur = t > prev ? t - prev : 0 };
-            prev = t;
-        }
-    }
-    qsort(p, np, sizeof *p, cmp_point);
-    json_t *tl = json_array();
-    int fail = 0;
-    for (size_t a = 0, b; a < np && !fail; a = b) {
-        for (b = a; b < np && p[b].bin == p[a].bin; b++)
-            ;
-        json_array_append_new(tl, merge_bin(m, p + a, b - a, &fail));
-    }
-    free(p);
-    if (fail) {
-        json_decref(tl);
-        return NULL;
-    }
-    return tl;
 }
 
 /* Each server's own rows ("servers": by the label of its source, when the runs had
@@ -710,7 +470,7 @@ static json_t *merge_servers(const struct merge *m)
 
 static int cmp_event(const void *a, const void *b)
 {
-    double x = number_at(*(json_t *const *)a, "t", 0), y = number_at(*(json_t *const *)b, "t", 0);
+    double x = json_path_number_or(*(json_t *const *)a, "t", 0), y = json_path_number_or(*(json_t *const *)b, "t", 0);
     return x < y ? -1 : x > y;
 }
 
@@ -794,7 +554,7 @@ static json_t *merge_workload(const struct merge *m)
         for (size_t i = 0; i < m->n; i++)
             v[i] = json_object_get(m->in[i].r->workload, *k);
         int conflict = 0;
-        json_object_set_new(out, *k, combine(v, m->n, &conflict));
+        json_object_set_new(out, *k, merge_combine(v, m->n, &conflict));
     }
     free(v);
     return out;
@@ -831,7 +591,7 @@ json_t *merge_results(const struct result_set *rs, int force, const char *label,
             snprintf(err, errlen, "%s (--force merges them anyway)", msg);
             goto out;
         }
-        warn(&m, "%s: merged anyway (--force)", msg);
+        merge_warn(&m, "%s: merged anyway (--force)", msg);
     }
     if (!(shards = check_shards(&m, force)) || check_clocks(&m) < 0)
         goto out;
@@ -844,8 +604,8 @@ json_t *merge_results(const struct result_set *rs, int force, const char *label,
     double duration = 0, elapsed = 0;
     int interrupted = 0;
     for (size_t i = 0; i < m.n; i++) {
-        duration = fmax(duration, m.in[i].off + number_at(m.in[i].r->root, "duration_s", 0));
-        elapsed = fmax(elapsed, m.in[i].off + number_at(m.in[i].r->root, "elapsed_s", 0));
+        duration = fmax(duration, m.in[i].off + json_path_number_or(m.in[i].r->root, "duration_s", 0));
+        elapsed = fmax(elapsed, m.in[i].off + json_path_number_or(m.in[i].r->root, "elapsed_s", 0));
         interrupted |= json_is_true(json_object_get(m.in[i].r->root, "interrupted"));
     }
     json_t *summary = merge_summary(&m, duration, elapsed, nservers);
@@ -862,7 +622,7 @@ json_t *merge_results(const struct result_set *rs, int force, const char *label,
     json_object_set_new(root, "run_id", joined(&m, "run_id", "+"));
     json_object_set_new(root, "seed", agreed(&m, "seed"));
     for (size_t i = 0; i < m.n; i++)
-        if (number_at(m.in[i].r->root, "start_unix_ms", 0) == (double)m.start_ms) {
+        if (json_path_number_or(m.in[i].r->root, "start_unix_ms", 0) == (double)m.start_ms) {
             json_object_set(root, "start_time", json_object_get(m.in[i].r->root, "start_time"));
             break;
         }
@@ -912,77 +672,4 @@ out:
         json_decref(m.in[i].summary);
     free(m.in);
     return root;
-}
-
-static void usage(FILE *f)
-{
-    fputs("usage: mailsoak merge A.json B.json ... -o all.json [--force] [--label NAME]\n"
-          "\n"
-          "Adds up the result files of the shards of one load (mailsoak run --shard K/N on\n"
-          "several hosts) into one result file that compare and report read like any other:\n"
-          "counts, ledger outcomes and errors by class summed; latency histograms added\n"
-          "bucket by bucket, percentiles recomputed from the sum; timelines lined up on the\n"
-          "wall clock; the server's rows taken once per server. Files of different workloads\n"
-          "or of overlapping shards are refused unless --force. The output is written\n"
-          "atomically.\n"
-          "\n"
-          "  -o, --output F  the merged result file (required)\n"
-          "  --label NAME    its label (default: the shards' label)\n"
-          "  --force         merge different workloads or overlapping shards anyway\n", f);
-}
-
-int merge_main(int argc, char **argv, FILE *out, FILE *err)
-{
-    const char *output = NULL, *label = NULL;
-    int force = 0;
-    const struct cli_opt opts[] = {
-        { "--output", "-o", "a value", &output, NULL },
-        { "--label", NULL, "a value", &label, NULL },
-        { "--force", NULL, NULL, NULL, &force },
-        { NULL, NULL, NULL, NULL, NULL },
-    };
-    char **files;
-    size_t nfiles;
-    int rc = cli_parse("merge", argc, argv, opts, usage, out, err, &files, &nfiles);
-    if (rc) {
-        free(files);
-        return rc == 1 ? 0 : rc;
-    }
-    if (!output) {
-        cli_say(err, "merge", 0, "no output file: -o FILE");
-        usage(err);
-        rc = 2;
-        goto done;
-    }
-    struct result_set rs;
-    char msg[2600], warns[4096];
-    if (results_load(&rs, files, nfiles, msg, sizeof msg) < 0) {
-        cli_say(err, "merge", 0, msg);
-        rc = 2;
-        goto done;
-    }
-    json_t *root = merge_results(&rs, force, label, msg, sizeof msg, warns, sizeof warns);
-    cli_say(err, "merge", 1, warns);
-    if (!root) {
-        cli_say(err, "merge", 0, msg);
-        rc = 2;
-    } else if (write_json_atomic(output, root, msg, sizeof msg) < 0) {
-        cli_say(err, "merge", 0, msg);
-        rc = 1;
-    } else {
-        const json_t *s = json_object_get(root, "summary");
-        fprintf(out, "merged %zu files into %s: sent %.0f, delivered %.0f, lost %.0f, pending %.0f\n", nfiles,
-                output, number_at(s, "sent", 0), number_at(s, "delivered", 0), number_at(s, "lost", 0),
-                number_at(s, "pending", 0));
-    }
-    json_decref(root);
-    results_free(&rs);
-done:
-    free(files);
-    return rc;
-}
-
-int cmd_merge(int argc, char **argv)
-{
-    return merge_main(argc, argv, stdout, stderr);
 }

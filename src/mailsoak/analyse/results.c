@@ -261,6 +261,12 @@ int json_path_number(const json_t *obj, const char *path, double *out)
     return 0;
 }
 
+double json_path_number_or(const json_t *obj, const char *path, double dflt)
+{
+    double v;
+    return json_path_number(obj, path, &v) == 0 ? v : dflt;
+}
+
 int write_json_atomic(const char *path, json_t *root, char *err, size_t errlen)
 {
     struct atomic_file a;

@@ -1,0 +1,81 @@
+/* merge_cli: `mailsoak merge`: reads the shards' result files, adds them up
+ * (merge.c) and writes the merged file atomically; warnings and refusals on stderr,
+ * printable. */
+#include "analyse/merge.h"
+
+#include <stdlib.h>
+
+#include "analyse/cli.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: mailsoak merge A.json B.json ... -o all.json [--force] [--label NAME]\n"
+          "\n"
+          "Adds up the result files of the shards of one load (mailsoak run --shard K/N on\n"
+          "several hosts) into one result file that compare and report read like any other:\n"
+          "counts, ledger outcomes and errors by class summed; latency histograms added\n"
+          "bucket by bucket, percentiles recomputed from the sum; timelines lined up on the\n"
+          "wall clock; the server's rows taken once per server. Files of different workloads\n"
+          "or of overlapping shards are refused unless --force. The output is written\n"
+          "atomically.\n"
+          "\n"
+          "  -o, --output F  the merged result file (required)\n"
+          "  --label NAME    its label (default: the shards' label)\n"
+          "  --force         merge different workloads or overlapping shards anyway\n", f);
+}
+
+int merge_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    const char *output = NULL, *label = NULL;
+    int force = 0;
+    const struct cli_opt opts[] = {
+        { "--output", "-o", "a value", &output, NULL },
+        { "--label", NULL, "a value", &label, NULL },
+        { "--force", NULL, NULL, NULL, &force },
+        { NULL, NULL, NULL, NULL, NULL },
+    };
+    char **files;
+    size_t nfiles;
+    int rc = cli_parse("merge", argc, argv, opts, usage, out, err, &files, &nfiles);
+    if (rc) {
+        free(files);
+        return rc == 1 ? 0 : rc;
+    }
+    if (!output) {
+        cli_say(err, "merge", 0, "no output file: -o FILE");
+        usage(err);
+        rc = 2;
+        goto done;
+    }
+    struct result_set rs;
+    char msg[2600], warns[4096];
+    if (results_load(&rs, files, nfiles, msg, sizeof msg) < 0) {
+        cli_say(err, "merge", 0, msg);
+        rc = 2;
+        goto done;
+    }
+    json_t *root = merge_results(&rs, force, label, msg, sizeof msg, warns, sizeof warns);
+    cli_say(err, "merge", 1, warns);
+    if (!root) {
+        cli_say(err, "merge", 0, msg);
+        rc = 2;
+    } else if (write_json_atomic(output, root, msg, sizeof msg) < 0) {
+        cli_say(err, "merge", 0, msg);
+        rc = 1;
+    } else {
+        const json_t *s = json_object_get(root, "summary");
+        fprintf(out, "merged %zu files into %s: sent %.0f, delivered %.0f, lost %.0f, pending %.0f\n", nfiles,
+                output, json_path_number_or(s, "sent", 0), json_path_number_or(s, "delivered", 0), json_path_number_or(s, "lost", 0),
+                json_path_number_or(s, "pending", 0));
+    }
+    json_decref(root);
+    results_free(&rs);
+done:
+    free(files);
+    return rc;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+    return merge_main(argc, argv, stdout, stderr);
+}
