@@ -14,7 +14,7 @@
 #include "lib/rng.h"
 #include "engine/sasl.h"
 #include "lib/tls.h"
-#include "engine/worker.h"
+#include "engine/session.h"
 
 enum ps {
     PS_IDLE, PS_CONNECT, PS_BANNER, PS_USER, PS_PASS, PS_STAT, PS_LIST, PS_LIST_BODY,
@@ -52,7 +52,7 @@ struct got {
 
 struct pop3_session {
     struct conn c;
-    struct worker *w;
+    struct session_env *env;
     struct timer backoff;
     struct rng rng;
     enum ps state;
@@ -92,7 +92,7 @@ static void set_state(struct pop3_session *s, enum ps st)
 
 static const struct config *cfg_of(const struct pop3_session *s)
 {
-    return s->w->run->cfg;
+    return s->env->run->cfg;
 }
 
 static void backoff_fired(struct loop *l, struct timer *t)
@@ -106,14 +106,14 @@ static void end_sweep_claim(struct pop3_session *s)
 {
     if (s->sweep) {
         /* release: the controller that sees the pass end sees its visits and gains */
-        atomic_fetch_sub_explicit(&s->w->run->sweep_active, 1, memory_order_release);
+        atomic_fetch_sub_explicit(&s->env->run->sweep_active, 1, memory_order_release);
         s->sweep = 0;
     }
 }
 
 static int hold_mailbox(struct pop3_session *s, uint32_t u)
 {
-    struct run *r = s->w->run;
+    struct run *r = s->env->run;
     if (!r->cfg->exclusive)
         return 1;
     if (atomic_exchange_explicit(&r->mailbox_busy[u], 1, memory_order_acquire))
@@ -125,7 +125,7 @@ static int hold_mailbox(struct pop3_session *s, uint32_t u)
 static void release_mailbox(struct pop3_session *s)
 {
     if (s->holds_mailbox) {
-        atomic_store_explicit(&s->w->run->mailbox_busy[s->user], 0, memory_order_release);
+        atomic_store_explicit(&s->env->run->mailbox_busy[s->user], 0, memory_order_release);
         s->holds_mailbox = 0;
     }
 }
@@ -133,9 +133,9 @@ static void release_mailbox(struct pop3_session *s)
 static void again_in(struct pop3_session *s, uint64_t ms)
 {
     set_state(s, PS_IDLE);
-    if (atomic_load_explicit(&s->w->run->phase, memory_order_relaxed) == PH_STOP)
+    if (atomic_load_explicit(&s->env->run->phase, memory_order_relaxed) == PH_STOP)
         return;
-    timer_arm_in(s->w->loop, &s->backoff, ms * NS_PER_MS);
+    timer_arm_in(s->env->loop, &s->backoff, ms * NS_PER_MS);
 }
 
 static void finish(struct pop3_session *s, int failed)
@@ -175,7 +175,7 @@ static void send_cmd(struct pop3_session *s, enum ps st, const char *fmt, ...)
      * was sent before the server saw this one: a second +OK after DELE once passed
      * for the answer to QUIT, and deletions the server never made were counted. */
     if (conn_avail(&s->c)) {
-        count_unasked(s->w, "pop3", ps_stage[st], &s->c);
+        count_unasked(s->env, "pop3", ps_stage[st], &s->c);
         finish(s, 1);
         return;
     }
@@ -186,21 +186,21 @@ static void fail_err(struct pop3_session *s, const char *text)
 {
     char name[ERR_NAME_LEN];
     snprintf(name, sizeof name, "pop3_%s_%s", ps_stage[s->state], pop3_err_kind(text));
-    stats_error(&s->w->st, name, text);
+    stats_error(s->env->st, name, text);
 }
 
 static void count_error(struct pop3_session *s, const char *kind, const char *example)
 {
     char name[ERR_NAME_LEN];
     snprintf(name, sizeof name, "pop3_%s_%s", ps_stage[s->state], kind);
-    stats_error(&s->w->st, name, example);
+    stats_error(s->env->st, name, example);
 }
 
 /* Picks the mailbox for the next session: any user while sending, one that owes
  * messages while draining, the next owing one in order during the sweep. */
 static int pick_user(struct pop3_session *s)
 {
-    struct run *r = s->w->run;
+    struct run *r = s->env->run;
     struct ledger *l = &r->ledger;
     int phase = atomic_load_explicit(&r->phase, memory_order_relaxed);
     size_t n = r->users.n;
@@ -239,8 +239,8 @@ static int pick_user(struct pop3_session *s)
 
 static void start_session(struct pop3_session *s)
 {
-    struct worker *w = s->w;
-    struct run *r = w->run;
+    struct session_env *env = s->env;
+    struct run *r = env->run;
     int phase = atomic_load_explicit(&r->phase, memory_order_relaxed);
     if (phase == PH_STOP)
         return;
@@ -259,15 +259,14 @@ static void start_session(struct pop3_session *s)
     s->listed = s->partial = s->refused = s->login_refused = 0;
     s->nlisted = s->stat_n = 0;
     s->dele.e = NULL;
-    const struct target *t = &r->pop3[w->rr++ % r->npop3];
-    const struct target *b = next_bind(w, r->pop3_bind, r->npop3_bind);
+    const struct target *t = &r->pop3[env->rr++ % r->npop3];
+    const struct target *b = next_bind(env, r->pop3_bind, r->npop3_bind);
     s->target = t;
     s->banner[0] = 0;
     s->t_sent = mono_ns();
     set_state(s, PS_CONNECT);
-    if (conn_connect(&s->c, (const struct sockaddr *)&t->sa, t->len, b ? (const struct sockaddr *)&b->sa : NULL,
-                     b ? b->len : 0) < 0) {
-        count_conn_error(w, "pop3", "connect", &s->c);
+    if (env->dial(env, &s->c, t, b) < 0) {
+        count_conn_error(env, "pop3", "connect", &s->c);
         finish(s, 1);
         return;
     }
@@ -292,11 +291,11 @@ static void add_got(struct pop3_session *s, struct ledger_entry *e, uint64_t t)
 /* A retrieved message, checked: decide whether it is ours and whether to delete it. */
 static void message_done(struct pop3_session *s)
 {
-    struct worker *w = s->w;
-    struct run *r = w->run;
+    struct session_env *env = s->env;
+    struct run *r = env->run;
     uint64_t now = mono_ns();
     enum msg_verdict v = msg_check_end(&s->chk);
-    stats_lat(&w->st, LAT_POP3_RETR, now - s->t_sent);
+    stats_lat(env->st, LAT_POP3_RETR, now - s->t_sent);
     double share = cfg_of(s)->delete_share;
     /* retrieve only (the sweep empties): the message stays, and is not read until
      * some session deletes it */
@@ -306,31 +305,31 @@ static void message_done(struct pop3_session *s)
         keep = 0;                    /* not ours: left alone, not peeked */
         dele = dele && cfg_of(s)->delete_foreign;
         if (cfg_of(s)->delete_foreign) {
-            w->st.c.foreign++;
+            env->st->c.foreign++;
         } else if (!s->ids[s->cur].uid) {
             /* left in place: learn its UIDL, then it is skipped and counted once */
             send_cmd(s, PS_UIDL1, "UIDL %u\r\n", s->ids[s->cur].id);
             return;
         } else {
-            w->st.c.foreign += (uint64_t)foreign_add(&r->foreign, s->user, s->ids[s->cur].uid);
+            env->st->c.foreign += (uint64_t)foreign_add(&r->foreign, s->user, s->ids[s->cur].uid);
         }
     } else if (!s->chk.have_id) {
-        w->st.c.corrupt_unattributed++;
+        env->st->c.corrupt_unattributed++;
     } else if (strcmp(s->chk.run_id, r->run_id)) {
-        w->st.c.stale++;             /* ours, from an earlier run: clear it away */
+        env->st->c.stale++;             /* ours, from an earlier run: clear it away */
     } else {
         /* the entries of a message's recipients follow its id: ours is the one
          * for the mailbox we are in */
         e = ledger_find(&r->ledger, s->chk.seq, s->chk.nrcpt, s->user);
         if (!e) {
             /* ours, but no recipient of it lives here: misdelivered or mangled */
-            w->st.c.corrupt_unattributed++;
+            env->st->c.corrupt_unattributed++;
         } else {
             uint64_t d8;
             memcpy(&d8, s->chk.digest, sizeof d8);
             if (v == MSG_CORRUPT || d8 != e->digest8 || s->chk.body_bytes != e->size) {
                 ledger_corrupt(e);
-                stats_example(&w->st.corrupt, w->st.max_examples, "%s-%llx for %s: body %llu bytes, sent %u; %s",
+                stats_example(&env->st->corrupt, env->st->max_examples, "%s-%llx for %s: body %llu bytes, sent %u; %s",
                               s->chk.run_id, (unsigned long long)s->chk.seq, r->users.v[s->user].addr,
                               (unsigned long long)s->chk.body_bytes, e->size,
                               v == MSG_CORRUPT ? (s->chk.bad_header ? "our headers mangled" : "body digest differs")
@@ -343,7 +342,7 @@ static void message_done(struct pop3_session *s)
     }
     s->cur++;
     if (!dele) {
-        w->st.c.peeked += keep;
+        env->st->c.peeked += keep;
         next_retr(s);
         return;
     }
@@ -353,19 +352,19 @@ static void message_done(struct pop3_session *s)
 
 static void commit(struct pop3_session *s)
 {
-    struct worker *w = s->w;
-    struct run *r = w->run;
+    struct session_env *env = s->env;
+    struct run *r = env->run;
     /* read by the sweep: the server delivered it after the drain */
     int late = atomic_load_explicit(&r->phase, memory_order_relaxed) == PH_SWEEP;
     for (size_t i = 0; i < s->ngot; i++) {
         struct ledger_entry *e = s->got[i].e;
         uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
         ledger_read(&r->ledger, e, late);
-        w->st.c.read++;
+        env->st->c.read++;
         if (st & LS_ACCEPTED) {
             uint64_t acc = r->t0 + (uint64_t)e->accepted_ms * NS_PER_MS;
             if (s->got[i].t > acc)
-                stats_lat(&w->st, LAT_DELIVERY, s->got[i].t - acc);
+                stats_lat(env->st, LAT_DELIVERY, s->got[i].t - acc);
         }
     }
     s->ngot = 0;
@@ -388,7 +387,7 @@ static int listing_line(struct pop3_session *s, const char *line, size_t len)
     uint64_t uid = 0;
     if (s->state == PS_UIDL_BODY) {
         uid = foreign_key(rest, rl);
-        if (foreign_has(&s->w->run->foreign, s->user, uid))
+        if (foreign_has(&s->env->run->foreign, s->user, uid))
             return 0;                /* known not to be ours: not retrieved again */
     }
     if (s->nids < s->limit) {
@@ -403,7 +402,7 @@ static int listing_line(struct pop3_session *s, const char *line, size_t len)
 /* USER/PASS, APOP or AUTH PLAIN (RFC 5034, initial response on the command line). */
 static void login(struct pop3_session *s)
 {
-    const struct user *u = &s->w->run->users.v[s->user];
+    const struct user *u = &s->env->run->users.v[s->user];
     char buf[700];
     int mode = cfg_of(s)->pop3_auth;
     if (mode == POP3_AUTH_AUTO)
@@ -429,7 +428,7 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
     uint64_t now = mono_ns();
     enum ps st = s->state;
     if (ps_lat[st] != LAT_COUNT && st != PS_LIST && st != PS_UIDL)
-        stats_lat(&s->w->st, ps_lat[st], now - s->t_sent);
+        stats_lat(s->env->st, ps_lat[st], now - s->t_sent);
     if (!ok) {
         fail_err(s, text);
         if (st == PS_QUIT) {
@@ -437,7 +436,7 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
             return;
         }
         if (st == PS_UIDL1) {        /* no UIDL: seen again next time, and counted again */
-            s->w->st.c.foreign++;
+            s->env->st->c.foreign++;
             s->cur++;
             next_retr(s);
             return;
@@ -447,7 +446,7 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
                 s->cur++;
                 s->partial = 1;      /* what it was, we cannot tell */
             } else if (s->dele.e) {
-                s->w->st.c.peeked++; /* retrieved, not deleted: not read */
+                s->env->st->c.peeked++; /* retrieved, not deleted: not read */
             }
             next_retr(s);
             return;
@@ -474,10 +473,10 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
     case PS_STLS:
         s->t_tls = mono_ns();
         set_state(s, PS_TLS);
-        tls_start(&s->c, s->w->pop3_tls, s->target->host, 0);
+        tls_start(&s->c, s->env->pop3_tls, s->target->host, 0);
         return;
     case PS_USER:
-        send_cmd(s, PS_PASS, "PASS %s\r\n", s->w->run->users.v[s->user].pass);
+        send_cmd(s, PS_PASS, "PASS %s\r\n", s->env->run->users.v[s->user].pass);
         return;
     case PS_PASS:
     case PS_APOP:
@@ -497,7 +496,7 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
             send_cmd(s, PS_QUIT, "QUIT\r\n");
             return;
         }
-        if (foreign_any(&s->w->run->foreign, s->user))
+        if (foreign_any(&s->env->run->foreign, s->user))
             send_cmd(s, PS_UIDL, "UIDL\r\n");
         else
             send_cmd(s, PS_LIST, "LIST\r\n");
@@ -512,16 +511,16 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
         size_t ul;
         unsigned id;
         if (pop3_listing(text, strlen(text), &id, &uid, &ul) == 0)
-            s->w->st.c.foreign += (uint64_t)foreign_add(&s->w->run->foreign, s->user, foreign_key(uid, ul));
+            s->env->st->c.foreign += (uint64_t)foreign_add(&s->env->run->foreign, s->user, foreign_key(uid, ul));
         else
-            s->w->st.c.foreign++;
+            s->env->st->c.foreign++;
         s->cur++;
         next_retr(s);
         return;
     }
     case PS_RETR: {
-        struct worker *w = s->w;
-        msg_check_begin(&s->chk, s->md, w->gen.sha256);
+        struct session_env *env = s->env;
+        msg_check_begin(&s->chk, s->md, env->gen->sha256);
         set_state(s, PS_RETR_BODY);
         return;
     }
@@ -532,7 +531,7 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
         return;
     case PS_QUIT:
         commit(s);
-        s->w->st.c.pop3_sessions++;
+        s->env->st->c.pop3_sessions++;
         finish(s, s->refused);
         return;
     default:
@@ -556,7 +555,7 @@ static void on_data(struct pop3_session *s)
         if (s->state == PS_LIST_BODY || s->state == PS_UIDL_BODY || s->state == PS_RETR_BODY) {
             if (len == 1 && line[0] == '.') {
                 if (s->state != PS_RETR_BODY) {
-                    stats_lat(&s->w->st, LAT_POP3_LIST, mono_ns() - s->t_sent);
+                    stats_lat(s->env->st, LAT_POP3_LIST, mono_ns() - s->t_sent);
                     s->listed = 1;
                     next_retr(s);
                 } else {
@@ -595,22 +594,22 @@ static void pop3_event(struct conn *c, enum conn_event ev, void *ud)
     struct pop3_session *s = ud;
     switch (ev) {
     case CONN_UP:
-        stats_lat(&s->w->st, LAT_POP3_CONNECT, mono_ns() - s->t_sent);
+        stats_lat(s->env->st, LAT_POP3_CONNECT, mono_ns() - s->t_sent);
         s->t_sent = mono_ns();
         if (cfg_of(s)->pop3_tls == TLSM_IMPLICIT) {
             s->t_tls = s->t_sent;
             s->banner[0] = 0;
             await(s, PS_TLS);
-            tls_start(&s->c, s->w->pop3_tls, s->target->host, 0);
+            tls_start(&s->c, s->env->pop3_tls, s->target->host, 0);
             return;
         }
         await(s, PS_BANNER);
         return;
     case CONN_TLS_UP: {
         uint64_t now = mono_ns();
-        stats_lat(&s->w->st, LAT_POP3_TLS, now - s->t_tls);
-        s->w->st.c.tls_handshakes++;
-        s->w->st.c.tls_resumed += tls_session_reused(&s->c) > 0;
+        stats_lat(s->env->st, LAT_POP3_TLS, now - s->t_tls);
+        s->env->st->c.tls_handshakes++;
+        s->env->st->c.tls_resumed += tls_session_reused(&s->c) > 0;
         s->t_sent = now;
         if (s->banner[0] || cfg_of(s)->pop3_tls == TLSM_UPGRADE)
             login(s);                /* after STLS: the greeting came before */
@@ -626,83 +625,71 @@ static void pop3_event(struct conn *c, enum conn_event ev, void *ud)
         finish(s, 1);
         return;
     case CONN_CLOSED:
-        count_conn_error(s->w, "pop3", ps_stage[s->state], &s->c);
+        count_conn_error(s->env, "pop3", ps_stage[s->state], &s->c);
         finish(s, 1);
         return;
     }
 }
 
-struct pop3_session *pop3_sessions_new(struct worker *w, unsigned n, unsigned base)
+static void pop3_init(void *arg, struct session_env *env, unsigned id)
 {
-    struct pop3_session *v = calloc(n ? n : 1, sizeof *v);
-    if (!v)
-        return NULL;
-    for (unsigned i = 0; i < n; i++) {
-        struct pop3_session *s = &v[i];
-        s->w = w;
-        conn_init(&s->c, w->loop, pop3_event, s);
-        s->backoff.fn = backoff_fired;
-        s->md = EVP_MD_CTX_new();
-        if (!s->md)
-            abort();
-        rng_seed(&s->rng, w->run->seed ^ (0x90930000000000ull + base + i));
-    }
-    return v;
+    struct pop3_session *s = arg;
+    s->env = env;
+    conn_init(&s->c, env->loop, pop3_event, s);
+    s->backoff.fn = backoff_fired;
+    s->md = alloc_check(EVP_MD_CTX_new());
+    rng_seed(&s->rng, env->run->seed ^ (0x90930000000000ull + id));
 }
 
-void pop3_sessions_start(struct worker *w)
+static void pop3_start(void *arg)
 {
-    uint64_t delay = w->run->cfg->start_after;
-    for (unsigned i = 0; i < w->npop3; i++) {
-        if (delay)
-            timer_arm_in(w->loop, &w->pop3[i].backoff, delay);
-        else
-            start_session(&w->pop3[i]);
-    }
+    struct pop3_session *s = arg;
+    uint64_t delay = s->env->run->cfg->start_after;
+    if (delay)
+        timer_arm_in(s->env->loop, &s->backoff, delay);
+    else
+        start_session(s);
 }
 
-void pop3_sessions_phase(struct worker *w, int phase)
+static void pop3_phase(void *arg, int phase)
 {
-    for (unsigned i = 0; i < w->npop3; i++) {
-        struct pop3_session *s = &w->pop3[i];
-        if (phase == PH_STOP) {
-            timer_cancel(w->loop, &s->backoff);
-            /* A QUIT in flight may already have deleted mail on the server: wait
-             * for its answer (bounded by the timeout) so the count stays exact.
-             * Anything earlier is abandoned, which commits nothing. */
-            if (s->state == PS_QUIT && conn_is_open(&s->c))
-                continue;
-            conn_close(&s->c);
-            end_sweep_claim(s);
-            release_mailbox(s);
-            set_state(s, PS_IDLE);
-        } else if (s->state == PS_IDLE && timer_armed(&s->backoff) &&
-                   loop_now(w->loop) >= w->run->t0 + w->run->cfg->start_after) {
-            /* idle readers look at the new phase's work at once */
-            timer_arm_in(w->loop, &s->backoff, 0);
-        }
-    }
-}
-
-unsigned pop3_sessions_open(const struct worker *w)
-{
-    unsigned n = 0;
-    for (unsigned i = 0; i < w->npop3; i++)
-        n += conn_is_open(&w->pop3[i].c);
-    return n;
-}
-
-void pop3_sessions_free(struct worker *w)
-{
-    for (unsigned i = 0; i < w->npop3; i++) {
-        struct pop3_session *s = &w->pop3[i];
+    struct pop3_session *s = arg;
+    struct session_env *env = s->env;
+    if (phase == PH_STOP) {
+        timer_cancel(env->loop, &s->backoff);
+        /* A QUIT in flight may already have deleted mail on the server: wait
+         * for its answer (bounded by the timeout) so the count stays exact.
+         * Anything earlier is abandoned, which commits nothing. */
+        if (s->state == PS_QUIT && conn_is_open(&s->c))
+            return;
         conn_close(&s->c);
-        buf_free(&s->c.in);
-        buf_free(&s->c.out);
-        free(s->ids);
-        free(s->got);
-        EVP_MD_CTX_free(s->md);
+        end_sweep_claim(s);
+        release_mailbox(s);
+        set_state(s, PS_IDLE);
+    } else if (s->state == PS_IDLE && timer_armed(&s->backoff) &&
+               loop_now(env->loop) >= env->run->t0 + env->run->cfg->start_after) {
+        /* idle readers look at the new phase's work at once */
+        timer_arm_in(env->loop, &s->backoff, 0);
     }
-    free(w->pop3);
-    w->pop3 = NULL;
 }
+
+static int pop3_is_open(const void *s)
+{
+    return conn_is_open(&((const struct pop3_session *)s)->c);
+}
+
+static void pop3_free(void *arg)
+{
+    struct pop3_session *s = arg;
+    conn_close(&s->c);
+    buf_free(&s->c.in);
+    buf_free(&s->c.out);
+    free(s->ids);
+    free(s->got);
+    EVP_MD_CTX_free(s->md);
+}
+
+const struct session_ops pop3_ops = {
+    .name = "pop3", .size = sizeof(struct pop3_session), .init = pop3_init, .start = pop3_start,
+    .phase = pop3_phase, .is_open = pop3_is_open, .free = pop3_free,
+};

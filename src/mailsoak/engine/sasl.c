@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/reply.h"
+#include "run/config.h"
+
 size_t sasl_b64(const void *in, size_t n, char *out)
 {
     return (size_t)EVP_EncodeBlock((unsigned char *)out, in, (int)n);
@@ -81,4 +84,40 @@ int pop3_apop(const char *banner, const char *pass, char hex33[33])
         return -1;
     hex(md, 16, hex33);
     return 0;
+}
+
+void smtp_auth_begin(struct auth_exchange *a, int mech, uint32_t ext, const char *user, const char *pass,
+                     char *line, size_t n)
+{
+    char b64[700];
+    if (mech == SMTP_AUTH_AUTO)
+        mech = ext & EXT_AUTH_CRAM_MD5 ? SMTP_AUTH_CRAM_MD5
+               : ext & EXT_AUTH_PLAIN ? SMTP_AUTH_PLAIN
+               : ext & EXT_AUTH_LOGIN ? SMTP_AUTH_LOGIN : SMTP_AUTH_PLAIN;
+    a->mech = mech;
+    a->step = 0;
+    if (mech == SMTP_AUTH_PLAIN && sasl_plain(user, pass, b64, sizeof b64) == 0)
+        snprintf(line, n, "AUTH PLAIN %s", b64);
+    else
+        snprintf(line, n, "%s", mech == SMTP_AUTH_LOGIN ? "AUTH LOGIN" : "AUTH CRAM-MD5");
+}
+
+int smtp_auth_answer(struct auth_exchange *a, const char *user, const char *pass, const char *challenge,
+                     char *line, size_t n)
+{
+    char b64[700];
+    int ok;
+    if (a->step >= 2)
+        return 0;
+    if (a->mech == SMTP_AUTH_LOGIN) {
+        const char *v = a->step == 0 ? user : pass;
+        ok = strlen(v) < 500 && (sasl_b64(v, strlen(v), b64), 1);
+    } else if (a->mech == SMTP_AUTH_CRAM_MD5) {
+        ok = sasl_cram_md5(user, pass, challenge, b64, sizeof b64) == 0;
+    } else {
+        ok = sasl_plain(user, pass, b64, sizeof b64) == 0;
+    }
+    a->step = ok ? a->step + 1 : 2;
+    snprintf(line, n, "%s", ok ? b64 : "*");     /* RFC 4954: "*" cancels the exchange */
+    return 1;
 }

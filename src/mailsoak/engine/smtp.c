@@ -7,12 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/alloc.h"
 #include "lib/conn.h"
 #include "engine/reply.h"
 #include "lib/rng.h"
 #include "engine/sasl.h"
 #include "lib/tls.h"
-#include "engine/worker.h"
+#include "engine/session.h"
 
 enum sm {
     SM_IDLE, SM_CONNECT, SM_BANNER, SM_EHLO, SM_MAIL, SM_RCPT, SM_DATA, SM_EOD, SM_RSET, SM_QUIT,
@@ -31,7 +32,7 @@ static const enum lat sm_lat[] = {
 
 struct smtp_session {
     struct conn c;
-    struct worker *w;
+    struct session_env *env;
     struct timer backoff;
     struct rng rng;
     enum sm state;
@@ -54,7 +55,8 @@ struct smtp_session {
     struct ledger_entry *entries[MAX_RCPTS];
     int lmtp, accepted_any;
     const struct target *target;
-    int authed, auth_mech, auth_step;
+    int authed;
+    struct auth_exchange auth;
     uint32_t auth_user;
     uint64_t t_exchange;             /* start of a TLS handshake or an AUTH exchange */
 };
@@ -71,7 +73,7 @@ static void set_state(struct smtp_session *s, enum sm st)
 
 static const struct config *cfg_of(const struct smtp_session *s)
 {
-    return s->w->run->cfg;
+    return s->env->run->cfg;
 }
 
 static void backoff_fired(struct loop *l, struct timer *t)
@@ -89,7 +91,7 @@ static void wait_until(struct smtp_session *s, uint64_t when)
 {
     set_state(s, SM_WAIT);
     conn_deadline(&s->c, 0);
-    timer_arm(s->w->loop, &s->backoff, when);
+    timer_arm(s->env->loop, &s->backoff, when);
 }
 
 /* After a failure: try again later each time (backoff_ms). */
@@ -97,16 +99,16 @@ static void reconnect_later(struct smtp_session *s)
 {
     uint64_t ms = backoff_ms(s->fails, s->refused);
     set_state(s, SM_IDLE);
-    if (atomic_load_explicit(&s->w->run->phase, memory_order_relaxed) != PH_SEND)
+    if (atomic_load_explicit(&s->env->run->phase, memory_order_relaxed) != PH_SEND)
         return;
-    timer_arm_in(s->w->loop, &s->backoff, ms * NS_PER_MS);
+    timer_arm_in(s->env->loop, &s->backoff, ms * NS_PER_MS);
 }
 
 static void refund(struct smtp_session *s)
 {
     if (s->tokens > 0) {
         s->tokens--;
-        atomic_fetch_add_explicit(&s->w->run->send_budget, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->env->run->send_budget, 1, memory_order_relaxed);
     }
 }
 
@@ -125,7 +127,7 @@ static void abandon_transaction(struct smtp_session *s)
 
 static void fail_conn(struct smtp_session *s)
 {
-    count_conn_error(s->w, "smtp", sm_stage[s->state], &s->c);
+    count_conn_error(s->env, "smtp", sm_stage[s->state], &s->c);
     abandon_transaction(s);
     s->fails++;
     reconnect_later(s);
@@ -135,7 +137,7 @@ static void fail_reply(struct smtp_session *s, enum sm stage, const struct smtp_
 {
     char name[ERR_NAME_LEN];
     snprintf(name, sizeof name, "smtp_%s_%d", sm_stage[stage], r->code);
-    stats_error_text(&s->w->st, name, r->text, r->len);
+    stats_error_text(s->env->st, name, r->text, r->len);
 }
 
 static void close_and_reconnect(struct smtp_session *s, int failed)
@@ -159,7 +161,7 @@ static void protocol_error(struct smtp_session *s, const char *text, size_t len)
 {
     char name[ERR_NAME_LEN];
     snprintf(name, sizeof name, "smtp_%s_protocol", sm_stage[s->state == SM_CONNECT ? SM_BANNER : s->state]);
-    stats_error_text(&s->w->st, name, text, len);
+    stats_error_text(s->env->st, name, text, len);
     close_and_reconnect(s, 1);
 }
 
@@ -171,7 +173,7 @@ static void send_now(struct smtp_session *s)
 {
     size_t n = conn_avail(&s->c);
     if (n && !(n >= 3 && !memcmp(conn_peek(&s->c), "421", 3))) {
-        count_unasked(s->w, "smtp", sm_stage[s->state], &s->c);
+        count_unasked(s->env, "smtp", sm_stage[s->state], &s->c);
         close_and_reconnect(s, 1);
         return;
     }
@@ -195,8 +197,8 @@ static void send_quit(struct smtp_session *s)
 /* 1: send a message now; 0: nothing more to send; -1: paced, not due until s->due. */
 static int claim_message(struct smtp_session *s)
 {
-    struct run *r = s->w->run;
-    struct pacer *p = &s->w->msg_pacer;
+    struct run *r = s->env->run;
+    struct pacer *p = &s->env->msg_pacer;
     uint64_t now = mono_ns();
     if (atomic_load_explicit(&r->phase, memory_order_relaxed) != PH_SEND)
         return 0;
@@ -232,7 +234,7 @@ static void write_cmd(struct smtp_session *s, const char *verb, const char *addr
 
 static void write_rcpt(struct smtp_session *s, unsigned i)
 {
-    write_cmd(s, "RCPT TO:<", s->w->run->users.v[s->rcpt[i]].addr);
+    write_cmd(s, "RCPT TO:<", s->env->run->users.v[s->rcpt[i]].addr);
 }
 
 /* k distinct random users: a server may fold two copies for one mailbox into one,
@@ -240,7 +242,7 @@ static void write_rcpt(struct smtp_session *s, unsigned i)
 static void pick_rcpts(struct smtp_session *s)
 {
     const struct config *cfg = cfg_of(s);
-    size_t n = s->w->run->users.n;
+    size_t n = s->env->run->users.n;
     uint64_t k = rng_range(&s->rng, cfg->rcpts.lo ? cfg->rcpts.lo : 1, cfg->rcpts.hi ? cfg->rcpts.hi : 1);
     if (k > MAX_RCPTS)
         k = MAX_RCPTS;
@@ -300,8 +302,8 @@ static void next_transaction(struct smtp_session *s)
 
 static void write_body(struct smtp_session *s)
 {
-    struct worker *w = s->w;
-    struct run *r = w->run;
+    struct session_env *env = s->env;
+    struct run *r = env->run;
     const struct config *cfg = cfg_of(s);
     uint8_t digest[MSG_DIGEST_LEN];
     char to[MAX_RCPTS * 8 + 256];
@@ -314,7 +316,7 @@ static void write_body(struct smtp_session *s)
         .body_size = (size_t)size_draw(&r->sizes, &s->rng),
         .body_seed = rng_next(&s->rng),
     };
-    size_t blen = msg_body(&w->gen, &p, digest);
+    size_t blen = msg_body(env->gen, &p, digest);
     uint64_t d8;
     memcpy(&d8, digest, sizeof d8);
     /* one entry per accepted recipient, consecutive in this worker's shard, so the
@@ -323,16 +325,16 @@ static void write_body(struct smtp_session *s)
     for (unsigned i = 0; i < s->nrcpt; i++) {
         if (!(s->rcpt_ok >> i & 1))
             continue;
-        uint64_t idx = ledger_add(&r->ledger, w->idx, s->rcpt[i], (uint32_t)blen, d8, s->nentries);
+        uint64_t idx = ledger_add(&r->ledger, env->shard, s->rcpt[i], (uint32_t)blen, d8, s->nentries);
         if (!s->nentries)
-            p.seq = ledger_seq(w->idx, idx);
-        s->entries[s->nentries++] = ledger_get(&r->ledger, ledger_seq(w->idx, idx));
+            p.seq = ledger_seq(env->shard, idx);
+        s->entries[s->nentries++] = ledger_get(&r->ledger, ledger_seq(env->shard, idx));
     }
     p.nrcpt = s->nentries;
     uint64_t now = mono_ns();
     p.sent_unix_ms = r->t0_unix_ms + (now - r->t0) / NS_PER_MS;
     char *out = conn_reserve(&s->c, msg_wire_max(&p, blen));
-    conn_commit(&s->c, msg_write(&w->gen, &p, blen, digest, out));
+    conn_commit(&s->c, msg_write(env->gen, &p, blen, digest, out));
     /* RFC 2920 lets message content open a group: with PIPELINING the next
      * transaction (or QUIT) rides behind the final dot, halving the round trips. */
     s->ahead = AHEAD_NONE;
@@ -364,16 +366,16 @@ static void transaction_done(struct smtp_session *s)
  * due. */
 static int eod_reply(struct smtp_session *s, const struct smtp_reply *r, uint64_t now)
 {
-    struct worker *w = s->w;
+    struct session_env *env = s->env;
     unsigned upto = s->lmtp ? s->eod_i + 1 : s->nentries;
     for (unsigned i = s->eod_i; i < upto; i++) {
         if (r->code == 250) {
-            ledger_accept(&w->run->ledger, s->entries[i], run_ms(w->run, now));
-            w->st.c.sent++;
+            ledger_accept(&env->run->ledger, s->entries[i], run_ms(env->run, now));
+            env->st->c.sent++;
             s->accepted_any = 1;
         } else {
             ledger_reject(s->entries[i]);
-            w->st.c.rejected++;
+            env->st->c.rejected++;
         }
     }
     if (r->code != 250)
@@ -383,14 +385,14 @@ static int eod_reply(struct smtp_session *s, const struct smtp_reply *r, uint64_
         await(s, SM_EOD);
         return 0;
     }
-    stats_lat(&w->st, LAT_SMTP_EOD, now - s->t_sent);
-    stats_lat(&w->st, LAT_SMTP_MESSAGE, now - s->t_msg);
+    stats_lat(env->st, LAT_SMTP_EOD, now - s->t_sent);
+    stats_lat(env->st, LAT_SMTP_MESSAGE, now - s->t_msg);
     if (s->ahead == AHEAD_MAIL)
         s->t_msg = s->t_next;
     if (s->accepted_any) {
         if (s->tokens > 0)           /* 0 when there is no messages = N budget */
             s->tokens--;
-        atomic_fetch_add_explicit(&w->run->accepted, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&env->run->accepted, 1, memory_order_relaxed);
     } else {
         refund(s);
     }
@@ -414,16 +416,16 @@ static void start_tls(struct smtp_session *s, enum sm st)
     set_state(s, st);
     s->t_exchange = mono_ns();
     conn_deadline(&s->c, cfg_of(s)->smtp_timeout);
-    tls_start(&s->c, s->w->smtp_tls, s->target->host, 0);
+    tls_start(&s->c, s->env->smtp_tls, s->target->host, 0);
 }
 
 static void tls_done(struct smtp_session *s)
 {
-    struct worker *w = s->w;
+    struct session_env *env = s->env;
     uint64_t now = mono_ns();
-    stats_lat(&w->st, LAT_SMTP_TLS, now - s->t_exchange);
-    w->st.c.tls_handshakes++;
-    w->st.c.tls_resumed += tls_session_reused(&s->c) > 0;
+    stats_lat(env->st, LAT_SMTP_TLS, now - s->t_exchange);
+    env->st->c.tls_handshakes++;
+    env->st->c.tls_resumed += tls_session_reused(&s->c) > 0;
     if (s->state == SM_TLS) {
         s->t_sent = now;
         await(s, SM_BANNER);
@@ -445,21 +447,11 @@ static void ready_to_send(struct smtp_session *s)
 /* SMTP AUTH as one user of the list, chosen per connection. */
 static void start_auth(struct smtp_session *s)
 {
-    const struct user *u;
-    char b64[700];
-    int mech = cfg_of(s)->smtp_auth;
-    if (mech == SMTP_AUTH_AUTO)
-        mech = s->ext & EXT_AUTH_CRAM_MD5 ? SMTP_AUTH_CRAM_MD5
-               : s->ext & EXT_AUTH_PLAIN ? SMTP_AUTH_PLAIN
-               : s->ext & EXT_AUTH_LOGIN ? SMTP_AUTH_LOGIN : SMTP_AUTH_PLAIN;
-    s->auth_mech = mech;
-    s->auth_step = 0;
-    s->auth_user = (uint32_t)rng_range(&s->rng, 0, s->w->run->users.n - 1);
-    u = &s->w->run->users.v[s->auth_user];
-    if (mech == SMTP_AUTH_PLAIN && sasl_plain(u->addr, u->pass, b64, sizeof b64) == 0)
-        conn_printf(&s->c, "AUTH PLAIN %s\r\n", b64);
-    else
-        conn_puts(&s->c, mech == SMTP_AUTH_LOGIN ? "AUTH LOGIN\r\n" : "AUTH CRAM-MD5\r\n");
+    char line[720];
+    s->auth_user = (uint32_t)rng_range(&s->rng, 0, s->env->run->users.n - 1);
+    const struct user *u = &s->env->run->users.v[s->auth_user];
+    smtp_auth_begin(&s->auth, cfg_of(s)->smtp_auth, s->ext, u->addr, u->pass, line, sizeof line);
+    conn_printf(&s->c, "%s\r\n", line);
     s->t_exchange = s->t_sent = mono_ns();
     await(s, SM_AUTH);
     send_now(s);
@@ -469,34 +461,16 @@ static void start_auth(struct smtp_session *s)
  * copy kept for examples (issue 13). */
 static void on_auth_reply(struct smtp_session *s, const struct smtp_reply *r, const char *last, size_t len)
 {
-    const struct user *u = &s->w->run->users.v[s->auth_user];
-    char b64[700];
+    const struct user *u = &s->env->run->users.v[s->auth_user];
+    char line[720];
     if (r->code == 235) {
-        stats_lat(&s->w->st, LAT_SMTP_AUTH, mono_ns() - s->t_exchange);
+        stats_lat(s->env->st, LAT_SMTP_AUTH, mono_ns() - s->t_exchange);
         s->authed = 1;
         ready_to_send(s);
         return;
     }
-    if (r->code == 334 && s->auth_step < 2) {
-        const char *chal = len > 4 ? last + 4 : "";
-        int ok = 0;
-        if (s->auth_mech == SMTP_AUTH_LOGIN) {
-            const char *v = s->auth_step == 0 ? u->addr : u->pass;
-            ok = strlen(v) < 500 && (sasl_b64(v, strlen(v), b64), 1);
-        } else if (s->auth_mech == SMTP_AUTH_CRAM_MD5) {
-            ok = sasl_cram_md5(u->addr, u->pass, chal, b64, sizeof b64) == 0;
-        } else {
-            ok = sasl_plain(u->addr, u->pass, b64, sizeof b64) == 0;
-        }
-        if (ok) {
-            s->auth_step++;
-            conn_printf(&s->c, "%s\r\n", b64);
-            await(s, SM_AUTH);
-            send_now(s);
-            return;
-        }
-        conn_puts(&s->c, "*\r\n");     /* RFC 4954: cancel the exchange */
-        s->auth_step = 2;
+    if (r->code == 334 && smtp_auth_answer(&s->auth, u->addr, u->pass, len > 4 ? last + 4 : "", line, sizeof line)) {
+        conn_printf(&s->c, "%s\r\n", line);
         await(s, SM_AUTH);
         send_now(s);
         return;
@@ -542,11 +516,11 @@ static int want(struct smtp_session *s, const struct smtp_reply *r, int code)
 /* One complete reply in state s->state; last is its last line. */
 static void on_reply(struct smtp_session *s, const struct smtp_reply *r, const char *last, size_t len)
 {
-    struct worker *w = s->w;
+    struct session_env *env = s->env;
     uint64_t now = mono_ns();
     enum sm st = s->state;
     if (sm_lat[st] != LAT_COUNT && st != SM_EOD)
-        stats_lat(&w->st, sm_lat[st], now - s->t_sent);
+        stats_lat(env->st, sm_lat[st], now - s->t_sent);
 
     if (r->code == 421 && st != SM_QUIT) {
         /* The server is closing the channel: whatever was in flight is gone. */
@@ -687,9 +661,9 @@ static void smtp_event(struct conn *c, enum conn_event ev, void *ud)
     struct smtp_session *s = ud;
     switch (ev) {
     case CONN_UP:
-        stats_lat(&s->w->st, LAT_SMTP_CONNECT, mono_ns() - s->t_sent);
+        stats_lat(s->env->st, LAT_SMTP_CONNECT, mono_ns() - s->t_sent);
         s->t_sent = mono_ns();
-        s->w->st.c.smtp_sessions++;
+        s->env->st->c.smtp_sessions++;
         if (cfg_of(s)->smtp_tls == TLSM_IMPLICIT) {
             start_tls(s, SM_TLS);
             return;
@@ -705,13 +679,13 @@ static void smtp_event(struct conn *c, enum conn_event ev, void *ud)
     case CONN_TIMEOUT: {
         char name[ERR_NAME_LEN];
         snprintf(name, sizeof name, "smtp_%s_timeout", sm_stage[s->state]);
-        stats_error(&s->w->st, name, NULL);
+        stats_error(s->env->st, name, NULL);
         close_and_reconnect(s, 1);
         return;
     }
     case CONN_CLOSED:
         if (s->state == SM_QUIT) {   /* closed instead of 221: still a finished session */
-            count_conn_error(s->w, "smtp", "quit", &s->c);   /* _closed, or _reset */
+            count_conn_error(s->env, "smtp", "quit", &s->c);   /* _closed, or _reset */
             close_and_reconnect(s, s->refused);
             return;
         }
@@ -722,21 +696,21 @@ static void smtp_event(struct conn *c, enum conn_event ev, void *ud)
 
 static void start_connect(struct smtp_session *s)
 {
-    struct worker *w = s->w;
-    struct run *r = w->run;
+    struct session_env *env = s->env;
+    struct run *r = env->run;
     if (atomic_load_explicit(&r->phase, memory_order_relaxed) != PH_SEND)
         return;
-    if (pacer_on(&w->conn_pacer)) {
-        uint64_t due = pacer_due(&w->conn_pacer);
+    if (pacer_on(&env->conn_pacer)) {
+        uint64_t due = pacer_due(&env->conn_pacer);
         if (due > mono_ns()) {
             set_state(s, SM_IDLE);
-            timer_arm(w->loop, &s->backoff, due);
+            timer_arm(env->loop, &s->backoff, due);
             return;
         }
-        pacer_take(&w->conn_pacer);
+        pacer_take(&env->conn_pacer);
     }
-    const struct target *t = &r->smtp[w->rr++ % r->nsmtp];
-    const struct target *b = next_bind(w, r->smtp_bind, r->nsmtp_bind);
+    const struct target *t = &r->smtp[env->rr++ % r->nsmtp];
+    const struct target *b = next_bind(env, r->smtp_bind, r->nsmtp_bind);
     s->nentries = s->eod_i = 0;
     s->lmtp = cfg_of(s)->smtp_protocol == PROTO_LMTP;
     s->target = t;
@@ -744,9 +718,8 @@ static void start_connect(struct smtp_session *s)
     s->refused = 0;
     s->t_sent = mono_ns();
     set_state(s, SM_CONNECT);
-    if (conn_connect(&s->c, (const struct sockaddr *)&t->sa, t->len, b ? (const struct sockaddr *)&b->sa : NULL,
-                     b ? b->len : 0) < 0) {
-        count_conn_error(w, "smtp", "connect", &s->c);
+    if (env->dial(env, &s->c, t, b) < 0) {
+        count_conn_error(env, "smtp", "connect", &s->c);
         s->fails++;
         reconnect_later(s);
         return;
@@ -754,66 +727,57 @@ static void start_connect(struct smtp_session *s)
     conn_deadline(&s->c, cfg_of(s)->smtp_timeout);
 }
 
-struct smtp_session *smtp_sessions_new(struct worker *w, unsigned n, unsigned base)
+static void smtp_init(void *arg, struct session_env *env, unsigned id)
 {
-    struct smtp_session *v = calloc(n ? n : 1, sizeof *v);
-    if (!v)
-        return NULL;
-    for (unsigned i = 0; i < n; i++) {
-        struct smtp_session *s = &v[i];
-        s->w = w;
-        conn_init(&s->c, w->loop, smtp_event, s);
-        s->backoff.fn = backoff_fired;
-        rng_seed(&s->rng, w->run->seed ^ (0x5e4d000000000000ull + base + i));
-    }
-    return v;
+    struct smtp_session *s = arg;
+    s->env = env;
+    conn_init(&s->c, env->loop, smtp_event, s);
+    s->backoff.fn = backoff_fired;
+    rng_seed(&s->rng, env->run->seed ^ (0x5e4d000000000000ull + id));
 }
 
-void smtp_sessions_start(struct worker *w)
+static void smtp_start(void *s)
 {
-    for (unsigned i = 0; i < w->nsmtp; i++)
-        start_connect(&w->smtp[i]);
+    start_connect(s);
 }
 
-void smtp_sessions_phase(struct worker *w, int phase)
+static void smtp_phase(void *arg, int phase)
 {
-    for (unsigned i = 0; i < w->nsmtp; i++) {
-        struct smtp_session *s = &w->smtp[i];
-        if (phase == PH_STOP) {
-            timer_cancel(w->loop, &s->backoff);
-            /* A message whose end of data is out waits for its verdict, so the
-             * ledger knows whether it was accepted; then the session QUITs. */
-            if ((s->state == SM_EOD || s->state == SM_QUIT) && conn_is_open(&s->c))
-                continue;
-            abandon_transaction(s);
-            conn_close(&s->c);
-            set_state(s, SM_IDLE);
-        } else if (phase != PH_SEND) {
-            /* Senders finish the transaction in flight, then QUIT (claim_message
-             * says no from now on); waiting ones QUIT now; idle ones stay idle. */
-            if (s->state == SM_WAIT)
-                timer_arm(w->loop, &s->backoff, 0);
-            else
-                timer_cancel(w->loop, &s->backoff);
-        }
+    struct smtp_session *s = arg;
+    struct loop *l = s->env->loop;
+    if (phase == PH_STOP) {
+        timer_cancel(l, &s->backoff);
+        /* A message whose end of data is out waits for its verdict, so the
+         * ledger knows whether it was accepted; then the session QUITs. */
+        if ((s->state == SM_EOD || s->state == SM_QUIT) && conn_is_open(&s->c))
+            return;
+        abandon_transaction(s);
+        conn_close(&s->c);
+        set_state(s, SM_IDLE);
+    } else if (phase != PH_SEND) {
+        /* Senders finish the transaction in flight, then QUIT (claim_message
+         * says no from now on); waiting ones QUIT now; idle ones stay idle. */
+        if (s->state == SM_WAIT)
+            timer_arm(l, &s->backoff, 0);
+        else
+            timer_cancel(l, &s->backoff);
     }
 }
 
-unsigned smtp_sessions_open(const struct worker *w)
+static int smtp_is_open(const void *s)
 {
-    unsigned n = 0;
-    for (unsigned i = 0; i < w->nsmtp; i++)
-        n += conn_is_open(&w->smtp[i].c);
-    return n;
+    return conn_is_open(&((const struct smtp_session *)s)->c);
 }
 
-void smtp_sessions_free(struct worker *w)
+static void smtp_free(void *arg)
 {
-    for (unsigned i = 0; i < w->nsmtp; i++) {
-        conn_close(&w->smtp[i].c);
-        buf_free(&w->smtp[i].c.in);
-        buf_free(&w->smtp[i].c.out);
-    }
-    free(w->smtp);
-    w->smtp = NULL;
+    struct smtp_session *s = arg;
+    conn_close(&s->c);
+    buf_free(&s->c.in);
+    buf_free(&s->c.out);
 }
+
+const struct session_ops smtp_ops = {
+    .name = "smtp", .size = sizeof(struct smtp_session), .init = smtp_init, .start = smtp_start,
+    .phase = smtp_phase, .is_open = smtp_is_open, .free = smtp_free,
+};

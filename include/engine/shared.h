@@ -1,0 +1,70 @@
+/* shared: the run's state that every worker thread shares — the frozen settings,
+ * the users, the targets, the ledger, the message pool — and the few atomics the
+ * controller and the workers meet on (the phase, the send budget, the sweep). Fixed
+ * before the workers start but for the atomics; nothing here takes a lock. */
+#ifndef MS_ENGINE_SHARED_H
+#define MS_ENGINE_SHARED_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "engine/foreign.h"
+#include "engine/ledger.h"
+#include "engine/msg.h"
+#include "engine/sizes.h"
+#include "lib/users.h"
+#include "run/config.h"
+
+enum phase { PH_SEND, PH_DRAIN, PH_SWEEP, PH_STOP };
+
+struct target {
+    struct sockaddr_storage sa;
+    socklen_t len;
+    char name[128];
+    char host[256];                  /* for TLS: SNI and the name the certificate must carry */
+};
+
+/* Shared by all threads; fixed before the workers start, but for the atomics. */
+struct run {
+    const struct config *cfg;
+    struct users users;              /* this run's users: with run.shard K/N, those of index mod N = K */
+    size_t users_total;              /* before sharding: the workload's user count */
+    struct ledger ledger;
+    char run_id[MSG_RUNID_LEN + 1];
+    uint64_t seed;
+    uint64_t t0;                     /* monotonic ns */
+    uint64_t t0_unix_ms;
+    char *pool;
+    size_t poolsize;
+    struct target *smtp, *pop3;
+    unsigned nsmtp, npop3;
+    struct target *smtp_bind, *pop3_bind;      /* local source addresses, may be none */
+    unsigned nsmtp_bind, npop3_bind;
+    struct size_model sizes;
+    unsigned nworkers;
+    _Atomic int phase;
+    _Atomic int64_t send_budget;     /* messages left to send when messages = N */
+    _Atomic uint64_t accepted;
+    /* The sweep goes in passes over the mailboxes that still owe (the controller
+     * starts each pass: pass number, then the cursor back to 0); gains counts the
+     * messages of ours a sweep session retrieved for the first time, the sign that
+     * the server is still delivering. */
+    _Atomic uint32_t sweep_pass;
+    _Atomic uint64_t sweep_cursor;   /* next user index of this pass */
+    _Atomic int64_t sweep_active;    /* sweep sessions holding a user */
+    _Atomic uint64_t sweep_gains;
+    /* Per user: one of our readers has the mailbox open. Dovecot, for one, lets two
+     * POP3 sessions share a maildrop, and two of our readers retrieving the same
+     * message would look like a duplicate the server never made. */
+    _Atomic uint8_t *mailbox_busy;
+    struct foreign foreign;          /* mail in the mailboxes that is not ours */
+};
+
+/* Milliseconds since the run's start: the ledger's unit of time. */
+static inline uint32_t run_ms(const struct run *r, uint64_t now_ns)
+{
+    return (uint32_t)((now_ns - r->t0) / 1000000ull);
+}
+
+#endif

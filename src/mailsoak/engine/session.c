@@ -1,0 +1,104 @@
+/* session: the sets of sessions the worker walks through their protocol's table,
+ * and what the SMTP and POP3 sessions share: dialling, the backoff after failures,
+ * round robin over source addresses, and the error classes of a failed connection
+ * or of input nobody asked for. */
+#include "engine/session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/alloc.h"
+#include "lib/conn.h"
+
+static void *nth(const struct session_set *set, unsigned i)
+{
+    return set->v + (size_t)i * set->ops->size;
+}
+
+void session_set_init(struct session_set *set, const struct session_ops *ops, struct session_env *env,
+                      unsigned n, unsigned base)
+{
+    set->ops = ops;
+    set->n = n;
+    set->v = xcalloc(n, ops->size);
+    for (unsigned i = 0; i < n; i++)
+        ops->init(nth(set, i), env, base + i);
+}
+
+void session_set_start(struct session_set *set)
+{
+    for (unsigned i = 0; i < set->n; i++)
+        set->ops->start(nth(set, i));
+}
+
+void session_set_phase(struct session_set *set, int phase)
+{
+    for (unsigned i = 0; i < set->n; i++)
+        set->ops->phase(nth(set, i), phase);
+}
+
+unsigned session_set_open(const struct session_set *set)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < set->n; i++)
+        n += set->ops->is_open(nth(set, i)) != 0;
+    return n;
+}
+
+void session_set_free(struct session_set *set)
+{
+    for (unsigned i = 0; set->v && i < set->n; i++)
+        set->ops->free(nth(set, i));
+    free(set->v);
+    set->v = NULL;
+    set->n = 0;
+}
+
+int session_dial(struct session_env *env, struct conn *c, const struct target *t, const struct target *bind)
+{
+    (void)env;
+    return conn_connect(c, (const struct sockaddr *)&t->sa, t->len, bind ? (const struct sockaddr *)&bind->sa : NULL,
+                        bind ? bind->len : 0);
+}
+
+uint64_t backoff_ms(unsigned fails, int refused)
+{
+    uint64_t cap = refused ? 10000 : 1000;
+    uint64_t ms = fails ? 50ull << (fails < 8 ? fails : 8) : 0;
+    return ms < cap ? ms : cap;
+}
+
+const struct target *next_bind(struct session_env *env, const struct target *v, unsigned n)
+{
+    return n ? &v[env->rr_bind++ % n] : NULL;
+}
+
+void count_conn_error(struct session_env *env, const char *proto, const char *stage, const struct conn *c)
+{
+    static const char *const kind[] = {
+        [CE_NONE] = "closed", [CE_EOF] = "closed", [CE_REFUSED] = "refused", [CE_RESET] = "reset",
+        [CE_CONNECT_TIMEOUT] = "timeout", [CE_UNREACHABLE] = "unreachable", [CE_TLS] = "tls",
+        [CE_IO] = "io", [CE_OVERLONG] = "protocol",
+    };
+    char name[ERR_NAME_LEN];
+    /* A reset or an EOF proves the connection was made: if it comes before we saw
+     * the connect complete, it belongs to the wait for the banner. */
+    if (!strcmp(stage, "connect") && (c->err == CE_RESET || c->err == CE_EOF))
+        stage = "banner";
+    snprintf(name, sizeof name, "%s_%s_%s", proto, stage, kind[c->err]);
+    stats_error(env->st, name, c->errmsg[0] ? c->errmsg : NULL);
+}
+
+void count_unasked(struct session_env *env, const char *proto, const char *stage, const struct conn *c)
+{
+    char name[ERR_NAME_LEN], ex[ERR_EXAMPLE_LEN];
+    const char *p = conn_peek(c), *nl = memchr(p, '\n', conn_avail(c));
+    size_t n = nl ? (size_t)(nl - p) : conn_avail(c);
+    int k = snprintf(ex, sizeof ex, "sent unasked: ");
+    if (n > sizeof ex - (size_t)k)
+        n = sizeof ex - (size_t)k;
+    memcpy(ex + k, p, n);
+    snprintf(name, sizeof name, "%s_%s_protocol", proto, stage);
+    stats_error_text(env->st, name, ex, (size_t)k + n);
+}
