@@ -80,6 +80,9 @@ int conn_connect(struct conn *c, const struct sockaddr *sa, socklen_t salen,
                  const struct sockaddr *bind_addr, socklen_t bindlen);
 /* Adopts an accepted descriptor (server side). */
 int conn_adopt(struct conn *c, int fd);
+/* Adopts a descriptor connected elsewhere (a socketpair's end, a test's scripted
+ * peer) as if conn_connect had made it: CONN_UP follows from the loop. */
+int conn_connect_fd(struct conn *c, int fd);
 /* Switches to the given transport and runs its handshake (STARTTLS/STLS or implicit
  * TLS); unread input is discarded first, so nothing injected in plaintext survives.
  * The handshake runs from the loop: CONN_TLS_UP or CONN_CLOSED follows, never from

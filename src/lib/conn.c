@@ -230,6 +230,13 @@ int conn_adopt(struct conn *c, int fd)
     return setup_fd(c, fd);
 }
 
+int conn_connect_fd(struct conn *c, int fd)
+{
+    c->connecting = 1;               /* EPOLLOUT reports the "connect" at once */
+    c->handshaking = 0;
+    return setup_fd(c, fd);
+}
+
 static void handshake_step(struct conn *c)
 {
     int r = c->tr->handshake(c);

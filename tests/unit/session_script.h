@@ -1,0 +1,167 @@
+/* session_script: runs one protocol session (smtp.c or pop3.c) against a scripted
+ * server in the test itself. The session's environment dials a socketpair instead
+ * of TCP; the test holds the other end, reads what the session sent and writes the
+ * server's replies, driving the session's loop in between. Included by
+ * test_smtp.c and test_pop3.c. */
+#ifndef SESSION_SCRIPT_H
+#define SESSION_SCRIPT_H
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "engine/session.h"
+#include "lib/alloc.h"
+#include "lib/clock.h"
+#include "lib/conn.h"
+#include "run/config.h"
+#include "run/setup.h"
+
+struct script {
+    struct config cfg;
+    struct run *run;
+    struct wstats *st;
+    struct msg_gen gen;
+    struct loop *loop;
+    struct session_env env;
+    struct session_set set;
+    int peer;                        /* the server's end of the current connection, -1 */
+    unsigned dials;
+    char in[1 << 16];                /* what the session sent and the test has not taken */
+    size_t inlen;
+};
+
+static inline int script_dial(struct session_env *env, struct conn *c, const struct target *t, const struct target *b)
+{
+    struct script *sc = env->dial_ctx;
+    int sv[2];
+    (void)t;
+    (void)b;
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
+    if (sc->peer >= 0)
+        close(sc->peer);
+    sc->peer = sv[1];
+    sc->inlen = 0;
+    sc->dials++;
+    return conn_connect_fd(c, sv[0]);
+}
+
+/* One session of ops under mailsoak run's settings argv (targets are never dialled). */
+static inline struct script *script_new(const struct session_ops *ops, int argc, const char **argv)
+{
+    struct script *sc = xcalloc(1, sizeof *sc);
+    sc->peer = -1;
+    assert_int_equal(config_from_args(&sc->cfg, argc, (char **)argv), 0);
+    sc->run = xcalloc(1, sizeof *sc->run);
+    assert_int_equal(setup_run(sc->run, &sc->cfg, 1), 0);
+    sc->run->t0 = mono_ns();
+    sc->st = xcalloc(1, sizeof *sc->st);
+    stats_init(sc->st, 5);
+    assert_int_equal(msg_gen_init(&sc->gen, sc->run->pool, sc->run->poolsize), 0);
+    assert_non_null(sc->loop = loop_new());
+    loop_update_now(sc->loop);
+    sc->env = (struct session_env){
+        .loop = sc->loop, .run = sc->run, .st = sc->st, .gen = &sc->gen, .dial = script_dial, .dial_ctx = sc,
+    };
+    session_set_init(&sc->set, ops, &sc->env, 1, 0);
+    session_set_start(&sc->set);
+    return sc;
+}
+
+static inline void script_free(struct script *sc)
+{
+    session_set_free(&sc->set);
+    if (sc->peer >= 0)
+        close(sc->peer);
+    msg_gen_free(&sc->gen);
+    loop_free(sc->loop);
+    run_free(sc->run);
+    config_free(&sc->cfg);
+    free(sc->st);
+    free(sc);
+}
+
+/* Runs the session's loop, and takes what it sent, for up to ms. */
+static inline void script_run(struct script *sc, int ms)
+{
+    uint64_t end = mono_ns() + (uint64_t)ms * NS_PER_MS;
+    do {
+        loop_run_once(sc->loop, 5 * NS_PER_MS);
+        ssize_t r;
+        while (sc->peer >= 0 && sc->inlen < sizeof sc->in &&
+               (r = read(sc->peer, sc->in + sc->inlen, sizeof sc->in - sc->inlen)) > 0)
+            sc->inlen += (size_t)r;
+    } while (mono_ns() < end);
+}
+
+/* Runs the loop until the session has sent a whole line (at most 2 s) and takes
+ * it, without its CRLF, into line. */
+static inline void script_line(struct script *sc, char *line, size_t n)
+{
+    uint64_t end = mono_ns() + 2000 * NS_PER_MS;
+    char *nl;
+    while (!(nl = memchr(sc->in, '\n', sc->inlen)) && mono_ns() < end)
+        script_run(sc, 1);
+    if (!nl)
+        fail_msg("the session sent no line (have %zu bytes: '%.*s')", sc->inlen, (int)sc->inlen, sc->in);
+    size_t len = (size_t)(nl - sc->in) + 1, l = len - 1;
+    if (l && sc->in[l - 1] == '\r')
+        l--;
+    assert_true(l < n);
+    memcpy(line, sc->in, l);
+    line[l] = 0;
+    memmove(sc->in, sc->in + len, sc->inlen - len);
+    sc->inlen -= len;
+}
+
+/* The next line the session sent must begin with prefix. */
+static inline void script_expect(struct script *sc, const char *prefix)
+{
+    char line[2048];
+    script_line(sc, line, sizeof line);
+    if (strncmp(line, prefix, strlen(prefix)))
+        fail_msg("expected '%s...', the session sent '%s'", prefix, line);
+}
+
+/* Nothing more was sent within ms. */
+static inline void script_quiet(struct script *sc, int ms)
+{
+    script_run(sc, ms);
+    if (sc->inlen)
+        fail_msg("the session sent more: '%.*s'", (int)sc->inlen, sc->in);
+}
+
+/* The scripted server says text (CRLFs included). */
+static inline void script_say(struct script *sc, const char *text)
+{
+    size_t n = strlen(text), off = 0;
+    while (off < n) {
+        ssize_t w = write(sc->peer, text + off, n - off);
+        if (w < 0 && errno == EAGAIN) {
+            script_run(sc, 1);
+            continue;
+        }
+        assert_true(w > 0);
+        off += (size_t)w;
+    }
+}
+
+/* The server closes the connection. */
+static inline void script_hang_up(struct script *sc)
+{
+    close(sc->peer);
+    sc->peer = -1;
+}
+
+/* How often the error class name was counted (0 when never). */
+static inline uint64_t script_errors(const struct script *sc, const char *name)
+{
+    for (unsigned i = 0; i < sc->st->nerr; i++)
+        if (!strcmp(sc->st->err[i].name, name))
+            return sc->st->err[i].count;
+    return 0;
+}
+
+#endif

@@ -1,0 +1,179 @@
+/* test_pop3: the POP3 client state machine (engine/pop3.c) against scripted server
+ * replies over an in-memory connection (session_script.h): a visit that reads one
+ * of our messages, and the ledger's view of it (read only once the QUIT commits the
+ * DELE); a corrupted copy; mail that is not ours; a refused login. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "session_script.h"
+
+/* One user, so the session's pick is known. */
+#define POP3_ARGS "--pop3", "127.0.0.1:110", "--senders", "0", "--set", "users.count=1"
+
+/* One of our messages for user 0, accepted, as the server would hand it out
+ * (dot-stuffed, with its final dot): into out, its length returned. */
+static size_t our_message(struct script *sc, char *out, size_t n, size_t *body_len)
+{
+    struct run *r = sc->run;
+    uint8_t digest[MSG_DIGEST_LEN];
+    struct msg_params p = {
+        .run_id = r->run_id, .from = "mailsoak@test.local", .to = r->users.v[0].addr,
+        .body_size = 300, .body_seed = 7, .nrcpt = 1,
+    };
+    size_t blen = msg_body(&sc->gen, &p, digest);
+    uint64_t d8;
+    memcpy(&d8, digest, sizeof d8);
+    uint64_t idx = ledger_add(&r->ledger, 0, 0, (uint32_t)blen, d8, 0);
+    p.seq = ledger_seq(0, idx);
+    ledger_accept(&r->ledger, ledger_get(&r->ledger, p.seq), 1);
+    assert_true(msg_wire_max(&p, blen) < n);
+    *body_len = blen;
+    return msg_write(&sc->gen, &p, blen, digest, out);
+}
+
+static uint32_t entry_state(struct script *sc)
+{
+    return atomic_load(&ledger_get(&sc->run->ledger, ledger_seq(0, 0))->state);
+}
+
+/* Greeting, USER/PASS, STAT and LIST of one message; RETR of text. */
+static void visit(struct script *sc, const char *retr_reply)
+{
+    char stat[64];
+    snprintf(stat, sizeof stat, "+OK 1 %zu\r\n", strlen(retr_reply));
+    script_say(sc, "+OK POP3 ready\r\n");
+    script_expect(sc, "USER user0000@test.local");
+    script_say(sc, "+OK\r\n");
+    script_expect(sc, "PASS ");
+    script_say(sc, "+OK logged in\r\n");
+    script_expect(sc, "STAT");
+    script_say(sc, stat);
+    script_expect(sc, "LIST");
+    script_say(sc, "+OK\r\n1 300\r\n.\r\n");
+    script_expect(sc, "RETR 1");
+    script_say(sc, "+OK\r\n");
+    script_say(sc, retr_reply);
+}
+
+static void reads_our_message(void **state)
+{
+    const char *argv[] = { POP3_ARGS };
+    struct script *sc = script_new(&pop3_ops, sizeof argv / sizeof *argv, argv);
+    static char msg[8192];
+    size_t body;
+    our_message(sc, msg, sizeof msg, &body);
+    visit(sc, msg);
+    script_expect(sc, "DELE 1");
+    script_say(sc, "+OK deleted\r\n");
+    script_expect(sc, "QUIT");
+    /* Deleted only once the QUIT is answered (RFC 1939 6): not read yet. */
+    assert_false(entry_state(sc) & LS_READS);
+    assert_int_equal(sc->st->c.read, 0);
+    script_say(sc, "+OK bye\r\n");
+    script_run(sc, 20);
+    uint32_t st = entry_state(sc);
+    assert_int_equal(st & LS_READS, 1);
+    assert_false(st & LS_CORRUPT);
+    assert_int_equal(sc->st->c.read, 1);
+    assert_int_equal(sc->st->c.pop3_sessions, 1);
+    assert_int_equal(sc->st->total[LAT_DELIVERY].count, 1);
+    assert_int_equal(atomic_load(&sc->run->ledger.owed_total), 0);
+    assert_int_equal(sc->st->nerr, 0);
+    script_free(sc);
+}
+
+/* A server that hangs up after the DELE: nothing was committed, nothing is read. */
+static void a_hang_up_before_quit_reads_nothing(void **state)
+{
+    const char *argv[] = { POP3_ARGS };
+    struct script *sc = script_new(&pop3_ops, sizeof argv / sizeof *argv, argv);
+    static char msg[8192];
+    size_t body;
+    our_message(sc, msg, sizeof msg, &body);
+    visit(sc, msg);
+    script_expect(sc, "DELE 1");
+    script_say(sc, "+OK deleted\r\n");
+    script_expect(sc, "QUIT");
+    script_hang_up(sc);
+    script_run(sc, 20);
+    assert_false(entry_state(sc) & LS_READS);
+    assert_true(entry_state(sc) & LS_SEEN);
+    assert_int_equal(sc->st->c.read, 0);
+    assert_int_equal(script_errors(sc, "pop3_quit_closed"), 1);
+    script_free(sc);
+}
+
+/* One byte of the body changed on the way: the entry is corrupt, with an example
+ * saying which message and what differed. */
+static void a_corrupted_copy(void **state)
+{
+    const char *argv[] = { POP3_ARGS };
+    struct script *sc = script_new(&pop3_ops, sizeof argv / sizeof *argv, argv);
+    static char msg[8192];
+    size_t body, len = our_message(sc, msg, sizeof msg, &body);
+    msg[len - 10] = msg[len - 10] == 'x' ? 'y' : 'x';     /* in the body's last line */
+    visit(sc, msg);
+    script_expect(sc, "DELE 1");
+    script_say(sc, "+OK\r\n");
+    script_expect(sc, "QUIT");
+    script_say(sc, "+OK\r\n");
+    script_run(sc, 20);
+    assert_true(entry_state(sc) & LS_CORRUPT);
+    assert_int_equal(sc->st->corrupt.n, 1);
+    assert_non_null(strstr(sc->st->corrupt.text[0], "body digest differs"));
+    script_free(sc);
+}
+
+/* Mail that is not ours is left in place, its UIDL learnt, counted once. */
+static void mail_that_is_not_ours(void **state)
+{
+    const char *argv[] = { POP3_ARGS };
+    struct script *sc = script_new(&pop3_ops, sizeof argv / sizeof *argv, argv);
+    visit(sc, "From: someone@example.org\r\nSubject: hello\r\n\r\nnot a soak message\r\n.\r\n");
+    script_expect(sc, "UIDL 1");
+    script_say(sc, "+OK 1 uid-abc\r\n");
+    script_expect(sc, "QUIT");                  /* no DELE: delete_foreign is off */
+    script_say(sc, "+OK\r\n");
+    script_run(sc, 20);
+    assert_int_equal(sc->st->c.foreign, 1);
+    assert_int_equal(sc->st->c.read, 0);
+    assert_true(foreign_any(&sc->run->foreign, 0));
+    script_free(sc);
+}
+
+/* A refused login is counted at its stage and the session leaves without reading. */
+static void a_refused_login(void **state)
+{
+    const char *argv[] = { POP3_ARGS };
+    struct script *sc = script_new(&pop3_ops, sizeof argv / sizeof *argv, argv);
+    script_say(sc, "+OK POP3 ready\r\n");
+    script_expect(sc, "USER ");
+    script_say(sc, "+OK\r\n");
+    script_expect(sc, "PASS ");
+    script_say(sc, "-ERR [AUTH] authentication failed\r\n");
+    script_expect(sc, "QUIT");
+    script_say(sc, "+OK\r\n");
+    script_run(sc, 20);
+    uint64_t counted = 0;
+    for (unsigned i = 0; i < sc->st->nerr; i++)
+        if (!strncmp(sc->st->err[i].name, "pop3_pass_", 10))
+            counted += sc->st->err[i].count;
+    assert_int_equal(counted, 1);
+    assert_int_equal(sc->st->c.read, 0);
+    script_free(sc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reads_our_message), cmocka_unit_test(a_hang_up_before_quit_reads_nothing),
+        cmocka_unit_test(a_corrupted_copy),  cmocka_unit_test(mail_that_is_not_ours),
+        cmocka_unit_test(a_refused_login),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
