@@ -7,7 +7,8 @@
 #define SESSION_SCRIPT_H
 
 #include <errno.h>
-#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -146,6 +147,25 @@ static inline void script_say(struct script *sc, const char *text)
         assert_true(w > 0);
         off += (size_t)w;
     }
+}
+
+/* A transcript, NULL-terminated: "S: text" the server says (CRLF added), "C: text"
+ * the next line the session sends begins with. */
+static inline void script_talk(struct script *sc, ...)
+{
+    va_list ap;
+    va_start(ap, sc);
+    for (const char *step; (step = va_arg(ap, const char *));) {
+        assert_true((step[0] == 'S' || step[0] == 'C') && step[1] == ':' && step[2] == ' ');
+        if (step[0] == 'C') {
+            script_expect(sc, step + 3);
+        } else {
+            char line[2048];
+            snprintf(line, sizeof line, "%s\r\n", step + 3);
+            script_say(sc, line);
+        }
+    }
+    va_end(ap);
 }
 
 /* The server closes the connection. */

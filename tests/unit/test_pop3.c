@@ -46,17 +46,10 @@ static void visit(struct script *sc, const char *retr_reply)
 {
     char stat[64];
     snprintf(stat, sizeof stat, "+OK 1 %zu\r\n", strlen(retr_reply));
-    script_say(sc, "+OK POP3 ready\r\n");
-    script_expect(sc, "USER user0000@test.local");
-    script_say(sc, "+OK\r\n");
-    script_expect(sc, "PASS ");
-    script_say(sc, "+OK logged in\r\n");
-    script_expect(sc, "STAT");
+    script_talk(sc, "S: +OK POP3 ready", "C: USER user0000@test.local", "S: +OK", "C: PASS ", "S: +OK logged in",
+                "C: STAT", NULL);
     script_say(sc, stat);
-    script_expect(sc, "LIST");
-    script_say(sc, "+OK\r\n1 300\r\n.\r\n");
-    script_expect(sc, "RETR 1");
-    script_say(sc, "+OK\r\n");
+    script_talk(sc, "C: LIST", "S: +OK", "S: 1 300", "S: .", "C: RETR 1", "S: +OK", NULL);
     script_say(sc, retr_reply);
 }
 
@@ -68,13 +61,11 @@ static void reads_our_message(void **state)
     size_t body;
     our_message(sc, msg, sizeof msg, &body);
     visit(sc, msg);
-    script_expect(sc, "DELE 1");
-    script_say(sc, "+OK deleted\r\n");
-    script_expect(sc, "QUIT");
+    script_talk(sc, "C: DELE 1", "S: +OK deleted", "C: QUIT", NULL);
     /* Deleted only once the QUIT is answered (RFC 1939 6): not read yet. */
     assert_false(entry_state(sc) & LS_READS);
     assert_int_equal(sc->st->c.read, 0);
-    script_say(sc, "+OK bye\r\n");
+    script_talk(sc, "S: +OK bye", NULL);
     script_run(sc, 20);
     uint32_t st = entry_state(sc);
     assert_int_equal(st & LS_READS, 1);
@@ -96,9 +87,7 @@ static void a_hang_up_before_quit_reads_nothing(void **state)
     size_t body;
     our_message(sc, msg, sizeof msg, &body);
     visit(sc, msg);
-    script_expect(sc, "DELE 1");
-    script_say(sc, "+OK deleted\r\n");
-    script_expect(sc, "QUIT");
+    script_talk(sc, "C: DELE 1", "S: +OK deleted", "C: QUIT", NULL);
     script_hang_up(sc);
     script_run(sc, 20);
     assert_false(entry_state(sc) & LS_READS);
@@ -118,10 +107,7 @@ static void a_corrupted_copy(void **state)
     size_t body, len = our_message(sc, msg, sizeof msg, &body);
     msg[len - 10] = msg[len - 10] == 'x' ? 'y' : 'x';     /* in the body's last line */
     visit(sc, msg);
-    script_expect(sc, "DELE 1");
-    script_say(sc, "+OK\r\n");
-    script_expect(sc, "QUIT");
-    script_say(sc, "+OK\r\n");
+    script_talk(sc, "C: DELE 1", "S: +OK", "C: QUIT", "S: +OK", NULL);
     script_run(sc, 20);
     assert_true(entry_state(sc) & LS_CORRUPT);
     assert_int_equal(sc->st->corrupt.n, 1);
@@ -135,10 +121,8 @@ static void mail_that_is_not_ours(void **state)
     const char *argv[] = { POP3_ARGS };
     struct script *sc = script_new(&pop3_ops, sizeof argv / sizeof *argv, argv);
     visit(sc, "From: someone@example.org\r\nSubject: hello\r\n\r\nnot a soak message\r\n.\r\n");
-    script_expect(sc, "UIDL 1");
-    script_say(sc, "+OK 1 uid-abc\r\n");
-    script_expect(sc, "QUIT");                  /* no DELE: delete_foreign is off */
-    script_say(sc, "+OK\r\n");
+    /* no DELE: delete_foreign is off */
+    script_talk(sc, "C: UIDL 1", "S: +OK 1 uid-abc", "C: QUIT", "S: +OK", NULL);
     script_run(sc, 20);
     assert_int_equal(sc->st->c.foreign, 1);
     assert_int_equal(sc->st->c.read, 0);
@@ -151,13 +135,8 @@ static void a_refused_login(void **state)
 {
     const char *argv[] = { POP3_ARGS };
     struct script *sc = script_new(&pop3_ops, sizeof argv / sizeof *argv, argv);
-    script_say(sc, "+OK POP3 ready\r\n");
-    script_expect(sc, "USER ");
-    script_say(sc, "+OK\r\n");
-    script_expect(sc, "PASS ");
-    script_say(sc, "-ERR [AUTH] authentication failed\r\n");
-    script_expect(sc, "QUIT");
-    script_say(sc, "+OK\r\n");
+    script_talk(sc, "S: +OK POP3 ready", "C: USER ", "S: +OK", "C: PASS ", "S: -ERR [AUTH] authentication failed",
+                "C: QUIT", "S: +OK", NULL);
     script_run(sc, 20);
     uint64_t counted = 0;
     for (unsigned i = 0; i < sc->st->nerr; i++)

@@ -34,27 +34,25 @@ static struct ledger_entry *first_entry(struct script *sc)
     return ledger_get(&sc->run->ledger, ledger_seq(0, 0));
 }
 
+/* Banner, EHLO, MAIL and RCPT accepted, in lockstep. */
+#define UP_TO_DATA "S: 220 test ESMTP", "C: EHLO mailsoak.test", "S: 250 test", "C: MAIL FROM:<mailsoak@test.local>", \
+                   "S: 250 ok", "C: RCPT TO:<user000", "S: 250 ok", "C: DATA"
+
 static void a_message_in_lockstep(void **state)
 {
     const char *argv[] = { SMTP_ARGS("off") };
     struct script *sc = script_new(&smtp_ops, sizeof argv / sizeof *argv, argv);
-    script_say(sc, "220 test ESMTP\r\n");
-    script_expect(sc, "EHLO mailsoak.test");
-    script_say(sc, "250-test\r\n250 PIPELINING\r\n");
-    script_expect(sc, "MAIL FROM:<mailsoak@test.local>");
+    script_talk(sc, "S: 220 test ESMTP", "C: EHLO mailsoak.test", "S: 250-test", "S: 250 SIZE",
+                "C: MAIL FROM:<mailsoak@test.local>", NULL);
     script_quiet(sc, 20);                        /* lockstep: RCPT waits for MAIL's reply */
-    script_say(sc, "250 ok\r\n");
-    script_expect(sc, "RCPT TO:<user000");
-    script_say(sc, "250 ok\r\n");
-    script_expect(sc, "DATA");
+    script_talk(sc, "S: 250 ok", "C: RCPT TO:<user000", "S: 250 ok", "C: DATA", NULL);
     assert_null(first_entry(sc));                /* no ledger entry before the body */
-    script_say(sc, "354 go ahead\r\n");
+    script_talk(sc, "S: 354 go ahead", NULL);
     assert_true(take_body(sc));
     struct ledger_entry *e = first_entry(sc);
     assert_non_null(e);
     assert_false(atomic_load(&e->state) & LS_ACCEPTED);    /* not before the reply */
-    script_say(sc, "250 queued as 1\r\n");
-    script_expect(sc, "QUIT");
+    script_talk(sc, "S: 250 queued as 1", "C: QUIT", NULL);
     assert_true(atomic_load(&e->state) & LS_ACCEPTED);
     assert_int_equal(sc->st->c.sent, 1);
     assert_int_equal(atomic_load(&sc->run->accepted), 1);
@@ -63,7 +61,7 @@ static void a_message_in_lockstep(void **state)
     /* The senders' window closes: after its QUIT the session connects no more. */
     atomic_store(&sc->run->phase, PH_DRAIN);
     session_set_phase(&sc->set, PH_DRAIN);
-    script_say(sc, "221 bye\r\n");
+    script_talk(sc, "S: 221 bye", NULL);
     script_run(sc, 50);
     assert_int_equal(sc->st->c.smtp_sessions, 1);
     assert_int_equal(sc->dials, 1);
@@ -77,16 +75,10 @@ static void a_pipelined_message(void **state)
 {
     const char *argv[] = { SMTP_ARGS("auto") };
     struct script *sc = script_new(&smtp_ops, sizeof argv / sizeof *argv, argv);
-    script_say(sc, "220 test ESMTP\r\n");
-    script_expect(sc, "EHLO");
-    script_say(sc, "250-test\r\n250 PIPELINING\r\n");
-    script_expect(sc, "MAIL FROM:");
-    script_expect(sc, "RCPT TO:");
-    script_expect(sc, "DATA");
-    script_say(sc, "250 ok\r\n250 ok\r\n354 go ahead\r\n");
+    script_talk(sc, "S: 220 test ESMTP", "C: EHLO", "S: 250-test", "S: 250 PIPELINING",
+                "C: MAIL FROM:", "C: RCPT TO:", "C: DATA", "S: 250 ok", "S: 250 ok", "S: 354 go ahead", NULL);
     assert_true(take_body(sc));
-    script_expect(sc, "QUIT");                   /* before the reply to the dot */
-    script_say(sc, "250 queued\r\n221 bye\r\n");
+    script_talk(sc, "C: QUIT", "S: 250 queued", "S: 221 bye", NULL);    /* QUIT before the dot's reply */
     script_run(sc, 20);
     assert_true(atomic_load(&first_entry(sc)->state) & LS_ACCEPTED);
     assert_int_equal(sc->st->c.sent, 1);
@@ -100,16 +92,8 @@ static void a_refused_recipient(void **state)
 {
     const char *argv[] = { SMTP_ARGS("off") };
     struct script *sc = script_new(&smtp_ops, sizeof argv / sizeof *argv, argv);
-    script_say(sc, "220 test ESMTP\r\n");
-    script_expect(sc, "EHLO");
-    script_say(sc, "250 test\r\n");
-    script_expect(sc, "MAIL FROM:");
-    script_say(sc, "250 ok\r\n");
-    script_expect(sc, "RCPT TO:");
-    script_say(sc, "550 no such user\r\n");
-    script_expect(sc, "RSET");
-    script_say(sc, "250 reset\r\n");
-    script_expect(sc, "QUIT");
+    script_talk(sc, "S: 220 test ESMTP", "C: EHLO", "S: 250 test", "C: MAIL FROM:", "S: 250 ok", "C: RCPT TO:",
+                "S: 550 no such user", "C: RSET", "S: 250 reset", "C: QUIT", NULL);
     assert_int_equal(script_errors(sc, "smtp_rcpt_550"), 1);
     assert_null(first_entry(sc));
     assert_int_equal(sc->st->c.sent, 0);
@@ -122,18 +106,9 @@ static void a_refused_message(void **state)
 {
     const char *argv[] = { SMTP_ARGS("off") };
     struct script *sc = script_new(&smtp_ops, sizeof argv / sizeof *argv, argv);
-    script_say(sc, "220 test ESMTP\r\n");
-    script_expect(sc, "EHLO");
-    script_say(sc, "250 test\r\n");
-    script_expect(sc, "MAIL FROM:");
-    script_say(sc, "250 ok\r\n");
-    script_expect(sc, "RCPT TO:");
-    script_say(sc, "250 ok\r\n");
-    script_expect(sc, "DATA");
-    script_say(sc, "354 go ahead\r\n");
+    script_talk(sc, UP_TO_DATA, "S: 354 go ahead", NULL);
     take_body(sc);
-    script_say(sc, "554 rejected: spam\r\n");
-    script_expect(sc, "QUIT");
+    script_talk(sc, "S: 554 rejected: spam", "C: QUIT", NULL);
     uint32_t st = atomic_load(&first_entry(sc)->state);
     assert_true(st & LS_REJECTED);
     assert_false(st & LS_ACCEPTED);
@@ -149,16 +124,11 @@ static void a_421_mid_transaction(void **state)
 {
     const char *argv[] = { SMTP_ARGS("off") };
     struct script *sc = script_new(&smtp_ops, sizeof argv / sizeof *argv, argv);
-    script_say(sc, "220 test ESMTP\r\n");
-    script_expect(sc, "EHLO");
-    script_say(sc, "250 test\r\n");
-    script_expect(sc, "MAIL FROM:");
-    script_say(sc, "421 shutting down\r\n");
+    script_talk(sc, "S: 220 test ESMTP", "C: EHLO", "S: 250 test", "C: MAIL FROM:", "S: 421 shutting down", NULL);
     script_run(sc, 300);                         /* the backoff after one failure: 100 ms */
     assert_int_equal(script_errors(sc, "smtp_mail_421"), 1);
     assert_int_equal(sc->dials, 2);
-    script_say(sc, "220 back\r\n");
-    script_expect(sc, "EHLO");
+    script_talk(sc, "S: 220 back", "C: EHLO", NULL);
     script_free(sc);
 }
 
@@ -168,9 +138,7 @@ static void a_reply_nobody_asked_for(void **state)
 {
     const char *argv[] = { SMTP_ARGS("off") };
     struct script *sc = script_new(&smtp_ops, sizeof argv / sizeof *argv, argv);
-    script_say(sc, "220 test ESMTP\r\n");
-    script_expect(sc, "EHLO");
-    script_say(sc, "250 test\r\n250 ok\r\n");   /* the second would answer MAIL */
+    script_talk(sc, "S: 220 test ESMTP", "C: EHLO", "S: 250 test", "S: 250 ok", NULL);  /* 250 ok: MAIL's? */
     script_run(sc, 20);
     assert_int_equal(script_errors(sc, "smtp_mail_protocol"), 1);
     assert_int_equal(strncmp(sc->st->ex[0].text[0], "sent unasked: 250 ok", 20), 0);
@@ -183,8 +151,7 @@ static void a_server_that_hangs_up(void **state)
 {
     const char *argv[] = { SMTP_ARGS("off") };
     struct script *sc = script_new(&smtp_ops, sizeof argv / sizeof *argv, argv);
-    script_say(sc, "220 test ESMTP\r\n");
-    script_expect(sc, "EHLO");
+    script_talk(sc, "S: 220 test ESMTP", "C: EHLO", NULL);
     script_hang_up(sc);
     script_run(sc, 20);
     assert_int_equal(script_errors(sc, "smtp_ehlo_closed"), 1);
