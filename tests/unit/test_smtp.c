@@ -1,7 +1,8 @@
 /* test_smtp: the SMTP client state machine (engine/smtp.c) against scripted server
  * replies over an in-memory connection (session_script.h): the exchange in lockstep
  * and pipelined, what the ledger learns from the end-of-data reply, and how
- * refusals, a 421 and replies nobody asked for are counted. */
+ * refusals, a 421 and replies nobody asked for are counted; AUTH LOGIN and a
+ * refused AUTH. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include "engine/sasl.h"
 #include "session_script.h"
 
 #define SMTP_ARGS(pipelining)                                                                   \
@@ -158,13 +160,46 @@ static void a_server_that_hangs_up(void **state)
     script_free(sc);
 }
 
+/* AUTH LOGIN answers each challenge with the next credential in base64, then the
+ * transaction starts; the exchange is timed as a whole. */
+static void auth_login(void **state)
+{
+    const char *argv[] = { "--smtp", "127.0.0.1:25", "--readers", "0", "--msgs-per-conn", "1", "--set", "users.count=1",
+                           "--set", "users.password=secret%d", "--smtp-auth", "login" };
+    struct script *sc = script_new(&smtp_ops, sizeof argv / sizeof *argv, argv);
+    char user[64], pass[64], c_user[80], c_pass[80];
+    sasl_b64("user0000@test.local", 19, user);
+    sasl_b64("secret0", 7, pass);
+    snprintf(c_user, sizeof c_user, "C: %s", user);
+    snprintf(c_pass, sizeof c_pass, "C: %s", pass);
+    script_talk(sc, "S: 220 test ESMTP", "C: EHLO", "S: 250-test", "S: 250 AUTH PLAIN LOGIN", "C: AUTH LOGIN",
+                "S: 334 VXNlcm5hbWU6", c_user, "S: 334 UGFzc3dvcmQ6", c_pass, "S: 235 welcome", "C: MAIL FROM:", NULL);
+    assert_int_equal(sc->st->total[LAT_SMTP_AUTH].count, 1);
+    assert_int_equal(sc->st->nerr, 0);
+    script_free(sc);
+}
+
+/* A refused AUTH turns the session away: counted, QUIT, and no mail. */
+static void auth_refused(void **state)
+{
+    const char *argv[] = { "--smtp", "127.0.0.1:25", "--readers", "0", "--set", "users.count=1",
+                           "--set", "users.password=secret", "--smtp-auth", "plain" };
+    struct script *sc = script_new(&smtp_ops, sizeof argv / sizeof *argv, argv);
+    script_talk(sc, "S: 220 test ESMTP", "C: EHLO", "S: 250-test", "S: 250 AUTH PLAIN", "C: AUTH PLAIN AHVzZXIw",
+                "S: 535 5.7.8 authentication failed", "C: QUIT", NULL);
+    assert_int_equal(script_errors(sc, "smtp_auth_535"), 1);
+    assert_null(first_entry(sc));
+    script_free(sc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_message_in_lockstep),   cmocka_unit_test(a_pipelined_message),
         cmocka_unit_test(a_refused_recipient),     cmocka_unit_test(a_refused_message),
         cmocka_unit_test(a_421_mid_transaction),   cmocka_unit_test(a_reply_nobody_asked_for),
-        cmocka_unit_test(a_server_that_hangs_up),
+        cmocka_unit_test(a_server_that_hangs_up),  cmocka_unit_test(auth_login),
+        cmocka_unit_test(auth_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
