@@ -226,7 +226,6 @@ static int configure(struct collector *c, const struct server_config *cfg, const
         c->has_spool = 1;
         for (size_t i = 0; spool_awaited(c->spool, i); i++)
             awaited(c, "server.spool_dir", spool_awaited(c->spool, i), "counted as empty until it appears");
-
     }
     if (add_dirs(&c->store_dirs, &c->nstore, &cfg->store_dirs, "server.store_dir", err, errlen) < 0)
         return -1;
