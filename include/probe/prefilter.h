@@ -13,13 +13,14 @@ struct prefilter;
 struct prefilter *prefilter_new(void);
 void prefilter_free(struct prefilter *p);
 
-/* Adds an ERE (REG_ICASE when icase) to the union of its case mode. 1 when it
- * joined; 0 when it cannot: a back-reference (the union numbers groups anew), a ')'
- * closing nothing (a literal alone, it would close the group around it), or a
+/* Adds an ERE to the union. The union ignores case: a pattern that does not can only
+ * match where its case-blind self does, so one search stands for both kinds. 1 when
+ * it joined; 0 when it cannot: a back-reference (the union numbers groups anew), a
+ * ')' closing nothing (a literal alone, it would close the group around it), or a
  * union the compile guard (lib/ere.h) refuses. */
-int prefilter_add(struct prefilter *p, const char *pattern, int icase);
+int prefilter_add(struct prefilter *p, const char *pattern);
 
-/* 0 when no pattern that joined the union of that case mode can match line. */
-int prefilter_maybe(const struct prefilter *p, int icase, const char *line);
+/* 0 when no pattern that joined the union can match line. */
+int prefilter_maybe(const struct prefilter *p, const char *line);
 
 #endif

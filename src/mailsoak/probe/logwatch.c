@@ -39,7 +39,7 @@ struct lclass {
     char *name;
     char *pattern;
     regex_t re, except;
-    int has_except, icase;
+    int has_except;
     int trace;                  /* java_exception: a stack trace counts once */
     int prefiltered;            /* in the union (prefilter.h): skipped on lines it does not match */
     uint64_t count, pending;
@@ -237,7 +237,6 @@ static int put_class(struct logwatch *lw, const char *name, const char *pattern,
     }
     c.name = xstrndup(name, strlen(name));
     c.pattern = xstrndup(pattern, strlen(pattern));
-    c.icase = icase;
     c.trace = trace;
     pthread_mutex_lock(&lw->mu);
     prefilter_free(lw->pre);
@@ -431,12 +430,12 @@ static void count_line(struct logwatch *lw, char *line, int *in_trace, uint64_t 
     if (!lw->pre) {
         lw->pre = prefilter_new();
         for (size_t i = 0; i < lw->ncls; i++)
-            lw->cls[i].prefiltered = prefilter_add(lw->pre, lw->cls[i].pattern, lw->cls[i].icase);
+            lw->cls[i].prefiltered = prefilter_add(lw->pre, lw->cls[i].pattern);
     }
-    int maybe[2] = { prefilter_maybe(lw->pre, 0, line), prefilter_maybe(lw->pre, 1, line) };
+    int maybe = prefilter_maybe(lw->pre, line);
     for (size_t i = 0; i < lw->ncls; i++) {
         struct lclass *c = &lw->cls[i];
-        if ((c->prefiltered && !maybe[c->icase]) || !class_matches(c, line))
+        if ((c->prefiltered && !maybe) || !class_matches(c, line))
             continue;
         trace |= c->trace;
         any = 1;
