@@ -359,8 +359,8 @@ int main(int argc, char **argv)
     int seconds = argc > 2 ? atoi(argv[2]) : 30;
     long lines = argc > 3 ? atol(argv[3]) : 2000;
     const char *base = argc > 4 ? argv[4] : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    if (files < 1 || seconds < 1 || lines < 10) {
-        fprintf(stderr, "usage: collector [FILES] [SECONDS] [LINES] [DIR]\n");
+    if (files < USERS || seconds < 1 || lines < 10) {
+        fprintf(stderr, "usage: collector [FILES (at least %d)] [SECONDS] [LINES] [DIR]\n", USERS);
         return 2;
     }
     char root[1024], queue[1100], store[1100], log[1100];

@@ -55,6 +55,17 @@ struct proc_table {
     size_t n, cap;
 };
 int procfs_scan(const char *root, struct proc_table *t, char *err, size_t errlen);
+
+/* The same scan every sample, at less cost. An entry whose /proc/PID directory has
+ * the inode it had at the last rescan is the same process (a new process under a
+ * reused pid gets a new inode: proc_fill_cache), so it keeps the reading it had
+ * unless fresh(ctx, entry) asks for a new one (the caller's own processes); stat
+ * files are kept open, up to `keep` of them, and read again with pread. */
+struct proc_scan;
+struct proc_scan *procfs_scan_new(int rootfd, size_t keep);
+void procfs_scan_free(struct proc_scan *s);
+int procfs_rescan(struct proc_scan *s, struct proc_table *t, int (*fresh)(void *ctx, const struct proc_stat *e),
+                  void *ctx, char *err, size_t errlen);
 const struct proc_stat *procfs_find(const struct proc_table *t, int pid);
 void procfs_table_free(struct proc_table *t);
 

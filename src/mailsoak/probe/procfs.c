@@ -250,6 +250,149 @@ int procfs_scan(const char *root, struct proc_table *t, char *err, size_t errlen
     return 0;
 }
 
+/* A process as the last rescan left it. */
+struct kept {
+    struct proc_stat st;
+    ino_t ino;                  /* of its /proc/PID when read */
+    int fd;                     /* its stat file, or -1 */
+};
+
+struct proc_scan {
+    int rootfd;                 /* the caller's */
+    size_t keep, open;          /* stat files kept open: at most, now */
+    struct kept *v, *next;      /* by pid; the rescan under way */
+    size_t n, cap, nnext, capnext;
+};
+
+struct proc_scan *procfs_scan_new(int rootfd, size_t keep)
+{
+    struct proc_scan *s = xcalloc(1, sizeof *s);
+    s->rootfd = rootfd;
+    s->keep = keep;
+    return s;
+}
+
+void procfs_scan_free(struct proc_scan *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].fd >= 0)
+            close(s->v[i].fd);
+    free(s->v);
+    free(s->next);
+    free(s);
+}
+
+static int by_kept_pid(const void *a, const void *b)
+{
+    const struct kept *x = a, *y = b;
+    return (x->st.pid > y->st.pid) - (x->st.pid < y->st.pid);
+}
+
+/* Reads k's stat through its open file, or opens it (and keeps it open while the
+ * budget allows). -1 when the process is gone or its stat does not parse. */
+static int reread(struct proc_scan *s, struct kept *k, int pid)
+{
+    char buf[1024];
+    ssize_t n = -1;
+    if (k->fd >= 0 && (n = pread(k->fd, buf, sizeof buf - 1, 0)) < 0) {
+        close(k->fd);
+        k->fd = -1;
+        s->open--;
+        return -1;              /* ESRCH: reaped since */
+    }
+    if (k->fd < 0) {
+        char path[32];
+        snprintf(path, sizeof path, "%d/stat", pid);
+        int fd = openat(s->rootfd, path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return -1;
+        n = read(fd, buf, sizeof buf - 1);
+        if (n >= 0 && s->open < s->keep) {
+            k->fd = fd;
+            s->open++;
+        } else {
+            close(fd);
+        }
+    }
+    if (n < 0)
+        return -1;
+    buf[n] = 0;
+    return procfs_parse_stat(buf, &k->st);
+}
+
+int procfs_rescan(struct proc_scan *s, struct proc_table *t, int (*fresh)(void *ctx, const struct proc_stat *e),
+                  void *ctx, char *err, size_t errlen)
+{
+    char buf[32 * 1024];
+    ssize_t got;
+    if (lseek(s->rootfd, 0, SEEK_SET) < 0) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        return -1;
+    }
+    s->nnext = 0;
+    int sorted = 1;
+    while ((got = getdents64(s->rootfd, buf, sizeof buf)) > 0)
+        for (ssize_t off = 0; off < got;) {
+            const struct dirent64 *e = (const void *)(buf + off);
+            off += e->d_reclen;
+            if (!isdigit((unsigned char)e->d_name[0]))
+                continue;
+            int pid = atoi(e->d_name);
+            struct kept key = { .st.pid = pid }, k = { .ino = e->d_ino, .fd = -1 };
+            struct kept *old = s->n ? bsearch(&key, s->v, s->n, sizeof *s->v, by_kept_pid) : NULL;
+            int same = old && old->ino == e->d_ino;
+            if (same) {
+                k = *old;
+                old->fd = -1;       /* moves to the new list */
+            } else if (old && old->fd >= 0) {
+                close(old->fd);     /* a new process under an old pid */
+                old->fd = -1;
+                s->open--;
+            }
+            if ((!same || fresh(ctx, &k.st)) && reread(s, &k, pid) < 0) {
+                if (k.fd >= 0) {
+                    close(k.fd);
+                    s->open--;
+                }
+                continue;
+            }
+            s->next = grow(s->next, &s->capnext, s->nnext, 1, sizeof *s->next);
+            sorted &= s->nnext == 0 || s->next[s->nnext - 1].st.pid < pid;
+            s->next[s->nnext++] = k;
+        }
+    if (got < 0) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        for (size_t i = 0; i < s->nnext; i++)
+            if (s->next[i].fd >= 0) {
+                close(s->next[i].fd);   /* the old list stands, read anew next time */
+                s->open--;
+            }
+        return -1;
+    }
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].fd >= 0) {
+            close(s->v[i].fd);  /* gone since */
+            s->open--;
+        }
+    if (!sorted)
+        qsort(s->next, s->nnext, sizeof *s->next, by_kept_pid);
+    struct kept *v = s->v;
+    size_t cap = s->cap;
+    s->v = s->next;
+    s->n = s->nnext;
+    s->cap = s->capnext;
+    s->next = v;
+    s->capnext = cap;
+    s->nnext = 0;
+    t->n = 0;
+    t->v = grow(t->v, &t->cap, 0, s->n ? s->n : 1, sizeof *t->v);
+    for (size_t i = 0; i < s->n; i++)
+        t->v[t->n++] = s->v[i].st;
+    return 0;
+}
+
 const struct proc_stat *procfs_find(const struct proc_table *t, int pid)
 {
     struct proc_stat key = { .pid = pid };

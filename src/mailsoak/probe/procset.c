@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,6 +65,13 @@ struct members {
     size_t n, cap;
 };
 
+/* A member's /proc/PID/io, open. */
+struct iofd {
+    int pid;
+    uint64_t start;
+    int fd;
+};
+
 struct procset {
     /* The roots; fixed after setup. */
     char *proc_root;
@@ -77,6 +85,9 @@ struct procset {
     void *ctx;
 
     /* What the last sample saw. */
+    struct proc_scan *scan;     /* every process, read anew only where it matters */
+    struct iofd *io;            /* members' io files kept open, by pid */
+    size_t nio, capio, keep;
     struct proc_table table;
     struct members prev;
     struct proc_io departed, offsets, io_total;
@@ -275,13 +286,76 @@ static void build_set(struct procset *ps, struct members *out)
  * RSS came with the scan: /proc/PID/stat's rss is the counter status' VmRSS shows.
  * Returns 0 when a member was gone before we read it (so its counts may have moved
  * into a parent already read). */
+static int by_iofd_pid(const void *a, const void *b)
+{
+    const struct iofd *x = a, *y = b;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static void iofd_drop(struct procset *ps, size_t i)
+{
+    close(ps->io[i].fd);
+    memmove(&ps->io[i], &ps->io[i + 1], (ps->nio - i - 1) * sizeof *ps->io);
+    ps->nio--;
+}
+
+/* A member's io file, read through the descriptor kept since it was first read (the
+ * file of that process for good: a new process under the pid has another file),
+ * else opened now and kept while the budget allows. -1 with errno as read(2). */
+static ssize_t read_io(struct procset *ps, const struct member *x, char *buf, size_t len)
+{
+    struct iofd key = { .pid = x->pid };
+    struct iofd *k = ps->nio ? bsearch(&key, ps->io, ps->nio, sizeof *ps->io, by_iofd_pid) : NULL;
+    if (k && k->start != x->start) {
+        iofd_drop(ps, (size_t)(k - ps->io));
+        k = NULL;
+    }
+    ssize_t n;
+    if (k) {
+        if ((n = pread(k->fd, buf, len - 1, 0)) < 0) {
+            int e = errno;
+            iofd_drop(ps, (size_t)(k - ps->io));
+            errno = e;
+            return -1;
+        }
+    } else {
+        char path[32];
+        snprintf(path, sizeof path, "%d/io", x->pid);
+        int fd = openat(ps->rootfd, path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return -1;
+        n = read(fd, buf, len - 1);
+        int e = errno;
+        if (n >= 0 && ps->nio < ps->keep) {
+            ps->io = grow(ps->io, &ps->capio, ps->nio, 1, sizeof *ps->io);
+            ps->io[ps->nio++] = (struct iofd){ x->pid, x->start, fd };
+            qsort(ps->io, ps->nio, sizeof *ps->io, by_iofd_pid);
+        } else {
+            close(fd);
+        }
+        errno = e;
+    }
+    if (n >= 0)
+        buf[n] = 0;
+    return n;
+}
+
+/* Closes the io files of processes that are no longer members. */
+static void iofd_prune(struct procset *ps, const struct members *m)
+{
+    for (size_t i = ps->nio; i-- > 0;) {
+        const struct member *x = find_member(m, ps->io[i].pid);
+        if (!x || x->start != ps->io[i].start)
+            iofd_drop(ps, i);
+    }
+}
+
 static int read_members(struct procset *ps, struct members *m, int pss)
 {
     char path[64], buf[4096];
     for (size_t i = 0; i < m->n; i++) {
         struct member *x = &m->v[i];
-        snprintf(path, sizeof path, "%d/io", x->pid);
-        if (procfs_read(ps->rootfd, path, buf, sizeof buf) < 0) {
+        if (read_io(ps, x, buf, sizeof buf) < 0) {
             if (errno == ENOENT || errno == ESRCH)
                 return 0;
             x->io_denied = errno == EACCES || errno == EPERM;
@@ -388,12 +462,30 @@ static void check_members(struct procset *ps, struct members *cur, uint64_t now)
     }
 }
 
+/* Which processes the rescan reads anew: the members of the last sample and the
+ * masters (their state and memory change), and every process while server.process
+ * patterns may match a name an exec just gave. A process that was not a member
+ * cannot become one but by a new pid: its parent cannot change into the set. */
+static int wanted(void *ctx, const struct proc_stat *e)
+{
+    const struct procset *ps = ctx;
+    if (ps->npats)
+        return 1;
+    const struct member *m = find_member(&ps->prev, e->pid);
+    if (m && m->start == e->starttime)
+        return 1;
+    for (size_t i = 0; i < ps->nslots; i++)
+        if (ps->slots[i].pid == e->pid)
+            return 1;
+    return 0;
+}
+
 void procset_sample(struct procset *ps, uint64_t now, int pss, struct probe_sample *s)
 {
     struct members cur = { 0 };
     char err[300];
     for (int attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
-        if (procfs_scan(ps->proc_root, &ps->table, err, sizeof err) < 0) {
+        if (procfs_rescan(ps->scan, &ps->table, wanted, ps, err, sizeof err) < 0) {
             /* Not a reason to declare the server dead: keep the last figures. */
             free(cur.v);
             s->mem = ps->last.mem;
@@ -453,6 +545,7 @@ void procset_sample(struct procset *ps, uint64_t now, int pss, struct probe_samp
         qsort(cur.v, cur.n, sizeof *cur.v, by_member_pid);
     free(ps->prev.v);
     ps->prev = cur;
+    iofd_prune(ps, &ps->prev);
 }
 
 /* ------------------------------------------------------------------------------ */
@@ -545,6 +638,13 @@ struct procset *procset_new(const char *proc_root, uint64_t start_ticks, probe_e
         procset_free(ps);
         return NULL;
     }
+    /* Files kept open between samples (stat of every process, io of the members):
+     * a quarter of what this process may open, for each kind. */
+    struct rlimit rl;
+    ps->keep = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur / 4 : 1024;
+    if (ps->keep > 4096)
+        ps->keep = 4096;
+    ps->scan = procfs_scan_new(ps->rootfd, ps->keep);
     return ps;
 }
 
@@ -574,6 +674,10 @@ void procset_free(struct procset *ps)
         regfree(&ps->pats[i]);
     free(ps->pats);
     procfs_table_free(&ps->table);
+    procfs_scan_free(ps->scan);
+    for (size_t i = 0; i < ps->nio; i++)
+        close(ps->io[i].fd);
+    free(ps->io);
     free(ps->prev.v);
     if (ps->rootfd >= 0)
         close(ps->rootfd);
