@@ -19,51 +19,20 @@
 
 #include "lib/clock.h"
 #include "probe/collector.h"
+#include "testfiles.h"
 
 #define MS 1000000ull
 
-static char *tmpdir(void)
+static void move(const char *from, const char *to)
 {
-    static char buf[4][64];
-    static int next;
-    char *p = buf[next++ % 4];
-    snprintf(p, 64, "/tmp/test_walks.XXXXXX");
-    assert_non_null(mkdtemp(p));
-    return p;
+    char a[320];
+    snprintf(a, sizeof a, "%s", tf_path(from));
+    assert_int_equal(rename(a, tf_path(to)), 0);
 }
 
-static void rmtree(const char *dir)
+static void drop(const char *name)
 {
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-}
-
-static void put(const char *dir, const char *rel, const char *content)
-{
-    char path[512], cmd[600];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", path);
-    assert_int_equal(system(cmd), 0);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(content, f);
-    fclose(f);
-}
-
-static void move(const char *dir, const char *from, const char *to)
-{
-    char a[512], b[512];
-    snprintf(a, sizeof a, "%s/%s", dir, from);
-    snprintf(b, sizeof b, "%s/%s", dir, to);
-    assert_int_equal(rename(a, b), 0);
-}
-
-static void drop(const char *dir, const char *rel)
-{
-    char a[512];
-    snprintf(a, sizeof a, "%s/%s", dir, rel);
-    assert_int_equal(unlink(a), 0);
+    assert_int_equal(unlink(tf_path(name)), 0);
 }
 
 static uint64_t samples_of(struct collector *c)
@@ -112,11 +81,10 @@ static void stop(struct collector *c, struct server_config *cfg)
  * new readings); a sample asked for fresh, and the final one, read them anew. */
 static void samples_between_walks_carry_the_last_walk(void **state)
 {
-    char *q = tmpdir();
-    put(q, "a", "x");
-    put(q, "b", "x");
+    tf_put("q1/a", "x");
+    tf_put("q1/b", "x");
     struct server_config cfg;
-    struct collector *c = start(&cfg, q, 10 * MS, 3600000 * MS);
+    struct collector *c = start(&cfg, tf_path("q1"), 10 * MS, 3600000 * MS);
     struct probe_summary s;
     collector_summary(c, &s);
     assert_int_equal(s.last.spool, 2);
@@ -124,7 +92,7 @@ static void samples_between_walks_carry_the_last_walk(void **state)
     assert_true(pss > 0);
     probe_summary_free(&s);
 
-    put(q, "c", "x");
+    tf_put("q1/c", "x");
     wait_samples(c, 3);
     collector_summary(c, &s);
     assert_true(s.samples >= 4);
@@ -138,12 +106,11 @@ static void samples_between_walks_carry_the_last_walk(void **state)
     collector_now(c, &now);
     assert_int_equal(now.spool, 3);             /* asked for fresh: walked */
 
-    put(q, "d", "x");
+    tf_put("q1/d", "x");
     collector_stop(c);
     collector_now(c, &now);
     assert_int_equal(now.spool, 4);             /* the final sample walks */
     stop(c, &cfg);
-    rmtree(q);
 }
 
 /* Walks come every walk_interval on their own; walk_interval 0 walks at every sample. */
@@ -151,10 +118,14 @@ static void walks_come_every_walk_interval(void **state)
 {
     uint64_t walks[] = { 50 * MS, 0 };
     for (int i = 0; i < 2; i++) {
-        char *q = tmpdir();
+        char dir[16], file[32];
+        snprintf(dir, sizeof dir, "q2-%d", i);
+        snprintf(file, sizeof file, "%s/a", dir);
+        tf_put(file, "");
+        drop(file);
         struct server_config cfg;
-        struct collector *c = start(&cfg, q, 10 * MS, walks[i]);
-        put(q, "a", "x");
+        struct collector *c = start(&cfg, tf_path(dir), 10 * MS, walks[i]);
+        tf_put(file, "x");
         struct series_now now;
         uint64_t deadline = mono_ns() + 10000 * MS;
         do {
@@ -163,7 +134,6 @@ static void walks_come_every_walk_interval(void **state)
         } while (now.spool != 1 && mono_ns() < deadline);
         assert_int_equal(now.spool, 1);
         stop(c, &cfg);
-        rmtree(q);
     }
 }
 
@@ -194,45 +164,43 @@ static void expect_store(struct collector *c, uint64_t messages, uint64_t bytes)
  * then changed as a server changes it: each change counts at the next walk. */
 static void every_change_of_a_cached_maildir_counts(void **state)
 {
-    char *m = tmpdir();
-    put(m, "d/u1/Maildir/cur/1.M1P1.h,S=100:2,S", "");
-    put(m, "d/u1/Maildir/new/2.M2P1.h,S=20", "");
-    put(m, "d/u1/Maildir/tmp/3.M3P1.h", "");
-    put(m, "d/u2/Maildir/new/4.M4P1.h", "12345");          /* no size in the name: stat */
-    put(m, "d/u2/Maildir/cur/.keep", "");                   /* a maildir has both cur/ and new/ */
-    put(m, "d/u3/Maildir/cur/5.M5P1.h,S=7:2,", "");
-    put(m, "d/u3/Maildir/new/.keep", "");
+    tf_put("m/d/u1/Maildir/cur/1.M1P1.h,S=100:2,S", "");
+    tf_put("m/d/u1/Maildir/new/2.M2P1.h,S=20", "");
+    tf_put("m/d/u1/Maildir/tmp/3.M3P1.h", "");
+    tf_put("m/d/u2/Maildir/new/4.M4P1.h", "12345"); /* no size in the name: stat */
+    tf_put("m/d/u2/Maildir/cur/.keep", ""); /* a maildir has both cur/ and new/ */
+    tf_put("m/d/u3/Maildir/cur/5.M5P1.h,S=7:2,", "");
+    tf_put("m/d/u3/Maildir/new/.keep", "");
     struct server_config cfg;
-    struct collector *c = store_collector(&cfg, m);
+    struct collector *c = store_collector(&cfg, tf_path("m"));
     expect_store(c, 4, 100 + 20 + 5 + 7);
     usleep(2100 * 1000);        /* past the 2 s a listing needs to be trusted */
     expect_store(c, 4, 132);
     expect_store(c, 4, 132);    /* from the trusted listings */
 
-    put(m, "d/u1/Maildir/tmp/6.M6P1.h,S=50", "");          /* delivery: tmp/ then new/ */
+    tf_put("m/d/u1/Maildir/tmp/6.M6P1.h,S=50", ""); /* delivery: tmp/ then new/ */
     expect_store(c, 4, 132);
-    move(m, "d/u1/Maildir/tmp/6.M6P1.h,S=50", "d/u1/Maildir/new/6.M6P1.h,S=50");
+    move("m/d/u1/Maildir/tmp/6.M6P1.h,S=50", "m/d/u1/Maildir/new/6.M6P1.h,S=50");
     expect_store(c, 5, 182);
-    move(m, "d/u1/Maildir/new/2.M2P1.h,S=20", "d/u1/Maildir/cur/2.M2P1.h,S=20:2,S");     /* read */
+    move("m/d/u1/Maildir/new/2.M2P1.h,S=20", "m/d/u1/Maildir/cur/2.M2P1.h,S=20:2,S"); /* read */
     expect_store(c, 5, 182);
-    drop(m, "d/u3/Maildir/cur/5.M5P1.h,S=7:2,");                                        /* expunged */
+    drop("m/d/u3/Maildir/cur/5.M5P1.h,S=7:2,"); /* expunged */
     expect_store(c, 4, 175);
-    put(m, "d/u3/Maildir/.Sent/cur/7.M7P1.h,S=9:2,S", "");                               /* a new folder */
-    put(m, "d/u3/Maildir/.Sent/new/.hidden", "");
+    tf_put("m/d/u3/Maildir/.Sent/cur/7.M7P1.h,S=9:2,S", ""); /* a new folder */
+    tf_put("m/d/u3/Maildir/.Sent/new/.hidden", "");
     expect_store(c, 5, 184);
-    put(m, "d/u4/Maildir/cur/.keep", "");                                                /* a new user */
-    put(m, "d/u4/Maildir/new/8.M8P1.h,S=1", "");
+    tf_put("m/d/u4/Maildir/cur/.keep", ""); /* a new user */
+    tf_put("m/d/u4/Maildir/new/8.M8P1.h,S=1", "");
     expect_store(c, 6, 185);
 
     /* Changes to directories whose listing was trusted, after they aged again. */
     usleep(2100 * 1000);
     expect_store(c, 6, 185);
-    drop(m, "d/u2/Maildir/new/4.M4P1.h");
-    put(m, "d/u1/Maildir/cur/9.M9P1.h,S=3:2,S", "");
+    drop("m/d/u2/Maildir/new/4.M4P1.h");
+    tf_put("m/d/u1/Maildir/cur/9.M9P1.h,S=3:2,S", "");
     expect_store(c, 6, 183);
     collector_free(c);
     strlist_free(&cfg.store_dirs);
-    rmtree(m);
 }
 
 int main(void)
@@ -242,5 +210,5 @@ int main(void)
         cmocka_unit_test(walks_come_every_walk_interval),
         cmocka_unit_test(every_change_of_a_cached_maildir_counts),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, tf_setup, tf_teardown);
 }

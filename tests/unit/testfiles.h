@@ -4,8 +4,11 @@
 #ifndef MS_TESTFILES_H
 #define MS_TESTFILES_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char tf_dir[] = "/tmp/mailsoak-test.XXXXXX";
@@ -45,6 +48,22 @@ static inline char *tf_write(const char *name, const char *text)
         abort();
     }
     return p;
+}
+
+/* Writes name (a path below the temporary directory, its directories made as
+ * needed); returns its full path. */
+static inline char *tf_put(const char *name, const char *text)
+{
+    char *p = tf_path(name);
+    for (char *slash = strchr(p + strlen(tf_dir) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = 0;
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+            fprintf(stderr, "cannot make %s\n", p);
+            abort();
+        }
+        *slash = '/';
+    }
+    return tf_write(name, text);
 }
 
 static inline int tf_setup(void **state)
