@@ -16,8 +16,8 @@ struct atomic_file {
 /* Opens the temporary file (mode 0644). 0, or -1 with "path: reason" in err. */
 int atomic_open(struct atomic_file *a, const char *path, char *err, size_t errlen);
 /* ok: the caller's writing succeeded. Flushes, fsyncs and renames into place; on any
- * failure (or !ok) removes the temporary file. 0, or -1 ("path: reason" in err when
- * the failure is ours). */
+ * failure (or !ok) removes the temporary file. 0, or -1 with "path: reason" in err
+ * ("path: write failed" when only the caller's writing failed). */
 int atomic_commit(struct atomic_file *a, const char *path, int ok, char *err, size_t errlen);
 
 #endif

@@ -43,6 +43,8 @@ int atomic_commit(struct atomic_file *a, const char *path, int ok, char *err, si
         e = errno;
     if (e)
         snprintf(err, errlen, "%s: %s", path, strerror(e));
+    else if (!ok)                    /* the caller's writing failed: its errno is gone */
+        snprintf(err, errlen, "%s: write failed", path);
     if (!ok || e) {
         unlink(a->tmp);
         return -1;

@@ -3,7 +3,6 @@
  * is inside may be partial, and readers treat a missing key as "not measured". */
 #include "analyse/results.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,10 +272,5 @@ int write_json_atomic(const char *path, json_t *root, char *err, size_t errlen)
     if (atomic_open(&a, path, err, errlen) < 0)
         return -1;
     int ok = json_dumpf(root, a.f, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) == 0 && fputc('\n', a.f) != EOF;
-    if (atomic_commit(&a, path, ok, err, errlen) < 0) {
-        if (!ok)
-            snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return atomic_commit(&a, path, ok, err, errlen);
 }

@@ -1,7 +1,6 @@
 /* output: the run's result as a table (the classic backend comparison's shape, one
  * row per metric) and as JSON. Writers only: every number here was measured
  * elsewhere. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,10 +352,5 @@ int write_ledger_csv(const char *path, const struct run_result *r, char *err, si
     fputs("id,message_id,mailbox,size,accepted,outcome,reason\n", a.f);
     ledger_each(&r->run->ledger, csv_line, &c);
     int ok = !ferror(a.f);
-    if (atomic_commit(&a, path, ok, err, errlen) < 0) {
-        if (!ok)
-            snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return atomic_commit(&a, path, ok, err, errlen);
 }
