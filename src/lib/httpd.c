@@ -3,6 +3,7 @@
  * use or a bad address is reported with its reason (libmicrohttpd only says that
  * it could not start) and so that port 0 tells us which port it got. */
 #include "lib/httpd.h"
+#include "lib/alloc.h"
 #include "lib/hostport.h"
 
 #include <errno.h>
@@ -75,10 +76,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     struct httpd *h = cls;
     static const char text[] = "text/plain; charset=utf-8";
     if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-        return send_reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, text, strdup("GET only\n"), 9, 0);
+        return send_reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, text, xstrdup("GET only\n"), 9, 0);
     if (h->token && !token_ok(h->token, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                                    MHD_HTTP_HEADER_AUTHORIZATION)))
-        return send_reply(c, MHD_HTTP_UNAUTHORIZED, text, strdup("a token is required\n"), 20, 1);
+        return send_reply(c, MHD_HTTP_UNAUTHORIZED, text, xstrdup("a token is required\n"), 20, 1);
     struct httpd_response r = { .status = MHD_HTTP_OK, .type = text };
     h->fn(h->ud, url, (const struct httpd_request *)c, &r);
     return send_reply(c, r.status, r.type, r.body, r.len, 0);
@@ -135,18 +136,11 @@ static int listen_on(const char *spec, char *address, size_t addrlen, char *err,
 
 struct httpd *httpd_start(const char *listen, const char *token, httpd_fn fn, void *ud, char *err, size_t errlen)
 {
-    struct httpd *h = calloc(1, sizeof *h);
-    if (!h) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    struct httpd *h = xcalloc(1, sizeof *h);
     h->fn = fn;
     h->ud = ud;
-    if (token && token[0] && !(h->token = strdup(token))) {
-        free(h);
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    if (token && token[0])
+        h->token = xstrdup(token);
     int fd = listen_on(listen, h->address, sizeof h->address, err, errlen);
     if (fd < 0) {
         httpd_stop(h);

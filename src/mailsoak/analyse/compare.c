@@ -248,7 +248,7 @@ static void write_text(FILE *f, const struct cmp_table *t, const struct col *col
             /* Every mean cell gets a mark slot, so the numbers stay right-aligned. */
             if (c > 0 && (flags & CMP_MARK) && !cc->is_run)
                 strcat(buf, m > 0 ? "*" : m < 0 ? "!" : " ");
-            g[r * (nc + 1) + c] = strdup(buf);
+            g[r * (nc + 1) + c] = xstrdup(buf);
             size_t len = strlen(buf);
             if (len > w[c])
                 w[c] = len;

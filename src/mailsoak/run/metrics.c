@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/alloc.h"
 #include "lib/httpd.h"
 #include "lib/prom.h"
 
@@ -108,27 +109,21 @@ static void serve(void *ud, const char *path, const struct httpd_request *req, s
     struct run_metrics *m = ud;
     if (strcmp(path, "/metrics")) {
         out->status = 404;
-        out->body = strdup("mailsoak run: see /metrics\n");
-        out->len = out->body ? strlen(out->body) : 0;
+        out->body = xstrdup("mailsoak run: see /metrics\n");
+        out->len = strlen(out->body);
         return;
     }
     pthread_mutex_lock(&m->lock);
-    out->body = malloc(m->len + 1);
-    if (out->body) {
-        memcpy(out->body, m->text ? m->text : "", m->len + 1);
-        out->len = m->len;
-    }
+    out->body = xmalloc(m->len + 1);
+    memcpy(out->body, m->text ? m->text : "", m->len + 1);
+    out->len = m->len;
     pthread_mutex_unlock(&m->lock);
     out->type = PROM_TYPE;
 }
 
 struct run_metrics *metrics_start(const char *listen, const char *token, char *err, size_t errlen)
 {
-    struct run_metrics *m = calloc(1, sizeof *m);
-    if (!m) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    struct run_metrics *m = xcalloc(1, sizeof *m);
     pthread_mutex_init(&m->lock, NULL);
     if (!(m->http = httpd_start(listen, token, serve, m, err, errlen))) {
         metrics_stop(m);
