@@ -1,9 +1,11 @@
 /* hostport: "HOST:PORT" and "[IPV6]:PORT" cut into host and port, the one way
  * both programs read an address (the server's listeners, run --metrics, the
- * probe). The host may come out empty (":2525"); what that means is the caller's. */
+ * probe). The host may come out empty (":2525"); what that means is the caller's.
+ * And hostport_listen, the one way they bind one. */
 #ifndef MS_HOSTPORT_H
 #define MS_HOSTPORT_H
 
+#include <netdb.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,5 +28,13 @@ static inline int hostport_split(const char *spec, char *host, size_t hn, char *
     snprintf(port, pn, "%s", colon + 1);
     return *port ? 0 : -1;
 }
+
+enum { HOSTPORT_NONBLOCK = 1, HOSTPORT_V6ONLY = 2 };
+
+/* A TCP socket bound to ai's address (SO_REUSEADDR, close-on-exec; flags add
+ * non-blocking and, for IPv6, v6-only) and listening with backlog; where it ended
+ * up (port 0 takes a free one) as "HOST:PORT" or "[V6]:PORT" in bound. The
+ * descriptor, or -1 with errno set. */
+int hostport_listen(const struct addrinfo *ai, int flags, int backlog, char *bound, size_t boundlen);
 
 #endif

@@ -111,26 +111,10 @@ static int listen_on(const char *spec, char *address, size_t addrlen, char *err,
         snprintf(err, errlen, "'%s': not a numeric address and port (%s)", spec, gai_strerror(rc));
         return -1;
     }
-    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
-    if (fd >= 0) {
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (ai->ai_family == AF_INET6)
-            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-    }
-    if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0) {
+    int fd = hostport_listen(ai, HOSTPORT_V6ONLY, 64, address, addrlen);
+    if (fd < 0)
         snprintf(err, errlen, "%s: %s", spec, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        freeaddrinfo(ai);
-        return -1;
-    }
     freeaddrinfo(ai);
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    char h[64] = "?", p[16] = "?";
-    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-        getnameinfo((struct sockaddr *)&ss, sl, h, sizeof h, p, sizeof p, NI_NUMERICHOST | NI_NUMERICSERV);
-    snprintf(address, addrlen, ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", h, p);
     return fd;
 }
 

@@ -429,22 +429,12 @@ static int listen_on(struct srv *srv, enum srv_proto proto, const char *spec, ch
         snprintf(err, errlen, "server.%s: '%s': %s", names[proto], spec, gai_strerror(gr));
         return -1;
     }
-    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-        bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 1024) < 0) {
+    int fd = hostport_listen(ai, HOSTPORT_NONBLOCK, 1024, srv->addr[proto], sizeof srv->addr[proto]);
+    freeaddrinfo(ai);
+    if (fd < 0) {
         snprintf(err, errlen, "server.%s: cannot listen on %s: %s", names[proto], spec, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        freeaddrinfo(ai);
         return -1;
     }
-    freeaddrinfo(ai);
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    char hbuf[NI_MAXHOST], pbuf[NI_MAXSERV];
-    getsockname(fd, (struct sockaddr *)&ss, &sl);
-    getnameinfo((struct sockaddr *)&ss, sl, hbuf, sizeof hbuf, pbuf, sizeof pbuf, NI_NUMERICHOST | NI_NUMERICSERV);
-    snprintf(srv->addr[proto], sizeof srv->addr[proto], ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", hbuf, pbuf);
     h->fd = fd;
     h->fn = on_accept;
     return loop_add(srv->loop, h, EPOLLIN);
