@@ -13,4 +13,9 @@
  * (and nothing to regfree). */
 int ere_compile(regex_t *re, const char *pattern, int flags, char *err, size_t errlen);
 
+/* The ']' ending the bracket expression that starts at p ('['), its "[:class:]",
+ * "[.coll.]" and "[=equiv=]" and a leading ']' or "^]" skipped; or p itself when
+ * unterminated. For walking an expression as regcomp reads it. */
+const char *ere_bracket_end(const char *p);
+
 #endif

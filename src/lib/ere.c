@@ -13,8 +13,7 @@
 
 static uint64_t capped(uint64_t v) { return v > ERE_MAX_COST + 1 ? ERE_MAX_COST + 1 : v; }
 
-/* The end of a bracket expression starting at p ('['), or p when unterminated. */
-static const char *bracket_end(const char *p)
+const char *ere_bracket_end(const char *p)
 {
     const char *q = p + 1;
     if (*q == '^')
@@ -45,7 +44,7 @@ static uint64_t cost(const char *p)
                 p++;
             break;
         case '[':
-            p = bracket_end(p);
+            p = ere_bracket_end(p);
             break;
         case '(':
             if (d == ERE_MAX_DEPTH)

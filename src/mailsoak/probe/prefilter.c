@@ -1,9 +1,10 @@
 /* prefilter: the union of several EREs, "^.*((P1)|(P2)|...)", ignoring case. With
  * the leading ".*" one pass of glibc's automaton tries every start at once instead
  * of restarting at each byte (8.2 -> 1.1 us a line for the built-in log classes on
- * the testbed's logs, then 0.7 us with the case-sensitive class in the same union). ".*" crosses every byte only in a single-byte locale (in
- * UTF-8 it stops at a malformed sequence), so elsewhere the bare alternation is
- * searched: exact too, only slower. */
+ * the testbed's logs, then 0.7 us with the case-sensitive class in the same
+ * union). ".*" crosses every byte only in a single-byte locale (in UTF-8 it stops
+ * at a malformed sequence), so elsewhere the bare alternation is searched: exact
+ * too, only slower. */
 #include "probe/prefilter.h"
 
 #include <regex.h>
@@ -36,7 +37,7 @@ void prefilter_free(struct prefilter *p)
 }
 
 /* Whether "(P)" still means P inside an alternation (see prefilter.h). Brackets are
- * skipped as lib/ere.c reads them. */
+ * skipped as regcomp reads them (ere_bracket_end). */
 static int wraps_cleanly(const char *p)
 {
     int depth = 0;
@@ -47,19 +48,8 @@ static int wraps_cleanly(const char *p)
             if (p[1])
                 p++;
         } else if (*p == '[') {
-            const char *q = p + 1;
-            q += *q == '^';
-            q += *q == ']';
-            for (; *q && *q != ']'; q++)
-                if (q[0] == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=')) {
-                    char close = q[1];
-                    for (q += 2; *q && !(q[0] == close && q[1] == ']'); q++)
-                        ;
-                    if (!*q)
-                        return 0;
-                    q++;
-                }
-            if (!*q)
+            const char *q = ere_bracket_end(p);
+            if (q == p)
                 return 0;
             p = q;
         } else if (*p == '(') {
