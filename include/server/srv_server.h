@@ -4,6 +4,7 @@
 #ifndef MS_SRV_SERVER_H
 #define MS_SRV_SERVER_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "lib/conn.h"
@@ -28,11 +29,12 @@ struct srv {
     struct srv_store *store;
     struct srv_fault_state fst;
     struct srv_listener lsn[2];      /* SRV_SMTP, SRV_POP3 */
-    struct io_handler sig;
+    pthread_t sig_thread;            /* takes SIGTERM and SIGINT, watches the stop */
+    int sig_started;
     char addr[2][80];                /* where each listener ended up, "127.0.0.1:PORT" */
     struct srv_sess *sessions;       /* every live session, for shutdown */
     uint64_t nconns, seq[2], next_qid, start_wall;
-    int stopping;
+    int stopping;                    /* set by the signal thread (atomic) */
 };
 
 enum srv_timer_mode { TM_IDLE, TM_DELAY, TM_LINGER, TM_NONE };

@@ -1,4 +1,4 @@
-/* server: the reference server's process: listeners, the signalfd that stops it,
+/* server: the reference server's process: listeners, the signal thread that stops it,
  * the list of live sessions, and the session lifecycle both protocols share
  * (idle deadlines, delays, closing after the last reply, freeing when the store
  * has nothing of theirs left). */
@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +19,7 @@
 #include "lib/alloc.h"
 #include "lib/hostport.h"
 
+#define STOP_GRACE_S 5               /* a stop taking longer ends the process */
 #define LINGER_STEP (10 * NS_PER_MS)
 #define LINGER_TRIES 500             /* five seconds for a slow reader to take its reply */
 
@@ -440,22 +440,44 @@ static int listen_on(struct srv *srv, enum srv_proto proto, const char *spec, ch
     return loop_add(srv->loop, h, EPOLLIN);
 }
 
-static void on_signal(struct loop *l, struct io_handler *h, uint32_t ev)
+static void stop_signals(sigset_t *set)
 {
-    struct srv *srv = (struct srv *)((char *)h - offsetof(struct srv, sig));
-    struct signalfd_siginfo si;
-    (void)l; (void)ev;
-    if (read(h->fd, &si, sizeof si) == (ssize_t)sizeof si) {
-        srv_log("received signal %u: shutting down", si.ssi_signo);
-        srv->stopping = 1;
-    }
+    sigemptyset(set);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+}
+
+/* The one thread SIGTERM and SIGINT reach (every other thread blocks them). It asks
+ * the loop to stop, then watches the stop: a second signal, or a stop not done in
+ * STOP_GRACE_S, ends the process there and then. So the server is gone within
+ * seconds whatever its sessions, its store or its loop are doing, as Postfix's
+ * watchdog ends a daemon that stopped making progress. */
+static void *sig_main(void *arg)
+{
+    struct srv *srv = arg;
+    sigset_t set;
+    int sig;
+    stop_signals(&set);
+    if (sigwait(&set, &sig) != 0)
+        return NULL;
+    srv_log("received signal %d: shutting down", sig);
+    __atomic_store_n(&srv->stopping, 1, __ATOMIC_RELEASE);
+    loop_wake(srv->loop);
+    struct timespec grace = { .tv_sec = STOP_GRACE_S };
+    while ((sig = sigtimedwait(&set, NULL, &grace)) < 0 && errno == EINTR)
+        ;
+    if (sig > 0)
+        srv_log("received signal %d again: exiting now", sig);
+    else
+        srv_log("error: not stopped %d s after the signal: exiting now", STOP_GRACE_S);
+    _exit(1);
 }
 
 int srv_init(struct srv *srv, const struct srv_config *cfg, char *err, size_t errlen)
 {
     memset(srv, 0, sizeof *srv);
     srv->cfg = cfg;
-    srv->lsn[0].io.fd = srv->lsn[1].io.fd = srv->sig.fd = -1;
+    srv->lsn[0].io.fd = srv->lsn[1].io.fd = -1;
     size_t nf = cfg->faults.ncmd ? cfg->faults.ncmd : 1;
     srv->fst.seen = calloc(nf, sizeof *srv->fst.seen);
     srv->fst.fired = calloc(nf, sizeof *srv->fst.fired);
@@ -471,17 +493,15 @@ int srv_init(struct srv *srv, const struct srv_config *cfg, char *err, size_t er
         return -1;
     }
     sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);   /* before the store thread inherits the mask */
+    stop_signals(&set);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);   /* before any thread inherits the mask */
     signal(SIGPIPE, SIG_IGN);
-    srv->sig.fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-    srv->sig.fn = on_signal;
-    if (srv->sig.fd < 0 || loop_add(srv->loop, &srv->sig, EPOLLIN) < 0) {
-        snprintf(err, errlen, "signalfd: %s", strerror(errno));
+    int e = pthread_create(&srv->sig_thread, NULL, sig_main, srv);
+    if (e) {
+        snprintf(err, errlen, "cannot start the signal thread: %s", strerror(e));
         return -1;
     }
+    srv->sig_started = 1;
     if (listen_on(srv, SRV_SMTP, cfg->listen_smtp, err, errlen) < 0 ||
         listen_on(srv, SRV_POP3, cfg->listen_pop3, err, errlen) < 0)
         return -1;
@@ -494,7 +514,7 @@ int srv_init(struct srv *srv, const struct srv_config *cfg, char *err, size_t er
 
 int srv_run(struct srv *srv)
 {
-    while (!srv->stopping)
+    while (!__atomic_load_n(&srv->stopping, __ATOMIC_ACQUIRE))
         loop_run_once(srv->loop, 1000 * NS_PER_MS);
     for (int p = 0; p < 2; p++)
         if (srv->lsn[p].io.fd >= 0) {
@@ -519,13 +539,17 @@ int srv_run(struct srv *srv)
 
 void srv_fini(struct srv *srv)
 {
+    /* The stop is done (or the start failed): the watch ends, before the loop the
+     * thread wakes is freed. */
+    if (srv->sig_started) {
+        pthread_cancel(srv->sig_thread);
+        pthread_join(srv->sig_thread, NULL);
+    }
     if (srv->store)
         srv_store_stop(srv->store);
     for (int p = 0; p < 2; p++)
         if (srv->lsn[p].io.fd >= 0)
             close(srv->lsn[p].io.fd);
-    if (srv->sig.fd >= 0)
-        close(srv->sig.fd);
     loop_free(srv->loop);
     srv_book_free(&srv->book);
     users_free(&srv->users);
