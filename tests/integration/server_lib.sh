@@ -6,10 +6,11 @@
 : "${MAILSOAK_SERVER:?run through tests/run or set MAILSOAK_SERVER}"
 [[ -x $MAILSOAK_SERVER ]] || { echo "no $MAILSOAK_SERVER: run make"; exit 77; }
 
+. "$(dirname "${BASH_SOURCE[0]}")/proc_lib.sh"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/mailsoak-srv-test.XXXXXX")
 SRV_PID=
 cleanup() {
-    [[ -n $SRV_PID ]] && kill -TERM "$SRV_PID" 2>/dev/null && wait "$SRV_PID" 2>/dev/null
+    [[ -n $SRV_PID ]] && { stop_pid "$SRV_PID"; wait "$SRV_PID" 2>/dev/null; }
     if [[ ${KEEP:-0} = 1 || -n ${FAILED:-} ]]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
@@ -39,10 +40,12 @@ srv_start() {
 }
 
 srv_stop() {
-    kill -TERM "$SRV_PID" || fail "server $SRV_PID already gone"
-    local rc=0
+    alive "$SRV_PID" || fail "server $SRV_PID already gone"
+    local rc=0 killed=
+    stop_pid "$SRV_PID" || killed=1
     wait "$SRV_PID" || rc=$?
     SRV_PID=
+    [[ -z $killed ]] || fail "server still running ${STOP_MAX}s after SIGTERM: killed"
     [[ $rc -eq 0 ]] || { cat "$WORK/stderr"; fail "server exited $rc after SIGTERM"; }
     ! grep -qE '^(==[0-9]+==ERROR|.*runtime error:)' "$WORK/stderr" || { cat "$WORK/stderr"; fail "sanitizer report from the server"; }
 }

@@ -38,23 +38,38 @@ srv_up() {
     SMTP=${BASH_REMATCH[1]} POP3=${BASH_REMATCH[2]}
 }
 
+STOP_PROMPT=3        # s: a server stops on SIGTERM within this, whatever its sessions do
+STOP_MAX=10          # s: then SIGKILL (stop_pid; its own watchdog ends a stop at 5 s)
+
+# srv_down DIR: the server of DIR stopped by its PID. A server must stop on
+# SIGTERM at once whatever its sessions are doing, with status 0: anything else is
+# written to DIR/stop, and holds() fails the scenario.
 srv_down() {
-    local pid
-    pid=$(cat "$1/server.pid")
-    kill -TERM "$pid" 2>/dev/null
+    local d=$1 pid rc t0=$EPOCHREALTIME
+    [[ -f $d/server.pid ]] || return 0
+    pid=$(cat "$d/server.pid")
+    stop_pid "$pid" || echo "still running ${STOP_MAX}s after SIGTERM: killed" >"$d/stop"
     wait "$pid" 2>/dev/null
-    rm -f "$1/server.pid"
+    rc=$?
+    [[ $rc == 0 || -s $d/stop ]] || echo "exit status $rc after SIGTERM" >"$d/stop"
+    awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f\n", b - a }' >"$d/stop_s"
+    rm -f "$d/server.pid"
 }
 
-# On any exit, the servers still up are stopped by their PIDs.
+# On any exit (the end, a failure, SIGTERM from tests/run's timeout): each running
+# scenario stops its client and its server, then any server left (its scenario
+# died first) is stopped here, all by PID.
 stop_all() {
     local p
+    for p in $(jobs -p); do kill -TERM "$p" 2>/dev/null; done
+    wait
     for p in "$WORK"/*/server.pid; do
-        [[ -f $p ]] && kill -TERM "$(cat "$p")" 2>/dev/null
+        [[ -f $p ]] && stop_pid "$(cat "$p")"
     done
     if [[ ${KEEP:-0} == 1 ]]; then echo "kept $WORK"; else cleanup; fi
 }
 trap stop_all EXIT
+trap 'exit 1' TERM INT HUP
 
 # Mail without our headers, N per user, at the head of each mailbox (one SMTP
 # session on a bash descriptor; the server takes pipelined commands in order).
@@ -79,22 +94,41 @@ foreign_mail() {   # n
 # FOREIGN=N first puts N foreign messages in each mailbox; CHECK=1 keeps the preflight.
 scenario() {
     local name=$1 d=$WORK/$1
+    SCENARIO_DIR=$d
     shift
     local sargs=() margs=()
     while (($#)) && [[ $1 != -- ]]; do sargs+=("$1"); shift; done
     (($#)) && shift
     margs=("$@")
     mkdir -p "$d"
+    # This runs in a subshell of its own (run): stopped, it stops its client and
+    # its server (stop_scenario).
+    CLIENT=
+    trap 'stop_scenario' EXIT
+    trap 'exit 1' TERM INT HUP
     srv_up "$d" "${sargs[@]}" || { echo "server did not start" >"$d/error"; return; }
     [[ -n ${FOREIGN:-} ]] && foreign_mail "$FOREIGN"
     local check=(--no-check)
     [[ -n ${CHECK:-} ]] && check=()
     /usr/bin/time -f '%e %M' -o "$d/time" timeout -k 5 60 "$MAILSOAK" run "${check[@]}" \
         --smtp "127.0.0.1:$SMTP" --pop3 "127.0.0.1:$POP3" "${BASE[@]}" --json "$d/out.json" "${margs[@]}" \
-        >"$d/out" 2>&1
+        >"$d/out" 2>&1 &
+    CLIENT=$!
+    wait "$CLIENT"
     echo $? >"$d/rc"
+    CLIENT=
     srv_down "$d"
     find "$d/mail" -type f \( -path '*/new/*' -o -path '*/cur/*' \) 2>/dev/null | wc -l >"$d/stored"
+}
+
+# The EXIT trap of a scenario's subshell: its client (the timeout under
+# /usr/bin/time, which passes SIGTERM on to mailsoak), then its server.
+stop_scenario() {
+    local p
+    if [[ -n ${CLIENT:-} ]]; then
+        for p in $(ps -o pid= --ppid "$CLIENT"); do kill -TERM "$p" 2>/dev/null; done
+    fi
+    srv_down "$SCENARIO_DIR"
 }
 
 # At most 4 scenarios at once: each is mostly waiting on its own timeouts.
@@ -109,6 +143,9 @@ num() { jq -r "$2 // 0" "$WORK/$1/out.json" 2>/dev/null || echo 0; }
 holds() {
     local n=$1 d=$WORK/$1 want_rc=${2:-0}
     [[ -f $d/error ]] && { echo "     $(cat "$d/error")"; return 1; }
+    [[ -s $d/stop ]] && { echo "     the server: $(cat "$d/stop")"; return 1; }
+    awk -v s="$(cat "$d/stop_s")" -v m="$STOP_PROMPT" 'BEGIN { exit !(s <= m) }' ||
+        { echo "     the server took $(cat "$d/stop_s") s to stop on SIGTERM (> ${STOP_PROMPT} s)"; return 1; }
     local rc wall rss
     rc=$(cat "$d/rc")
     read -r wall rss < <(tail -n1 "$d/time")
@@ -244,6 +281,48 @@ else
     echo "server did not start" >"$d/error"
 fi
 
+# SIGTERM while sessions are inside endless replies, one read as fast as it comes
+# and one not read at all (pop3-endless-retr's server was once found running 21
+# min after its test).
+d=$WORK/stop-endless
+mkdir -p "$d"
+mapfile -t A < <(f smtp.ehlo.kind=endless smtp.ehlo.every=1 pop3.retr.kind=endless pop3.retr.every=1)
+if srv_up "$d" "${A[@]}" --set users.password=pw; then
+    exec {s1}<>"/dev/tcp/127.0.0.1/$SMTP" {p1}<>"/dev/tcp/127.0.0.1/$POP3"
+    printf 'EHLO reader.test\r\n' >&$s1
+    cat <&$s1 >/dev/null &
+    reader=$!
+    printf 'USER user0000@test.local\r\nPASS pw\r\nRETR 1\r\n' >&$p1
+    sleep 1
+    srv_down "$d"
+    kill "$reader" 2>/dev/null
+    wait "$reader" 2>/dev/null
+    exec {s1}>&- {p1}>&-
+    grep -c 'endless reply' "$d/server.log" >"$d/endless"
+else
+    echo "server did not start" >"$d/error"
+fi
+
+# SIGTERM while the store waits for a mailbox another process has locked (flock
+# on the mbox, as a mail reader would): the stop cannot finish, and the server's
+# watchdog ends it 5 s after the signal, status 1, rather than when the lock goes.
+d=$WORK/stop-locked
+mkdir -p "$d/mail"
+: >"$d/mail/user0000@test.local"
+flock "$d/mail/user0000@test.local" sleep 30 &
+holder=$!
+if srv_up "$d" --store mbox; then
+    exec {s1}<>"/dev/tcp/127.0.0.1/$SMTP"
+    printf 'HELO x\r\nMAIL FROM:<a@b.test>\r\nRCPT TO:<user0000@test.local>\r\nDATA\r\n\r\nlocked\r\n.\r\n' >&$s1
+    sleep 1
+    srv_down "$d"
+    exec {s1}>&-
+else
+    echo "server did not start" >"$d/error"
+fi
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+
 for st in "${SMTP_STAGES[@]}"; do
     check "smtp stall at $st: smtp_${st}_timeout" eval 'holds smtp-stall-$st && has_class smtp-stall-$st "smtp_${st}_timeout"'
     check "smtp reset at $st: smtp_${st}_reset" eval 'holds smtp-reset-$st && has_class smtp-reset-$st "smtp_${st}_reset"'
@@ -293,4 +372,11 @@ check "preflight against a hostile greeting: exit 3, the terminal gets it escape
     eval 'holds preflight-garbage 3 && grep -qF "554 \\x1b[2J\\xff go away" $WORK/preflight-garbage/out'
 check "SIGINT during the preflight: exit 130 at once, with a message" \
     eval 'holds preflight-sigint 130 && grep -q "interrupted" $WORK/preflight-sigint/out'
+check "SIGTERM with sessions inside endless replies (read, and not read): stopped at once, status 0" \
+    eval '[[ ! -f $WORK/stop-endless/error && $(cat $WORK/stop-endless/endless) == 2 && ! -s $WORK/stop-endless/stop ]] &&
+          awk -v s="$(cat $WORK/stop-endless/stop_s)" -v m=$STOP_PROMPT "BEGIN { exit !(s <= m) }"'
+check "SIGTERM with the store blocked on a locked mailbox: the watchdog ends the server 5 s after, status 1" \
+    eval '[[ ! -f $WORK/stop-locked/error && $(cat $WORK/stop-locked/stop) == "exit status 1 after SIGTERM" ]] &&
+          grep -q "not stopped 5 s after the signal" $WORK/stop-locked/server.log &&
+          awk -v s="$(cat $WORK/stop-locked/stop_s)" "BEGIN { exit !(s >= 4.5 && s <= 8) }"'
 finish
