@@ -22,7 +22,8 @@ for f in usr/bin/mailsoak usr/bin/mailsoak-server \
          usr/share/man/man1/mailsoak.1 usr/share/man/man5/mailsoak.conf.5 usr/share/man/man8/mailsoak-server.8 \
          usr/share/bash-completion/completions/mailsoak usr/share/bash-completion/completions/mailsoak-server \
          usr/share/doc/mailsoak/examples/mailsoak.conf usr/share/doc/mailsoak/examples/james-393.conf \
-         usr/share/doc/mailsoak-server/examples/server-faults.conf usr/share/mailsoak/scripts/testbed; do
+         usr/share/doc/mailsoak-server/examples/server-faults.conf usr/share/mailsoak/scripts/testbed \
+         usr/share/mailsoak/scripts/testbed-files; do
     check "installed $f" test -s "$root/$f"
 done
 check "the binary runs" eq "$("$root/usr/bin/mailsoak" --help >/dev/null; echo $?)" 0
