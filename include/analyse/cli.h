@@ -20,11 +20,12 @@ struct cli_opt {
 /* Parses argv[1..argc) against opts (ended by a row with a NULL name): "--x VALUE"
  * and "--x=VALUE" for a long option (a short alias takes its value as the next
  * word), -h and --help, "--" ending the options, a lone "-" as a file. Every other
- * word is a file, collected in *files (freed by the caller, also on error).
- * Returns 0 with the files (at least one), 1 when --help printed the usage on out
- * (exit 0), or 2 after "CMD: reason" and the usage on err (exit 2). */
+ * word is a file, collected in *files (the caller frees it). Returns 1 with the
+ * files (at least one); or 0, *files NULL, when the command is done: --help printed
+ * the usage on out (*status 0), or "CMD: reason" and the usage went to err
+ * (*status 2). */
 int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts, void (*usage)(FILE *),
-              FILE *out, FILE *err, char ***files, size_t *nfiles);
+              FILE *out, FILE *err, char ***files, size_t *nfiles, int *status);
 
 /* "CMD: MSG\n" on f ("MSG\n" when cmd is NULL), or "CMD: warning: MSG\n" when
  * warning, one line per line of msg, each made printable (lib/printable.h): the

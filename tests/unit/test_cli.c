@@ -36,7 +36,11 @@ static struct parsed parse(int argc, char **argv)
         { "--force", NULL, NULL, NULL, &p.force },
         { NULL, NULL, NULL, NULL, NULL },
     };
-    p.rc = cli_parse("test", argc, argv, opts, usage, out, err, &p.files, &p.nfiles);
+    int status;
+    p.rc = cli_parse("test", argc, argv, opts, usage, out, err, &p.files, &p.nfiles, &status)
+               ? 0 : status == 0 ? 1 : status;
+    if (p.rc)
+        assert_null(p.files);
     fclose(out);
     fclose(err);
     return p;

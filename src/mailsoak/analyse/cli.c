@@ -25,11 +25,12 @@ static const struct cli_opt *find(const struct cli_opt *opts, const char *a, con
 }
 
 int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts, void (*usage)(FILE *),
-              FILE *out, FILE *err, char ***files, size_t *nfiles)
+              FILE *out, FILE *err, char ***files, size_t *nfiles, int *status)
 {
     char msg[300];
     *files = xcalloc((size_t)argc + 1, sizeof **files);
     *nfiles = 0;
+    *status = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (!strcmp(a, "--")) {
@@ -39,7 +40,7 @@ int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts
         }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(out);
-            return 1;
+            goto done;
         }
         const struct cli_opt *o = find(opts, a, &v);
         if (o && !o->value) {
@@ -58,12 +59,16 @@ int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts
         }
     }
     if (*nfiles)
-        return 0;
+        return 1;
     snprintf(msg, sizeof msg, "no result files given");
 usage_error:
     cli_say(err, cmd, 0, msg);
     usage(err);
-    return 2;
+    *status = 2;
+done:
+    free(*files);
+    *files = NULL;
+    return 0;
 }
 
 void cli_say(FILE *f, const char *cmd, int warning, const char *msg)

@@ -535,11 +535,9 @@ int compare_main(int argc, char **argv, FILE *out, FILE *err)
     };
     char **files, msg[2600];
     size_t nfiles;
-    int rc = cli_parse("compare", argc, argv, opts, usage, out, err, &files, &nfiles);
-    if (rc) {
-        free(files);
-        return rc == 1 ? 0 : rc;
-    }
+    int rc;
+    if (!cli_parse("compare", argc, argv, opts, usage, out, err, &files, &nfiles, &rc))
+        return rc;
     size_t k = 0;
     while (k < sizeof formats / sizeof *formats && strcmp(format, formats[k].name))
         k++;

@@ -36,11 +36,9 @@ int merge_main(int argc, char **argv, FILE *out, FILE *err)
     };
     char **files;
     size_t nfiles;
-    int rc = cli_parse("merge", argc, argv, opts, usage, out, err, &files, &nfiles);
-    if (rc) {
-        free(files);
-        return rc == 1 ? 0 : rc;
-    }
+    int rc;
+    if (!cli_parse("merge", argc, argv, opts, usage, out, err, &files, &nfiles, &rc))
+        return rc;
     if (!output) {
         cli_say(err, "merge", 0, "no output file: -o FILE");
         usage(err);

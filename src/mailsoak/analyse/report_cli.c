@@ -55,11 +55,9 @@ int report_main(int argc, char **argv, FILE *out, FILE *err)
     };
     char **files, msg[2600];
     size_t nfiles;
-    int rc = cli_parse("report", argc, argv, opts, usage, out, err, &files, &nfiles);
-    if (rc) {
-        free(files);
-        return rc == 1 ? 0 : rc;
-    }
+    int rc;
+    if (!cli_parse("report", argc, argv, opts, usage, out, err, &files, &nfiles, &rc))
+        return rc;
     if (!html || !*html) {
         cli_say(err, "report", 0, "-o REPORT.html is required");
         usage(err);
