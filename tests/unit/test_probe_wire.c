@@ -292,6 +292,53 @@ static void refused(void **st)
     assert_int_equal(decode_with("\"mem\":102", "\"mem\":102", err, sizeof err), 0);
 }
 
+/* A probe is another machine: the texts it sends (log lines, events, its host's
+ * name) are made printable as they are read, whatever a broken or hostile probe
+ * put in them. */
+static void hostile_texts(void **st)
+{
+    struct series *s = make(0);
+    add(s, 0);
+    add(s, 1);
+    series_event(s, 1100, "log_rotated", "EVENT");
+    json_t *j = wire_encode(s, "p1", "mx1", 5000, &(struct wire_query){ .has_since = 1, .has_events = 1 });
+    char *txt = json_dumps(j, JSON_COMPACT), *out = NULL;
+    size_t len;
+    FILE *f = open_memstream(&out, &len);
+    static const char *const from[] = { "\"lock 1.0\"", "\"EVENT\"", "\"mx1\"" },
+                             *const to[] = { "\"lock \\u001b[2J\\u009b31m\"", "\"ev\\u0007\\r\\n\"", "\"mx\\u001b]0;x\\u0007\"" };
+    for (const char *p = txt; *p;) {
+        size_t k = 0;
+        while (k < 3 && strncmp(p, from[k], strlen(from[k])))
+            k++;
+        if (k < 3) {
+            fputs(to[k], f);
+            p += strlen(from[k]);
+        } else
+            fputc(*p++, f);
+    }
+    fclose(f);
+    struct wire_state w = { .examples = 2 };
+    char err[300];
+    assert_int_equal(wire_decode(&w, out, len, err, sizeof err), 0);
+    assert_string_equal(w.host, "mx\\x1b]0;x\\x07");
+    struct probe_summary sum;
+    series_summary(w.series, 1000, &sum);
+    assert_int_equal(sum.classes[0].nex, 2);
+    assert_string_equal(sum.classes[0].ex[0].line, "lock \\x1b[2J\\xc2\\x9b31m");
+    probe_summary_free(&sum);
+    struct probe_events ev;
+    series_events(w.series, 0, &ev);
+    assert_int_equal(ev.n, 1);
+    assert_string_equal(ev.v[0].text, "ev\\x07\\x0d\\x0a");
+    probe_events_free(&ev);
+    free(out);
+    free(txt);
+    json_decref(j);
+    wire_state_free(&w);
+    series_free(s);
+}
+
 static void clock_quickest(void **st)
 {
     struct clock_est c = { 0 };
@@ -331,6 +378,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(series_cuts), cmocka_unit_test(series_keep), cmocka_unit_test(roundtrip),
         cmocka_unit_test(catch_up),    cmocka_unit_test(bounded),     cmocka_unit_test(refused),     cmocka_unit_test(clock_quickest), cmocka_unit_test(specs),
+        cmocka_unit_test(hostile_texts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* wire: the /samples JSON of mailsoak probe, written and read (see wire.h). The
  * reader is the trust boundary: a probe is another machine, so numbers must be
- * numbers, lists are bounded, texts are cut, and a response that breaks a rule is
- * refused whole rather than half added. */
+ * numbers, lists are bounded, texts are cut and made printable (a log line, an
+ * event, the host's name reach the result file and the terminal), and a response
+ * that breaks a rule is refused whole rather than half added. */
 #include "probe/wire.h"
 
 #include <stdio.h>
@@ -181,8 +182,10 @@ static int decode_sample(json_t *o, size_t ncls, uint64_t examples, struct dsamp
         const char *line = json_string_value(json_object_get(v, "line"));
         if (get_u64(v, "t", &t) || get_u64(v, "class", &cls) || cls >= ncls || !line)
             return bad(err, errlen, "a log line");
+        char safe[MAX_LINE + 1];
+        printable(safe, sizeof safe, line, strlen(line));
         d->lines = xrealloc(d->lines, (d->nlines + 1) * sizeof *d->lines);
-        d->lines[d->nlines++] = (struct series_line){ t, (size_t)cls, xstrndup(line, MAX_LINE) };
+        d->lines[d->nlines++] = (struct series_line){ t, (size_t)cls, xstrdup(safe) };
     }
     return 0;
 }
@@ -314,13 +317,15 @@ int wire_decode(struct wire_state *w, const char *body, size_t len, char *err, s
         w->last = ds[k].x;
     }
     json_array_foreach(events, i, v) {
-        char *text = xstrndup(json_string_value(json_object_get(v, "text")), MAX_TEXT);
-        uint64_t t = (uint64_t)json_integer_value(json_object_get(v, "t"));
-        series_event(w->series, t, json_string_value(json_object_get(v, "kind")), text);
-        free(text);
+        const char *kind = json_string_value(json_object_get(v, "kind")),
+                   *text = json_string_value(json_object_get(v, "text"));
+        char safe_kind[sizeof ((struct probe_event *)0)->kind], safe_text[MAX_TEXT + 1];
+        printable(safe_kind, sizeof safe_kind, kind, strlen(kind));
+        printable(safe_text, sizeof safe_text, text, strlen(text));
+        series_event(w->series, (uint64_t)json_integer_value(json_object_get(v, "t")), safe_kind, safe_text);
     }
     if (!w->probe[0])
-        snprintf(w->host, sizeof w->host, "%s", host);
+        printable(w->host, sizeof w->host, host, strlen(host));
     snprintf(w->probe, sizeof w->probe, "%s", id);
     w->probe_now = now;
     w->next = (struct wire_query){ .has_since = 1, .since = next, .has_events = 1, .events = events_next };
