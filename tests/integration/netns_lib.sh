@@ -12,14 +12,13 @@ NS_PIDS=()
 NS_MADE=0
 
 ns_cleanup() {
-    local pid i
+    local pid
     ns_net_down
     for pid in "${NS_PIDS[@]}"; do
         kill -TERM "$pid" 2>/dev/null
     done
     for pid in "${NS_PIDS[@]}"; do
-        for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$pid" 2>/dev/null
+        stop_pid "$pid"
         wait "$pid" 2>/dev/null
     done
     NS_PIDS=()
@@ -77,7 +76,7 @@ ns_bg() {
 # ns_stop PID: stops one process started by ns_bg (SIGTERM, then waits); its exit status.
 ns_stop() {
     local pid=$1 rc=0 keep=() p
-    kill -TERM "$pid" 2>/dev/null
+    stop_pid "$pid"
     wait "$pid" || rc=$?
     for p in "${NS_PIDS[@]}"; do [[ $p == "$pid" ]] || keep+=("$p"); done
     NS_PIDS=("${keep[@]}")
@@ -130,8 +129,7 @@ ns_net_down() {
         done
     done
     for pid in "${pids[@]}"; do
-        for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$pid" 2>/dev/null
+        stop_pid "$pid"
     done
     # the hosts first: deleting a namespace deletes its end of a veth pair, and so the pair
     for ((i = ${#NS_NET[@]} - 1; i >= 0; i--)); do

@@ -14,8 +14,8 @@ command -v jq >/dev/null || { echo "skip: needs jq" >&2; exit 77; }
 
 SRV_PID=
 stop_all() {
-    [[ -n ${PROBE_PID:-} ]] && kill "$PROBE_PID" 2>/dev/null && wait "$PROBE_PID" 2>/dev/null
-    [[ -n $SRV_PID ]] && kill "$SRV_PID" 2>/dev/null && wait "$SRV_PID" 2>/dev/null
+    [[ -n ${PROBE_PID:-} ]] && { stop_pid "$PROBE_PID"; wait "$PROBE_PID" 2>/dev/null; }
+    [[ -n $SRV_PID ]] && { stop_pid "$SRV_PID"; wait "$SRV_PID" 2>/dev/null; }
     cleanup
 }
 trap stop_all EXIT
