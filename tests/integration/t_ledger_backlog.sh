@@ -13,6 +13,7 @@
 # LMTP delivery is held to one connection while the load runs, so the backlog
 # builds on any machine; bounded to a few thousand messages and two minutes.
 source "$(dirname "$0")/lib.sh"
+rm -rf "$ARTEFACTS/t_ledger_backlog"   # a failure's evidence (below), of an earlier run
 testbed_up maildir 100
 
 lmtp_concurrency() {
@@ -55,28 +56,44 @@ check "not settled while Postfix delivered" eq "$(s a settled)" false
 check "outcomes add up to sent, reasons to pending" eq "$(outcomes_sum "$WORK/a.json")" "$(s a sent) $(s a pending)"
 
 # 2. The same with [server]: mailsoak reads the queue per message. Postfix holds
-# its delivery until all 3000 are queued, delivers for 4 s while the readers drain,
-# then stops, so the queue the run ends with is still there to count. It stops by
-# the mail store closing to Dovecot's unprivileged user: every delivery, even one
-# under way, fails before it is stored and stays queued (a reload could leave a
-# delivered message in the queue; a closed LMTP socket leaves Postfix's cached
-# connections delivering). The readers' logins fail too meanwhile.
-defer_lmtp() {
-    postconf -c "$POSTFIX_CONF" -e "defer_transports = $1" && postfix -c "$POSTFIX_CONF" reload >/dev/null 2>&1
-}
-store_mode=$(stat -c %a "$MAIL_DIR")
+# its delivery until all 3000 are queued, delivers for 3 s while the readers drain,
+# then stops, so the queue the run ends with is still there to count. Delivery is
+# held by taking the name of Dovecot's LMTP socket away, with Postfix's LMTP
+# connection cache off: a delivery under way ends as usual (its queue file removed),
+# each later one finds no socket and is deferred (4.4.1), and the rest wait in the
+# deferred queue, retried only when flushed (the testbed retries every 10 s, which
+# would move them through the active queue while they are counted). Neither server
+# is restarted or denied its files meanwhile: a reload mid-delivery left the queue
+# files of delivered mail in the active queue (17 once), and a mail store closed by
+# chmod made Dovecot fail POP3 sessions half-way (a uidlist it could not rename, a
+# message it then took for expunged) and put the mailboxes' count off by a few.
+lmtp_sock=$(postconf -c "$POSTFIX_CONF" -h virtual_transport)
+lmtp_sock=${lmtp_sock#lmtp:unix:}
+lmtp_off() { mv "$lmtp_sock" "$lmtp_sock.off"; }
+lmtp_on() { mv "$lmtp_sock.off" "$lmtp_sock"; }
 queued() { "$TOP/scripts/testbed" count --dir "$TB" | awk '$1 == "queue" {print $2}'; }
-check "delivery held" defer_lmtp lmtp
+postfix_reload() { postfix -c "$POSTFIX_CONF" reload >/dev/null 2>&1; }
+postfix_set() { postconf -c "$POSTFIX_CONF" -e "$@" && postfix_reload; }
+cp "$POSTFIX_CONF/main.cf" "$WORK/main.cf.testbed"
+check "LMTP connections not cached, deferred mail retried only when flushed" postfix_set \
+    lmtp_connection_cache_on_demand=no minimal_backoff_time=1000s maximal_backoff_time=1000s queue_run_delay=1000s
+check "delivery held" lmtp_off
 "$MAILSOAK" run -c "$TOP/conf/james-393.conf" -c "$TB/mailsoak.conf" --messages 3000 --duration 60s \
     --drain 5s --set run.sweep_timeout=6s --interval 5s --seed 6 --no-check --json "$WORK/q.json" \
-    >"$WORK/q.txt" 2>"$WORK/q.live" &
+    --ledger-csv "$WORK/q.csv" >"$WORK/q.txt" 2>"$WORK/q.live" &
 pid=$!
 deadline=$((SECONDS + 60))
 while (($(queued) < 3000 && SECONDS < deadline)); do sleep 0.2; done
 check "all 3000 queued" eq "$(queued)" 3000
-defer_lmtp "" && postqueue -c "$POSTFIX_CONF" -f
-sleep 4
-check "delivery stopped" chmod 000 "$MAIL_DIR"
+check "delivery resumed" lmtp_on
+deadline=$((SECONDS + 20))
+while (($(queued) >= 3000 && SECONDS < deadline)); do   # the flush also revives the "dead" destination
+    postqueue -c "$POSTFIX_CONF" -f
+    sleep 0.5
+done
+sleep 3
+check "the run still going when delivery stops" kill -0 $pid
+check "delivery stopped" lmtp_off
 wait $pid
 rc=$?
 cat "$WORK/q.txt"
@@ -87,8 +104,11 @@ check "some delivered, some still queued ($queue_end)" awk -v q="$queue_end" 'BE
 check "pending_queued = Postfix's queue" eq "$(s q pending_queued)" "$queue_end"
 check "nothing lost" eq "$(s q lost)" 0
 check "outcomes add up to sent, reasons to pending" eq "$(outcomes_sum "$WORK/q.json")" "$(s q sent) $(s q pending)"
-chmod "$store_mode" "$MAIL_DIR"
+cp "$WORK/main.cf.testbed" "$POSTFIX_CONF/main.cf"
+check "the testbed's settings back" postfix_reload
+check "delivery on again" lmtp_on
 check "queue flushed" "$TOP/scripts/testbed" flush --dir "$TB" --timeout 180
+check "Postfix bounced nothing" eq "$(grep -c 'status=bounced' "$POSTFIX_LOG")" 0
 qid=$(jget "$WORK/q.json" .run_id)
 check "pending = this run's mail left in the mailboxes" eq "$(s q pending)" "$(in_store "$qid")"
 
@@ -154,4 +174,10 @@ check "lost_examples name them too" \
     eq "$(jq -r '.summary.lost_examples[].id' "$WORK/b.json" | sort | tr '\n' ' ')" "$(sort "$WORK/removed" | tr '\n' ' ')"
 check "foreign mail is left alone" eq "$(find "$MAIL_DIR" -type f \( -path '*/cur/*' -o -path '*/new/*' \) -print0 |
     xargs -0 -r grep -L -e '^X-Mailsoak-Id: ' | wc -l)" 5
+if ((failures)); then   # the evidence a failure needs, kept with the test's artefacts (CI's too)
+    keep=$ARTEFACTS/t_ledger_backlog
+    mkdir -p "$keep" && cp "$WORK"/*.json "$WORK"/*.csv "$keep"/ &&
+        gzip -c "$POSTFIX_LOG" >"$keep/postfix.log.gz" && gzip -c "$DOVECOT_LOG" >"$keep/dovecot.log.gz" &&
+        echo "runs' JSON and CSV, Postfix's and Dovecot's logs: $keep"
+fi
 finish
