@@ -358,9 +358,12 @@ static void conn_io(struct loop *l, struct io_handler *h, uint32_t ev)
     if (c->io.fd < 0 || c->err != CE_NONE)
         return;                      /* closed earlier in this batch, or failing */
     if (c->connecting) {
+        /* A failed connect sets sk_err, which epoll reports as EPOLLERR: without it
+         * there is no error to fetch, and a syscall per connection is saved. */
         int e = 0;
         socklen_t len = sizeof e;
-        getsockopt(c->io.fd, SOL_SOCKET, SO_ERROR, &e, &len);
+        if (ev & (EPOLLERR | EPOLLHUP))
+            getsockopt(c->io.fd, SOL_SOCKET, SO_ERROR, &e, &len);
         if (e) {
             fail_now(c, classify_errno(e), e);
             return;
