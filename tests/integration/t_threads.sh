@@ -11,18 +11,20 @@ set -uo pipefail
 command -v jq >/dev/null && command -v curl >/dev/null || { echo "skip: needs jq and curl"; exit 77; }
 
 srv_start --set users.count=20 --store maildir --store-dir "$WORK/mail" --set server.fsync=no
-port=$((20000 + RANDOM % 20000))
 # The rate keeps the run (and its metrics server) up for about 3 s: unpaced, the 400
 # messages went through in half a second, before the first scrape.
 "$MAILSOAK" run --no-check --smtp "127.0.0.1:$SMTP_PORT" --pop3 "127.0.0.1:$POP3_PORT" \
     --set users.count=20 --workers 4 --senders 8 --readers 8 --duration 3s --drain 3s \
     --messages 400 --rate 150 --seed 1 --set server.pid="$SRV_PID" --set server.store_dir="$WORK/mail" \
-    --set run.interval=1s --metrics "127.0.0.1:$port" --json "$WORK/out.json" >"$WORK/out" 2>&1 &
+    --set run.interval=1s --metrics 127.0.0.1:0 --json "$WORK/out.json" >"$WORK/out" 2>&1 &
 pid=$!
-scraped=0
+# Port 0: the kernel picks a free one and run says which on stderr ("metrics on URL");
+# a port of our choosing could be taken, by anything's ephemeral port among others.
+scraped=0 url=
 for _ in $(seq 30); do
     sleep 0.2
-    if curl -sf --max-time 2 "http://127.0.0.1:$port/metrics" >"$WORK/metrics" 2>/dev/null && [[ -s $WORK/metrics ]]; then
+    [[ -n $url ]] || url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/metrics' "$WORK/out" 2>/dev/null) || continue
+    if curl -sf --max-time 2 "$url" >"$WORK/metrics" 2>/dev/null && [[ -s $WORK/metrics ]]; then
         scraped=1
         break
     fi
@@ -30,7 +32,7 @@ done
 wait "$pid" || { cat "$WORK/out"; fail "mailsoak run failed"; }
 srv_stop
 ok "4 workers, the collector and the metrics server ran to the end"
-((scraped)) || fail "metrics were never served (port $port taken?)"
+((scraped)) || fail "metrics were never served (${url:-no metrics address on stderr})"
 ok "metrics scraped while the run went"
 s() { jq -r ".summary.$1" "$WORK/out.json"; }
 sent=$(s sent)
