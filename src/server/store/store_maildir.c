@@ -95,12 +95,6 @@ static void md_fini(struct srv_backend *b)
     b->priv = NULL;
 }
 
-static int md_begin(struct srv_backend *b, char *err, size_t errlen)
-{
-    (void)b; (void)err; (void)errlen;
-    return 0;
-}
-
 /* The group commit: data durable, then names, then the batch's replies go out. */
 static int md_end(struct srv_backend *b, char *err, size_t errlen)
 {
@@ -249,7 +243,7 @@ static int md_expunge(struct srv_backend *b, size_t user, const struct srv_item 
 }
 
 const struct srv_backend_ops srv_store_maildir = {
-    .name = "maildir", .init = md_init, .fini = md_fini, .begin = md_begin, .end = md_end,
+    .name = "maildir", .init = md_init, .fini = md_fini, .end = md_end,
     .deliver = md_deliver,
     .list = md_list, .fetch = md_fetch, .expunge = md_expunge,
 };

@@ -42,12 +42,6 @@ static void mb_fini(struct srv_backend *b)
     b->priv = NULL;
 }
 
-static int mb_begin(struct srv_backend *b, char *err, size_t errlen)
-{
-    (void)b; (void)err; (void)errlen;
-    return 0;
-}
-
 static int mb_end(struct srv_backend *b, char *err, size_t errlen)
 {
     struct mb *m = b->priv;
@@ -294,7 +288,7 @@ out:
 }
 
 const struct srv_backend_ops srv_store_mbox = {
-    .name = "mbox", .init = mb_init, .fini = mb_fini, .begin = mb_begin, .end = mb_end,
+    .name = "mbox", .init = mb_init, .fini = mb_fini, .end = mb_end,
     .deliver = mb_deliver,
     .list = mb_list, .fetch = mb_fetch, .expunge = mb_expunge,
 };
