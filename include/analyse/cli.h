@@ -15,13 +15,14 @@ struct cli_opt {
     const char *value;        /* "a file name"; NULL for a flag */
     const char **val;
     int *flag;
+    const char *required;     /* an option that must be given: "CMD: required" when it is not */
 };
 
 /* Parses argv[1..argc) against opts (ended by a row with a NULL name): "--x VALUE"
  * and "--x=VALUE" for a long option (a short alias takes its value as the next
  * word), -h and --help, "--" ending the options, a lone "-" as a file. Every other
  * word is a file, collected in *files (the caller frees it). Returns 1 with the
- * files (at least one); or 0, *files NULL, when the command is done: --help printed
+ * files (at least one) and every required option given (not empty); or 0, *files NULL, when the command is done: --help printed
  * the usage on out (*status 0), or "CMD: reason" and the usage went to err
  * (*status 2). */
 int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts, void (*usage)(FILE *),

@@ -1,6 +1,6 @@
 /* Unit tests of analyse/cli: the option parser compare, merge and report share
- * (both value forms, --help, "--", the refusals with their usage) and cli_say,
- * which keeps a result file's control bytes off the terminal. */
+ * (both value forms, --help, "--", required options, the refusals with their
+ * usage) and cli_say, which keeps a result file's control bytes off the terminal. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,15 +26,16 @@ struct parsed {
     char *out, *err;
 };
 
-static struct parsed parse(int argc, char **argv)
+/* required: what is said when --output is not given, or NULL: it may be left out. */
+static struct parsed parse_with(const char *required, int argc, char **argv)
 {
     struct parsed p = { 0 };
     size_t on, en;
     FILE *out = open_memstream(&p.out, &on), *err = open_memstream(&p.err, &en);
     const struct cli_opt opts[] = {
-        { "--output", "-o", "a file name", &p.output, NULL },
-        { "--force", NULL, NULL, NULL, &p.force },
-        { NULL, NULL, NULL, NULL, NULL },
+        { "--output", "-o", "a file name", &p.output, NULL, required },
+        { "--force", NULL, NULL, NULL, &p.force, NULL },
+        { NULL, NULL, NULL, NULL, NULL, NULL },
     };
     int status;
     p.rc = cli_parse("test", argc, argv, opts, usage, out, err, &p.files, &p.nfiles, &status)
@@ -44,6 +45,11 @@ static struct parsed parse(int argc, char **argv)
     fclose(out);
     fclose(err);
     return p;
+}
+
+static struct parsed parse(int argc, char **argv)
+{
+    return parse_with(NULL, argc, argv);
 }
 
 static void parsed_free(struct parsed *p)
@@ -105,6 +111,24 @@ static void help_and_refusals(void **st)
     }
 }
 
+/* A required option: refused when missing or empty, after the files are checked. */
+static void a_required_option(void **st)
+{
+    (void)st;
+    static const struct { int argc; char *argv[4]; int rc; const char *err; } cases[] = {
+        { 2, { "test", "a.json" }, 2, "test: no output: -o FILE\nusage: test\n" },
+        { 4, { "test", "a.json", "-o", "" }, 2, "test: no output: -o FILE\nusage: test\n" },
+        { 1, { "test" }, 2, "test: no result files given\nusage: test\n" },
+        { 4, { "test", "a.json", "-o", "x.json" }, 0, "" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct parsed p = parse_with("no output: -o FILE", cases[i].argc, (char **)cases[i].argv);
+        assert_int_equal(p.rc, cases[i].rc);
+        assert_string_equal(p.err, cases[i].err);
+        parsed_free(&p);
+    }
+}
+
 static void say_keeps_control_bytes_off(void **st)
 {
     (void)st;
@@ -124,6 +148,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(values_flags_and_files),
         cmocka_unit_test(help_and_refusals),
+        cmocka_unit_test(a_required_option),
         cmocka_unit_test(say_keeps_control_bytes_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -58,9 +58,16 @@ int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts
             (*files)[(*nfiles)++] = argv[i];
         }
     }
-    if (*nfiles)
-        return 1;
-    snprintf(msg, sizeof msg, "no result files given");
+    if (!*nfiles) {
+        snprintf(msg, sizeof msg, "no result files given");
+        goto usage_error;
+    }
+    for (const struct cli_opt *o = opts; o->name; o++)
+        if (o->required && (!*o->val || !**o->val)) {
+            snprintf(msg, sizeof msg, "%s", o->required);
+            goto usage_error;
+        }
+    return 1;
 usage_error:
     cli_say(err, cmd, 0, msg);
     usage(err);

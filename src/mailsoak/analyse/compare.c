@@ -527,11 +527,11 @@ int compare_main(int argc, char **argv, FILE *out, FILE *err)
     const char *format = "text";
     int runs = 0, mark = 0, force = 0;
     const struct cli_opt opts[] = {
-        { "--format", NULL, "a value (text, markdown, csv or json)", &format, NULL },
-        { "--runs", NULL, NULL, NULL, &runs },
-        { "--mark", NULL, NULL, NULL, &mark },
-        { "--force", NULL, NULL, NULL, &force },
-        { NULL, NULL, NULL, NULL, NULL },
+        { "--format", NULL, "a value (text, markdown, csv or json)", &format, NULL, NULL },
+        { "--runs", NULL, NULL, NULL, &runs, NULL },
+        { "--mark", NULL, NULL, NULL, &mark, NULL },
+        { "--force", NULL, NULL, NULL, &force, NULL },
+        { NULL, NULL, NULL, NULL, NULL, NULL },
     };
     char **files, msg[2600];
     size_t nfiles;

@@ -29,22 +29,16 @@ int merge_main(int argc, char **argv, FILE *out, FILE *err)
     const char *output = NULL, *label = NULL;
     int force = 0;
     const struct cli_opt opts[] = {
-        { "--output", "-o", "a value", &output, NULL },
-        { "--label", NULL, "a value", &label, NULL },
-        { "--force", NULL, NULL, NULL, &force },
-        { NULL, NULL, NULL, NULL, NULL },
+        { "--output", "-o", "a value", &output, NULL, "no output file: -o FILE" },
+        { "--label", NULL, "a value", &label, NULL, NULL },
+        { "--force", NULL, NULL, NULL, &force, NULL },
+        { NULL, NULL, NULL, NULL, NULL, NULL },
     };
     char **files;
     size_t nfiles;
     int rc;
     if (!cli_parse("merge", argc, argv, opts, usage, out, err, &files, &nfiles, &rc))
         return rc;
-    if (!output) {
-        cli_say(err, "merge", 0, "no output file: -o FILE");
-        usage(err);
-        rc = 2;
-        goto done;
-    }
     struct result_set rs;
     char msg[2600], warns[4096];
     if (results_load(&rs, files, nfiles, msg, sizeof msg) < 0) {

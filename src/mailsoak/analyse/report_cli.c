@@ -48,22 +48,16 @@ int report_main(int argc, char **argv, FILE *out, FILE *err)
     const char *html = NULL, *csv = NULL;
     int force = 0;
     const struct cli_opt opts[] = {
-        { "--output", "-o", "a file name", &html, NULL },
-        { "--csv", NULL, "a file name", &csv, NULL },
-        { "--force", NULL, NULL, NULL, &force },
-        { NULL, NULL, NULL, NULL, NULL },
+        { "--output", "-o", "a file name", &html, NULL, "-o REPORT.html is required" },
+        { "--csv", NULL, "a file name", &csv, NULL, NULL },
+        { "--force", NULL, NULL, NULL, &force, NULL },
+        { NULL, NULL, NULL, NULL, NULL, NULL },
     };
     char **files, msg[2600];
     size_t nfiles;
     int rc;
     if (!cli_parse("report", argc, argv, opts, usage, out, err, &files, &nfiles, &rc))
         return rc;
-    if (!html || !*html) {
-        cli_say(err, "report", 0, "-o REPORT.html is required");
-        usage(err);
-        free(files);
-        return 2;
-    }
     struct result_set rs;
     if ((rc = results_open(&rs, files, nfiles, force, "report", err, msg, sizeof msg)) == 0) {
         if (write_out(html, html_out, &rs, msg[0] ? msg : NULL, err) < 0 ||
