@@ -1,6 +1,7 @@
 /* embedded: runs the reference server as a child for the zero-setup demo. The
  * server is found next to our own executable (a build tree or an install), then
- * on PATH; it reports its ports on a READY line, which is all we need from it. */
+ * on PATH; it reports its ports on a READY line, which is all we need from it. It
+ * is ours alone: it gets SIGTERM when we end, however we end. */
 #include "run/embedded.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -72,10 +74,17 @@ int embedded_start(struct config *cfg, struct embedded *e, int demo_duration)
     if (write_users(cfg, users) < 0)
         return -1;
     server_path(bin, sizeof bin);
+    pid_t parent = getpid();
     e->pid = fork();
     if (e->pid < 0)
         return -1;
     if (e->pid == 0) {
+        /* embedded_stop cannot run when we are killed (SIGKILL, a crash): the
+         * kernel sends the TERM then, or the server would serve on, orphaned. The
+         * thread that forks is the main one, which lives as long as we do. A parent
+         * gone before the prctl took effect is caught by getppid. */
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+            _exit(127);
         int null = open("/dev/null", O_RDWR);
         dup2(null, 0);
         dup2(null, 1);
