@@ -28,7 +28,7 @@
 
 #include "lib/clock.h"
 #include "probe/collector.h"
-#include "run/config.h"
+#include "settings/config.h"
 
 enum { ROUNDS = 9, PROCS = 100, GRANDCHILDREN = 20, USERS = 1200, CHILD_MEM = 2 << 20 };
 

@@ -1,8 +1,8 @@
 /* fuzz_config: a configuration file, through inih and every key's value parser
- * (the table of run/config.c), as `mailsoak run -c FILE` reads it. */
+ * (the table of settings/config.c), as `mailsoak run -c FILE` reads it. */
 #include "fuzz.h"
 
-#include "run/config.h"
+#include "settings/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -14,7 +14,7 @@
 #include "engine/msg.h"
 #include "engine/sizes.h"
 #include "lib/users.h"
-#include "run/config.h"
+#include "settings/config.h"
 
 enum phase { PH_SEND, PH_DRAIN, PH_SWEEP, PH_STOP };
 

@@ -7,7 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 
-#include "run/config.h"
+#include "settings/config.h"
 
 #define CHECK_SAMPLE_DEFAULT 3
 

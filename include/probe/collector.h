@@ -47,7 +47,7 @@
 
 #include "probe/sample.h"
 #include "probe/series.h"
-#include "run/config.h"
+#include "settings/config.h"
 
 struct collector;
 

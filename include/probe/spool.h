@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "probe/queue.h"
-#include "run/config.h"
+#include "settings/config.h"
 
 struct spool;
 

@@ -6,7 +6,7 @@
 
 #include <sys/types.h>
 
-#include "run/config.h"
+#include "settings/config.h"
 
 struct embedded {
     pid_t pid;

@@ -13,7 +13,7 @@
 
 #include "probe/sample.h"
 #include "probe/series.h"
-#include "run/config.h"
+#include "settings/config.h"
 
 struct servers;
 

@@ -5,7 +5,7 @@
 #define MS_RUN_SETUP_H
 
 #include "engine/worker.h"
-#include "run/config.h"
+#include "settings/config.h"
 
 /* Fills r for nw workers. 0, 1 (out of memory) or 2 (a target, a users file or a
  * size file that will not do), with the reason printed. */

@@ -9,7 +9,7 @@
 #include "analyse/report.h"
 #include "preflight/check.h"
 #include "probe/serve.h"
-#include "run/config.h"
+#include "settings/config.h"
 #include "run/docs.h"
 #include "run/logscan.h"
 #include "run/run.h"

@@ -11,7 +11,7 @@
 
 #include "lib/clock.h"
 #include "probe/collector.h"
-#include "run/config.h"
+#include "settings/config.h"
 #include "run/probe_output.h"
 
 int main(int argc, char **argv)

@@ -17,7 +17,7 @@
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/conn.h"
-#include "run/config.h"
+#include "settings/config.h"
 #include "run/setup.h"
 
 struct script {

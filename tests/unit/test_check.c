@@ -19,7 +19,7 @@
 #include <curl/curl.h>
 
 #include "preflight/check.h"
-#include "run/config.h"
+#include "settings/config.h"
 
 /* A server that greets, then answers each command by the first rule whose prefix
  * matches, for one connection. */

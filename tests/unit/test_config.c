@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "run/config.h"
+#include "settings/config.h"
 #include "lib/units.h"
 #include "lib/users.h"
 

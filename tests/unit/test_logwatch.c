@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "run/config.h"
+#include "settings/config.h"
 #include "probe/logwatch.h"
 #include "run/probe_output.h"
 

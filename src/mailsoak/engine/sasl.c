@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "engine/reply.h"
-#include "run/config.h"
+#include "settings/config.h"
 
 size_t sasl_b64(const void *in, size_t n, char *out)
 {

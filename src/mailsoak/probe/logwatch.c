@@ -20,7 +20,7 @@
 #include "lib/alloc.h"
 #include "lib/ere.h"
 #include "probe/prefilter.h"
-#include "run/config.h"
+#include "settings/config.h"
 
 enum {
     TAIL_BYTES = 256,           /* compared to tell an append from a rewrite */

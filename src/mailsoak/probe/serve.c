@@ -19,7 +19,7 @@
 #include "lib/prom.h"
 #include "probe/collector.h"
 #include "probe/wire.h"
-#include "run/config.h"
+#include "settings/config.h"
 
 enum {
     FRESH_MIN_AGE_MS = 10,           /* a sample this young is fresh enough for any puller */

@@ -12,7 +12,7 @@
 
 #include "lib/alloc.h"
 #include "lib/docgen.h"
-#include "run/config.h"
+#include "settings/config.h"
 
 /* A command's --help output, which every command prints on stdout and exits 0: its
  * function runs with stdout pointed at a temporary file. NULL if it did not. */

@@ -13,7 +13,7 @@
 #include "lib/alloc.h"
 #include "lib/printable.h"
 #include "probe/logwatch.h"
-#include "run/config.h"
+#include "settings/config.h"
 
 enum { LINE_SHOWN = 400 };      /* of a line, what is printed */
 

@@ -12,7 +12,7 @@
 #include "lib/alloc.h"
 #include "lib/atomicfile.h"
 #include "lib/version.h"
-#include "run/config.h"
+#include "settings/config.h"
 #include "run/probe_output.h"
 #include "run/servers.h"
 #include "run/run.h"

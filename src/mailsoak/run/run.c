@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "analyse/latency.h"
-#include "run/config.h"
+#include "settings/config.h"
 #include "preflight/check.h"
 #include "probe/spool.h"
 #include "run/embedded.h"

@@ -1,6 +1,6 @@
 /* config: the table of every `mailsoak run` key and the command line that fills it.
  * Order of precedence: defaults, then each -c file in order, then flags and --set. */
-#include "run/config.h"
+#include "settings/config.h"
 
 #include <stddef.h>
 #include <stdio.h>
