@@ -19,7 +19,7 @@ check "engine including analysis fails" eq "$?" 1
 check "the failure names file, line and header" grep -q 'src/mailsoak/engine/ledger.c:[0-9]*: includes "analyse/compare.h"' "$WORK/bad.txt"
 plant src/server/smtp.c engine/ledger.h
 check "server including client code fails" eq "$?" 1
-plant include/lib/conn.h run/config.h
+plant include/lib/conn.h settings/config.h
 check "lib including anything above it fails" eq "$?" 1
 plant src/mailsoak/analyse/compare.c probe/collector.h
 check "analysis including the probe fails" eq "$?" 1
