@@ -16,7 +16,8 @@
 #define POP3_ARGS "--pop3", "127.0.0.1:110", "--senders", "0", "--set", "users.count=1"
 
 /* One of our messages for user 0, accepted, as the server would hand it out
- * (dot-stuffed, with its final dot): into out, its length returned. */
+ * (dot-stuffed, with its final dot): into out, NUL-terminated (msg_write() writes
+ * none, and visit() takes its strlen()), its length returned. */
 static size_t our_message(struct script *sc, char *out, size_t n, size_t *body_len)
 {
     struct run *r = sc->run;
@@ -33,7 +34,9 @@ static size_t our_message(struct script *sc, char *out, size_t n, size_t *body_l
     ledger_accept(&r->ledger, ledger_get(&r->ledger, p.seq), 1);
     assert_true(msg_wire_max(&p, blen) < n);
     *body_len = blen;
-    return msg_write(&sc->gen, &p, blen, digest, out);
+    size_t len = msg_write(&sc->gen, &p, blen, digest, out);
+    out[len] = 0;
+    return len;
 }
 
 static uint32_t entry_state(struct script *sc)
@@ -53,7 +56,9 @@ static void visit(struct script *sc, const char *retr_reply)
     script_say(sc, retr_reply);
 }
 
-static void reads_our_message(void **state)
+/* A session that retrieved our message, deleted it and sent QUIT, waiting for the
+ * server's answer to it: what happens next decides whether the message was read. */
+static struct script *deleted_then_quit(void)
 {
     const char *argv[] = { POP3_ARGS };
     struct script *sc = script_new(&pop3_ops, sizeof argv / sizeof *argv, argv);
@@ -62,6 +67,12 @@ static void reads_our_message(void **state)
     our_message(sc, msg, sizeof msg, &body);
     visit(sc, msg);
     script_talk(sc, "C: DELE 1", "S: +OK deleted", "C: QUIT", NULL);
+    return sc;
+}
+
+static void reads_our_message(void **state)
+{
+    struct script *sc = deleted_then_quit();
     /* Deleted only once the QUIT is answered (RFC 1939 6): not read yet. */
     assert_false(entry_state(sc) & LS_READS);
     assert_int_equal(sc->st->c.read, 0);
@@ -81,13 +92,7 @@ static void reads_our_message(void **state)
 /* A server that hangs up after the DELE: nothing was committed, nothing is read. */
 static void a_hang_up_before_quit_reads_nothing(void **state)
 {
-    const char *argv[] = { POP3_ARGS };
-    struct script *sc = script_new(&pop3_ops, sizeof argv / sizeof *argv, argv);
-    static char msg[8192];
-    size_t body;
-    our_message(sc, msg, sizeof msg, &body);
-    visit(sc, msg);
-    script_talk(sc, "C: DELE 1", "S: +OK deleted", "C: QUIT", NULL);
+    struct script *sc = deleted_then_quit();
     script_hang_up(sc);
     script_run(sc, 20);
     assert_false(entry_state(sc) & LS_READS);
