@@ -34,7 +34,7 @@ struct run_result {
     struct err_examples ex[ERR_CLASSES_MAX];
     struct err_examples corrupt;
     struct ledger_outcome lo;
-    json_t *timeline, *events;
+    json_t *timeline;                /* interval entries (run/interval_output.h) */
     struct servers *srv;             /* the server side: local collector and/or probes */
     int settled;                     /* a sweep pass began after the server settled */
     unsigned sweep_passes;

@@ -211,7 +211,12 @@ json_t *result_json(const struct run_result *r)
         json_object_set_new(root, "servers", servers);
     json_object_set_new(root, "summary", s);
     json_object_set_new(root, "timeline", json_incref(r->timeline));
-    json_object_set_new(root, "events", json_incref(r->events));
+    struct probe_events pe;
+    servers_events(r->srv, &pe);
+    json_t *events = json_array();
+    probe_json_events(&pe, events);
+    probe_events_free(&pe);
+    json_object_set_new(root, "events", events);
     return root;
 }
 

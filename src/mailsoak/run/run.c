@@ -1,7 +1,8 @@
 /* run: the controller thread of `mailsoak run`. It sets the run up, moves it
- * through its phases (send, drain, sweep, stop), decides when the server has
- * settled (the point after which a sweep can prove a loss), collects the workers'
- * interval snapshots into the timeline, and hands the totals to the writers.
+ * through its phases (send, drain, sweep, stop), carries out what the sweep's
+ * settle rule decides (verdict/sweep.c) with the server's queue read against the
+ * ledger (verdict/reconcile.c), takes the workers' interval snapshots (formatted by
+ * run/interval_output.c), and hands the totals to the writers (run/output.c).
  * Signals only set the stop flag; the controller notices within 100 ms.
  * run_soak is five steps over one struct controller, which owns everything:
  * soak_setup, soak_start, soak_loop, soak_finish, and soak_free whatever the step
@@ -12,20 +13,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "analyse/latency.h"
 #include "settings/config.h"
 #include "preflight/check.h"
 #include "probe/spool.h"
 #include "run/embedded.h"
+#include "run/interval_output.h"
 #include "run/metrics.h"
-#include "run/probe_output.h"
 #include "run/setup.h"
 #include "run/servers.h"
 #include "lib/alloc.h"
+#include "verdict/reconcile.h"
+#include "verdict/sweep.h"
 
 static volatile sig_atomic_t stop_signal;   /* the one mutable global besides the config */
 
@@ -60,13 +61,7 @@ struct controller {
     struct hist *lat;                /* LAT_COUNT, merged per interval; too big for the stack */
     struct run_metrics *metrics;     /* --metrics, or NULL */
     struct hist *lat_cum;            /* LAT_COUNT since the start, for --metrics */
-    struct sweep_state {
-        uint64_t pass_start;         /* when the current pass began */
-        uint64_t quiet_since;        /* end of the last pass that found new mail */
-        uint64_t gains;              /* r->sweep_gains when the current pass began */
-        int qualifies;               /* the current pass began after the server settled */
-        int ended;                   /* the current pass ended and proved nothing */
-    } sw;
+    struct sweep sw;                 /* the settle rule's state (verdict/sweep.h) */
 };
 
 static void counters_add(struct counters *a, const struct counters *b)
@@ -110,57 +105,34 @@ static void interval(struct controller *ct, int phase, int live)
             hist_merge(&lat[k], &w->snap.lat[k]);
         errs_merge(err, &nerr, w->snap.err, w->snap.nerr);
     }
-    double dt = (double)(now - ct->prev_t) / 1e9;
-    double t = (double)(now - r->t0) / 1e9;
-    uint64_t dsent = c.sent - ct->prev.sent, dread = c.read - ct->prev.read;
-    uint64_t derr = c.errors - ct->prev.errors;
-
-    json_t *e = json_object();
-    json_object_set_new(e, "t", json_real(t));
-    json_object_set_new(e, "phase", json_string(phase_names[phase]));
-    json_object_set_new(e, "sent", json_integer((json_int_t)dsent));
-    json_object_set_new(e, "read", json_integer((json_int_t)dread));
-    json_object_set_new(e, "errors", json_integer((json_int_t)derr));
-    json_t *ebc = json_object();
+    /* this interval's errors by class: the classes that grew since the last one */
+    struct err_count *derr = xcalloc(nerr ? nerr : 1, sizeof *derr);
+    unsigned nderr = 0;
     for (unsigned i = 0; i < nerr; i++) {
         uint64_t before = 0;
         for (unsigned j = 0; j < ct->prev_nerr; j++)
             if (!strcmp(ct->prev_err[j].name, err[i].name))
                 before = ct->prev_err[j].count;
-        if (err[i].count > before)
-            json_object_set_new(ebc, err[i].name, json_integer((json_int_t)(err[i].count - before)));
+        if (err[i].count > before) {
+            derr[nderr] = err[i];
+            derr[nderr++].count -= before;
+        }
     }
-    json_object_set_new(e, "errors_by_class", ebc);
-    json_object_set_new(e, "rate_in", json_real(dt > 0 ? (double)dsent / dt : 0));
-    json_object_set_new(e, "rate_out", json_real(dt > 0 ? (double)dread / dt : 0));
-    json_object_set_new(e, "conns", json_integer((json_int_t)c.conns_open));
-    json_t *lj = json_object();
-    for (unsigned k = 0; k < LAT_COUNT; k++)
-        if (lat[k].count)
-            json_object_set_new(lj, lat_names[k], latency_json(&lat[k]));
-    json_object_set_new(e, "latency", lj);
     struct probe_interval iv;
     servers_interval(ct->srv, ct->prev_t, now, &iv);
-    probe_json_interval(&iv, e);
+    struct interval_view v = {
+        .t = (double)(now - r->t0) / 1e9, .dt = (double)(now - ct->prev_t) / 1e9, .phase = phase_names[phase],
+        .c = &c, .dsent = c.sent - ct->prev.sent, .dread = c.read - ct->prev.read,
+        .derr = c.errors - ct->prev.errors, .err = derr, .nerr = nderr, .lat = lat, .srv = &iv,
+        .unread = atomic_load(&r->ledger.owed_total),
+    };
+    json_array_append_new(ct->timeline, interval_json(&v));
     probe_interval_free(&iv);
-    json_array_append_new(ct->timeline, e);
-
+    free(derr);
     if (live) {
-        char a[16], b[16], srv[96] = "";
         struct series_now cn;
         servers_now(ct->srv, &cn);
-        /* what is not measured is not shown, rather than shown as 0 */
-        char m[16], q[16];
-        if (cn.has.procs)
-            snprintf(srv, sizeof srv, "  | mem %s", fmt_bytes(m, sizeof m, (double)cn.mem));
-        if (cn.has.spool)
-            snprintf(srv + strlen(srv), sizeof srv - strlen(srv), "%s spool %s", srv[0] ? " " : "  |",
-                     fmt_count(q, sizeof q, (double)cn.spool));
-        fprintf(stderr, "[%6.0fs %-5s] sent %s (%.0f/s)  read %s (%.0f/s)  errors %llu  conns %llu  unread %lld%s\n",
-                t, phase_names[phase], fmt_count(a, sizeof a, (double)c.sent), dt > 0 ? dsent / dt : 0,
-                fmt_count(b, sizeof b, (double)c.read), dt > 0 ? dread / dt : 0,
-                (unsigned long long)c.errors, (unsigned long long)c.conns_open,
-                (long long)atomic_load(&r->ledger.owed_total), srv);
+        interval_line(stderr, &v, &cn);
     }
     ct->prev = c;
     ct->prev_nerr = nerr;
@@ -202,94 +174,17 @@ static void set_phase(struct run *r, struct controller *ct, int phase)
         loop_wake(ct->w[i].loop);
 }
 
-struct queue_marks {
-    struct ledger *l;
-    unsigned owed;
-};
-
-/* One message of this run found in the queue: its id and recipient count, as in
- * its X-Mailsoak-Id header. */
-static void mark_queued(void *arg, uint64_t seq, unsigned nrcpt)
+/* The server's queue as the sweep sees it (a sweep_seen callback): whether what it
+ * holds can no longer change a verdict. Read per message, it always can: the entries
+ * it holds are pending_queued (verdict/reconcile.c), and one it did not hold when the
+ * pass began cannot reach a mailbox later (an MTA removes a queue file only after
+ * the delivery), so even while other mail stays queued a message in neither the
+ * queue nor its mailbox is lost. Counted only, the spool must be empty; with no
+ * spool known, only the mailboxes can tell (1). */
+static int queue_settled(void *arg, int fresh)
 {
-    struct queue_marks *m = arg;
-    m->owed += ledger_mark_queued(m->l, seq, nrcpt);
-}
-
-/* One message the server's queue holds. Ours (this run's id) marks its ledger
- * entries: only the recipients the queue says are still to deliver when it says so
- * and they are ours by address, else (unknown, or rewritten addresses) all of them. */
-struct queue_read {
-    struct run *run;
-    struct queue_marks *m;
-};
-
-static int addr_in(const char *addr, const struct queue_msg *qm)
-{
-    for (size_t i = 0; i < qm->nrcpts; i++)
-        if (!strcasecmp(addr, qm->rcpts[i]))
-            return 1;
-    return 0;
-}
-
-static void on_queued(void *arg, const struct queue_msg *qm)
-{
-    struct queue_read *q = arg;
-    struct run *r = q->run;
-    char run_id[MSG_RUNID_LEN + 1];
-    uint64_t seq;
-    unsigned nrcpt;
-    if (!qm->id || msg_parse_id(qm->id, qm->idlen, run_id, &seq, &nrcpt) < 0 || strcmp(run_id, r->run_id))
-        return;
-    size_t mapped = 0;
-    for (unsigned i = 0; qm->rcpts_known && i < nrcpt; i++) {
-        const struct ledger_entry *e = ledger_get(&r->ledger, seq + i);
-        mapped += e && e->user < r->users.n && ledger_msg_seq(seq + i, e) == seq &&
-                  addr_in(r->users.v[e->user].addr, qm);
-    }
-    if (!qm->rcpts_known || mapped < qm->nrcpts) {
-        mark_queued(q->m, seq, nrcpt);
-        return;
-    }
-    for (unsigned i = 0; i < nrcpt; i++) {
-        const struct ledger_entry *e = ledger_get(&r->ledger, seq + i);
-        if (e && e->user < r->users.n && addr_in(r->users.v[e->user].addr, qm)) {
-            int owed = ledger_mark_queued_rcpt(&r->ledger, seq, i);
-            q->m->owed += owed > 0;
-        }
-    }
-}
-
-/* The server's queue, per message: each of this run's message ids it holds marks
- * its ledger entries (pending_queued). fresh (a pass starts) clears the previous
- * marks; later readings add theirs, so an entry the queue held at any reading since
- * the proving pass began stays pending: it may have reached its mailbox after the
- * pass read it. Returns how many owed entries the queue holds, or -1 when it cannot
- * be read per message (no spool_dir, or a queued message that could not be read: it
- * may be one of ours), when only the spool's count can hold back the verdict
- * (queue_settled). Opens every queued message: called at the sweep's passes and at
- * the end, never per sample. */
-static int read_queue(struct controller *ct, int fresh)
-{
-    if (!ct->queue)
-        return -1;
-    struct queue_marks m = { &ct->run->ledger, 0 };
-    struct queue_read q = { ct->run, &m };
-    struct queue_totals t = { 0 };
-    if (fresh)
-        ledger_queued_clear(m.l);
-    spool_scan(ct->queue, on_queued, &q, &t);
-    return t.unreadable ? -1 : (int)m.owed;
-}
-
-/* Whether what the server's queue holds can no longer change a verdict. Read per
- * message, it always can: the entries it holds are pending_queued, and one it did
- * not hold when the pass began cannot reach a mailbox later (an MTA removes a queue
- * file only after the delivery), so even while other mail stays queued a message in
- * neither the queue nor its mailbox is lost. Counted only, the spool must be empty;
- * with no spool known, only the mailboxes can tell (1). */
-static int queue_settled(struct controller *ct, int fresh)
-{
-    if (read_queue(ct, fresh) >= 0)
+    struct controller *ct = arg;
+    if (reconcile_queue(ct->queue, ct->run, fresh) >= 0)
         return 1;
     struct series_now cn;
     servers_now(ct->srv, &cn);
@@ -301,57 +196,26 @@ static int queue_settled(struct controller *ct, int fresh)
     return !cn.has.spool || cn.spool == 0;
 }
 
-static void start_pass(struct controller *ct, uint64_t now)
+/* What the sweep sees now: the readers' atomics and the queue. */
+static struct sweep_seen sweep_seen(struct controller *ct, uint64_t now)
 {
     struct run *r = ct->run;
-    struct sweep_state *sw = &ct->sw;
-    sw->pass_start = now;
-    sw->ended = 0;
-    sw->gains = atomic_load(&r->sweep_gains);
-    int settled = queue_settled(ct, 1);      /* read at every pass start: fresh marks */
-    sw->qualifies = now >= sw->quiet_since + r->cfg->settle && settled;
-    atomic_fetch_add_explicit(&r->sweep_pass, 1, memory_order_release);
-    atomic_store_explicit(&r->sweep_cursor, 0, memory_order_release);
+    return (struct sweep_seen){
+        .now = now,
+        .gains = atomic_load(&r->sweep_gains),
+        .pass_done = atomic_load_explicit(&r->sweep_cursor, memory_order_acquire) >= r->users.n &&
+                     atomic_load_explicit(&r->sweep_active, memory_order_acquire) <= 0,
+        .owed = atomic_load(&r->ledger.owed_total),
+        .queue_settled = queue_settled,
+        .arg = ct,
+    };
 }
 
-/* The current pass proves what it did not find: it began after the server settled
- * and met no new mail, and the queue, read per message, marked what it still holds
- * (or, only counted, is empty). */
-static int pass_proves(struct controller *ct)
+/* A new sweep pass for the readers: its number, then the cursor back to 0. */
+static void publish_pass(struct controller *ct)
 {
-    return ct->sw.qualifies && atomic_load(&ct->run->sweep_gains) == ct->sw.gains && queue_settled(ct, 0);
-}
-
-/* The sweep, in passes over the mailboxes that still owe messages. A pass that
- * finds new mail, or begins before the mailboxes were quiet for `settle` (and the
- * queue held none of the owed mail), proves nothing: another follows, at most one
- * a second, until one proves or sweep_timeout ends the sweep. */
-static int sweep_step(struct controller *ct, uint64_t now, uint64_t phase_start)
-{
-    struct run *r = ct->run;
-    const struct config *cfg = r->cfg;
-    struct sweep_state *sw = &ct->sw;
-    if (now - phase_start >= cfg->sweep_timeout)
-        return PH_STOP;
-    if (!sw->ended) {
-        int pass_done = atomic_load_explicit(&r->sweep_cursor, memory_order_acquire) >= r->users.n &&
-                        atomic_load_explicit(&r->sweep_active, memory_order_acquire) <= 0;
-        if (!pass_done)
-            return PH_SWEEP;
-        if (pass_proves(ct)) {
-            r->ledger.proof_pass = atomic_load(&r->sweep_pass);
-            return PH_STOP;
-        }
-        sw->ended = 1;
-        if (atomic_load(&r->sweep_gains) != sw->gains)
-            sw->quiet_since = now;
-        if (atomic_load(&r->ledger.owed_total) <= 0)
-            return PH_STOP;          /* everything was read: nothing to prove */
-    }
-    uint64_t gap = cfg->settle < 1000 * NS_PER_MS ? cfg->settle : 1000 * NS_PER_MS;
-    if (now >= sw->pass_start + gap)
-        start_pass(ct, now);
-    return PH_SWEEP;
+    atomic_store_explicit(&ct->run->sweep_pass, ct->sw.pass, memory_order_release);
+    atomic_store_explicit(&ct->run->sweep_cursor, 0, memory_order_release);
 }
 
 /* The run window: send for the duration (or N messages), drain until the
@@ -385,12 +249,18 @@ static int next_phase(struct controller *ct, int phase, uint64_t now, uint64_t p
         if (!cfg->sweep || atomic_load(&r->ledger.owed_total) <= 0)
             return PH_STOP;
         r->ledger.swept = 1;
-        ct->sw.quiet_since = now;    /* mail may have arrived unseen until now */
-        start_pass(ct, now);
+        struct sweep_seen seen = sweep_seen(ct, now);
+        sweep_begin(&ct->sw, &(struct sweep_rule){ cfg->settle, cfg->sweep_timeout }, &seen);
+        publish_pass(ct);
         return PH_SWEEP;
     }
-    if (phase == PH_SWEEP)
-        return sweep_step(ct, now, phase_start);
+    if (phase == PH_SWEEP) {
+        struct sweep_seen seen = sweep_seen(ct, now);
+        enum sweep_next n = sweep_step(&ct->sw, &seen);
+        if (n == SWEEP_NEW_PASS)
+            publish_pass(ct);
+        return n == SWEEP_DONE ? PH_STOP : PH_SWEEP;
+    }
     return PH_STOP;
 }
 
@@ -451,7 +321,6 @@ static int soak_setup(struct controller *ct, const struct config *cfg)
     ct->timeline = json_array();
     ct->lat = xcalloc(LAT_COUNT, sizeof *ct->lat);
     ct->lat_cum = xcalloc(LAT_COUNT, sizeof *ct->lat_cum);
-    res->events = json_array();
     r->t0 = mono_ns();
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
@@ -590,20 +459,16 @@ static int soak_finish(struct controller *ct)
     res->elapsed_s = (double)(mono_ns() - r->t0) / 1e9;
     res->timeline = ct->timeline;
     merge_totals(res, ct->w, ct->nw);
-    struct probe_events pe;
-    servers_events(ct->srv, &pe);
-    probe_json_events(&pe, res->events);
-    probe_events_free(&pe);
     /* The verdicts: a pass that began after the server settled proves what it did
      * not find. A sweep cut short by its time proves with what it read of such a
      * pass; a signal proves nothing. */
-    if (ct->stopped_in_sweep && !res->interrupted && !r->ledger.proof_pass && !ct->sw.ended && pass_proves(ct))
-        r->ledger.proof_pass = atomic_load(&r->sweep_pass);
+    struct sweep_seen seen = sweep_seen(ct, mono_ns());
+    r->ledger.proof_pass = sweep_conclude(&ct->sw, &seen, ct->stopped_in_sweep && !res->interrupted);
     /* What the queue still holds is pending_queued. With a proving pass the marks
      * since it began must stay (they keep what reached a mailbox after its visit
      * from being lost); without one nothing can be lost, and a fresh reading makes
      * pending_queued exactly what the queue holds at the end. */
-    read_queue(ct, !r->ledger.proof_pass);
+    reconcile_queue(ct->queue, r, !r->ledger.proof_pass);
     res->settled = r->ledger.proof_pass != 0;
     res->sweep_passes = atomic_load(&r->sweep_pass);
     ledger_outcome(&r->ledger, &res->lo);
@@ -642,8 +507,6 @@ static void soak_free(struct controller *ct)
     servers_free(ct->srv);
     spool_free(ct->queue);
     json_decref(ct->timeline);
-    if (ct->res)
-        json_decref(ct->res->events);
     run_free(r);
     free(ct->res);
 }

@@ -1,0 +1,33 @@
+/* interval_output: one interval of the run as the timeline's JSON entry and as the
+ * live line on stderr. Writers only: the controller (run.c) measures the interval
+ * and hands its figures over in a struct interval_view. */
+#ifndef MS_INTERVAL_OUTPUT_H
+#define MS_INTERVAL_OUTPUT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "engine/stats.h"
+#include "probe/sample.h"
+#include "probe/series.h"
+
+struct interval_view {
+    double t, dt;                    /* s: the interval's end since the start; its length */
+    const char *phase;               /* the phase the interval belongs to */
+    const struct counters *c;        /* cumulative, as of the interval's end */
+    uint64_t dsent, dread, derr;     /* within the interval */
+    const struct err_count *err;     /* within the interval, by class: only classes that grew */
+    unsigned nerr;
+    const struct hist *lat;          /* LAT_COUNT histograms of the interval */
+    const struct probe_interval *srv;/* the server side in the interval */
+    int64_t unread;                  /* the ledger's owed entries now */
+};
+
+/* {"t", "phase", "sent", "read", "errors", "errors_by_class", "rate_in", "rate_out",
+ * "conns", "latency", and "server" when it was measured}. */
+json_t *interval_json(const struct interval_view *v);
+/* "[    12s send ] sent 1.2k (100/s)  read ...", the server's mem and spool when
+ * they are measured (what is not measured is not shown, rather than shown as 0). */
+void interval_line(FILE *f, const struct interval_view *v, const struct series_now *srv);
+
+#endif
