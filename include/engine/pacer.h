@@ -1,20 +1,40 @@
-/* pacer: a schedule of events at a target rate with a linear ramp, so a worker's
- * senders send (and connect) at its share of the configured rates. Event n is due
- * at sqrt(2 ramp n / rate) while ramping, ramp/2 + n/rate after. */
+/* pacer: a schedule of arrivals at a target rate with a linear ramp, so a worker's
+ * senders send (and connect) at its share of the configured rates. The schedule is
+ * open-loop: it depends on the clock and the seed only, never on the server, so a
+ * server that slows down does not lower the offered rate (it makes arrivals wait,
+ * which the senders count as late: the tester, not the server, held them).
+ *
+ * Arrivals are a process of unit rate in "operational time" s, mapped to real time
+ * through the ramp's cumulative rate L(t) = rate t^2 / (2 ramp) while ramping and
+ * rate (t - ramp / 2) after (the inverse: t = sqrt(2 ramp s / rate), then
+ * ramp / 2 + s / rate). Constant arrivals step s by 1 (event n at n / rate once
+ * ramped); exponential arrivals step it by an Exp(1) draw, which makes them a
+ * Poisson process of the ramp's rate (the time change of a non-homogeneous Poisson
+ * process), as SPECmail2001 prescribes for SMTP arrivals. */
 #ifndef MS_ENGINE_PACER_H
 #define MS_ENGINE_PACER_H
 
 #include <stdint.h>
 
+#include "lib/rng.h"
+
+enum arrivals { ARRIVALS_CONSTANT, ARRIVALS_EXPONENTIAL };
+
 struct pacer {
     double rate;                     /* per second; 0 = unpaced */
     double ramp;                     /* seconds */
-    uint64_t t0, n;
+    uint64_t t0, n;                  /* n: arrivals taken */
+    double s;                        /* the next arrival, in operational time */
+    int process;                     /* enum arrivals */
+    struct rng rng;                  /* exponential draws: seeded, so a run replays */
 };
 
-void pacer_init(struct pacer *p, double rate, uint64_t ramp_ns, uint64_t t0);
+void pacer_init(struct pacer *p, double rate, uint64_t ramp_ns, uint64_t t0, int process, uint64_t seed);
 uint64_t pacer_due(const struct pacer *p);   /* monotonic ns */
-static inline void pacer_take(struct pacer *p) { p->n++; }
+void pacer_take(struct pacer *p);
 static inline int pacer_on(const struct pacer *p) { return p->rate > 0; }
+/* Arrivals of p's schedule due before `before` that were not taken (drawn on a copy:
+ * p is unchanged). At most `cap`, so a schedule far behind costs bounded time. */
+uint64_t pacer_owed(const struct pacer *p, uint64_t before, uint64_t cap);
 
 #endif

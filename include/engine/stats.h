@@ -25,6 +25,10 @@ struct counters {
     uint64_t foreign, stale, corrupt_unattributed, peeked;
     uint64_t tls_handshakes, tls_resumed;
     uint64_t bytes_out, bytes_in;
+    /* Paced arrivals taken, and those started more than smtp.late_after after their
+     * time: with every sender busy (late_busy), or by a sender that waited for it but
+     * whose loop woke late (late_engine). Both are the tester's, not the server's. */
+    uint64_t arrivals, late_busy, late_engine;
 };
 
 #define ERR_CLASSES_MAX 192

@@ -40,7 +40,15 @@ struct run_result {
     unsigned sweep_passes;
     unsigned nlost_ex;
     struct lost_example lost_ex[LOST_EXAMPLES_MAX];
+    /* With a rate: arrivals due before the send phase ended that no sender started
+     * (owed), and of those the ones due more than smtp.late_after before it (held:
+     * the tester's backlog; the others were not late yet). */
+    uint64_t arrivals_owed, arrivals_held;
 };
+
+/* Whether the tester held back the offered load: late or never started arrivals
+ * above 1 in 1000 of those due (c->late_busy, c->late_engine, held). */
+int result_tester_limited(const struct run_result *r);
 
 int cmd_run(int argc, char **argv);
 

@@ -78,6 +78,8 @@ struct config {
      * addresses; [pop3] the share of retrieved mail that is deleted. */
     double rate, conn_rate, size_spread, delete_share;
     uint64_t ramp, think, size_median;
+    int arrivals;                               /* enum arrivals (engine/pacer.h) */
+    uint64_t late_after;                        /* ns: an arrival this late was held by the tester */
     int size_dist;                              /* enum size_dist (sizes.h) */
     int smtp_protocol;                          /* enum smtp_protocol */
     struct range rcpts;

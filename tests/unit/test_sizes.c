@@ -101,26 +101,99 @@ static void from_file(void **st)
 static void pacing(void **st)
 {
     struct pacer p;
-    pacer_init(&p, 100, 0, 1000);
+    (void)st;
+    pacer_init(&p, 100, 0, 1000, ARRIVALS_CONSTANT, 1);
     for (int i = 0; i < 5; i++) {
         assert_true(pacer_due(&p) == 1000 + (uint64_t)i * 10000000ull);
         pacer_take(&p);
     }
     /* ramp of 10 s to 100/s: 500 events in the ramp, the 500th at 10 s, then 100/s */
-    pacer_init(&p, 100, 10000000000ull, 0);
-    p.n = 500;
+    pacer_init(&p, 100, 10000000000ull, 0, ARRIVALS_CONSTANT, 1);
+    p.s = 500;
     assert_true(llabs((long long)pacer_due(&p) - 10000000000ll) < 1000);
-    p.n = 125;                       /* a quarter of the ramp's events at half its time */
+    p.s = 125;                       /* a quarter of the ramp's events at half its time */
     assert_true(llabs((long long)pacer_due(&p) - 5000000000ll) < 1000);
-    p.n = 600;
+    p.s = 600;
     assert_true(llabs((long long)pacer_due(&p) - 11000000000ll) < 1000);
+}
+
+/* Exponential arrivals are a Poisson process: gaps of mean 1/rate and as much
+ * spread (coefficient of variation 1, where constant arrivals have 0), counts in
+ * equal windows whose variance equals their mean, the same schedule for the same
+ * seed and another for another. */
+static void poisson_arrivals(void **st)
+{
+    (void)st;
+    struct pacer p, q;
+    const double rate = 200;
+    const int n = 200000;
+    pacer_init(&p, rate, 0, 0, ARRIVALS_EXPONENTIAL, 42);
+    double sum = 0, sum2 = 0;
+    uint64_t prev = 0;
+    static unsigned per_window[2000];   /* 0.5 s windows: 100 arrivals expected in each */
+    memset(per_window, 0, sizeof per_window);
+    for (int i = 0; i < n; i++) {
+        uint64_t d = pacer_due(&p);
+        assert_true(d >= prev);
+        double g = (double)(d - prev) / 1e9;
+        sum += g;
+        sum2 += g * g;
+        if (d / 500000000ull < 1000)
+            per_window[d / 500000000ull]++;
+        prev = d;
+        pacer_take(&p);
+    }
+    double mean = sum / n, sd = sqrt(sum2 / n - mean * mean);
+    assert_true(fabs(mean * rate - 1) < 0.01);
+    assert_true(fabs(sd / mean - 1) < 0.02);
+    double m = 0, v = 0;
+    for (int w = 0; w < 1000; w++)
+        m += per_window[w];
+    m /= 1000;
+    for (int w = 0; w < 1000; w++)
+        v += (per_window[w] - m) * (per_window[w] - m);
+    v /= 999;
+    assert_true(fabs(m - 100) < 2);
+    assert_true(v / m > 0.85 && v / m < 1.15);   /* constant arrivals: 0 */
+
+    pacer_init(&p, rate, 0, 0, ARRIVALS_EXPONENTIAL, 42);
+    pacer_init(&q, rate, 0, 0, ARRIVALS_EXPONENTIAL, 42);
+    int same = 1;
+    for (int i = 0; i < 100; i++, pacer_take(&p), pacer_take(&q))
+        same &= pacer_due(&p) == pacer_due(&q);
+    assert_true(same);
+    pacer_init(&q, rate, 0, 0, ARRIVALS_EXPONENTIAL, 43);
+    assert_true(pacer_due(&p) != pacer_due(&q));
+
+    /* under a ramp of 10 s to 200/s, 1000 arrivals are due in the ramp and 2000
+     * more in the next 10 s: Poisson counts, within 5 standard deviations */
+    pacer_init(&p, rate, 10000000000ull, 0, ARRIVALS_EXPONENTIAL, 7);
+    uint64_t in_ramp = pacer_owed(&p, 10000000000ull, 1000000), all = pacer_owed(&p, 20000000000ull, 1000000);
+    assert_true(fabs((double)in_ramp - 1000) < 5 * sqrt(1000));
+    assert_true(fabs((double)(all - in_ramp) - 2000) < 5 * sqrt(2000));
+}
+
+/* pacer_owed counts on a copy what is due and not taken, within its cap. */
+static void owed_arrivals(void **st)
+{
+    (void)st;
+    struct pacer p;
+    pacer_init(&p, 100, 0, 0, ARRIVALS_CONSTANT, 1);
+    assert_int_equal(pacer_owed(&p, 1000000000ull, 1000), 100);   /* 0, 10 ms, ... 990 ms */
+    assert_int_equal(p.n, 0);
+    for (int i = 0; i < 30; i++)
+        pacer_take(&p);
+    assert_int_equal(pacer_owed(&p, 1000000000ull, 1000), 70);
+    assert_int_equal(pacer_owed(&p, 1000000000ull, 10), 10);
+    pacer_init(&p, 0, 0, 0, ARRIVALS_CONSTANT, 1);
+    assert_int_equal(pacer_owed(&p, 1000000000ull, 1000), 0);     /* unpaced: nothing is due */
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(uniform_and_fixed), cmocka_unit_test(lognormal), cmocka_unit_test(from_file),
-        cmocka_unit_test(pacing),
+        cmocka_unit_test(pacing), cmocka_unit_test(poisson_arrivals), cmocka_unit_test(owed_arrivals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

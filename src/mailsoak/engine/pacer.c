@@ -1,22 +1,55 @@
-/* pacer: when the next paced event is due, on the run's clock. */
+/* pacer: when the next paced arrival is due, on the run's clock (see pacer.h). */
 #include "engine/pacer.h"
 
 #include <math.h>
 
-void pacer_init(struct pacer *p, double rate, uint64_t ramp_ns, uint64_t t0)
+/* The gap to the next arrival in operational time: 1, or an Exp(1) draw. */
+static double gap(struct pacer *p)
+{
+    if (p->process != ARRIVALS_EXPONENTIAL)
+        return 1;
+    return -log1p(-rng_unit(&p->rng));   /* rng_unit < 1: finite */
+}
+
+void pacer_init(struct pacer *p, double rate, uint64_t ramp_ns, uint64_t t0, int process, uint64_t seed)
 {
     p->rate = rate;
     p->ramp = (double)ramp_ns / 1e9;
     p->t0 = t0;
     p->n = 0;
+    p->process = process;
+    rng_seed(&p->rng, seed);
+    p->s = 0;
+    /* a Poisson process has no arrival at 0: its first comes after one gap */
+    if (process == ARRIVALS_EXPONENTIAL)
+        p->s = gap(p);
 }
 
 uint64_t pacer_due(const struct pacer *p)
 {
-    double n = (double)p->n, t;
-    if (p->ramp > 0 && n < p->rate * p->ramp / 2)
-        t = sqrt(2 * p->ramp * n / p->rate);
+    double t;
+    if (p->ramp > 0 && p->s < p->rate * p->ramp / 2)
+        t = sqrt(2 * p->ramp * p->s / p->rate);
     else
-        t = p->ramp / 2 + n / p->rate;
+        t = p->ramp / 2 + p->s / p->rate;
     return p->t0 + (uint64_t)(t * 1e9);
+}
+
+void pacer_take(struct pacer *p)
+{
+    p->n++;
+    p->s += gap(p);
+}
+
+uint64_t pacer_owed(const struct pacer *p, uint64_t before, uint64_t cap)
+{
+    struct pacer q = *p;
+    uint64_t n = 0;
+    if (!pacer_on(p))
+        return 0;
+    while (n < cap && pacer_due(&q) < before) {
+        pacer_take(&q);
+        n++;
+    }
+    return n;
 }

@@ -44,6 +44,7 @@ struct smtp_session {
     enum { AHEAD_NONE, AHEAD_MAIL, AHEAD_QUIT } ahead;  /* sent behind the body */
     unsigned msgs_left, fails;
     int refused;                     /* the server turned this session away (banner, EHLO, AUTH) */
+    int awaits_arrival;              /* idling for s->due, the next paced arrival */
     struct smtp_reply reply;
     uint64_t t_sent;                 /* when the awaited command(s) went out */
     uint64_t t_msg, t_next;          /* start of this message and of the next (paced: intended) */
@@ -212,9 +213,20 @@ static int claim_message(struct smtp_session *s)
         s->tokens++;
     }
     /* With a rate, a message starts at its intended time however late we are, so
-     * a server that stalls the senders shows in smtp.message (wrk2's correction). */
+     * a server that stalls the senders shows in smtp.message (wrk2's correction).
+     * Starting late is the tester's doing, though, and counted as such: a session
+     * that waited for this arrival and woke late means a late engine, any other
+     * means no sender was free when it came due. */
     if (pacer_on(p)) {
         pacer_take(p);
+        s->env->st->c.arrivals++;
+        if (now - s->due > cfg_of(s)->late_after) {
+            if (s->awaits_arrival)
+                s->env->st->c.late_engine++;
+            else
+                s->env->st->c.late_busy++;
+        }
+        s->awaits_arrival = 0;
         s->t_next = s->due;
     } else {
         s->t_next = now;
@@ -288,6 +300,7 @@ static void next_transaction(struct smtp_session *s)
     int q = queue_transaction(s);
     if (q < 0) {
         wait_until(s, s->due);
+        s->awaits_arrival = 1;
         return;
     }
     if (q == 0) {
@@ -716,6 +729,7 @@ static void start_connect(struct smtp_session *s)
     s->target = t;
     s->authed = 0;
     s->refused = 0;
+    s->awaits_arrival = 0;
     s->t_sent = mono_ns();
     set_state(s, SM_CONNECT);
     if (env->dial(env, &s->c, t, b) < 0) {

@@ -39,10 +39,11 @@ int worker_init(struct worker *w, unsigned idx, struct run *run, unsigned nsmtp,
     if (cfg->pop3_tls != TLSM_NONE &&
         !(env->pop3_tls = tls_client_ctx(cfg->pop3_tls_ca, cfg->pop3_tls_verify, cfg->pop3_tls_resume, err, sizeof err)))
         return -1;
-    /* each worker paces its share; the shares add up to the configured rates */
+    /* each worker paces its share; the shares add up to the configured rates (and
+     * independent Poisson processes add up to one of the summed rate) */
     unsigned nw = run->nworkers ? run->nworkers : 1;
-    pacer_init(&env->msg_pacer, cfg->rate / nw, cfg->ramp, run->t0);
-    pacer_init(&env->conn_pacer, cfg->conn_rate / nw, cfg->ramp, run->t0);
+    pacer_init(&env->msg_pacer, cfg->rate / nw, cfg->ramp, run->t0, cfg->arrivals, run->seed ^ (0xa77e000000000000ull + idx));
+    pacer_init(&env->conn_pacer, cfg->conn_rate / nw, cfg->ramp, run->t0, ARRIVALS_CONSTANT, 0);
     const unsigned n[SESSION_KINDS] = { nsmtp, npop3 }, base[SESSION_KINDS] = { smtp_base, pop3_base };
     const struct session_ops *ops[SESSION_KINDS] = { &smtp_ops, &pop3_ops };
     for (int k = 0; k < SESSION_KINDS; k++)

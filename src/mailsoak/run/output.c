@@ -113,6 +113,29 @@ const char *result_label(const struct config *cfg)
     return "run";
 }
 
+int result_tester_limited(const struct run_result *r)
+{
+    uint64_t held = r->c.late_busy + r->c.late_engine + r->arrivals_held;
+    uint64_t due = r->c.arrivals + r->arrivals_owed;
+    return held > 0 && held * 1000 > due;
+}
+
+/* Open-loop arrivals (smtp.rate): how many were due in the send phase, how many
+ * the tester held back and why (never_started: due more than late_after before
+ * the end, and not started); null without a rate. */
+static json_t *arrivals_json(const struct run_result *r)
+{
+    const struct config *cfg = r->cfg;
+    char a[32];
+    if (!(cfg->rate > 0))
+        return json_null();
+    return json_pack("{s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:b}", "process",
+                     cfgval(cfg, "smtp", "arrivals", a, sizeof a), "rate", cfg->rate, "due",
+                     (json_int_t)(r->c.arrivals + r->arrivals_owed), "started", (json_int_t)r->c.arrivals,
+                     "late_busy", (json_int_t)r->c.late_busy, "late_engine", (json_int_t)r->c.late_engine,
+                     "never_started", (json_int_t)r->arrivals_held, "tester_limited", result_tester_limited(r));
+}
+
 json_t *result_json(const struct run_result *r)
 {
     const struct ledger_outcome *lo = &r->lo;
@@ -187,6 +210,7 @@ json_t *result_json(const struct run_result *r)
     json_object_set_new(s, "peeked", json_integer((json_int_t)r->c.peeked));
     json_object_set_new(s, "tls_handshakes", json_integer((json_int_t)r->c.tls_handshakes));
     json_object_set_new(s, "tls_resumed", json_integer((json_int_t)r->c.tls_resumed));
+    json_object_set_new(s, "arrivals", arrivals_json(r));
     json_t *lat = json_object();
     for (unsigned k = 0; k < LAT_COUNT; k++)
         if (r->lat[k].count)
@@ -321,6 +345,19 @@ void result_table(FILE *f, const struct run_result *r)
         fprintf(f, "  %-14s %9llu %8.2f %8.2f %8.2f %8.2f %8.2f\n", lat_names[k], (unsigned long long)h->count,
                 ms(hist_percentile(h, 50)), ms(hist_percentile(h, 90)), ms(hist_percentile(h, 99)),
                 ms(hist_percentile(h, 99.9)), ms(h->max));
+    }
+    if (result_tester_limited(r)) {
+        const struct config *cfg = r->cfg;
+        uint64_t due = r->c.arrivals + r->arrivals_owed;
+        fprintf(f, "\ntester-limited: of %llu arrivals due at %.1f msg/s, the tester held back %llu: ",
+                (unsigned long long)due, cfg->rate,
+                (unsigned long long)(r->c.late_busy + r->c.late_engine + r->arrivals_held));
+        fprintf(f, "%llu started over %s late with all %llu senders busy (raise smtp.senders), "
+                   "%llu late on a late engine (more run.workers, or a quieter machine), %llu never started.\n"
+                   "These figures understate what the server was offered; they are not the server's.\n",
+                (unsigned long long)r->c.late_busy, fmt_duration(b, sizeof b, cfg->late_after),
+                (unsigned long long)cfg->senders, (unsigned long long)r->c.late_engine,
+                (unsigned long long)r->arrivals_held);
     }
     if (r->interrupted)
         fprintf(f, "\n(interrupted: the run ended early on a signal; unread mail is pending)\n");

@@ -459,6 +459,15 @@ static int soak_finish(struct controller *ct)
     res->elapsed_s = (double)(mono_ns() - r->t0) / 1e9;
     res->timeline = ct->timeline;
     merge_totals(res, ct->w, ct->nw);
+    /* the schedule's arrivals that never started: due before the end of sending,
+     * and of those, due before it less the slack a late one gets (drawn on copies
+     * of the pacers) */
+    for (unsigned i = 0; cfg->rate > 0 && i < ct->nw; i++) {
+        const struct pacer *p = &ct->w[i].env.msg_pacer;
+        res->arrivals_owed += pacer_owed(p, ct->send_end, 10000000);
+        if (ct->send_end > r->t0 + cfg->late_after)
+            res->arrivals_held += pacer_owed(p, ct->send_end - cfg->late_after, 10000000);
+    }
     /* The verdicts: a pass that began after the server settled proves what it did
      * not find. A sweep cut short by its time proves with what it read of such a
      * pass; a signal proves nothing. */

@@ -13,6 +13,8 @@
 
 static const char *const pipelining_choices[] = { "auto", "on", "off", NULL };
 static const char *const protocol_choices[] = { "smtp", "lmtp", NULL };
+/* Indexed by enum arrivals (engine/pacer.h). */
+static const char *const arrivals_choices[] = { "constant", "exponential", NULL };
 static const char *const size_dist_choices[] = { "uniform", "fixed", "lognormal", "file", NULL };
 /* Indexed by enum tls_mode, smtp_auth and pop3_auth in config.h. */
 static const char *const smtp_tls_choices[] = { "none", "starttls", "implicit", NULL };
@@ -51,6 +53,8 @@ const struct opt config_opts[] = {
     { "smtp", "size_spread", OPT_DOUBLE, O(size_spread), "3", NULL, "lognormal: geometric standard deviation (68 % within median/spread..median*spread)", NULL },
     { "smtp", "size_file", OPT_STR, O(size_file), "", NULL, "file: one observed size in bytes per line, drawn at random", NULL },
     { "smtp", "rate", OPT_DOUBLE, O(rate), "0", "rate", "target messages per second over all senders (0 = as fast as they go); latency counts from each message's intended time", NULL },
+    { "smtp", "arrivals", OPT_ENUM, O(arrivals), "constant", "arrivals", "with a rate: arrivals evenly spaced, or exponential gaps (a Poisson process, SPECmail2001's); either way open-loop, on a schedule the server cannot slow", arrivals_choices },
+    { "smtp", "late_after", OPT_DURATION, O(late_after), "1s", NULL, "with a rate: an arrival that starts this long after its time is late, held by the tester (every sender busy, or the engine behind); late arrivals above 1 in 1000 mark the run tester-limited", NULL },
     { "smtp", "conn_rate", OPT_DOUBLE, O(conn_rate), "0", NULL, "target new SMTP connections per second (0 = no limit)", NULL },
     { "smtp", "ramp", OPT_DURATION, O(ramp), "0s", "ramp", "rates rise linearly from zero over this time", NULL },
     { "smtp", "protocol", OPT_ENUM, O(smtp_protocol), "smtp", NULL, "speak SMTP, or LMTP (RFC 2033: LHLO, a reply per recipient after the data)", protocol_choices },
