@@ -8,6 +8,9 @@
 # terminal output free of control bytes; the ledger's outcomes summing to sent;
 # no acceptance and no deletion counted that the server's own count denies. Some
 # check exactly that read + what the server still holds = sent.
+# Every server stops on SIGTERM within 3 s with status 0, also with sessions inside
+# endless replies; one whose store waits on an mbox another process locked is ended
+# by its watchdog 5 s after the signal, status 1.
 # Under `make asan` tests/run fails the test on any sanitizer report.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -4,7 +4,7 @@
 # metrics`, and its counters are exactly the run's figures as of one interval:
 # sent, read, the error class and the delivery histogram's count all equal the
 # sums of the JSON timeline up to the same entry. Without the token, 401. The
-# README's scrape config and queries pass `promtool check config` and `check rules`.
+# scrape config and queries of docs/output.md pass `promtool check config` and `check rules`.
 set -uo pipefail
 . "$(dirname "$0")/server_lib.sh"
 : "${MAILSOAK:?run through tests/run or set MAILSOAK}"
@@ -71,7 +71,8 @@ cnt=$(value "$f" 'mailsoak_command_duration_seconds_count{command="smtp.eod"}')
 ok "last scrape: sent $last_sent of $sent, smtp_rcpt_450 $e, smtp.eod count $cnt"
 srv_stop
 
-# The README's scrape configuration and dashboard queries are valid for Prometheus.
+# The documented scrape configuration and dashboard queries are valid for Prometheus.
 . "$(dirname "$0")/prom_lib.sh"
-out=$(readme_prometheus "### Live metrics for Prometheus and Grafana" "$WORK") || fail "README, live metrics: $out"
-ok "promtool accepts the README's scrape config and its $out"
+out=$(docs_prometheus docs/output.md "## Live metrics for Prometheus and Grafana" "$WORK") ||
+    fail "docs/output.md, live metrics: $out"
+ok "promtool accepts the scrape config of docs/output.md and its $out"

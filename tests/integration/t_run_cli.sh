@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # mailsoak run's edges without a mail server: bad configuration exits 2 naming the
-# file, line and key; an unreachable server is counted, not fatal; SIGINT ends the
-# run early and the full report is still written.
+# file, line and key; the preflight's exit 3 on a closed port; an unreachable server
+# (with --no-check) is counted, not fatal; SIGINT ends the run early and the full
+# report is still written, with no temporary file left; with no target the demo
+# runs and removes its directory; conf/mailsoak.conf is the current config-example.
 source "$(dirname "$0")/lib.sh"
 
 printf '[smtp]\nsenders = 2\n\n[pop3]\nreadrs = 3\n' >"$WORK/bad.conf"

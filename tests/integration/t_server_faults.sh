@@ -2,7 +2,10 @@
 # Every fault kind of mailsoak-server, injected an exact number of times (every = 1
 # or N, max = K), seen by a short bounded `mailsoak run` in the right error class
 # of its JSON summary, or as exactly K lost / duplicated / corrupted messages; and
-# the server's log line for each. Each run: 20 users, <= 8 s, <= 150 messages.
+# the server's log line for each. The sweep proves losses only from whole visits:
+# exactly the 3 lost with every third login refused, nothing lost when every login
+# or every DELE is refused; the outcomes always add up to sent.
+# Each run: 20 users, <= 8 s, <= 150 messages.
 set -uo pipefail
 . "$(dirname "$0")/server_lib.sh"
 : "${MAILSOAK:?run through tests/run or set MAILSOAK}"

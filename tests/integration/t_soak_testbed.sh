@@ -3,7 +3,8 @@
 # "lost = 0" is a claim the sweep could contradict): the totals must add up
 # exactly — every accepted message is read, or still in a mailbox, or still in
 # Postfix's queue, and then pending — and a clean server loses, duplicates and
-# corrupts nothing.
+# corrupts nothing. Then compare and report read the real run's JSON: its sent,
+# read and lost rows, and a timeline CSV row per interval adding up to sent.
 source "$(dirname "$0")/lib.sh"
 testbed_up maildir 50
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Workload shapes against the real testbed: a target rate held within 5 % in every
 # 5 s interval of 30 s, IPv6 targets, retrieve-without-delete, lognormal sizes, think time and
-# source-address binding. One worker, so readers share a loop: their RETRs of
+# source-address binding; 1-4 recipients per message over SMTP (Postfix) and LMTP
+# (Dovecot), and in lockstep. One worker, so readers share a loop: their RETRs of
 # large messages interleave (a digest context shared between sessions once
 # corrupted exactly these).
 source "$(dirname "$0")/lib.sh"
