@@ -1,6 +1,7 @@
 /* ledger: every message of the run, from the moment its DATA is sent until the end.
  * Senders append to their own worker's array; readers of any worker mark entries
- * with atomic operations. No lock anywhere: 24 bytes per message. It also owns the
+ * with atomic operations. No lock anywhere: 24 bytes per message (and 4 more plus
+ * the id, when the server names its queue id in its reply). It also owns the
  * rule that turns what was seen into a verdict: a message is lost only when a
  * complete visit of its mailbox after the server settled did not find it. */
 #ifndef MS_LEDGER_H
@@ -38,6 +39,14 @@ struct ledger_entry {
 struct ledger_shard {
     _Atomic(struct ledger_entry *) chunks[LEDGER_MAX_CHUNKS];
     _Atomic uint64_t n;                 /* entries published */
+    /* The server's id of each accepted message (its queue id), beside the entries
+     * so that a server giving none costs nothing: per entry an offset into the
+     * shard's arena of NUL-terminated ids (0 = none). Written by the owner only,
+     * read once every thread stopped. */
+    uint32_t *qid_off[LEDGER_MAX_CHUNKS];
+    char *qids;
+    size_t qids_len, qids_cap;
+    uint32_t qid_last;                  /* the last id stored: its message's other recipients share it */
 };
 
 struct ledger {
@@ -97,6 +106,11 @@ struct ledger_entry *ledger_get(struct ledger *l, uint64_t seq);
 /* Owner: the server answered the end of data. */
 void ledger_accept(struct ledger *l, struct ledger_entry *e, uint32_t now_ms);
 void ledger_reject(struct ledger_entry *e);
+/* Owner: the server's id of entry seq (n bytes, no NUL; smtp_queue_id's). Entries
+ * given the same id one after the other (one message's recipients) share one copy. */
+void ledger_set_qid(struct ledger *l, uint64_t seq, const char *qid, size_t n);
+/* Once every thread stopped: the server's id of entry seq, "" when it gave none. */
+const char *ledger_qid(const struct ledger *l, uint64_t seq);
 /* Reader, once a DELE was acknowledged and the QUIT committed it: returns the reads
  * before this one. late: the sweep read it. */
 unsigned ledger_read(struct ledger *l, struct ledger_entry *e, int late);

@@ -31,6 +31,20 @@ enum ehlo_ext {
 /* Extensions named by one EHLO reply line (its text after the code and separator). */
 uint32_t ehlo_keywords(const char *line, size_t len);
 
+/* The server's id for an accepted message, from the text of its end-of-data reply
+ * (the reply's first line, code included), in the wordings of the real servers:
+ *   Postfix, mailsoak-server  250 2.0.0 Ok: queued as 4XyZ1abc
+ *   Exim                      250 OK id=1xYVFE-0002Ax-0X
+ *   sendmail, OpenSMTPD       250 2.0.0 6B1LJHv5011118 Message accepted for delivery
+ *   Courier                   250 Ok. 00000000692E0B3C.00003039
+ *   Dovecot LMTP              250 2.0.0 <user@domain> QD73EYM5D2uDCAAAg+zDdQ Saved
+ * The bytes are the server's: an id is 1..SMTP_QID_MAX characters of [A-Za-z0-9._+/=-]
+ * (printable by construction); anything else is no id. Writes it NUL-terminated to
+ * out (SMTP_QID_MAX + 1 bytes) and returns its length, or 0. Cheap: one pass over at
+ * most the reply's first line, on every accepted message. */
+#define SMTP_QID_MAX 63
+size_t smtp_queue_id(const char *text, size_t len, char out[SMTP_QID_MAX + 1]);
+
 /* POP3: 1 for +OK, 0 for -ERR, -1 for anything else. *text points past the status. */
 int pop3_status(const char *line, size_t len, const char **text);
 /* A POP3 count or message number (the line NUL-terminated, as conn_line gives

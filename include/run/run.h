@@ -19,6 +19,7 @@ struct lost_example {
     uint64_t seq;                    /* the message's id (its first recipient's entry) */
     uint32_t user;
     uint32_t accepted_ms, read_ms;   /* since the start: accepted; its mailbox last read in full */
+    const char *queue_id;            /* the server's id ("" = none), in the ledger */
 };
 
 struct run_result {
@@ -58,7 +59,7 @@ void result_table(FILE *f, const struct run_result *r);
 /* The run's name in tables, reports and metrics: run.label, else the store format. */
 const char *result_label(const struct config *cfg);
 /* Every message not delivered once, one CSV line each (id, message_id, mailbox,
- * size, accepted, outcome, reason), written atomically. 0, or -1 with err set. */
+ * size, accepted, outcome, reason, queue_id), written atomically. 0, or -1 with err set. */
 int write_ledger_csv(const char *path, const struct run_result *r, char *err, size_t errlen);
 
 #endif

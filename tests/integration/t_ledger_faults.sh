@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The ledger against real damage: while the readers wait, remove K message files
 # from maildirs, change one body byte in J others and copy one; the run must report
-# exactly K lost, J corrupted and 1 duplicated, and the rest delivered.
+# exactly K lost, J corrupted and 1 duplicated, and the rest delivered; each lost one
+# carries the queue id Postfix gave it, the one Postfix logged for its Message-ID.
 source "$(dirname "$0")/lib.sh"
 testbed_up maildir 20
 N=60 K=3 J=2
 
 "$MAILSOAK" run -c "$TB/mailsoak.conf" --senders 4 --readers 4 --messages $N --duration 60s \
     --drain 5s --set run.sweep_timeout=20s --set pop3.start_after=12s --seed 11 --interval 5s \
-    --json "$WORK/run.json" >"$WORK/table.txt" 2>"$WORK/live.txt" &
+    --json "$WORK/run.json" --ledger-csv "$WORK/ledger.csv" >"$WORK/table.txt" 2>"$WORK/live.txt" &
 pid=$!
 
 # Wait until all N are in the mailboxes (Postfix delivers within seconds), then damage them.
@@ -42,4 +43,20 @@ check "corrupted = $J" eq "$(s corrupted)" $J
 check "duplicated = 1" eq "$(s duplicated)" 1
 check "delivered = N-K-J-1" eq "$(s delivered)" $((N - K - J - 1))
 check "pending = 0" eq "$(s pending)" 0
+# Postfix logs "QID: message-id=<MID>" when cleanup takes a message: the id in our
+# ledger must be that one, for every lost message, in the JSON and in the CSV.
+logged() { grep -c -F ": $1: message-id=$2" "$POSTFIX_LOG"; }
+n=0
+while IFS=$'\t' read -r qid mid; do
+    check "lost $mid: queue id '$qid' is the one Postfix logged for it" eq "$(logged "$qid" "$mid")" 1
+    n=$((n + 1))
+done < <(jq -r '.summary.lost_examples[] | [.queue_id, .message_id] | @tsv' "$WORK/run.json")
+check "$K lost examples" eq "$n" $K
+n=0
+while IFS=, read -r _ mid _ _ _ outcome _ qid; do
+    [[ $outcome == lost ]] || continue
+    check "CSV: lost $mid queued as '$qid', as Postfix logged" eq "$(logged "$qid" "$mid")" 1
+    n=$((n + 1))
+done <"$WORK/ledger.csv"
+check "$K lost rows in the CSV" eq "$n" $K
 finish

@@ -270,12 +270,40 @@ static void queue_marks(void **st)
     ledger_free(&l);
 }
 
+/* The server's queue ids: per entry, shared by one message's recipients, none
+ * for entries never given one, across a chunk boundary and in another shard. */
+static void queue_ids(void **st)
+{
+    (void)st;
+    struct ledger l;
+    assert_int_equal(ledger_init(&l, 2, 4), 0);
+    for (unsigned i = 0; i < LEDGER_CHUNK + 3; i++)
+        ledger_add(&l, 0, i % 4, 10, i, 0);
+    ledger_add(&l, 1, 0, 10, 0, 0);
+    assert_string_equal(ledger_qid(&l, ledger_seq(0, 0)), "");
+    ledger_set_qid(&l, ledger_seq(0, 0), "4XyZ1abc", 8);
+    ledger_set_qid(&l, ledger_seq(0, 1), "4XyZ1abc", 8);
+    ledger_set_qid(&l, ledger_seq(0, 2), "4XyZ1", 5);          /* a prefix of the last: its own */
+    ledger_set_qid(&l, ledger_seq(0, LEDGER_CHUNK + 1), "B2", 2);
+    ledger_set_qid(&l, ledger_seq(1, 0), "C3", 2);
+    ledger_set_qid(&l, ledger_seq(0, 3), "", 0);                /* none given */
+    assert_string_equal(ledger_qid(&l, ledger_seq(0, 0)), "4XyZ1abc");
+    assert_ptr_equal(ledger_qid(&l, ledger_seq(0, 0)), ledger_qid(&l, ledger_seq(0, 1)));
+    assert_string_equal(ledger_qid(&l, ledger_seq(0, 2)), "4XyZ1");
+    assert_string_equal(ledger_qid(&l, ledger_seq(0, 3)), "");
+    assert_string_equal(ledger_qid(&l, ledger_seq(0, LEDGER_CHUNK)), "");
+    assert_string_equal(ledger_qid(&l, ledger_seq(0, LEDGER_CHUNK + 1)), "B2");
+    assert_string_equal(ledger_qid(&l, ledger_seq(1, 0)), "C3");
+    assert_string_equal(ledger_qid(&l, ledger_seq(5, 0)), "");  /* no such shard */
+    ledger_free(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(outcomes), cmocka_unit_test(read_before_accept), cmocka_unit_test(concurrent),
         cmocka_unit_test(concurrent_add_read), cmocka_unit_test(find_forged),
-        cmocka_unit_test(pending_reasons), cmocka_unit_test(queue_marks),
+        cmocka_unit_test(pending_reasons), cmocka_unit_test(queue_marks), cmocka_unit_test(queue_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

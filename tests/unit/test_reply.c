@@ -1,9 +1,12 @@
 /* Unit tests of the SMTP and POP3 reply parsers: multi-line, malformed and
- * overlong replies, EHLO keywords, POP3 error classes. */
+ * overlong replies, EHLO keywords, POP3 error classes, the queue id of an
+ * end-of-data reply (on the real servers' replies in tests/fixtures/replies). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -143,11 +146,75 @@ static void pop3_numbers(void **state)
     assert_int_equal(pop3_listing("x 1", 3, &n, &rest, &rl), -1);
 }
 
+/* Every end-of-data reply of the fixture (the real servers' words): its id, exactly. */
+static void queue_ids_of_real_servers(void **state)
+{
+    (void)state;
+    char path[4096], line[512], id[SMTP_QID_MAX + 1];
+    const char *top = getenv("TOP");
+    snprintf(path, sizeof path, "%s/tests/fixtures/replies/eod.tsv", top ? top : ".");
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    int with = 0, without = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (line[0] == '#' || !line[0])
+            continue;
+        char *tab = strchr(line, '\t');
+        assert_non_null(tab);
+        *tab = 0;
+        size_t n = smtp_queue_id(tab + 1, strlen(tab + 1), id);
+        if (!strcmp(line, "-")) {
+            if (n)
+                print_error("an id '%s' in: %s\n", id, tab + 1);
+            assert_int_equal(n, 0);
+            without++;
+        } else {
+            assert_string_equal(id, line);
+            assert_int_equal(n, strlen(line));
+            with++;
+        }
+    }
+    fclose(f);
+    assert_int_equal(with, 7);      /* Postfix, mailsoak-server, Exim, sendmail, OpenSMTPD, Dovecot, Courier */
+    assert_true(without >= 8);
+}
+
+/* A hostile reply: no control byte, no overlong or empty token, no other code. */
+static void queue_id_bounds(void **state)
+{
+    (void)state;
+    char id[SMTP_QID_MAX + 1], big[200];
+#define QID(s) smtp_queue_id(s, sizeof s - 1, id)
+    assert_int_equal(QID("250 2.0.0 Ok: queued as AB\x1b[2JC"), 0);
+    assert_int_equal(QID("250 2.0.0 Ok: queued as AB\0CD"), 0);
+    assert_int_equal(QID("250 2.0.0 Ok: queued as "), 0);
+    assert_int_equal(QID("250 2.0.0 Ok: queued as"), 0);
+    assert_int_equal(QID("451 4.3.0 Ok: queued as ABC"), 0);
+    assert_int_equal(QID("250"), 0);
+    assert_int_equal(QID("250 OK id="), 0);
+    assert_int_equal(QID("250 2.0.0 <a@b> X"), 0);            /* not Dovecot's "Saved" */
+    assert_int_equal(QID("250 2.0.0 <a@b"), 0);
+    assert_int_equal(QID("250 X Message refused"), 0);
+    assert_int_equal(QID("250 2.0.0 Ok: queued as ABC."), 3);  /* the full stop is not the id's */
+    assert_string_equal(id, "ABC");
+    assert_int_equal(QID("250-2.0.0 Ok: queued as 4XyZ1 (more)"), 5);
+    assert_string_equal(id, "4XyZ1");
+    assert_int_equal(QID("250 2.0.0: Ok: queued as 4XyZ1"), 5);
+    memset(big, 'A', sizeof big);
+    memcpy(big, "250 2.0.0 Ok: queued as ", 24);
+    assert_int_equal(smtp_queue_id(big, 24 + SMTP_QID_MAX, id), SMTP_QID_MAX);
+    assert_int_equal(smtp_queue_id(big, 24 + SMTP_QID_MAX + 1, id), 0);
+    assert_string_equal(id, "");
+#undef QID
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(smtp_reply_line_bound), cmocka_unit_test(pop3_numbers), cmocka_unit_test(single_line), cmocka_unit_test(multi_line), cmocka_unit_test(malformed),
         cmocka_unit_test(ehlo), cmocka_unit_test(pop3), cmocka_unit_test(line_splitting),
+        cmocka_unit_test(queue_ids_of_real_servers), cmocka_unit_test(queue_id_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

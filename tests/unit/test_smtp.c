@@ -54,8 +54,9 @@ static void a_message_in_lockstep(void **state)
     struct ledger_entry *e = first_entry(sc);
     assert_non_null(e);
     assert_false(atomic_load(&e->state) & LS_ACCEPTED);    /* not before the reply */
-    script_talk(sc, "S: 250 queued as 1", "C: QUIT", NULL);
+    script_talk(sc, "S: 250 2.0.0 Ok: queued as 4XyZ1", "C: QUIT", NULL);
     assert_true(atomic_load(&e->state) & LS_ACCEPTED);
+    assert_string_equal(ledger_qid(&sc->run->ledger, ledger_seq(0, 0)), "4XyZ1");   /* the server's id */
     assert_int_equal(sc->st->c.sent, 1);
     assert_int_equal(atomic_load(&sc->run->accepted), 1);
     assert_int_equal(sc->st->total[LAT_SMTP_EOD].count, 1);
@@ -83,6 +84,7 @@ static void a_pipelined_message(void **state)
     script_talk(sc, "C: QUIT", "S: 250 queued", "S: 221 bye", NULL);    /* QUIT before the dot's reply */
     script_run(sc, 20);
     assert_true(atomic_load(&first_entry(sc)->state) & LS_ACCEPTED);
+    assert_string_equal(ledger_qid(&sc->run->ledger, ledger_seq(0, 0)), "");        /* none given */
     assert_int_equal(sc->st->c.sent, 1);
     assert_int_equal(sc->st->nerr, 0);
     script_free(sc);

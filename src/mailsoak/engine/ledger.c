@@ -24,9 +24,13 @@ int ledger_init(struct ledger *l, unsigned nshards, size_t nusers)
 
 void ledger_free(struct ledger *l)
 {
-    for (unsigned s = 0; l->shards && s < l->nshards; s++)
-        for (unsigned c = 0; c < LEDGER_MAX_CHUNKS; c++)
+    for (unsigned s = 0; l->shards && s < l->nshards; s++) {
+        for (unsigned c = 0; c < LEDGER_MAX_CHUNKS; c++) {
             free(atomic_load_explicit(&l->shards[s].chunks[c], memory_order_relaxed));
+            free(l->shards[s].qid_off[c]);
+        }
+        free(l->shards[s].qids);
+    }
     free(l->shards);
     free((void *)l->owed);
     free((void *)l->visit_pass);
@@ -82,6 +86,47 @@ void ledger_accept(struct ledger *l, struct ledger_entry *e, uint32_t now_ms)
         atomic_fetch_add_explicit(&l->owed[e->user], 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&l->owed_total, 1, memory_order_relaxed);
     }
+}
+
+void ledger_set_qid(struct ledger *l, uint64_t seq, const char *qid, size_t n)
+{
+    uint64_t shard = seq >> LEDGER_SEQ_SHIFT, idx = seq & ((1ull << LEDGER_SEQ_SHIFT) - 1);
+    if (!n || shard >= l->nshards || idx >> LEDGER_CHUNK_BITS >= LEDGER_MAX_CHUNKS)
+        return;
+    struct ledger_shard *s = &l->shards[shard];
+    uint32_t off = s->qid_last;
+    if (!off || strncmp(s->qids + off, qid, n) || s->qids[off + n]) {
+        if (s->qids_len + n + 1 > UINT32_MAX)
+            return;                  /* 4 GiB of ids: the rest go without */
+        if (!s->qids_len)
+            s->qids_len = 1;         /* offset 0 means none */
+        if (s->qids_len + n + 1 > s->qids_cap) {
+            s->qids_cap = s->qids_cap ? 2 * s->qids_cap : 4096;
+            while (s->qids_len + n + 1 > s->qids_cap)
+                s->qids_cap *= 2;
+            s->qids = xrealloc(s->qids, s->qids_cap);
+        }
+        off = (uint32_t)s->qids_len;
+        memcpy(s->qids + off, qid, n);
+        s->qids[off + n] = 0;
+        s->qids_len += n + 1;
+        s->qid_last = off;
+    }
+    uint32_t **chunk = &s->qid_off[idx >> LEDGER_CHUNK_BITS];
+    if (!*chunk)
+        *chunk = xcalloc(LEDGER_CHUNK, sizeof **chunk);
+    (*chunk)[idx & (LEDGER_CHUNK - 1)] = off;
+}
+
+const char *ledger_qid(const struct ledger *l, uint64_t seq)
+{
+    uint64_t shard = seq >> LEDGER_SEQ_SHIFT, idx = seq & ((1ull << LEDGER_SEQ_SHIFT) - 1);
+    if (shard >= l->nshards || idx >> LEDGER_CHUNK_BITS >= LEDGER_MAX_CHUNKS)
+        return "";
+    const struct ledger_shard *s = &l->shards[shard];
+    const uint32_t *chunk = s->qid_off[idx >> LEDGER_CHUNK_BITS];
+    uint32_t off = chunk ? chunk[idx & (LEDGER_CHUNK - 1)] : 0;
+    return off ? s->qids + off : "";
 }
 
 void ledger_reject(struct ledger_entry *e)

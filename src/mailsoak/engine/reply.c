@@ -33,6 +33,96 @@ int smtp_reply_feed(struct smtp_reply *r, const char *line, size_t len)
     return sep == ' ';
 }
 
+static int id_char(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '+' || c == '/' || c == '=' || c == '-';
+}
+
+/* The token at p: id characters up to a blank or the end (anything else, or a token
+ * too long, is no id); a trailing '.' is punctuation. Returns its length, or 0. */
+static size_t id_token(const char *p, const char *end, char *out)
+{
+    const char *q = p;
+    while (q < end && id_char((unsigned char)*q) && q - p <= SMTP_QID_MAX)
+        q++;
+    if (q < end && *q != ' ')
+        return 0;
+    while (q > p && q[-1] == '.')
+        q--;
+    size_t n = (size_t)(q - p);
+    if (!n || n > SMTP_QID_MAX)
+        return 0;
+    memcpy(out, p, n);
+    out[n] = 0;
+    return n;
+}
+
+/* Whether the n bytes at p are the ASCII word w (lower case, letters, digits, blanks
+ * and punctuation), ignoring case: no locale, no strlen, on every accepted message. */
+static int word_at(const char *p, const char *end, const char *w, size_t n)
+{
+    if ((size_t)(end - p) < n)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c >= 'A' && c <= 'Z')
+            c |= 0x20;
+        if (c != (unsigned char)w[i])
+            return 0;
+    }
+    return 1;
+}
+#define WORD_AT(p, end, w) word_at(p, end, w, sizeof w - 1)
+
+/* Where "queued as " starts in [p, end), ignoring case; NULL if nowhere. */
+static const char *find_queued_as(const char *p, const char *end)
+{
+    for (; end - p >= 10; p++)
+        if ((*p | 0x20) == 'q' && WORD_AT(p, end, "queued as "))
+            return p;
+    return NULL;
+}
+
+size_t smtp_queue_id(const char *text, size_t len, char out[SMTP_QID_MAX + 1])
+{
+    out[0] = 0;
+    if (len < 5 || memcmp(text, "250", 3) || (text[3] != ' ' && text[3] != '-'))
+        return 0;
+    const char *p = text + 4, *end = text + len, *q;
+    while (p < end && *p == ' ')
+        p++;
+    /* an enhanced status code (RFC 3463), "2.0.0" or Postfix's "2.0.0:" */
+    q = p;
+    while (q < end && ((*q >= '0' && *q <= '9') || *q == '.'))
+        q++;
+    if (q > p && q[-1] != '.' && memchr(p, '.', (size_t)(q - p)) && (q == end || *q == ' ' || *q == ':')) {
+        p = q + (q < end && *q == ':');
+        while (p < end && *p == ' ')
+            p++;
+    }
+    if ((q = find_queued_as(p, end)))                     /* Postfix, mailsoak-server */
+        return id_token(q + 10, end, out);
+    if (WORD_AT(p, end, "ok id="))                        /* Exim */
+        return id_token(p + 6, end, out);
+    if (WORD_AT(p, end, "ok. "))                          /* Courier */
+        return id_token(p + 4, end, out);
+    if (p < end && *p == '<') {                           /* Dovecot LMTP: <rcpt> SESSION Saved */
+        q = memchr(p, '>', (size_t)(end - p));
+        if (!q || q + 1 >= end || q[1] != ' ')
+            return 0;
+        size_t n = id_token(q + 2, end, out);
+        if (n && !WORD_AT(q + 2 + n, end, " saved"))
+            n = 0;
+        return n ? n : (out[0] = 0, 0);
+    }
+    size_t n = id_token(p, end, out);                     /* sendmail, OpenSMTPD: ID Message accepted */
+    if (n && WORD_AT(p + n, end, " message accepted"))
+        return n;
+    out[0] = 0;
+    return 0;
+}
+
 static int word_is(const char *w, size_t n, const char *kw)
 {
     return strlen(kw) == n && strncasecmp(w, kw, n) == 0;

@@ -54,6 +54,7 @@ struct smtp_session {
     unsigned nrcpt, rcpt_i, nentries, eod_i;
     uint64_t rcpt_ok;                /* bit i: RCPT i was accepted */
     struct ledger_entry *entries[MAX_RCPTS];
+    uint64_t seq0;                   /* the ledger id of entries[0]; the others follow it */
     int lmtp, accepted_any;
     const struct target *target;
     int authed;
@@ -340,7 +341,7 @@ static void write_body(struct smtp_session *s)
             continue;
         uint64_t idx = ledger_add(&r->ledger, env->shard, s->rcpt[i], (uint32_t)blen, d8, s->nentries);
         if (!s->nentries)
-            p.seq = ledger_seq(env->shard, idx);
+            p.seq = s->seq0 = ledger_seq(env->shard, idx);
         s->entries[s->nentries++] = ledger_get(&r->ledger, ledger_seq(env->shard, idx));
     }
     p.nrcpt = s->nentries;
@@ -381,8 +382,11 @@ static int eod_reply(struct smtp_session *s, const struct smtp_reply *r, uint64_
 {
     struct session_env *env = s->env;
     unsigned upto = s->lmtp ? s->eod_i + 1 : s->nentries;
+    char qid[SMTP_QID_MAX + 1];
+    size_t qn = r->code == 250 ? smtp_queue_id(r->text, r->len, qid) : 0;
     for (unsigned i = s->eod_i; i < upto; i++) {
         if (r->code == 250) {
+            ledger_set_qid(&env->run->ledger, s->seq0 + i, qid, qn);
             ledger_accept(&env->run->ledger, s->entries[i], run_ms(env->run, now));
             env->st->c.sent++;
             s->accepted_any = 1;

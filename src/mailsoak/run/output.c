@@ -46,7 +46,8 @@ static json_t *lost_examples_json(const struct run_result *r)
         const struct lost_example *x = &r->lost_ex[i];
         char id[64], mid[80], acc[40], rd[40];
         msg_ids(r, x->seq, id, sizeof id, mid, sizeof mid);
-        json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:f, s:s, s:f}", "id", id, "message_id", mid,
+        json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:s, s:f}", "id", id, "message_id", mid,
+                                           "queue_id", x->queue_id,
                                            "mailbox", r->run->users.v[x->user].addr,
                                            "accepted", run_time(r, x->accepted_ms, acc, sizeof acc),
                                            "accepted_s", x->accepted_ms / 1e3,
@@ -309,8 +310,9 @@ void result_table(FILE *f, const struct run_result *r)
             const struct lost_example *x = &r->lost_ex[i];
             char id[64], mid[80];
             msg_ids(r, x->seq, id, sizeof id, mid, sizeof mid);
-            fprintf(f, "  %s %s for %s: accepted at %.1f s, not in its mailbox read in full at %.1f s\n", id, mid,
-                    r->run->users.v[x->user].addr, x->accepted_ms / 1e3, x->read_ms / 1e3);
+            fprintf(f, "  %s %s%s%s for %s: accepted at %.1f s, not in its mailbox read in full at %.1f s\n", id,
+                    mid, x->queue_id[0] ? " queued as " : "", x->queue_id, r->run->users.v[x->user].addr,
+                    x->accepted_ms / 1e3, x->read_ms / 1e3);
         }
     }
     size_t nsrc = servers_count(r->srv);
@@ -382,7 +384,8 @@ static void csv_line(void *arg, uint64_t seq, const struct ledger_entry *e)
         run_time(r, e->accepted_ms, acc, sizeof acc);
     fprintf(c->f, "%s,%s,", id, mid);
     csv_puts(c->f, r->run->users.v[e->user].addr);   /* from the users file: may hold a comma */
-    fprintf(c->f, ",%u,%s,%s,%s\n", e->size, acc, verdict_names[v], v == V_PENDING ? pending_reason_names[why] : "");
+    fprintf(c->f, ",%u,%s,%s,%s,%s\n", e->size, acc, verdict_names[v], v == V_PENDING ? pending_reason_names[why] : "",
+            ledger_qid(&r->run->ledger, seq));
 }
 
 int write_ledger_csv(const char *path, const struct run_result *r, char *err, size_t errlen)
@@ -391,7 +394,7 @@ int write_ledger_csv(const char *path, const struct run_result *r, char *err, si
     if (atomic_open(&a, path, err, errlen) < 0)
         return -1;
     struct csv_ctx c = { r, a.f };
-    fputs("id,message_id,mailbox,size,accepted,outcome,reason\n", a.f);
+    fputs("id,message_id,mailbox,size,accepted,outcome,reason,queue_id\n", a.f);
     ledger_each(&r->run->ledger, csv_line, &c);
     int ok = !ferror(a.f);
     return atomic_commit(&a, path, ok, err, errlen);

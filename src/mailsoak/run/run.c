@@ -290,6 +290,7 @@ static void lost_example(void *arg, uint64_t seq, const struct ledger_entry *e)
     res->lost_ex[res->nlost_ex++] = (struct lost_example){
         ledger_msg_seq(seq, e), e->user, e->accepted_ms,
         atomic_load_explicit(&res->run->ledger.visit_ms[e->user], memory_order_relaxed),
+        ledger_qid(&res->run->ledger, seq),
     };
 }
 

@@ -37,7 +37,7 @@ const struct opt config_opts[] = {
     { "run", "metrics", OPT_STR, O(metrics), "", "metrics", "serve the run's live figures in the Prometheus format on ADDR:PORT (PORT alone: 127.0.0.1), at /metrics", NULL },
     { "run", "metrics_token", OPT_SECRET, O(metrics_token), "", NULL, "if set, scrapes must send 'Authorization: Bearer TOKEN'", NULL },
     { "run", "shard", OPT_SHARD, O(shard), "0/1", "shard", "part K of N of a load spread over several hosts: this run owns the users whose index mod N is K (its senders send only to them, its readers read only them); mailsoak merge adds the parts up", NULL },
-    { "run", "ledger_csv", OPT_STR, O(ledger_csv), "", "ledger-csv", "write every message not delivered exactly once (id, Message-ID, mailbox, size, accepted, outcome, reason) to this CSV file", NULL },
+    { "run", "ledger_csv", OPT_STR, O(ledger_csv), "", "ledger-csv", "write every message not delivered exactly once (id, Message-ID, mailbox, size, accepted, outcome, reason, the server's queue id) to this CSV file", NULL },
     { "run", "check", OPT_BOOL, O(check), "yes", NULL, "before any load, check every target with libcurl (mailsoak check); --no-check skips it", NULL },
     { "run", "sweep", OPT_BOOL, O(sweep), "yes", NULL, "after the drain, visit every mailbox that still owes messages, in passes, until the server settled", NULL },
     { "run", "sweep_timeout", OPT_DURATION, O(sweep_timeout), "60s", NULL, "upper bound of the final sweep", NULL },
