@@ -3,8 +3,8 @@
  * mailsoak.conf(5) that list commands, flags and keys, and the bash completion's
  * data (`mailsoak doc WHAT`, run by scripts/gen-doc at build time). A command
  * added to the table appears in --help, the manual and the completion. */
-#ifndef MS_DOCS_H
-#define MS_DOCS_H
+#ifndef MS_CMD_H
+#define MS_CMD_H
 
 struct command {
     const char *name;

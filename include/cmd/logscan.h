@@ -1,6 +1,6 @@
 /* logscan: `mailsoak logscan`, the log watcher over existing logs (run/logscan.c). */
-#ifndef MS_RUN_LOGSCAN_H
-#define MS_RUN_LOGSCAN_H
+#ifndef MS_CMD_LOGSCAN_H
+#define MS_CMD_LOGSCAN_H
 
 /* argv[0] is "logscan". Returns the exit status. */
 int cmd_logscan(int argc, char **argv);

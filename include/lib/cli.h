@@ -1,8 +1,8 @@
 /* cli: what the offline commands (compare, merge, report) share on the command line:
  * one option parser with one set of conventions, and the one way their messages,
  * which quote result files, reach a terminal. */
-#ifndef MS_ANALYSE_CLI_H
-#define MS_ANALYSE_CLI_H
+#ifndef MS_LIB_CLI_H
+#define MS_LIB_CLI_H
 
 #include <stddef.h>
 #include <stdio.h>

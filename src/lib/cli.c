@@ -1,6 +1,6 @@
 /* cli: the option parser of compare, merge and report, and their messages, so the
  * three commands take their words the same way and quote result files safely. */
-#include "analyse/cli.h"
+#include "lib/cli.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,8 +10,8 @@
 #include "preflight/check.h"
 #include "probe/serve.h"
 #include "settings/config.h"
-#include "run/docs.h"
-#include "run/logscan.h"
+#include "cmd/cmd.h"
+#include "cmd/logscan.h"
 #include "run/run.h"
 
 static int do_run(int argc, char **argv)

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "analyse/cli.h"
+#include "lib/cli.h"
 
 static void usage(FILE *f)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyse/cli.h"
+#include "lib/cli.h"
 #include "lib/alloc.h"
 #include "lib/atomicfile.h"
 #include "lib/printable.h"

@@ -2,7 +2,7 @@
  * program: the commands (from main.c's table, each with its own --help), the flags
  * and the keys (from the settings table), and the bash completion's data.
  * scripts/gen-doc puts this output into the templates of doc/ at build time. */
-#include "run/docs.h"
+#include "cmd/cmd.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * each, or every matching line (--lines) to grep, so a user can tune log_class
  * against a server's real logs before a ten-minute soak. The classes and files are
  * the run's: [server] log_class, log_defaults and log from -c/--set, or FILEs. */
-#include "run/logscan.h"
+#include "cmd/logscan.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
 
 #include <stdlib.h>
 
-#include "analyse/cli.h"
+#include "lib/cli.h"
 
 static void usage(FILE *f)
 {

@@ -5,7 +5,7 @@
 
 #include <stdlib.h>
 
-#include "analyse/cli.h"
+#include "lib/cli.h"
 #include "lib/atomicfile.h"
 
 /* Writes one output atomically; on any failure the old file stays. */
