@@ -46,8 +46,4 @@ char *cmp_fmt_value(char *buf, size_t n, enum cmp_unit u, double v);
 /* A cell: "-", "16488" or, with spread, "16488 (16218-16528)". */
 char *cmp_fmt_cell(char *buf, size_t n, enum cmp_unit u, const struct cmp_stat *s);
 
-/* The command; out and err are where it prints (stdout and stderr in main). */
-int compare_main(int argc, char **argv, FILE *out, FILE *err);
-int cmd_compare(int argc, char **argv);
-
 #endif

@@ -18,10 +18,4 @@
 json_t *merge_results(const struct result_set *rs, int force, const char *label, char *err, size_t errlen,
                       char *warn, size_t warnlen);
 
-/* `mailsoak merge A.json B.json ... -o all.json [--force] [--label NAME]`: argv[0]
- * is "merge". 0, 1 (the output could not be written) or 2 (bad arguments, files
- * refused). */
-int merge_main(int argc, char **argv, FILE *out, FILE *err);
-int cmd_merge(int argc, char **argv);
-
 #endif

@@ -12,7 +12,4 @@ int report_write_html(FILE *f, const struct result_set *rs, const char *workload
 /* One row per file per timeline entry; 0 or -1. */
 int report_write_csv(FILE *f, const struct result_set *rs);
 
-int report_main(int argc, char **argv, FILE *out, FILE *err);
-int cmd_report(int argc, char **argv);
-
 #endif

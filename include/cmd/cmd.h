@@ -1,8 +1,7 @@
-/* docs: the table of mailsoak's commands (kept in main.c) and what is generated
- * from it and from the settings table: the parts of mailsoak(1) and
- * mailsoak.conf(5) that list commands, flags and keys, and the bash completion's
- * data (`mailsoak doc WHAT`, run by scripts/gen-doc at build time). A command
- * added to the table appears in --help, the manual and the completion. */
+/* cmd: the row of the table of commands (kept in main.c, and nothing else is) and
+ * the dispatch over it. A command is a file of cmd/ with one entry point,
+ * int cmd_NAME(int argc, char **argv), argv[0] being its name; a row added to the
+ * table appears in --help, the manual and the completion (cmd/doc.c). */
 #ifndef MS_CMD_H
 #define MS_CMD_H
 
@@ -22,7 +21,11 @@ struct command {
     const char *man;
 };
 
-/* `mailsoak doc commands|synopsis|flags|keys|bash`: 0, or 2 on a bad argument. */
-int docs_main(const struct command *cmds, int argc, char **argv);
+/* The table, ended by a row with a NULL name (main.c). */
+extern const struct command mailsoak_commands[];
+
+/* `mailsoak COMMAND ...`: runs the command argv[1] names with argv + 1, or prints
+ * the list of commands (--help: stdout, 0; none or an unknown one: stderr, 2). */
+int cmd_main(int argc, char **argv);
 
 #endif

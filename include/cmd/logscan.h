@@ -1,4 +1,4 @@
-/* logscan: `mailsoak logscan`, the log watcher over existing logs (run/logscan.c). */
+/* logscan: `mailsoak logscan`, the log watcher over existing logs (cmd/logscan.c). */
 #ifndef MS_CMD_LOGSCAN_H
 #define MS_CMD_LOGSCAN_H
 

@@ -1,6 +1,7 @@
-/* check: `mailsoak check`, the preflight. With libcurl, an implementation independent of
- * our engine, it asks each target what a run would need (greeting, EHLO, TLS, AUTH,
- * MAIL and RCPT; POP3 logins of a sample of users) and names each problem in one line. */
+/* check: the preflight (`mailsoak check`, and `mailsoak run` before any load). With
+ * libcurl, an implementation independent of our engine, it asks each target what a
+ * run would need (greeting, EHLO, TLS, AUTH, MAIL and RCPT; POP3 logins of a sample
+ * of users) and names each problem in one line. */
 #ifndef MS_CHECK_H
 #define MS_CHECK_H
 
@@ -18,8 +19,5 @@
  * stop (may be NULL): when it becomes non-zero (a signal), the checks are abandoned
  * within a second and nothing is printed; the return value is then meaningless. */
 int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile sig_atomic_t *stop);
-
-/* `mailsoak check [--sample N] <the arguments of mailsoak run>`. */
-int cmd_check(int argc, char **argv);
 
 #endif

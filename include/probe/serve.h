@@ -5,9 +5,11 @@
 #define MS_PROBE_SERVE_H
 
 #include "probe/series.h"
+#include "settings/config.h"
 
-/* Exit status: 0 stopped by SIGINT or SIGTERM, 2 bad configuration. */
-int cmd_probe(int argc, char **argv);
+/* Samples the server of cfg's [server] and serves it on probe.listen until SIGINT
+ * or SIGTERM. Exit status: 0 stopped by a signal, 2 bad configuration. */
+int probe_serve(const struct config *cfg);
 
 /* The Prometheus exposition of a series (malloc'd): its last sample, counters since
  * the series began. host and probe label mailsoak_server_info. */

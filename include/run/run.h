@@ -51,7 +51,10 @@ struct run_result {
  * above 1 in 1000 of those due (c->late_busy, c->late_engine, held). */
 int result_tester_limited(const struct run_result *r);
 
-int cmd_run(int argc, char **argv);
+/* `mailsoak run` once its settings are read (cmd/run.c): the demo's server when no
+ * target is set (its run shortened to 60 s when demo_duration), the preflight when
+ * run.check, then the soak; SIGINT and SIGTERM end it in order. The exit status. */
+int run_configured(struct config *cfg, int demo_duration);
 
 /* output.c: writers of the result; they never measure anything. */
 json_t *result_json(const struct run_result *r);

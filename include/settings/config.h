@@ -89,14 +89,19 @@ struct config {
 
 extern const struct opt config_opts[];
 
-/* Parses `run`'s arguments (after the subcommand). Returns 0, or 2 with the reason
- * printed on stderr, or 1 when --help was printed. */
+/* Reads the settings from words of a command line (-c FILE, --FLAG VALUE, --set
+ * SECTION.KEY=VALUE, --no-check; lib/opts.h), over the defaults. Returns 0, or 2
+ * with the reason printed on stderr, or 1 when --help printed config_help. */
 int config_from_args(struct config *cfg, int argc, char **argv);
+/* Every key with its flag, default and help, by section (the end of run --help). */
+void config_help(FILE *f);
 /* The rules between keys, which no one key's bounds can say (a sender needs a
  * target; a TLS CA must load). 0, or -1 with "key: reason" in err. */
 int config_check(const struct config *cfg, char *err, size_t errlen);
-/* The same for another command of the same keys (mailsoak probe), with its usage. */
-int config_from_args_usage(struct config *cfg, int argc, char **argv, void (*usage_fn)(FILE *f));
+/* The same into cfg, a struct config, printing usage_fn on --help: the settings
+ * reader of the commands taking run's settings (lib/cli.h, struct cli_cmd). The
+ * caller frees the config (config_free) whatever it returned, once it was zeroed. */
+int config_from_words(void *cfg, int argc, char **argv, void (*usage_fn)(FILE *f));
 void config_free(struct config *cfg);
 
 #endif

@@ -1,7 +1,9 @@
-/* cli: the option parser of compare, merge and report, and their messages, so the
- * three commands take their words the same way and quote result files safely. */
+/* cli: the option parser every command shares, and the messages that quote
+ * untrusted text, so the commands take their words the same way and keep a result
+ * file's control bytes off the terminal. */
 #include "lib/cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,25 +26,45 @@ static const struct cli_opt *find(const struct cli_opt *opts, const char *a, con
     return NULL;
 }
 
-int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts, void (*usage)(FILE *),
-              FILE *out, FILE *err, char ***files, size_t *nfiles, int *status)
+/* A number from o->min to o->max into *o->num; 0, or -1 with the reason in msg. */
+static int take_number(const struct cli_opt *o, const char *v, char *msg, size_t msglen)
+{
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10);
+    if (!*v || *end || errno || n < o->min || n > o->max) {
+        snprintf(msg, msglen, "%s: expected %s from %lu to %lu, not '%s'", o->name, o->value, o->min, o->max, v);
+        return -1;
+    }
+    *o->num = n;
+    return 0;
+}
+
+int cli_parse(const struct cli_cmd *c, int argc, char **argv, FILE *out, FILE *err, char ***files,
+              size_t *nfiles, int *status)
 {
     char msg[300];
+    char **rest = xcalloc((size_t)argc + 1, sizeof *rest);
+    int nrest = 0;
     *files = xcalloc((size_t)argc + 1, sizeof **files);
     *nfiles = 0;
     *status = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (!strcmp(a, "--")) {
+        if (!strcmp(a, "--") && c->words != CLI_SETTINGS) {
             while (++i < argc)
                 (*files)[(*nfiles)++] = argv[i];
             break;
         }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(out);
+            if (c->words == CLI_SETTINGS) {
+                rest[nrest++] = argv[i];
+                continue;
+            }
+            c->usage(out);
             goto done;
         }
-        const struct cli_opt *o = find(opts, a, &v);
+        const struct cli_opt *o = find(c->opts, a, &v);
         if (o && !o->value) {
             *o->flag = 1;
         } else if (o) {
@@ -50,7 +72,22 @@ int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts
                 snprintf(msg, sizeof msg, "%s needs %s", a, o->value);
                 goto usage_error;
             }
-            *o->val = v ? v : argv[++i];
+            if (o->settings) {
+                rest[nrest++] = argv[i];
+                if (!v)
+                    rest[nrest++] = argv[++i];
+                continue;
+            }
+            if (!v)
+                v = argv[++i];
+            if (o->list)
+                strlist_add(o->list, v);
+            else if (o->num && take_number(o, v, msg, sizeof msg) < 0)
+                goto usage_error;
+            else if (o->val)
+                *o->val = v;
+        } else if (c->words == CLI_SETTINGS) {
+            rest[nrest++] = argv[i];
         } else if (a[0] == '-' && a[1]) {
             snprintf(msg, sizeof msg, "unknown option '%s'", a);
             goto usage_error;
@@ -58,21 +95,34 @@ int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts
             (*files)[(*nfiles)++] = argv[i];
         }
     }
-    if (!*nfiles) {
+    if (c->words == CLI_FILES && !*nfiles) {
         snprintf(msg, sizeof msg, "no result files given");
         goto usage_error;
     }
-    for (const struct cli_opt *o = opts; o->name; o++)
+    for (const struct cli_opt *o = c->opts; o->name; o++)
         if (o->required && (!*o->val || !**o->val)) {
             snprintf(msg, sizeof msg, "%s", o->required);
             goto usage_error;
         }
+    if (c->settings) {
+        int rc = c->settings(c->ud, nrest, rest, c->usage);
+        if (rc) {
+            *status = rc == 1 ? 0 : 2;
+            goto done;
+        }
+    }
+    if (c->words == CLI_SETTINGS) {
+        free(*files);
+        *files = NULL;
+    }
+    free(rest);
     return 1;
 usage_error:
-    cli_say(err, cmd, 0, msg);
-    usage(err);
+    cli_say(err, c->name, 0, msg);
+    c->usage(err);
     *status = 2;
 done:
+    free(rest);
     free(*files);
     *files = NULL;
     return 0;

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
+#include "cmd/check.h"
 #include "preflight/check.h"
 #include "settings/config.h"
 
@@ -124,16 +125,16 @@ static int curl_down(void **state)
 static void test_options(void **state)
 {
     (void)state;
-    const char *none[] = { "--set", "users.password=pw%04d" };
-    assert_int_equal(cmd_check(2, (char **)none), 2);             /* no target */
-    const char *bad[] = { "--sample", "0", "--smtp", "127.0.0.1:25" };
-    assert_int_equal(cmd_check(4, (char **)bad), 2);
-    const char *bad2[] = { "--sample=x", "--smtp", "127.0.0.1:25" };
-    assert_int_equal(cmd_check(3, (char **)bad2), 2);
-    const char *help[] = { "--help" };
-    assert_int_equal(cmd_check(1, (char **)help), 0);
-    const char *unknown[] = { "--bogus", "1" };
-    assert_int_equal(cmd_check(2, (char **)unknown), 2);
+    const char *none[] = { "check", "--set", "users.password=pw%04d" };
+    assert_int_equal(cmd_check(3, (char **)none), 2);             /* no target */
+    const char *bad[] = { "check", "--sample", "0", "--smtp", "127.0.0.1:25" };
+    assert_int_equal(cmd_check(5, (char **)bad), 2);
+    const char *bad2[] = { "check", "--sample=x", "--smtp", "127.0.0.1:25" };
+    assert_int_equal(cmd_check(4, (char **)bad2), 2);
+    const char *help[] = { "check", "--help" };
+    assert_int_equal(cmd_check(2, (char **)help), 0);
+    const char *unknown[] = { "check", "--bogus", "1" };
+    assert_int_equal(cmd_check(3, (char **)unknown), 2);
 }
 
 static void test_refused(void **state)

@@ -1,4 +1,4 @@
-/* Unit tests of analyse/cli: the option parser compare, merge and report share
+/* Unit tests of lib/cli: the option parser the commands share
  * (both value forms, --help, "--", required options, the refusals with their
  * usage) and cli_say, which keeps a result file's control bytes off the terminal. */
 #include <setjmp.h>
@@ -33,12 +33,13 @@ static struct parsed parse_with(const char *required, int argc, char **argv)
     size_t on, en;
     FILE *out = open_memstream(&p.out, &on), *err = open_memstream(&p.err, &en);
     const struct cli_opt opts[] = {
-        { "--output", "-o", "a file name", &p.output, NULL, required },
-        { "--force", NULL, NULL, NULL, &p.force, NULL },
-        { NULL, NULL, NULL, NULL, NULL, NULL },
+        { .name = "--output", .alias = "-o", .value = "a file name", .val = &p.output, .required = required },
+        { .name = "--force", .flag = &p.force },
+        { 0 },
     };
+    const struct cli_cmd cmd = { .name = "test", .usage = usage, .opts = opts, .words = CLI_FILES };
     int status;
-    p.rc = cli_parse("test", argc, argv, opts, usage, out, err, &p.files, &p.nfiles, &status)
+    p.rc = cli_parse(&cmd, argc, argv, out, err, &p.files, &p.nfiles, &status)
                ? 0 : status == 0 ? 1 : status;
     if (p.rc)
         assert_null(p.files);

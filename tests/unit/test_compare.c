@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "analyse/compare.h"
+#include "cmd/compare.h"
 #include "testfiles.h"
 #include "lib/units.h"
 
@@ -36,7 +37,7 @@ static struct run run_compare(int argc, char **argv)
     FILE *out = open_memstream(&r.out, &on), *err = open_memstream(&r.err, &en);
     assert_non_null(out);
     assert_non_null(err);
-    r.rc = compare_main(argc, argv, out, err);
+    r.rc = cmd_compare_io(argc, argv, out, err);
     fclose(out);
     fclose(err);
     return r;

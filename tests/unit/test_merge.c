@@ -19,6 +19,8 @@
 #include "analyse/latency.h"
 #include "analyse/merge.h"
 #include "lib/rng.h"
+#include "cmd/compare.h"
+#include "cmd/merge.h"
 #include "testfiles.h"
 
 struct shard_spec {
@@ -98,7 +100,7 @@ static struct out merge(int argc, char **argv)
     struct out r;
     size_t on, en;
     FILE *o = open_memstream(&r.out, &on), *e = open_memstream(&r.err, &en);
-    r.rc = merge_main(argc, argv, o, e);
+    r.rc = cmd_merge_io(argc, argv, o, e);
     fclose(o);
     fclose(e);
     return r;
@@ -197,7 +199,7 @@ static void exact_percentiles(void **st)
     /* compare reads it like any other result file */
     char *cargv[] = { "compare", out };
     FILE *devnull = fopen("/dev/null", "w");
-    assert_int_equal(compare_main(2, cargv, devnull, devnull), 0);
+    assert_int_equal(cmd_compare_io(2, cargv, devnull, devnull), 0);
     fclose(devnull);
     json_decref(m);
     out_free(&o);

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "analyse/report.h"
+#include "cmd/report.h"
 #include "testfiles.h"
 
 #define FIX "tests/fixtures/results/"
@@ -37,7 +38,7 @@ static int run_report(int argc, char **argv, char **err_text)
     size_t on, en;
     char *out_text;
     FILE *out = open_memstream(&out_text, &on), *err = open_memstream(err_text, &en);
-    int rc = report_main(argc, argv, out, err);
+    int rc = cmd_report_io(argc, argv, out, err);
     fclose(out);
     fclose(err);
     free(out_text);

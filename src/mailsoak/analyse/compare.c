@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/cli.h"
 #include "analyse/escape.h"
 #include "lib/alloc.h"
 #include "lib/printable.h"
@@ -506,64 +505,4 @@ int cmp_write(FILE *f, const struct cmp_table *t, enum cmp_format fmt, unsigned 
     }
     free(cols);
     return rc < 0 || ferror(f) ? -1 : 0;
-}
-
-static void usage(FILE *f)
-{
-    fputs("usage: mailsoak compare [--format text|markdown|csv|json] [--runs] [--mark] [--force] FILE.json...\n"
-          "  One column per label; files with the same label are repeats (mean, and min-max).\n"
-          "  --format F  text (default), markdown, csv or json\n"
-          "  --runs      also show each run as its own column\n"
-          "  --mark      mark the best (*) and the worst (!) column of each row\n"
-          "  --force     compare files even when their workloads differ\n", f);
-}
-
-int compare_main(int argc, char **argv, FILE *out, FILE *err)
-{
-    static const struct { const char *name; enum cmp_format fmt; } formats[] = {
-        { "text", CMP_TEXT }, { "markdown", CMP_MARKDOWN }, { "md", CMP_MARKDOWN },
-        { "csv", CMP_CSV }, { "json", CMP_JSON },
-    };
-    const char *format = "text";
-    int runs = 0, mark = 0, force = 0;
-    const struct cli_opt opts[] = {
-        { "--format", NULL, "a value (text, markdown, csv or json)", &format, NULL, NULL },
-        { "--runs", NULL, NULL, NULL, &runs, NULL },
-        { "--mark", NULL, NULL, NULL, &mark, NULL },
-        { "--force", NULL, NULL, NULL, &force, NULL },
-        { NULL, NULL, NULL, NULL, NULL, NULL },
-    };
-    char **files, msg[2600];
-    size_t nfiles;
-    int rc;
-    if (!cli_parse("compare", argc, argv, opts, usage, out, err, &files, &nfiles, &rc))
-        return rc;
-    size_t k = 0;
-    while (k < sizeof formats / sizeof *formats && strcmp(format, formats[k].name))
-        k++;
-    if (k == sizeof formats / sizeof *formats) {
-        snprintf(msg, sizeof msg, "unknown format '%s' (use text, markdown, csv or json)", format);
-        cli_say(err, "compare", 0, msg);
-        free(files);
-        return 2;
-    }
-    unsigned flags = (runs ? CMP_RUNS : 0) | (mark ? CMP_MARK : 0);
-    struct result_set rs;
-    if ((rc = results_open(&rs, files, nfiles, force, "compare", err, msg, sizeof msg)) == 0) {
-        struct cmp_table t;
-        cmp_build(&t, &rs);
-        if (cmp_write(out, &t, formats[k].fmt, flags) < 0 || fflush(out) != 0) {
-            fprintf(err, "compare: write error\n");
-            rc = 1;
-        }
-        cmp_free(&t);
-        results_free(&rs);
-    }
-    free(files);
-    return rc;
-}
-
-int cmd_compare(int argc, char **argv)
-{
-    return compare_main(argc, argv, stdout, stderr);
 }

@@ -1,8 +1,8 @@
-/* docs: `mailsoak doc WHAT` prints what the manual and the completion take from the
+/* doc: `mailsoak doc WHAT` prints what the manual and the completion take from the
  * program: the commands (from main.c's table, each with its own --help), the flags
  * and the keys (from the settings table), and the bash completion's data.
  * scripts/gen-doc puts this output into the templates of doc/ at build time. */
-#include "cmd/cmd.h"
+#include "cmd/doc.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -10,7 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd/cmd.h"
 #include "lib/alloc.h"
+#include "lib/cli.h"
 #include "lib/docgen.h"
 #include "settings/config.h"
 
@@ -92,9 +94,28 @@ static void bash_data(const struct command *cmds)
     docgen_bash(stdout, config_opts, "_mailsoak");
 }
 
-int docs_main(const struct command *cmds, int argc, char **argv)
+static void usage(FILE *f)
 {
-    const char *what = argc == 2 ? argv[1] : "";
+    fputs("usage: mailsoak doc commands|synopsis|flags|keys|bash\n"
+          "  Prints what the manual and the bash completion take from the program:\n"
+          "  commands, synopsis  the command table, as man-page text\n"
+          "  flags, keys         the settings table, as man-page text\n"
+          "  bash                the completion's data (commands, flags, keys, values)\n"
+          "  scripts/gen-doc puts it into the templates of doc/ when building.\n", f);
+}
+
+int cmd_doc(int argc, char **argv)
+{
+    const struct cli_opt opts[] = { { 0 } };
+    const struct cli_cmd cmd = { .name = "mailsoak doc", .usage = usage, .opts = opts, .words = CLI_FILES_ANY };
+    const struct command *cmds = mailsoak_commands;
+    char **words;
+    size_t n;
+    int rc;
+    if (!cli_parse(&cmd, argc, argv, stdout, stderr, &words, &n, &rc))
+        return rc;
+    const char *what = n == 1 ? words[0] : "";
+    free(words);
     if (!strcmp(what, "commands"))
         return man_commands(cmds);
     if (!strcmp(what, "synopsis"))
@@ -106,14 +127,8 @@ int docs_main(const struct command *cmds, int argc, char **argv)
     else if (!strcmp(what, "bash"))
         bash_data(cmds);
     else {
-        fprintf(strcmp(what, "--help") ? stderr : stdout,
-                "usage: mailsoak doc commands|synopsis|flags|keys|bash\n"
-                "  Prints what the manual and the bash completion take from the program:\n"
-                "  commands, synopsis  the command table, as man-page text\n"
-                "  flags, keys         the settings table, as man-page text\n"
-                "  bash                the completion's data (commands, flags, keys, values)\n"
-                "  scripts/gen-doc puts it into the templates of doc/ when building.\n");
-        return strcmp(what, "--help") ? 2 : 0;
+        usage(stderr);
+        return 2;
     }
     return 0;
 }

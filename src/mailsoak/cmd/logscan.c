@@ -5,12 +5,12 @@
  * the run's: [server] log_class, log_defaults and log from -c/--set, or FILEs. */
 #include "cmd/logscan.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/alloc.h"
+#include "lib/cli.h"
 #include "lib/printable.h"
 #include "probe/logwatch.h"
 #include "settings/config.h"
@@ -117,63 +117,28 @@ static void report(struct scan *s)
     }
 }
 
-/* Splits the arguments: -c/--set go to the settings parser, the rest are ours. */
-static int parse(int argc, char **argv, char **rest, int *nrest, struct strlist *classes, struct strlist *files,
-                 int *no_defaults, unsigned long *examples, int *lines)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 1;
-        }
-        if ((!strcmp(a, "-c") || !strcmp(a, "--set")) && i + 1 < argc) {
-            rest[(*nrest)++] = argv[i];
-            rest[(*nrest)++] = argv[++i];
-        } else if (!strncmp(a, "--set=", 6)) {
-            rest[(*nrest)++] = argv[i];
-        } else if (!strcmp(a, "--class") && i + 1 < argc) {
-            strlist_add(classes, argv[++i]);
-        } else if (!strcmp(a, "--no-defaults")) {
-            *no_defaults = 1;
-        } else if (!strcmp(a, "--lines")) {
-            *lines = 1;
-        } else if (!strcmp(a, "--examples") && i + 1 < argc) {
-            char *end;
-            errno = 0;
-            *examples = strtoul(argv[++i], &end, 10);
-            if (!*argv[i] || *end || errno || *examples > 1000) {
-                fprintf(stderr, "mailsoak logscan: --examples: expected a number from 0 to 1000, not '%s'\n",
-                        argv[i]);
-                return 2;
-            }
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "mailsoak logscan: unknown option '%s' (see mailsoak logscan --help)\n", a);
-            return 2;
-        } else {
-            strlist_add(files, a);
-        }
-    }
-    return 0;
-}
-
 int cmd_logscan(int argc, char **argv)
 {
-    char **rest = xcalloc((size_t)argc + 1, sizeof *rest), err[600];
-    int nrest = 0, no_defaults = 0, lines = 0;
+    char err[600], **args;
+    int no_defaults = 0, lines = 0;
     unsigned long examples = 3;
-    struct strlist classes = { 0 }, files = { 0 };
-    struct config cfg;
-    int rc = parse(argc, argv, rest, &nrest, &classes, &files, &no_defaults, &examples, &lines);
-    int have_cfg = 0;
-    if (rc == 0) {
-        rc = config_from_args(&cfg, nrest, rest);
-        have_cfg = rc == 0;
-        if (rc == 1)
-            rc = 0;             /* --help of the settings */
-        else if (rc)
-            rc = 2;
-    }
+    size_t nargs;
+    struct strlist classes = { 0 };
+    struct config cfg = { 0 };
+    const struct cli_opt opts[] = {
+        { .name = "-c", .value = "a file", .settings = 1 },
+        { .name = "--set", .value = "a setting", .settings = 1 },
+        { .name = "--class", .value = "a class", .list = &classes },
+        { .name = "--no-defaults", .flag = &no_defaults },
+        { .name = "--lines", .flag = &lines },
+        { .name = "--examples", .value = "a number", .num = &examples, .min = 0, .max = 1000 },
+        { 0 },
+    };
+    const struct cli_cmd cmd = { .name = "mailsoak logscan", .usage = usage, .opts = opts,
+                                 .words = CLI_FILES_ANY, .settings = config_from_words, .ud = &cfg };
+    int rc;
+    int have_cfg = cli_parse(&cmd, argc, argv, stdout, stderr, &args, &nargs, &rc);
+    struct strlist files = { .v = args, .n = nargs };
     struct logwatch *lw = NULL;
     if (have_cfg) {
         struct server_config sc = cfg.server;
@@ -220,10 +185,8 @@ int cmd_logscan(int argc, char **argv)
         free(s.delta);
     }
     logwatch_free(lw);
-    if (have_cfg)
-        config_free(&cfg);
+    config_free(&cfg);
     strlist_free(&classes);
-    strlist_free(&files);
-    free(rest);
-    return rc == 1 ? 0 : rc;
+    free(args);
+    return rc;
 }

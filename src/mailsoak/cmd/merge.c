@@ -1,10 +1,11 @@
-/* merge_cli: `mailsoak merge`: reads the shards' result files, adds them up
- * (merge.c) and writes the merged file atomically; warnings and refusals on stderr,
- * printable. */
-#include "analyse/merge.h"
+/* merge: `mailsoak merge`: reads the shards' result files, adds them up
+ * (analyse/merge.c) and writes the merged file atomically; warnings and refusals
+ * on stderr, printable. */
+#include "cmd/merge.h"
 
 #include <stdlib.h>
 
+#include "analyse/merge.h"
 #include "lib/cli.h"
 
 static void usage(FILE *f)
@@ -24,20 +25,21 @@ static void usage(FILE *f)
           "  --force         merge different workloads or overlapping shards anyway\n", f);
 }
 
-int merge_main(int argc, char **argv, FILE *out, FILE *err)
+int cmd_merge_io(int argc, char **argv, FILE *out, FILE *err)
 {
     const char *output = NULL, *label = NULL;
     int force = 0;
     const struct cli_opt opts[] = {
-        { "--output", "-o", "a value", &output, NULL, "no output file: -o FILE" },
-        { "--label", NULL, "a value", &label, NULL, NULL },
-        { "--force", NULL, NULL, NULL, &force, NULL },
-        { NULL, NULL, NULL, NULL, NULL, NULL },
+        { .name = "--output", .alias = "-o", .value = "a value", .val = &output, .required = "no output file: -o FILE" },
+        { .name = "--label", .value = "a value", .val = &label },
+        { .name = "--force", .flag = &force },
+        { 0 },
     };
+    const struct cli_cmd cmd = { .name = "merge", .usage = usage, .opts = opts, .words = CLI_FILES };
     char **files;
     size_t nfiles;
     int rc;
-    if (!cli_parse("merge", argc, argv, opts, usage, out, err, &files, &nfiles, &rc))
+    if (!cli_parse(&cmd, argc, argv, out, err, &files, &nfiles, &rc))
         return rc;
     struct result_set rs;
     char msg[2600], warns[4096];
@@ -69,5 +71,5 @@ done:
 
 int cmd_merge(int argc, char **argv)
 {
-    return merge_main(argc, argv, stdout, stderr);
+    return cmd_merge_io(argc, argv, stdout, stderr);
 }

@@ -1,10 +1,12 @@
-/* report_cli: `mailsoak report`: reads result files (results_open refuses to mix
- * workloads unless --force), writes the HTML page and, on request, the CSV, each
- * atomically so a failed write leaves the old file. */
-#include "analyse/report.h"
+/* report: `mailsoak report`: reads result files (results_open refuses to mix
+ * workloads unless --force), writes the HTML page and, on request, the CSV
+ * (analyse/report.c, report_csv.c), each atomically so a failed write leaves the
+ * old file. */
+#include "cmd/report.h"
 
 #include <stdlib.h>
 
+#include "analyse/report.h"
 #include "lib/cli.h"
 #include "lib/atomicfile.h"
 
@@ -43,20 +45,21 @@ static void usage(FILE *f)
           "  --force         report files even when their workloads differ\n", f);
 }
 
-int report_main(int argc, char **argv, FILE *out, FILE *err)
+int cmd_report_io(int argc, char **argv, FILE *out, FILE *err)
 {
     const char *html = NULL, *csv = NULL;
     int force = 0;
     const struct cli_opt opts[] = {
-        { "--output", "-o", "a file name", &html, NULL, "-o REPORT.html is required" },
-        { "--csv", NULL, "a file name", &csv, NULL, NULL },
-        { "--force", NULL, NULL, NULL, &force, NULL },
-        { NULL, NULL, NULL, NULL, NULL, NULL },
+        { .name = "--output", .alias = "-o", .value = "a file name", .val = &html, .required = "-o REPORT.html is required" },
+        { .name = "--csv", .value = "a file name", .val = &csv },
+        { .name = "--force", .flag = &force },
+        { 0 },
     };
+    const struct cli_cmd cmd = { .name = "report", .usage = usage, .opts = opts, .words = CLI_FILES };
     char **files, msg[2600];
     size_t nfiles;
     int rc;
-    if (!cli_parse("report", argc, argv, opts, usage, out, err, &files, &nfiles, &rc))
+    if (!cli_parse(&cmd, argc, argv, out, err, &files, &nfiles, &rc))
         return rc;
     struct result_set rs;
     if ((rc = results_open(&rs, files, nfiles, force, "report", err, msg, sizeof msg)) == 0) {
@@ -71,5 +74,5 @@ int report_main(int argc, char **argv, FILE *out, FILE *err)
 
 int cmd_report(int argc, char **argv)
 {
-    return report_main(argc, argv, stdout, stderr);
+    return cmd_report_io(argc, argv, stdout, stderr);
 }

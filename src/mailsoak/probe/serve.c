@@ -1,7 +1,8 @@
-/* serve: `mailsoak probe` (see serve.h). The collector samples on its thread and
- * keeps probe.keep of samples; libmicrohttpd's thread answers requests from what
- * the series holds, so a slow or hostile client never delays a sample. Signals
- * are waited for with sigwait() in the main thread: no handler, no flag. */
+/* serve: what `mailsoak probe` does (see serve.h; cmd/probe.c reads its settings).
+ * The collector samples on its thread and keeps probe.keep of samples;
+ * libmicrohttpd's thread answers requests from what the series holds, so a slow or
+ * hostile client never delays a sample. Signals are waited for with sigwait() in
+ * the main thread: no handler, no flag. */
 #include "probe/serve.h"
 
 #include <errno.h>
@@ -154,35 +155,8 @@ static void serve(void *ud, const char *path, const struct httpd_request *req, s
     }
 }
 
-static void usage(FILE *f)
+int probe_serve(const struct config *cfg)
 {
-    fputs("usage: mailsoak probe [-c FILE]... [--listen ADDR:PORT] [--token TOKEN] [--set server.KEY=VALUE]...\n"
-          "\n"
-          "Samples the server on this host (the [server] keys, as mailsoak run reads them) and\n"
-          "serves the samples until SIGINT or SIGTERM: /metrics in the Prometheus text format,\n"
-          "/samples for mailsoak run on another host (server.probe = http://THIS-HOST:PORT).\n"
-          "Other sections of the file are read and ignored, so one file serves both sides.\n", f);
-    /* only the keys the probe reads */
-    const struct opt *mine[64];
-    size_t n = 0;
-    for (const struct opt *o = config_opts; o->key && n < sizeof mine / sizeof mine[0] - 1; o++)
-        if ((!strcmp(o->section, "server") && strncmp(o->key, "probe", 5)) || !strcmp(o->section, "probe"))
-            mine[n++] = o;
-    struct opt table[64];
-    for (size_t i = 0; i < n; i++)
-        table[i] = *mine[i];
-    memset(&table[n], 0, sizeof table[n]);
-    opts_help(f, table);
-}
-
-int cmd_probe(int argc, char **argv)
-{
-    struct config cfg;
-    int rc = config_from_args_usage(&cfg, argc, argv, usage);
-    if (rc) {
-        config_free(&cfg);
-        return rc == 1 ? 0 : rc;
-    }
     struct probe pr = { 0 };
     unsigned char rnd[16];
     if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
@@ -202,41 +176,37 @@ int cmd_probe(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
 
     char err[600];
-    struct collector_opts co = { .keep_ns = cfg.probe_keep };
-    pr.col = collector_start_opts(&cfg.server, mono_ns(), &co, err, sizeof err);
+    struct collector_opts co = { .keep_ns = cfg->probe_keep };
+    pr.col = collector_start_opts(&cfg->server, mono_ns(), &co, err, sizeof err);
     if (!pr.col) {
         fprintf(stderr, "mailsoak probe: %s\n", err);
-        config_free(&cfg);
         return 2;
     }
     const char *why = !collector_series(pr.col)
                           ? "nothing to measure: set server.pid, pidfile, process, spool_dir, store_dir or log"
                       : series_nclasses(collector_series(pr.col)) > WIRE_MAX_CLASSES
                           ? "server.log_class: more classes than a run takes from a probe (64)"
-                      : cfg.server.log_examples > WIRE_MAX_EXAMPLES
+                      : cfg->server.log_examples > WIRE_MAX_EXAMPLES
                           ? "server.log_examples: more than a run takes from a probe (100)"
                           : NULL;
     if (why) {
         fprintf(stderr, "mailsoak probe: %s\n", why);
         collector_free(pr.col);
-        config_free(&cfg);
         return 2;
     }
-    struct httpd *h = httpd_start(cfg.probe_listen, cfg.probe_token, serve, &pr, err, sizeof err);
+    struct httpd *h = httpd_start(cfg->probe_listen, cfg->probe_token, serve, &pr, err, sizeof err);
     if (!h) {
         fprintf(stderr, "mailsoak probe: probe.listen: %s\n", err);
         collector_free(pr.col);
-        config_free(&cfg);
         return 2;
     }
     fprintf(stderr, "mailsoak probe: serving http://%s/metrics and /samples%s (pid %d)\n", httpd_address(h),
-            cfg.probe_token[0] ? " with a token" : "", (int)getpid());
+            cfg->probe_token[0] ? " with a token" : "", (int)getpid());
     int sig = 0;
     while (sigwait(&stop, &sig) != 0)
         ;
     fprintf(stderr, "mailsoak probe: %s: stopping\n", strsignal(sig));
     httpd_stop(h);
     collector_free(pr.col);
-    config_free(&cfg);
     return 0;
 }

@@ -534,32 +534,22 @@ static int run_soak(const struct config *cfg)
     return rc;
 }
 
-static int duration_on_command_line(int argc, char **argv)
+int run_configured(struct config *cfg, int demo_duration)
 {
-    for (int i = 0; i < argc; i++)
-        if (!strncmp(argv[i], "--duration", 10) || strstr(argv[i], "run.duration="))
-            return 1;
-    return 0;
-}
-
-int cmd_run(int argc, char **argv)
-{
-    struct config cfg;
     struct embedded demo = { 0 };
-    int rc = config_from_args(&cfg, argc, argv);
+    int rc = 0;
     /* From here on SIGINT and SIGTERM end the run in order, the preflight too
      * (which takes up to 15 s against a server that does not answer). */
     struct sigaction sa = { .sa_handler = on_signal };
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    if (rc == 0 && !cfg.smtp_targets.n && !cfg.pop3_targets.n &&
-        embedded_start(&cfg, &demo, !duration_on_command_line(argc, argv)) < 0)
+    if (!cfg->smtp_targets.n && !cfg->pop3_targets.n && embedded_start(cfg, &demo, demo_duration) < 0)
         rc = 1;
-    if (rc == 0 && cfg.check) {
+    if (rc == 0 && cfg->check) {
         /* an independent look (libcurl) at every target before any load: a typo
          * in a port or a password is one line here, not ten minutes of errors */
-        int c = check_config(&cfg, 3, stderr, &stop_signal);
+        int c = check_config(cfg, 3, stderr, &stop_signal);
         if (stop_signal) {
             fprintf(stderr, "mailsoak: %s: interrupted during the preflight check; no load was sent\n",
                     strsignal(stop_signal));
@@ -571,10 +561,7 @@ int cmd_run(int argc, char **argv)
         }
     }
     if (rc == 0)
-        rc = run_soak(&cfg);
-    else if (rc == 1 && !demo.dir[0])
-        rc = 0;                      /* --help */
+        rc = run_soak(cfg);
     embedded_stop(&demo);
-    config_free(&cfg);
     return rc;
 }

@@ -113,14 +113,8 @@ const struct opt config_opts[] = {
     { NULL, NULL, 0, 0, NULL, NULL, NULL, NULL },
 };
 
-static void usage(FILE *f)
+void config_help(FILE *f)
 {
-    fputs("usage: mailsoak run [-c FILE]... [--FLAG VALUE]... [--set SECTION.KEY=VALUE]...\n"
-          "\n"
-          "Runs a soak: SMTP senders and POP3 readers for a fixed window, then a drain,\n"
-          "then prints a table (and writes --json). Every key below can be set in an INI\n"
-          "file (-c, repeatable, later files win), with its --flag, or with --set.\n"
-          "Durations: 250ms 90s 10m 1h. Counts: 1k = 1000. Byte sizes: 1k = 1024.\n", f);
     opts_help(f, config_opts);
 }
 
@@ -132,10 +126,10 @@ static int bare_flag(void *base, const char *arg)
     return 1;
 }
 
-int config_from_args_usage(struct config *cfg, int argc, char **argv, void (*usage_fn)(FILE *f))
+int config_from_words(void *cfg, int argc, char **argv, void (*usage_fn)(FILE *f))
 {
     const struct opts_cli cli = { .prog = "mailsoak", .usage = usage_fn, .bare = bare_flag };
-    memset(cfg, 0, sizeof *cfg);
+    memset(cfg, 0, sizeof(struct config));
     return opts_from_args(config_opts, cfg, argc, argv, &cli);
 }
 
@@ -167,7 +161,7 @@ int config_check(const struct config *cfg, char *err, size_t errlen)
 
 int config_from_args(struct config *cfg, int argc, char **argv)
 {
-    return config_from_args_usage(cfg, argc, argv, usage);
+    return config_from_words(cfg, argc, argv, config_help);
 }
 
 void config_free(struct config *cfg)
