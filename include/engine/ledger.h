@@ -26,6 +26,7 @@
 #define LS_QUEUED    0x800u             /* in the server's queue at its last reading */
 #define LS_SEEN      0x1000u            /* retrieved, ours, intact or not; not necessarily deleted */
 #define LS_LATE      0x2000u            /* first read after the drain, by the sweep */
+#define LS_DEFERRED  0x4000u            /* 4xx (or no answer) at the end of data: sent again under a new id */
 #define LS_RCPT_SHIFT 24
 
 struct ledger_entry {
@@ -34,6 +35,14 @@ struct ledger_entry {
     uint32_t size;
     uint32_t accepted_ms;               /* since the run's start */
     _Atomic uint32_t state;
+};
+
+/* A message sent again after deferrals (smtp.retry): its attempts, kept apart
+ * from the entries (few messages have one), in the order of their entries. */
+struct ledger_note {
+    uint64_t idx;                       /* the entry's local index in its shard */
+    uint32_t tries;                     /* attempts, this one included */
+    uint32_t first_ms;                  /* the first attempt, ms since the start */
 };
 
 struct ledger_shard {
@@ -47,6 +56,8 @@ struct ledger_shard {
     char *qids;
     size_t qids_len, qids_cap;
     uint32_t qid_last;                  /* the last id stored: its message's other recipients share it */
+    struct ledger_note *notes;          /* owner thread only; read after it stopped */
+    size_t nnotes, capnotes;
 };
 
 struct ledger {
@@ -64,6 +75,7 @@ struct ledger {
      * server settled (0 = it never settled), and whether a sweep was attempted. */
     uint32_t proof_pass;
     int swept;
+    int final;                          /* every thread stopped: the notes may be read */
 };
 
 /* Why an unread message is pending rather than lost. */
@@ -78,7 +90,7 @@ extern const char *const pending_reason_names[PR_COUNT];
 
 enum verdict {
     V_DELIVERED, V_DUPLICATED, V_CORRUPTED, V_LOST, V_PENDING,   /* accepted: sum to sent */
-    V_REJECTED, V_UNCONFIRMED,                                   /* not accepted */
+    V_REJECTED, V_UNCONFIRMED, V_DEFERRED,                       /* not accepted */
     V_NONE,                                                      /* not accepted, never seen */
 };
 extern const char *const verdict_names[V_NONE + 1];
@@ -89,6 +101,9 @@ struct ledger_outcome {
     uint64_t late;                      /* delivered or duplicated, first read by the sweep */
     uint64_t rejected, unconfirmed;     /* refused or unanswered, yet found in a mailbox */
     uint64_t reads;                     /* retrievals of this run's messages */
+    uint64_t deferred;                  /* attempts deferred at the end of data, sent again */
+    uint64_t retried, retried_tries;    /* delivered after more than one try; their tries */
+    uint32_t retried_max_tries, retried_max_ms;   /* the most tries, the longest first try to acceptance */
 };
 
 int ledger_init(struct ledger *l, unsigned nshards, size_t nusers);
@@ -111,6 +126,13 @@ void ledger_reject(struct ledger_entry *e);
 void ledger_set_qid(struct ledger *l, uint64_t seq, const char *qid, size_t n);
 /* Once every thread stopped: the server's id of entry seq, "" when it gave none. */
 const char *ledger_qid(const struct ledger *l, uint64_t seq);
+/* Owner: a 4xx (or no answer) at the end of data; the message goes out again. */
+void ledger_defer(struct ledger_entry *e);
+/* Owner: the entry at local index idx is attempt `tries` of a message first tried
+ * at first_ms. Notes are added in index order. */
+void ledger_note(struct ledger *l, unsigned shard, uint64_t idx, uint32_t tries, uint32_t first_ms);
+/* After the owners stopped: the note of entry seq, or NULL (a first try). */
+const struct ledger_note *ledger_note_of(const struct ledger *l, uint64_t seq);
 /* Reader, once a DELE was acknowledged and the QUIT committed it: returns the reads
  * before this one. late: the sweep read it. */
 unsigned ledger_read(struct ledger *l, struct ledger_entry *e, int late);

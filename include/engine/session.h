@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "engine/pacer.h"
+#include "engine/retry.h"
 #include "engine/shared.h"
 #include "engine/stats.h"
 #include "lib/loop.h"
@@ -24,6 +25,7 @@ struct session_env {
     struct msg_gen *gen;             /* this worker's message generator */
     unsigned shard;                  /* this worker's part of the ledger */
     struct pacer msg_pacer, conn_pacer;   /* this worker's share of the rates */
+    struct retryq retry;             /* this worker's deferred messages (smtp.retry) */
     struct tls_ctx *smtp_tls, *pop3_tls;  /* per worker: no lock on the session cache */
     unsigned rr, rr_bind;            /* round robin over targets and source addresses */
     /* Opens c to t (from bind, when not NULL): CONN_UP or CONN_CLOSED follows from

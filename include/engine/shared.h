@@ -46,6 +46,7 @@ struct run {
     _Atomic int phase;
     _Atomic int64_t send_budget;     /* messages left to send when messages = N */
     _Atomic uint64_t accepted;
+    _Atomic int64_t retry_pending;   /* deferred messages in the workers' queues: the drain waits for them */
     /* The sweep goes in passes over the mailboxes that still owe (the controller
      * starts each pass: pass number, then the cursor back to 0); gains counts the
      * messages of ours a sweep session retrieved for the first time, the sign that

@@ -29,6 +29,10 @@ struct counters {
      * time: with every sender busy (late_busy), or by a sender that waited for it but
      * whose loop woke late (late_engine). Both are the tester's, not the server's. */
     uint64_t arrivals, late_busy, late_engine;
+    /* smtp.retry: recipients deferred (a 4xx, or no answer, sent again later);
+     * refused with a 5xx (bounced, never retried); given up past retry_lifetime;
+     * not kept because the worker's queue was full */
+    uint64_t deferrals, bounced, retry_expired, retry_dropped;
 };
 
 #define ERR_CLASSES_MAX 192

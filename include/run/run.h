@@ -39,6 +39,7 @@ struct run_result {
     struct servers *srv;             /* the server side: local collector and/or probes */
     int settled;                     /* a sweep pass began after the server settled */
     unsigned sweep_passes;
+    uint64_t retry_left;             /* smtp.retry: deferred messages still queued at the end */
     unsigned nlost_ex;
     struct lost_example lost_ex[LOST_EXAMPLES_MAX];
     /* With a rate: arrivals due before the send phase ended that no sender started

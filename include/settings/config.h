@@ -53,6 +53,8 @@ struct config {
     char *smtp_tls_ca;                          /* "" = system store */
     int smtp_tls_verify, smtp_tls_resume;
     int smtp_auth;                              /* enum smtp_auth */
+    int smtp_retry;                             /* 4xx: defer and send again, as an MTA */
+    uint64_t retry_min, retry_max, retry_lifetime;   /* ns */
 
     /* [pop3] */
     struct strlist pop3_targets;

@@ -30,6 +30,7 @@ void ledger_free(struct ledger *l)
             free(l->shards[s].qid_off[c]);
         }
         free(l->shards[s].qids);
+        free(l->shards[s].notes);
     }
     free(l->shards);
     free((void *)l->owed);
@@ -40,7 +41,7 @@ void ledger_free(struct ledger *l)
 
 const char *const pending_reason_names[PR_COUNT] = { "queued", "peeked", "unswept", "unsettled" };
 const char *const verdict_names[V_NONE + 1] = {
-    "delivered", "duplicated", "corrupted", "lost", "pending", "rejected", "unconfirmed", "none",
+    "delivered", "duplicated", "corrupted", "lost", "pending", "rejected", "unconfirmed", "deferred", "none",
 };
 
 uint64_t ledger_add(struct ledger *l, unsigned shard, uint32_t user, uint32_t size, uint64_t digest8, unsigned rcpt)
@@ -132,6 +133,35 @@ const char *ledger_qid(const struct ledger *l, uint64_t seq)
 void ledger_reject(struct ledger_entry *e)
 {
     atomic_fetch_or_explicit(&e->state, LS_REJECTED, memory_order_relaxed);
+}
+
+void ledger_defer(struct ledger_entry *e)
+{
+    atomic_fetch_or_explicit(&e->state, LS_DEFERRED, memory_order_relaxed);
+}
+
+void ledger_note(struct ledger *l, unsigned shard, uint64_t idx, uint32_t tries, uint32_t first_ms)
+{
+    struct ledger_shard *s = &l->shards[shard];
+    s->notes = grow(s->notes, &s->capnotes, s->nnotes, 1, sizeof *s->notes);
+    s->notes[s->nnotes++] = (struct ledger_note){ idx, tries, first_ms };
+}
+
+const struct ledger_note *ledger_note_of(const struct ledger *l, uint64_t seq)
+{
+    uint64_t shard = seq >> LEDGER_SEQ_SHIFT, idx = seq & ((1ull << LEDGER_SEQ_SHIFT) - 1);
+    if (shard >= l->nshards)
+        return NULL;
+    const struct ledger_shard *s = &l->shards[shard];
+    size_t lo = 0, hi = s->nnotes;
+    while (lo < hi) {                /* notes are in index order */
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->notes[mid].idx < idx)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->nnotes && s->notes[lo].idx == idx ? &s->notes[lo] : NULL;
 }
 
 unsigned ledger_read(struct ledger *l, struct ledger_entry *e, int late)
@@ -231,7 +261,7 @@ enum verdict ledger_verdict(const struct ledger *l, const struct ledger_entry *e
 {
     uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire), reads = st & LS_READS;
     if (!(st & LS_ACCEPTED))
-        return reads ? V_UNCONFIRMED : st & LS_REJECTED ? V_REJECTED : V_NONE;
+        return reads ? V_UNCONFIRMED : st & LS_REJECTED ? V_REJECTED : st & LS_DEFERRED ? V_DEFERRED : V_NONE;
     if (st & LS_CORRUPT)
         return V_CORRUPTED;
     if (reads)
@@ -260,7 +290,6 @@ static void tally_one(void *arg, uint64_t seq, const struct ledger_entry *e)
     struct ledger_outcome *o = t->o;
     enum pending_reason why = PR_UNSWEPT;
     uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
-    (void)seq;
     o->reads += st & LS_READS;
     enum verdict v = ledger_verdict(t->l, e, &why);
     o->accepted += v <= V_PENDING;
@@ -272,7 +301,19 @@ static void tally_one(void *arg, uint64_t seq, const struct ledger_entry *e)
     case V_PENDING: o->pending++; o->pending_by[why]++; break;
     case V_REJECTED: o->rejected++; break;
     case V_UNCONFIRMED: o->unconfirmed++; break;
+    case V_DEFERRED: o->deferred++; break;
     case V_NONE: break;
+    }
+    const struct ledger_note *n =
+        t->l->final && (v == V_DELIVERED || v == V_DUPLICATED) ? ledger_note_of(t->l, seq) : NULL;
+    if (n) {
+        uint32_t took = e->accepted_ms > n->first_ms ? e->accepted_ms - n->first_ms : 0;
+        o->retried++;
+        o->retried_tries += n->tries;
+        if (n->tries > o->retried_max_tries)
+            o->retried_max_tries = n->tries;
+        if (took > o->retried_max_ms)
+            o->retried_max_ms = took;
     }
     o->late += (v == V_DELIVERED || v == V_DUPLICATED) && (st & LS_LATE);
 

@@ -53,8 +53,18 @@ struct smtp_session {
     uint32_t rcpt[MAX_RCPTS];
     unsigned nrcpt, rcpt_i, nentries, eod_i;
     uint64_t rcpt_ok;                /* bit i: RCPT i was accepted */
+    uint64_t rcpt_defer;             /* bit i: RCPT i got a 4xx (smtp.retry) */
     struct ledger_entry *entries[MAX_RCPTS];
     uint64_t seq0;                   /* the ledger id of entries[0]; the others follow it */
+    /* smtp.retry: the claimed transaction of rcpt[] (not yet a body on the wire), a
+     * message taken from the retry queue, its attempts before this one and when the
+     * first began; the same for the message whose end of data is awaited, and its
+     * recipients deferred there */
+    int claimed, from_retry;
+    uint32_t tries, eod_tries;
+    uint64_t t_first, eod_first;
+    uint32_t eod_defer[MAX_RCPTS];
+    unsigned n_eod_defer;
     int lmtp, accepted_any;
     const struct target *target;
     int authed;
@@ -76,6 +86,19 @@ static void set_state(struct smtp_session *s, enum sm st)
 static const struct config *cfg_of(const struct smtp_session *s)
 {
     return s->env->run->cfg;
+}
+
+static int retrying(const struct smtp_session *s)
+{
+    return cfg_of(s)->smtp_retry;
+}
+
+/* Whether this session may open a connection: while sending, and while draining
+ * as long as this worker holds deferred messages. */
+static int may_send(const struct smtp_session *s)
+{
+    int phase = atomic_load_explicit(&s->env->run->phase, memory_order_relaxed);
+    return phase == PH_SEND || (phase == PH_DRAIN && retrying(s) && s->env->retry.n);
 }
 
 static void backoff_fired(struct loop *l, struct timer *t)
@@ -101,9 +124,21 @@ static void reconnect_later(struct smtp_session *s)
 {
     uint64_t ms = backoff_ms(s->fails, s->refused);
     set_state(s, SM_IDLE);
-    if (atomic_load_explicit(&s->env->run->phase, memory_order_relaxed) != PH_SEND)
+    if (!may_send(s))
         return;
-    timer_arm_in(s->env->loop, &s->backoff, ms * NS_PER_MS);
+    uint64_t at = mono_ns() + ms * NS_PER_MS;
+    if (retrying(s)) {
+        /* nothing new to send (draining, or the messages = N budget is held by
+         * deferred messages): come back when the next deferred one is due */
+        int idle = atomic_load_explicit(&s->env->run->phase, memory_order_relaxed) != PH_SEND ||
+                   (cfg_of(s)->messages && atomic_load_explicit(&s->env->run->send_budget, memory_order_relaxed) <= 0);
+        uint64_t due = retryq_next_due(&s->env->retry);
+        if (idle && !due)
+            due = mono_ns() + 1000 * NS_PER_MS;  /* another worker's deferred message holds the budget */
+        if (idle && due > at)
+            at = due;
+    }
+    timer_arm(s->env->loop, &s->backoff, at);
 }
 
 static void refund(struct smtp_session *s)
@@ -114,13 +149,93 @@ static void refund(struct smtp_session *s)
     }
 }
 
+/* n recipients of a message that has had `tries` attempts since `first` go to the
+ * retry queue; token: a unit of the messages = N budget goes with them (the
+ * message is still to be sent), given back if they are given up. */
+static void defer_users(struct smtp_session *s, const uint32_t *users, unsigned n, uint32_t tries, uint64_t first,
+                        int token)
+{
+    struct session_env *env = s->env;
+    const struct config *cfg = cfg_of(s);
+    uint64_t now = mono_ns();
+    if (token && s->tokens > 0)
+        s->tokens--;
+    else
+        token = 0;
+    if (!n) {
+        if (token)
+            atomic_fetch_add_explicit(&env->run->send_budget, 1, memory_order_relaxed);
+        return;
+    }
+    env->st->c.deferrals += n;
+    struct retry_item it = {
+        .due = now + retry_backoff(cfg->retry_min, cfg->retry_max, tries), .first = first, .tries = tries,
+        .token = (uint8_t)token, .n = (uint8_t)n,
+    };
+    memcpy(it.users, users, n * sizeof *users);
+    int kept = now - first < cfg->retry_lifetime;
+    if (!kept)
+        env->st->c.retry_expired += n;
+    else if (retryq_push(&env->retry, &it) < 0) {
+        env->st->c.retry_dropped += n;
+        kept = 0;
+    }
+    if (kept)
+        atomic_fetch_add_explicit(&env->run->retry_pending, 1, memory_order_relaxed);
+    else if (token)
+        atomic_fetch_add_explicit(&env->run->send_budget, 1, memory_order_relaxed);
+}
+
+/* The recipients of rcpt[] whose bit is set in mask, deferred. */
+static void defer_mask(struct smtp_session *s, uint64_t mask, int token)
+{
+    uint32_t u[MAX_RCPTS];
+    unsigned n = 0;
+    for (unsigned i = 0; i < s->nrcpt; i++)
+        if (mask >> i & 1)
+            u[n++] = s->rcpt[i];
+    defer_users(s, u, n, s->tries + 1, s->t_first, token);
+}
+
+/* A failed reply within MAIL/RCPT/DATA for the whole transaction (mask: its
+ * recipients concerned): a 4xx defers them when retrying; otherwise the message
+ * is not sent and its budget unit returns. */
+static void transaction_failed(struct smtp_session *s, int code, uint64_t mask)
+{
+    if (retrying(s) && code / 100 == 4) {
+        defer_mask(s, mask, 1);
+    } else {
+        if (code / 100 == 5)
+            s->env->st->c.bounced += (uint64_t)__builtin_popcountll(mask);
+        refund(s);
+    }
+    s->claimed = 0;
+}
+
 /* A transaction that never got its end-of-data reply: the server may or may not
  * have the message; the ledger will tell if it turns up. */
 static void abandon_transaction(struct smtp_session *s)
 {
-    if (s->state == SM_EOD)
-        for (unsigned i = s->eod_i; i < s->nentries; i++)
-            ledger_reject(s->entries[i]);
+    if (s->state == SM_EOD && !s->drain_data) {
+        if (retrying(s)) {
+            /* as an MTA does: not answered is not delivered; it goes out again */
+            uint32_t u[MAX_RCPTS];
+            unsigned n = 0;
+            for (unsigned i = s->eod_i; i < s->nentries; i++) {
+                ledger_defer(s->entries[i]);
+                u[n++] = s->entries[i]->user;
+            }
+            memcpy(s->eod_defer + s->n_eod_defer, u, n * sizeof *u);
+            defer_users(s, s->eod_defer, s->n_eod_defer + n, s->eod_tries + 1, s->eod_first, !s->accepted_any);
+        } else {
+            for (unsigned i = s->eod_i; i < s->nentries; i++)
+                ledger_reject(s->entries[i]);
+        }
+    }
+    if (retrying(s) && s->claimed && !s->group_failed)
+        defer_mask(s, ~0ull, 1);
+    s->claimed = 0;
+    s->n_eod_defer = 0;
     while (s->tokens > 0)
         refund(s);
     s->nentries = s->eod_i = 0;
@@ -202,6 +317,23 @@ static int claim_message(struct smtp_session *s)
     struct run *r = s->env->run;
     struct pacer *p = &s->env->msg_pacer;
     uint64_t now = mono_ns();
+    s->from_retry = 0;
+    if (retrying(s)) {
+        /* a deferred message whose back-off ended goes first, outside the rates and
+         * with the budget unit it kept */
+        struct retry_item it;
+        if (retryq_pop_due(&s->env->retry, now, &it)) {
+            atomic_fetch_sub_explicit(&r->retry_pending, 1, memory_order_relaxed);
+            memcpy(s->rcpt, it.users, it.n * sizeof *it.users);
+            s->nrcpt = it.n;
+            s->tries = it.tries;
+            s->t_first = it.first;
+            s->tokens += it.token;
+            s->from_retry = 1;
+            s->t_next = now;
+            return 1;
+        }
+    }
     if (atomic_load_explicit(&r->phase, memory_order_relaxed) != PH_SEND)
         return 0;
     if (pacer_on(p) && (s->due = pacer_due(p)) > now)
@@ -232,6 +364,8 @@ static int claim_message(struct smtp_session *s)
     } else {
         s->t_next = now;
     }
+    s->tries = 0;
+    s->t_first = s->t_next;
     return 1;
 }
 
@@ -284,9 +418,11 @@ static int queue_transaction(struct smtp_session *s)
     s->msgs_left--;
     s->group_failed = 0;
     s->drain_data = 0;
-    pick_rcpts(s);
+    if (!s->from_retry)
+        pick_rcpts(s);
+    s->claimed = 1;
     s->rcpt_i = 0;
-    s->rcpt_ok = 0;
+    s->rcpt_ok = s->rcpt_defer = 0;
     write_cmd(s, "MAIL FROM:<", cfg_of(s)->mail_from);
     if (s->pipelined) {
         for (unsigned i = 0; i < s->nrcpt; i++)
@@ -340,11 +476,18 @@ static void write_body(struct smtp_session *s)
         if (!(s->rcpt_ok >> i & 1))
             continue;
         uint64_t idx = ledger_add(&r->ledger, env->shard, s->rcpt[i], (uint32_t)blen, d8, s->nentries);
+        if (s->tries)
+            ledger_note(&r->ledger, env->shard, idx, s->tries + 1, run_ms(r, s->t_first));
         if (!s->nentries)
             p.seq = s->seq0 = ledger_seq(env->shard, idx);
         s->entries[s->nentries++] = ledger_get(&r->ledger, ledger_seq(env->shard, idx));
     }
     p.nrcpt = s->nentries;
+    /* from here the message is the one awaiting its end-of-data reply */
+    s->claimed = 0;
+    s->eod_tries = s->tries;
+    s->eod_first = s->t_first;
+    s->n_eod_defer = 0;
     uint64_t now = mono_ns();
     p.sent_unix_ms = r->t0_unix_ms + (now - r->t0) / NS_PER_MS;
     char *out = conn_reserve(&s->c, msg_wire_max(&p, blen));
@@ -390,9 +533,13 @@ static int eod_reply(struct smtp_session *s, const struct smtp_reply *r, uint64_
             ledger_accept(&env->run->ledger, s->entries[i], run_ms(env->run, now));
             env->st->c.sent++;
             s->accepted_any = 1;
+        } else if (retrying(s) && r->code / 100 == 4) {
+            ledger_defer(s->entries[i]);
+            s->eod_defer[s->n_eod_defer++] = s->entries[i]->user;
         } else {
             ledger_reject(s->entries[i]);
             env->st->c.rejected++;
+            env->st->c.bounced += r->code / 100 == 5;
         }
     }
     if (r->code != 250)
@@ -406,7 +553,16 @@ static int eod_reply(struct smtp_session *s, const struct smtp_reply *r, uint64_
     stats_lat(env->st, LAT_SMTP_MESSAGE, now - s->t_msg);
     if (s->ahead == AHEAD_MAIL)
         s->t_msg = s->t_next;
-    if (s->accepted_any) {
+    if (s->n_eod_defer) {
+        /* the message's budget unit goes with it unless part of it was accepted */
+        defer_users(s, s->eod_defer, s->n_eod_defer, s->eod_tries + 1, s->eod_first, !s->accepted_any);
+        s->n_eod_defer = 0;
+        if (s->accepted_any) {
+            if (s->tokens > 0)
+                s->tokens--;
+            atomic_fetch_add_explicit(&env->run->accepted, 1, memory_order_relaxed);
+        }
+    } else if (s->accepted_any) {
         if (s->tokens > 0)           /* 0 when there is no messages = N budget */
             s->tokens--;
         atomic_fetch_add_explicit(&env->run->accepted, 1, memory_order_relaxed);
@@ -571,24 +727,36 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r, const c
         if (r->code != 250) {
             fail_reply(s, st, r);
             s->group_failed = 1;
-            refund(s);
+            transaction_failed(s, r->code, (s->nrcpt < 64 ? (1ull << s->nrcpt) : 0) - 1);
         }
         lockstep_next(s, now, 0, SM_RCPT);
         return;
     case SM_RCPT: {
         unsigned i = s->rcpt_i++;
-        if (r->code == 250 || r->code == 251)
+        if (r->code == 250 || r->code == 251) {
             s->rcpt_ok |= 1ull << i;
-        else if (!s->group_failed)   /* after a failed MAIL, RCPT failures are echoes */
+        } else if (!s->group_failed) {   /* after a failed MAIL, RCPT failures are echoes */
             fail_reply(s, st, r);
+            if (retrying(s) && r->code / 100 == 4)
+                s->rcpt_defer |= 1ull << i;
+            else
+                s->env->st->c.bounced += r->code / 100 == 5;
+        }
         if (s->rcpt_i < s->nrcpt) {
             lockstep_next(s, now, (int)s->rcpt_i, SM_RCPT);
             return;
         }
         if (!s->rcpt_ok && !s->group_failed) {
             s->group_failed = 1;
-            refund(s);
+            if (s->rcpt_defer)
+                defer_mask(s, s->rcpt_defer, 1);
+            else
+                refund(s);
+            s->claimed = 0;
+        } else if (s->rcpt_defer && !s->group_failed) {
+            defer_mask(s, s->rcpt_defer, 0);   /* the rest of the message goes on now */
         }
+        s->rcpt_defer = 0;
         lockstep_next(s, now, -1, SM_DATA);
         return;
     }
@@ -605,7 +773,8 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r, const c
             if (!s->group_failed) {
                 fail_reply(s, st, r);
                 s->group_failed = 1;
-                refund(s);
+                /* bounced counts recipients refused: those RCPT had accepted */
+                transaction_failed(s, r->code, s->rcpt_ok);
             }
             transaction_done(s);
             return;
@@ -715,7 +884,7 @@ static void start_connect(struct smtp_session *s)
 {
     struct session_env *env = s->env;
     struct run *r = env->run;
-    if (atomic_load_explicit(&r->phase, memory_order_relaxed) != PH_SEND)
+    if (!may_send(s))
         return;
     if (pacer_on(&env->conn_pacer)) {
         uint64_t due = pacer_due(&env->conn_pacer);
@@ -775,10 +944,13 @@ static void smtp_phase(void *arg, int phase)
     } else if (phase != PH_SEND) {
         /* Senders finish the transaction in flight, then QUIT (claim_message
          * says no from now on); waiting ones QUIT now; idle ones stay idle. */
-        if (s->state == SM_WAIT)
+        if (s->state == SM_WAIT) {
             timer_arm(l, &s->backoff, 0);
-        else
+        } else {
             timer_cancel(l, &s->backoff);
+            if (s->state == SM_IDLE && may_send(s))  /* deferred messages still to send */
+                timer_arm(l, &s->backoff, retryq_next_due(&s->env->retry));
+        }
     }
 }
 

@@ -95,6 +95,7 @@ void worker_free(struct worker *w)
     for (int k = 0; k < SESSION_KINDS; k++)
         session_set_free(&w->sessions[k]);
     msg_gen_free(&w->gen);
+    retryq_free(&w->env.retry);
     tls_ctx_free(w->env.smtp_tls);
     tls_ctx_free(w->env.pop3_tls);
     loop_free(w->loop);

@@ -209,6 +209,18 @@ json_t *result_json(const struct run_result *r)
     json_object_set_new(s, "foreign", json_integer((json_int_t)r->c.foreign));
     json_object_set_new(s, "stale", json_integer((json_int_t)r->c.stale));
     json_object_set_new(s, "peeked", json_integer((json_int_t)r->c.peeked));
+    if (r->cfg->smtp_retry) {
+        /* recipients deferred and sent again; of the messages delivered, those after
+         * more than one try and their tries; refused with a 5xx; given up */
+        json_object_set_new(s, "deferrals", json_integer((json_int_t)r->c.deferrals));
+        json_object_set_new(s, "deferred_attempts", json_integer((json_int_t)lo->deferred));
+        json_object_set_new(s, "retried", json_integer((json_int_t)lo->retried));
+        json_object_set_new(s, "retried_tries", json_integer((json_int_t)lo->retried_tries));
+        json_object_set_new(s, "bounced", json_integer((json_int_t)r->c.bounced));
+        json_object_set_new(s, "retry_expired", json_integer((json_int_t)r->c.retry_expired));
+        json_object_set_new(s, "retry_dropped", json_integer((json_int_t)r->c.retry_dropped));
+        json_object_set_new(s, "retry_left", json_integer((json_int_t)r->retry_left));
+    }
     json_object_set_new(s, "tls_handshakes", json_integer((json_int_t)r->c.tls_handshakes));
     json_object_set_new(s, "tls_resumed", json_integer((json_int_t)r->c.tls_resumed));
     json_object_set_new(s, "arrivals", arrivals_json(r));
@@ -290,6 +302,21 @@ void result_table(FILE *f, const struct run_result *r)
         row_count(f, "late", (double)lo->late);
     if (r->c.foreign)
         row_count(f, "foreign", (double)r->c.foreign);
+    if (r->cfg->smtp_retry) {        /* as an MTA's queue: deferred, sent again, delivered or given up */
+        row_count(f, "deferrals", (double)r->c.deferrals);
+        row_count(f, "retried", (double)lo->retried);
+        if (lo->retried) {
+            char d[24];
+            snprintf(b, sizeof b, "%u, %s", lo->retried_max_tries,
+                     fmt_duration(d, sizeof d, (uint64_t)lo->retried_max_ms * 1000000));
+            row(f, "  most tries", b);
+        }
+        row_count(f, "bounced", (double)r->c.bounced);
+        if (r->c.retry_expired + r->c.retry_dropped)
+            row_count(f, "given up", (double)(r->c.retry_expired + r->c.retry_dropped));
+        if (r->retry_left)
+            row_count(f, "still deferred", (double)r->retry_left);
+    }
     snprintf(b, sizeof b, "%.1f", r->duration_s > 0 ? (double)r->c.sent / r->duration_s : 0);
     row(f, "msg/s in", b);
     snprintf(b, sizeof b, "%.1f", r->elapsed_s > 0 ? (double)r->c.read / r->elapsed_s : 0);
@@ -376,7 +403,9 @@ static void csv_line(void *arg, uint64_t seq, const struct ledger_entry *e)
     const struct run_result *r = c->r;
     enum pending_reason why = PR_COUNT;
     enum verdict v = ledger_verdict(&r->run->ledger, e, &why);
-    if (v == V_DELIVERED || v == V_REJECTED || v == V_NONE)
+    const struct ledger_note *note = ledger_note_of(&r->run->ledger, seq);
+    /* delivered after deferrals is listed too, with its tries */
+    if ((v == V_DELIVERED && !note) || v == V_REJECTED || v == V_NONE)
         return;
     char id[64], mid[80], acc[40] = "";
     msg_ids(r, ledger_msg_seq(seq, e), id, sizeof id, mid, sizeof mid);
@@ -384,8 +413,15 @@ static void csv_line(void *arg, uint64_t seq, const struct ledger_entry *e)
         run_time(r, e->accepted_ms, acc, sizeof acc);
     fprintf(c->f, "%s,%s,", id, mid);
     csv_puts(c->f, r->run->users.v[e->user].addr);   /* from the users file: may hold a comma */
-    fprintf(c->f, ",%u,%s,%s,%s,%s\n", e->size, acc, verdict_names[v], v == V_PENDING ? pending_reason_names[why] : "",
-            ledger_qid(&r->run->ledger, seq));
+    char reason[80] = "", d[24];
+    if (v == V_PENDING)
+        snprintf(reason, sizeof reason, "%s", pending_reason_names[why]);
+    else if (note && v != V_UNCONFIRMED && v != V_DEFERRED)
+        snprintf(reason, sizeof reason, "after %u tries, %s", note->tries,
+                 fmt_duration(d, sizeof d, (uint64_t)(e->accepted_ms > note->first_ms ? e->accepted_ms - note->first_ms : 0) * 1000000));
+    fprintf(c->f, ",%u,%s,%s,", e->size, acc, verdict_names[v]);
+    csv_puts(c->f, reason);
+    fprintf(c->f, ",%s\n", ledger_qid(&r->run->ledger, seq));
 }
 
 int write_ledger_csv(const char *path, const struct run_result *r, char *err, size_t errlen)

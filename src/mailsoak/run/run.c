@@ -236,7 +236,9 @@ static int next_phase(struct controller *ct, int phase, uint64_t now, uint64_t p
         struct series_now cn;
         servers_now(ct->srv, &cn);
         int queue_busy = cn.has.spool && cn.spool > 0;
-        int quiet = senders_open(ct) == 0 && atomic_load(&r->ledger.owed_total) <= 0;
+        /* deferred messages (smtp.retry) still go out during the drain */
+        int quiet = senders_open(ct) == 0 && atomic_load(&r->ledger.owed_total) <= 0 &&
+                    atomic_load(&r->retry_pending) <= 0;
         if (quiet && queue_busy) {
             /* the spool is walked every walk_interval: a count this old would hold the drain up */
             servers_refresh(ct->srv, cfg->server.sample_interval);
@@ -453,6 +455,9 @@ static int soak_finish(struct controller *ct)
     char err[400];
     for (; ct->started > 0; ct->started--)
         pthread_join(ct->w[ct->started - 1].thread, NULL);
+    r->ledger.final = 1;
+    for (unsigned i = 0; i < ct->nw; i++)
+        res->retry_left += ct->w[i].env.retry.n;
 
     res->cfg = cfg;
     res->run = r;

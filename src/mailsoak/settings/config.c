@@ -70,6 +70,10 @@ const struct opt config_opts[] = {
     { "smtp", "tls_verify", OPT_BOOL, O(smtp_tls_verify), "yes", NULL, "verify the server's certificate and its name", NULL },
     { "smtp", "tls_resume", OPT_BOOL, O(smtp_tls_resume), "no", NULL, "resume TLS sessions across connections", NULL },
     { "smtp", "auth", OPT_ENUM, O(smtp_auth), "none", "smtp-auth", "SMTP AUTH mechanism, with each sender's credentials from [users] (auto = best offered)", smtp_auth_choices },
+    { "smtp", "retry", OPT_BOOL, O(smtp_retry), "no", "retry", "a 4xx reply to MAIL, RCPT or the end of data defers the message (its recipients) and sends it again after a back-off, as an MTA's queue does; a 5xx is a bounce, never retried", NULL },
+    { "smtp", "retry_min", OPT_DURATION, O(retry_min), "5m", NULL, "retry: the first back-off, doubled at each further try (Postfix's minimal_backoff_time)", NULL },
+    { "smtp", "retry_max", OPT_DURATION, O(retry_max), "4000s", NULL, "retry: the longest back-off (Postfix's maximal_backoff_time)", NULL },
+    { "smtp", "retry_lifetime", OPT_DURATION, O(retry_lifetime), "5d", NULL, "retry: a message still deferred this long after its first try is given up, counted as expired (Postfix's maximal_queue_lifetime)", NULL },
 
     { "pop3", "target", OPT_LIST, O(pop3_targets), NULL, "pop3", "POP3 server as HOST:PORT", NULL },
     { "pop3", "readers", OPT_COUNT, O(readers), "10", "readers", "concurrent POP3 sessions", NULL },
