@@ -1,7 +1,8 @@
 /* embedded: runs the reference server as a child for the zero-setup demo. The
  * server is found next to our own executable (a build tree or an install), then
  * on PATH; it reports its ports on a READY line, which is all we need from it. It
- * is ours alone: it gets SIGTERM when we end, however we end. */
+ * is ours alone: it gets SIGTERM when we end, however we end, and only from us
+ * (a session of its own, out of the terminal's reach). */
 #include "run/embedded.h"
 
 #include <errno.h>
@@ -85,6 +86,17 @@ int embedded_start(struct config *cfg, struct embedded *e, int demo_duration)
          * gone before the prctl took effect is caught by getppid. */
         if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
             _exit(127);
+        /* Out of the terminal's process group, so a Ctrl-C (SIGINT to the whole
+         * foreground group) reaches the run alone: the run ends the load, writes its
+         * report with the server still measured, then stops the server itself.
+         * Until setsid, a SIGINT here runs the parent's handler, which only sets a
+         * flag in this copy of it; SIG_IGN meanwhile drops one already pending. */
+        signal(SIGINT, SIG_IGN);
+        signal(SIGQUIT, SIG_IGN);
+        if (setsid() < 0)
+            _exit(127);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGQUIT, SIG_DFL);
         int null = open("/dev/null", O_RDWR);
         dup2(null, 0);
         dup2(null, 1);
