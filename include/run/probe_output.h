@@ -30,6 +30,6 @@ json_t *probe_json_classes(const struct probe_class *v, size_t n, uint64_t t0);
 int probe_table_row(const struct probe_summary *s, int i, char *name, size_t nlen, char *value, size_t vlen);
 
 /* A JSON string of n bytes of log text: bytes that are not UTF-8 become '?'. */
-json_t *json_text(const char *s, size_t n);
+json_t *utf8_json_string(const char *s, size_t n);
 
 #endif

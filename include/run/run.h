@@ -10,7 +10,7 @@
 #include "engine/stats.h"
 #include "engine/worker.h"
 
-struct servers;
+struct sources;
 
 #define LOST_EXAMPLES_MAX 10
 
@@ -36,7 +36,7 @@ struct run_result {
     struct err_examples corrupt;
     struct ledger_outcome lo;
     json_t *timeline;                /* interval entries (run/interval_output.h) */
-    struct servers *srv;             /* the server side: local collector and/or probes */
+    struct sources *sources;         /* the server side: local collector and/or probes */
     int settled;                     /* a sweep pass began after the server settled */
     unsigned sweep_passes;
     uint64_t retry_left;             /* smtp.retry: deferred messages still queued at the end */
@@ -50,7 +50,7 @@ struct run_result {
 
 /* Whether the tester held back the offered load: late or never started arrivals
  * above 1 in 1000 of those due (c->late_busy, c->late_engine, held). */
-int result_tester_limited(const struct run_result *r);
+int run_result_tester_limited(const struct run_result *r);
 
 /* `mailsoak run` once its settings are read (cmd/run.c): the demo's server when no
  * target is set (its run shortened to 60 s when demo_duration), the preflight when
@@ -58,10 +58,10 @@ int result_tester_limited(const struct run_result *r);
 int run_configured(struct config *cfg, int demo_duration);
 
 /* output.c: writers of the result; they never measure anything. */
-json_t *result_json(const struct run_result *r);
-void result_table(FILE *f, const struct run_result *r);
+json_t *run_result_json(const struct run_result *r);
+void run_result_table(FILE *f, const struct run_result *r);
 /* The run's name in tables, reports and metrics: run.label, else the store format. */
-const char *result_label(const struct config *cfg);
+const char *run_label(const struct config *cfg);
 /* Every message not delivered once, one CSV line each (id, message_id, mailbox,
  * size, accepted, outcome, reason, queue_id), written atomically. 0, or -1 with err set. */
 int write_ledger_csv(const char *path, const struct run_result *r, char *err, size_t errlen);

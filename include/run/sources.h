@@ -1,11 +1,11 @@
-/* servers: the server side of a run as one source for the controller and the
+/* sources: the server side of a run as one source for the controller and the
  * writers: the local collector (the [server] keys, when this host is the server's)
  * and the probes on the server hosts (server.probe), each a series on its own
  * clock. Figures are added up over the sources (spool, store, I/O, log hits; mem
  * is the sum of each host's own peak) and times are mapped to the run's clock, so
  * with one source the table, the JSON and the timeline are exactly that source's. */
-#ifndef MS_SERVERS_H
-#define MS_SERVERS_H
+#ifndef MS_RUN_SOURCES_H
+#define MS_RUN_SOURCES_H
 
 #include <jansson.h>
 #include <stddef.h>
@@ -15,32 +15,32 @@
 #include "probe/series.h"
 #include "settings/config.h"
 
-struct servers;
+struct sources;
 
 /* Starts the local collector (if [server] names anything to sample) and a puller per
  * probe; NULL with the reason in err (exit 2: a key that names nothing, a probe that
  * does not answer). t0: the run's start, CLOCK_MONOTONIC ns. */
-struct servers *servers_start(const struct config *cfg, uint64_t t0, char *err, size_t errlen);
+struct sources *sources_start(const struct config *cfg, uint64_t t0, char *err, size_t errlen);
 /* Takes every source's last sample (the local one now, a fresh one from each probe). */
-void servers_stop(struct servers *s);
-void servers_free(struct servers *s);
+void sources_stop(struct sources *s);
+void sources_free(struct sources *s);
 
 /* The local collector walks now (the spool, the store), unless it walked less than
  * min_age_ns ago; waits for it (at most 10 s). The probes are read at their pace. */
-void servers_refresh(struct servers *s, uint64_t min_age_ns);
-void servers_now(struct servers *s, struct series_now *out);
-void servers_summary(struct servers *s, struct probe_summary *out);
-void servers_interval(struct servers *s, uint64_t from, uint64_t to, struct probe_interval *out);
+void sources_refresh(struct sources *s, uint64_t min_age_ns);
+void sources_now(struct sources *s, struct series_now *out);
+void sources_summary(struct sources *s, struct probe_summary *out);
+void sources_interval(struct sources *s, uint64_t from, uint64_t to, struct probe_interval *out);
 /* In time order; with several sources each text starts with its label. */
-void servers_events(struct servers *s, struct probe_events *out);
+void sources_events(struct sources *s, struct probe_events *out);
 /* The sources one by one: how many, the label of one ("local" for the collector),
  * and its summary alone (on its own clock from the run's start). */
-size_t servers_count(const struct servers *s);
-const char *servers_label(const struct servers *s, size_t i);
-void servers_source_summary(struct servers *s, size_t i, struct probe_summary *out);
+size_t sources_count(const struct sources *s);
+const char *sources_label(const struct sources *s, size_t i);
+void sources_summary_one(struct sources *s, size_t i, struct probe_summary *out);
 /* {label: {"url", "host", "clock_offset_ms", ... (probes only), the summary keys of
  * that source alone, "window_s": [first, last] (its samples' times on the run's
  * clock)}}, or NULL when the only source is the local collector. */
-json_t *servers_json(struct servers *s);
+json_t *sources_json(struct sources *s);
 
 #endif

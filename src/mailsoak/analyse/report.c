@@ -42,7 +42,7 @@ static const char css[] =
     ".warn{background:#fff4e5;border:1px solid #f0b35a;padding:8px 12px;margin:10px 0}\n"
     "details{margin:6px 0}summary{cursor:pointer}code{font-size:12.5px}\n";
 
-static void json_text(FILE *o, const json_t *v)
+static void html_json(FILE *o, const json_t *v)
 {
     if (json_is_string(v))
         html_puts(o, json_string_value(v));
@@ -52,7 +52,7 @@ static void json_text(FILE *o, const json_t *v)
         json_array_foreach(v, i, x) {
             if (i)
                 fputs(", ", o);
-            json_text(o, x);
+            html_json(o, x);
         }
     } else if (json_is_number(v)) {
         fprintf(o, "%.10g", json_number_value(v));
@@ -68,7 +68,7 @@ static void td_value(FILE *o, const json_t *v, const char *cls)
 {
     fprintf(o, *cls ? "<td class=\"%s\">" : "<td%s>", cls);
     if (v)
-        json_text(o, v);
+        html_json(o, v);
     else
         fputs("-", o);
     fputs("</td>", o);
@@ -152,10 +152,10 @@ static void write_examples(FILE *o, const struct result_set *rs)
                 fputs("<tr><td class=\"l\">error</td><td class=\"l\">", o);
                 html_puts(o, k);
                 fputs("</td><td>", o);
-                json_text(o, json_path_get(rs->v[i].summary, "errors_by_class") ?
+                html_json(o, json_path_get(rs->v[i].summary, "errors_by_class") ?
                                  json_object_get(json_object_get(rs->v[i].summary, "errors_by_class"), k) : NULL);
                 fputs("</td><td class=\"wrap\"><code>", o);
-                json_text(o, line);
+                html_json(o, line);
                 fputs("</code></td></tr>\n", o);
             }
         }
@@ -167,7 +167,7 @@ static void write_examples(FILE *o, const struct result_set *rs)
                 fputs("<tr><td class=\"l\">log</td><td class=\"l\">", o);
                 html_puts(o, k);
                 fputs("</td><td>", o);
-                json_text(o, json_object_get(v, "count"));
+                html_json(o, json_object_get(v, "count"));
                 fputs("</td><td></td></tr>\n", o);
             }
             json_array_foreach(exs, j, e) {
@@ -175,12 +175,12 @@ static void write_examples(FILE *o, const struct result_set *rs)
                 fputs("<tr><td class=\"l\">log</td><td class=\"l\">", o);
                 html_puts(o, k);
                 fputs("</td><td>", o);
-                json_text(o, json_object_get(v, "count"));
+                html_json(o, json_object_get(v, "count"));
                 fputs("</td><td class=\"wrap\">", o);
                 if (json_path_number(e, "t", &t) == 0)
                     fprintf(o, "at %gs: ", t);
                 fputs("<code>", o);
-                json_text(o, json_object_get(e, "line"));
+                html_json(o, json_object_get(e, "line"));
                 fputs("</code></td></tr>\n", o);
             }
         }
@@ -207,11 +207,11 @@ static void write_events(FILE *o, const struct result_set *rs)
             fputs("<tr><td class=\"l\">", o);
             html_puts(o, name);
             fputs("</td><td>", o);
-            json_text(o, json_object_get(e, "t"));
+            html_json(o, json_object_get(e, "t"));
             fputs("</td><td class=\"l\">", o);
-            json_text(o, json_object_get(e, "kind"));
+            html_json(o, json_object_get(e, "kind"));
             fputs("</td><td class=\"wrap\">", o);
-            json_text(o, json_object_get(e, "text"));
+            html_json(o, json_object_get(e, "text"));
             fputs("</td></tr>\n", o);
         }
     }
@@ -295,7 +295,7 @@ static void write_config(FILE *o, const struct result_set *rs)
             fputs("]</th></tr>\n", o);
             if (!json_is_object(s)) {
                 fputs("<tr><td></td><td class=\"wrap\">", o);
-                json_text(o, s);
+                html_json(o, s);
                 fputs("</td></tr>\n", o);
                 continue;
             }
@@ -303,7 +303,7 @@ static void write_config(FILE *o, const struct result_set *rs)
                 fputs("<tr><td class=\"l\">", o);
                 html_puts(o, key);
                 fputs("</td><td class=\"wrap\"><code>", o);
-                json_text(o, v);
+                html_json(o, v);
                 fputs("</code></td></tr>\n", o);
             }
         }
@@ -393,7 +393,7 @@ int report_write_html(FILE *o, const struct result_set *rs, const char *workload
         fputs(" <code>", o);
         html_puts(o, k);
         fputc('=', o);
-        json_text(o, v);
+        html_json(o, v);
         fputs("</code>", o);
     }
     fputs(".</p>\n", o);

@@ -25,7 +25,9 @@
 
 enum proto { P_SMTP, P_POP3 };
 
-struct probe {
+/* One check of one target: a curl session against an SMTP or POP3 target, as a
+ * user or without AUTH, and what it saw. */
+struct target_check {
     enum proto proto;
     const char *target;
     const struct user *user;         /* whose credentials; NULL = SMTP without AUTH */
@@ -56,7 +58,7 @@ static const char *const pop3_login_names[] = { "USER/PASS", "APOP", "AUTH PLAIN
 
 /* ---- the transcript ---- */
 
-static void keep_line(struct probe *p, char dir, const char *s, size_t n)
+static void keep_line(struct target_check *p, char dir, const char *s, size_t n)
 {
     while (n && (s[n - 1] == '\r' || s[n - 1] == '\n'))
         n--;
@@ -80,7 +82,7 @@ static void keep_line(struct probe *p, char dir, const char *s, size_t n)
 
 static int on_debug(CURL *h, curl_infotype type, char *data, size_t size, void *ud)
 {
-    struct probe *p = ud;
+    struct target_check *p = ud;
     static const char tls_prefix[] = "SSL connection using ";
     (void)h;
     if (type == CURLINFO_TEXT && size > sizeof tls_prefix &&
@@ -108,7 +110,7 @@ static size_t abort_upload(char *buf, size_t size, size_t n, void *ud)
     return CURL_READFUNC_ABORT;      /* after "354": the server gets no message */
 }
 
-static const char *first_reply(const struct probe *p)
+static const char *first_reply(const struct target_check *p)
 {
     for (int i = 0; i < p->nlines; i++)
         if (p->dir[i] == '<')
@@ -116,7 +118,7 @@ static const char *first_reply(const struct probe *p)
     return NULL;
 }
 
-static const char *last_reply(const struct probe *p)
+static const char *last_reply(const struct target_check *p)
 {
     for (int i = p->nlines - 1; i >= 0; i--)
         if (p->dir[i] == '<')
@@ -124,7 +126,7 @@ static const char *last_reply(const struct probe *p)
     return NULL;
 }
 
-static const char *last_command(const struct probe *p)
+static const char *last_command(const struct target_check *p)
 {
     for (int i = p->nlines - 1; i >= 0; i--)
         if (p->dir[i] == '>')
@@ -133,7 +135,7 @@ static const char *last_command(const struct probe *p)
 }
 
 /* Index of the first reply line to the last command starting with verb, or -1. */
-static int replies_to(const struct probe *p, const char *verb)
+static int replies_to(const struct target_check *p, const char *verb)
 {
     size_t n = strlen(verb);
     for (int i = p->nlines - 1; i >= 0; i--)
@@ -144,7 +146,7 @@ static int replies_to(const struct probe *p, const char *verb)
 
 /* In the reply block from index i: a line whose capability (after "250-"/"250 " for SMTP)
  * is word; returns the rest of that line (its parameters), or NULL. */
-static const char *capability(const struct probe *p, int i, const char *word)
+static const char *capability(const struct target_check *p, int i, const char *word)
 {
     size_t n = strlen(word);
     for (; i >= 0 && i < p->nlines && p->dir[i] == '<'; i++) {
@@ -158,7 +160,7 @@ static const char *capability(const struct probe *p, int i, const char *word)
 }
 
 /* The last 4xx/5xx reply (SMTP) and the command it answered; NULL if none. */
-static const char *last_refusal(const struct probe *p, const char **cmd)
+static const char *last_refusal(const struct target_check *p, const char **cmd)
 {
     const char *verb = NULL, *found = NULL;
     for (int i = 0; i < p->nlines; i++) {
@@ -201,7 +203,7 @@ static void set_tls(CURL *h, int mode, const char *ca, int verify)
     }
 }
 
-static int probe_start(struct probe *p, const struct config *cfg, CURLM *m)
+static int probe_start(struct target_check *p, const struct config *cfg, CURLM *m)
 {
     int smtp = p->proto == P_SMTP;
     int mode = smtp ? cfg->smtp_tls : cfg->pop3_tls;
@@ -265,7 +267,7 @@ static uint64_t now_ms(void)
     return mono_ns() / NS_PER_MS;
 }
 
-static void own_send(struct probe *p)
+static void own_send(struct target_check *p)
 {
     const char *verb = own_steps[p->step];
     const char *arg = p->step == 0 ? p->user->addr : p->step == 1 ? p->user->pass : NULL;
@@ -274,14 +276,14 @@ static void own_send(struct probe *p)
     keep_line(p, '>', verb, strlen(verb));
 }
 
-static void own_finish(struct probe *p, CURLcode rc)
+static void own_finish(struct target_check *p, CURLcode rc)
 {
     p->rc = rc;
     p->step = -1;
 }
 
 /* One step of the USER, PASS, STAT, QUIT exchange when the socket is ready. */
-static void own_advance(struct probe *p)
+static void own_advance(struct target_check *p)
 {
     CURLcode r;
     size_t n = 0;
@@ -322,7 +324,7 @@ static void own_advance(struct probe *p)
 #define SAY(...) snprintf(p->result, sizeof p->result, __VA_ARGS__)
 
 /* Failures before the protocol gets a word in; 1 when p->result says what happened. */
-static int transport_problem(struct probe *p, const char *proto, int mode, const char *ca)
+static int transport_problem(struct target_check *p, const char *proto, int mode, const char *ca)
 {
     long os_errno = 0, verify_result = 0;
     curl_off_t connect_us = 0, total_us = 0;
@@ -405,7 +407,7 @@ static int transport_problem(struct probe *p, const char *proto, int mode, const
     return 0;
 }
 
-static void tls_words(const struct probe *p, int mode, int verify, char *buf, size_t n)
+static void tls_words(const struct target_check *p, int mode, int verify, char *buf, size_t n)
 {
     const char *how = mode == TLSM_IMPLICIT ? "TLS" : p->proto == P_SMTP ? "STARTTLS" : "STLS";
     if (mode == TLSM_NONE)
@@ -415,7 +417,7 @@ static void tls_words(const struct probe *p, int mode, int verify, char *buf, si
                  verify ? "verified" : "not verified");
 }
 
-static void diagnose_smtp(struct probe *p, const struct config *cfg)
+static void diagnose_smtp(struct target_check *p, const struct config *cfg)
 {
     const char *banner = first_reply(p), *last = last_reply(p), *cmd = NULL;
     const char *refusal = last_refusal(p, &cmd);
@@ -484,7 +486,7 @@ static void diagnose_smtp(struct probe *p, const struct config *cfg)
         last ? last : "none");
 }
 
-static void diagnose_pop3(struct probe *p, const struct config *cfg)
+static void diagnose_pop3(struct target_check *p, const struct config *cfg)
 {
     const char *banner = first_reply(p), *last = last_reply(p), *cmd = last_command(p);
     const char *user = p->user->addr;
@@ -577,7 +579,7 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile 
     if (k > users.n)
         k = users.n;
     size_t n = nsmtp + npop3 * k;
-    struct probe *pr = calloc(n, sizeof *pr);
+    struct target_check *pr = calloc(n, sizeof *pr);
     CURLM *m = curl_multi_init();
     int rc = 2;
     if (!pr || !m) {
@@ -587,7 +589,7 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile 
     for (size_t i = 0; i < n; i++)
         pr[i].step = -1;
     for (size_t i = 0; i < nsmtp; i++) {
-        struct probe *p = &pr[i];
+        struct target_check *p = &pr[i];
         p->proto = P_SMTP;
         p->target = cfg->smtp_targets.v[i];
         p->rcpt = users.v[0].addr;
@@ -595,7 +597,7 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile 
     }
     for (size_t t = 0; t < npop3; t++)
         for (size_t j = 0; j < k; j++) {
-            struct probe *p = &pr[nsmtp + t * k + j];
+            struct target_check *p = &pr[nsmtp + t * k + j];
             p->proto = P_POP3;
             p->target = cfg->pop3_targets.v[t];
             /* first, middle, last: spread over the list, where mistakes tend to differ */
@@ -609,7 +611,7 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile 
         }
     /* curl's transfers and our own USER/PASS exchanges share one wait. */
     struct curl_waitfd *wfd = calloc(n, sizeof *wfd);
-    struct probe **who = calloc(n, sizeof *who);
+    struct target_check **who = calloc(n, sizeof *who);
     uint64_t t0 = now_ms(), deadline = t0 + TOTAL_TIMEOUT_S * 1000;
     int running = 1;
     while (wfd && who) {
@@ -619,7 +621,7 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile 
         int left;
         while ((msg = curl_multi_info_read(m, &left)))
             if (msg->msg == CURLMSG_DONE) {
-                struct probe *p;
+                struct target_check *p;
                 curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&p);
                 p->rc = msg->data.result;
                 p->done = 1;
@@ -662,7 +664,7 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile 
         goto out;
     unsigned problems = 0;
     for (size_t i = 0; i < n; i++) {
-        struct probe *p = &pr[i];
+        struct target_check *p = &pr[i];
         const char *proto = p->proto == P_SMTP ? "smtp" : "pop3";
         char eb[CURL_ERROR_SIZE];    /* curl may quote the server */
         printable(eb, sizeof eb, p->errbuf, strlen(p->errbuf));

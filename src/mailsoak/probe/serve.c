@@ -27,7 +27,8 @@ enum {
     FRESH_TIMEOUT_MS = 5000,         /* a store walk can take a while; a puller waits no longer */
 };
 
-struct probe {
+/* What the HTTP handler serves from: the collector, and the probe's id and host. */
+struct serving {
     struct collector *col;
     char id[33], host[64];
 };
@@ -115,7 +116,7 @@ static void reply_text(struct httpd_response *out, int status, const char *text)
 
 static void serve(void *ud, const char *path, const struct httpd_request *req, struct httpd_response *out)
 {
-    struct probe *pr = ud;
+    struct serving *pr = ud;
     struct series *s = collector_series(pr->col);
     if (!strcmp(path, "/metrics")) {
         out->body = probe_metrics_text(s, pr->host, pr->id, mono_ns(), &out->len);
@@ -157,7 +158,7 @@ static void serve(void *ud, const char *path, const struct httpd_request *req, s
 
 int probe_serve(const struct config *cfg)
 {
-    struct probe pr = { 0 };
+    struct serving pr = { 0 };
     unsigned char rnd[16];
     if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
         memset(rnd, (int)getpid(), sizeof rnd);

@@ -14,7 +14,7 @@
 #include "lib/version.h"
 #include "settings/config.h"
 #include "run/probe_output.h"
-#include "run/servers.h"
+#include "run/sources.h"
 #include "run/run.h"
 
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
@@ -105,7 +105,7 @@ static json_t *workload_json(const struct run_result *r)
                      "pipelining", cfgval(cfg, "smtp", "pipelining", d, sizeof d));
 }
 
-const char *result_label(const struct config *cfg)
+const char *run_label(const struct config *cfg)
 {
     if (cfg->label[0])
         return cfg->label;
@@ -114,7 +114,7 @@ const char *result_label(const struct config *cfg)
     return "run";
 }
 
-int result_tester_limited(const struct run_result *r)
+int run_result_tester_limited(const struct run_result *r)
 {
     uint64_t held = r->c.late_busy + r->c.late_engine + r->arrivals_held;
     uint64_t due = r->c.arrivals + r->arrivals_owed;
@@ -134,17 +134,17 @@ static json_t *arrivals_json(const struct run_result *r)
                      cfgval(cfg, "smtp", "arrivals", a, sizeof a), "rate", cfg->rate, "due",
                      (json_int_t)(r->c.arrivals + r->arrivals_owed), "started", (json_int_t)r->c.arrivals,
                      "late_busy", (json_int_t)r->c.late_busy, "late_engine", (json_int_t)r->c.late_engine,
-                     "never_started", (json_int_t)r->arrivals_held, "tester_limited", result_tester_limited(r));
+                     "never_started", (json_int_t)r->arrivals_held, "tester_limited", run_result_tester_limited(r));
 }
 
-json_t *result_json(const struct run_result *r)
+json_t *run_result_json(const struct run_result *r)
 {
     const struct ledger_outcome *lo = &r->lo;
     json_t *root = json_object();
     json_object_set_new(root, "format", json_string(RESULT_FORMAT));
     json_object_set_new(root, "format_version", json_integer(RESULT_FORMAT_VERSION));
     json_object_set_new(root, "version", json_string(mailsoak_version));
-    json_object_set_new(root, "label", json_string(result_label(r->cfg)));
+    json_object_set_new(root, "label", json_string(run_label(r->cfg)));
     json_object_set_new(root, "run_id", json_string(r->run->run_id));
     json_object_set_new(root, "seed", json_integer((json_int_t)r->run->seed));
     json_object_set_new(root, "start_time", json_string(r->start_time));
@@ -233,7 +233,7 @@ json_t *result_json(const struct run_result *r)
      * them once per server instead of adding them up over the shards. */
     json_t *load_part = json_copy(s), *server_keys = json_array();
     struct probe_summary ps;
-    servers_summary(r->srv, &ps);
+    sources_summary(r->sources, &ps);
     probe_json_summary(&ps, s);
     probe_summary_free(&ps);
     const char *key;
@@ -243,13 +243,13 @@ json_t *result_json(const struct run_result *r)
             json_array_append_new(server_keys, json_string(key));
     json_decref(load_part);
     json_object_set_new(root, "server_keys", server_keys);
-    json_t *servers = servers_json(r->srv);   /* per host, with probes or several sources */
+    json_t *servers = sources_json(r->sources);  /* per host, with probes or several sources */
     if (servers)
         json_object_set_new(root, "servers", servers);
     json_object_set_new(root, "summary", s);
     json_object_set_new(root, "timeline", json_incref(r->timeline));
     struct probe_events pe;
-    servers_events(r->srv, &pe);
+    sources_events(r->sources, &pe);
     json_t *events = json_array();
     probe_json_events(&pe, events);
     probe_events_free(&pe);
@@ -268,17 +268,17 @@ static void row_count(FILE *f, const char *name, double v)
     row(f, name, fmt_count(b, sizeof b, v));
 }
 
-void result_table(FILE *f, const struct run_result *r)
+void run_result_table(FILE *f, const struct run_result *r)
 {
     const struct ledger_outcome *lo = &r->lo;
     char b[64];
-    fprintf(f, "%-12s %12s\n", "", result_label(r->cfg));
+    fprintf(f, "%-12s %12s\n", "", run_label(r->cfg));
     row_count(f, "sent", (double)r->c.sent);
     row_count(f, "read", (double)r->c.read);
     /* the server's rows, in the classic comparison's order */
     char name[32], value[32];
     struct probe_summary ps;
-    servers_summary(r->srv, &ps);
+    sources_summary(r->sources, &ps);
     for (int i = 0; probe_table_row(&ps, i, name, sizeof name, value, sizeof value); i++)
         row(f, name, value);
     probe_summary_free(&ps);
@@ -342,15 +342,15 @@ void result_table(FILE *f, const struct run_result *r)
                     x->accepted_ms / 1e3, x->read_ms / 1e3);
         }
     }
-    size_t nsrc = servers_count(r->srv);
+    size_t nsrc = sources_count(r->sources);
     if (nsrc > 1) {                  /* several server hosts: each one's rows, side by side */
         fprintf(f, "\nserver side by source\n%-12s", "");
         for (size_t k = 0; k < nsrc; k++)
-            fprintf(f, " %12.12s", servers_label(r->srv, k));
+            fprintf(f, " %12.12s", sources_label(r->sources, k));
         fputc('\n', f);
         struct probe_summary *each = xcalloc(nsrc, sizeof *each);
         for (size_t k = 0; k < nsrc; k++)
-            servers_source_summary(r->srv, k, &each[k]);
+            sources_summary_one(r->sources, k, &each[k]);
         for (int i = 0; probe_table_row(&each[0], i, name, sizeof name, value, sizeof value); i++) {
             fprintf(f, "%-12s", name);
             for (size_t k = 0; k < nsrc; k++)
@@ -375,7 +375,7 @@ void result_table(FILE *f, const struct run_result *r)
                 ms(hist_percentile(h, 50)), ms(hist_percentile(h, 90)), ms(hist_percentile(h, 99)),
                 ms(hist_percentile(h, 99.9)), ms(h->max));
     }
-    if (result_tester_limited(r)) {
+    if (run_result_tester_limited(r)) {
         const struct config *cfg = r->cfg;
         uint64_t due = r->c.arrivals + r->arrivals_owed;
         fprintf(f, "\ntester-limited: of %llu arrivals due at %.1f msg/s, the tester held back %llu: ",

@@ -27,7 +27,7 @@ static uint64_t sub0(uint64_t a, uint64_t b)
     return a > b ? a - b : 0;
 }
 
-json_t *json_text(const char *s, size_t n)
+json_t *utf8_json_string(const char *s, size_t n)
 {
     /* jansson takes only UTF-8: invalid bytes become '?'. */
     char *out = xcalloc(1, n + 1);
@@ -61,7 +61,7 @@ json_t *probe_json_classes(const struct probe_class *v, size_t n, uint64_t t0)
         json_t *ex = json_array();
         for (size_t j = 0; j < v[i].nex; j++)
             json_array_append_new(ex, json_pack("{s:f, s:o}", "t", run_seconds(v[i].ex[j].t, t0), "line",
-                                                json_text(v[i].ex[j].line, strlen(v[i].ex[j].line))));
+                                                utf8_json_string(v[i].ex[j].line, strlen(v[i].ex[j].line))));
         json_object_set_new(obj, v[i].name, json_pack("{s:I, s:o}", "count", (json_int_t)v[i].count,
                                                       "examples", ex));
     }
@@ -131,7 +131,7 @@ void probe_json_events(const struct probe_events *e, json_t *events)
     for (size_t i = 0; i < e->n; i++) {
         const struct probe_event *x = &e->v[i];
         json_array_append_new(events, json_pack("{s:f, s:s, s:o}", "t", run_seconds(x->t, e->t0), "kind", x->kind,
-                                                "text", json_text(x->text, strlen(x->text))));
+                                                "text", utf8_json_string(x->text, strlen(x->text))));
     }
 }
 

@@ -23,7 +23,7 @@
 #include "run/interval_output.h"
 #include "run/metrics.h"
 #include "run/setup.h"
-#include "run/servers.h"
+#include "run/sources.h"
 #include "lib/alloc.h"
 #include "verdict/reconcile.h"
 #include "verdict/sweep.h"
@@ -56,7 +56,7 @@ struct controller {
     struct err_count prev_err[ERR_CLASSES_MAX];
     uint64_t prev_t;
     json_t *timeline;
-    struct servers *srv;
+    struct sources *sources;
     struct spool *queue;             /* its own reading of [server] spool_dir, or NULL */
     struct hist *lat;                /* LAT_COUNT, merged per interval; too big for the stack */
     struct run_metrics *metrics;     /* --metrics, or NULL */
@@ -119,7 +119,7 @@ static void interval(struct controller *ct, int phase, int live)
         }
     }
     struct probe_interval iv;
-    servers_interval(ct->srv, ct->prev_t, now, &iv);
+    sources_interval(ct->sources, ct->prev_t, now, &iv);
     struct interval_view v = {
         .t = (double)(now - r->t0) / 1e9, .dt = (double)(now - ct->prev_t) / 1e9, .phase = phase_names[phase],
         .c = &c, .dsent = c.sent - ct->prev.sent, .dread = c.read - ct->prev.read,
@@ -131,7 +131,7 @@ static void interval(struct controller *ct, int phase, int live)
     free(derr);
     if (live) {
         struct series_now cn;
-        servers_now(ct->srv, &cn);
+        sources_now(ct->sources, &cn);
         interval_line(stderr, &v, &cn);
     }
     ct->prev = c;
@@ -152,7 +152,7 @@ static void publish_metrics(struct controller *ct, int phase)
     struct ledger_outcome lo;
     ledger_outcome(&r->ledger, &lo);     /* atomic loads only: safe while readers mark */
     struct metrics_view v = {
-        .run_id = r->run_id, .label = result_label(r->cfg), .phase = phase_names[phase],
+        .run_id = r->run_id, .label = run_label(r->cfg), .phase = phase_names[phase],
         .elapsed_s = (double)(mono_ns() - r->t0) / 1e9, .c = &ct->prev, .err = ct->prev_err,
         .nerr = ct->prev_nerr, .lat = ct->lat_cum, .lo = &lo, .unread = atomic_load(&r->ledger.owed_total),
     };
@@ -187,11 +187,11 @@ static int queue_settled(void *arg, int fresh)
     if (reconcile_queue(ct->queue, ct->run, fresh) >= 0)
         return 1;
     struct series_now cn;
-    servers_now(ct->srv, &cn);
+    sources_now(ct->sources, &cn);
     if (cn.has.spool && cn.spool > 0) {
         /* the spool is walked every walk_interval: a count this old would hold the sweep up */
-        servers_refresh(ct->srv, ct->run->cfg->server.sample_interval);
-        servers_now(ct->srv, &cn);
+        sources_refresh(ct->sources, ct->run->cfg->server.sample_interval);
+        sources_now(ct->sources, &cn);
     }
     return !cn.has.spool || cn.spool == 0;
 }
@@ -234,15 +234,15 @@ static int next_phase(struct controller *ct, int phase, uint64_t now, uint64_t p
     if (phase == PH_DRAIN) {
         /* While the server's queue holds mail its mailboxes are not final. */
         struct series_now cn;
-        servers_now(ct->srv, &cn);
+        sources_now(ct->sources, &cn);
         int queue_busy = cn.has.spool && cn.spool > 0;
         /* deferred messages (smtp.retry) still go out during the drain */
         int quiet = senders_open(ct) == 0 && atomic_load(&r->ledger.owed_total) <= 0 &&
                     atomic_load(&r->retry_pending) <= 0;
         if (quiet && queue_busy) {
             /* the spool is walked every walk_interval: a count this old would hold the drain up */
-            servers_refresh(ct->srv, cfg->server.sample_interval);
-            servers_now(ct->srv, &cn);
+            sources_refresh(ct->sources, cfg->server.sample_interval);
+            sources_now(ct->sources, &cn);
             queue_busy = cn.spool > 0;
         }
         int done = quiet && !queue_busy;
@@ -329,8 +329,8 @@ static int soak_setup(struct controller *ct, const struct config *cfg)
     clock_gettime(CLOCK_REALTIME, &rt);
     r->t0_unix_ms = (uint64_t)rt.tv_sec * 1000 + (uint64_t)rt.tv_nsec / 1000000;
     /* The server side is sampled on its own thread, on the same clock. */
-    res->srv = ct->srv = servers_start(cfg, r->t0, err, sizeof err);
-    if (!ct->srv) {
+    res->sources = ct->sources = sources_start(cfg, r->t0, err, sizeof err);
+    if (!ct->sources) {
         fprintf(stderr, "mailsoak: %s\n", err);
         return 2;
     }
@@ -426,7 +426,7 @@ static void soak_loop(struct controller *ct)
             ct->send_end = now;
         if (next == PH_STOP) {
             ct->stopped_in_sweep = ct->phase == PH_SWEEP;
-            servers_stop(ct->srv);       /* its last sample belongs in the last interval */
+            sources_stop(ct->sources);       /* its last sample belongs in the last interval */
         }
         if (next != ct->phase || now >= ct->next_iv) {
             interval(ct, ct->phase, 1);
@@ -489,14 +489,14 @@ static int soak_finish(struct controller *ct)
     ledger_outcome(&r->ledger, &res->lo);
     if (res->lo.lost)
         ledger_each(&r->ledger, lost_example, res);
-    result_table(stdout, res);
+    run_result_table(stdout, res);
     int rc = 0;
     if (cfg->ledger_csv[0] && write_ledger_csv(cfg->ledger_csv, res, err, sizeof err) < 0) {
         fprintf(stderr, "mailsoak: %s\n", err);
         rc = 1;
     }
     if (cfg->json[0]) {
-        json_t *root = result_json(res);
+        json_t *root = run_result_json(res);
         if (write_json_atomic(cfg->json, root, err, sizeof err) < 0) {
             fprintf(stderr, "mailsoak: %s\n", err);
             rc = 1;
@@ -519,7 +519,7 @@ static void soak_free(struct controller *ct)
     free(ct->lat);
     metrics_stop(ct->metrics);
     free(ct->lat_cum);
-    servers_free(ct->srv);
+    sources_free(ct->sources);
     spool_free(ct->queue);
     json_decref(ct->timeline);
     run_free(r);

@@ -1,8 +1,8 @@
-/* servers: the run's server side over its sources (see servers.h). A source is a
+/* sources: the run's server side over its sources (see sources.h). A source is a
  * series and the offset of its clock from the run's: 0 for the local collector,
  * the probe's estimate for a remote one. Every cut is asked of each source on its
  * own clock and the results are added up on ours. */
-#include "run/servers.h"
+#include "run/sources.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +21,7 @@ struct source {
     struct remote *rem;
 };
 
-struct servers {
+struct sources {
     uint64_t t0;
     size_t examples;
     struct source *v;
@@ -49,16 +49,16 @@ static uint64_t from_src(int64_t off, uint64_t t)
     return (uint64_t)((int64_t)t - off);
 }
 
-struct servers *servers_start(const struct config *cfg, uint64_t t0, char *err, size_t errlen)
+struct sources *sources_start(const struct config *cfg, uint64_t t0, char *err, size_t errlen)
 {
-    struct servers *s = xcalloc(1, sizeof *s);
+    struct sources *s = xcalloc(1, sizeof *s);
     const struct server_config *sc = &cfg->server;
     s->t0 = t0;
     s->examples = (size_t)sc->log_examples;
     s->v = xcalloc(sc->probes.n + 1, sizeof *s->v);
     struct collector *col = collector_start(sc, t0, err, errlen);
     if (!col) {
-        servers_free(s);
+        sources_free(s);
         return NULL;
     }
     if (collector_series(col) || !sc->probes.n)
@@ -71,21 +71,21 @@ struct servers *servers_start(const struct config *cfg, uint64_t t0, char *err, 
                                         sizeof why);
         if (!r) {
             snprintf(err, errlen, "server.probe: %s", why);
-            servers_free(s);
+            sources_free(s);
             return NULL;
         }
         s->v[s->n++] = (struct source){ .label = remote_label(r), .rem = r };
         for (size_t k = 0; k + 1 < s->n; k++)
             if (!strcmp(s->v[k].label, s->v[s->n - 1].label)) {
                 snprintf(err, errlen, "server.probe: two sources labelled '%s'", s->v[k].label);
-                servers_free(s);
+                sources_free(s);
                 return NULL;
             }
     }
     return s;
 }
 
-void servers_stop(struct servers *s)
+void sources_stop(struct sources *s)
 {
     for (size_t i = 0; s && i < s->n; i++) {
         if (s->v[i].col)
@@ -95,7 +95,7 @@ void servers_stop(struct servers *s)
     }
 }
 
-void servers_free(struct servers *s)
+void sources_free(struct sources *s)
 {
     if (!s)
         return;
@@ -163,14 +163,14 @@ static void classes_add(struct probe_class **dst, size_t *ndst, struct probe_cla
     }
 }
 
-void servers_refresh(struct servers *s, uint64_t min_age_ns)
+void sources_refresh(struct sources *s, uint64_t min_age_ns)
 {
     for (size_t i = 0; s && i < s->n; i++)
         if (s->v[i].col)
             (void)collector_sample_fresh(s->v[i].col, min_age_ns, REFRESH_TIMEOUT_NS);
 }
 
-void servers_now(struct servers *s, struct series_now *out)
+void sources_now(struct sources *s, struct series_now *out)
 {
     memset(out, 0, sizeof *out);
     for (size_t i = 0; s && i < s->n; i++) {
@@ -189,7 +189,7 @@ void servers_now(struct servers *s, struct series_now *out)
     }
 }
 
-void servers_summary(struct servers *s, struct probe_summary *out)
+void sources_summary(struct sources *s, struct probe_summary *out)
 {
     memset(out, 0, sizeof *out);
     if (!s)
@@ -213,7 +213,7 @@ void servers_summary(struct servers *s, struct probe_summary *out)
     }
 }
 
-void servers_interval(struct servers *s, uint64_t from, uint64_t to, struct probe_interval *out)
+void sources_interval(struct sources *s, uint64_t from, uint64_t to, struct probe_interval *out)
 {
     memset(out, 0, sizeof *out);
     for (size_t i = 0; s && i < s->n; i++) {
@@ -233,7 +233,7 @@ static int event_by_t(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t;
 }
 
-void servers_events(struct servers *s, struct probe_events *out)
+void sources_events(struct sources *s, struct probe_events *out)
 {
     memset(out, 0, sizeof *out);
     if (!s)
@@ -261,22 +261,22 @@ void servers_events(struct servers *s, struct probe_events *out)
     qsort(out->v, out->n, sizeof *out->v, event_by_t);
 }
 
-size_t servers_count(const struct servers *s)
+size_t sources_count(const struct sources *s)
 {
     return s ? s->n : 0;
 }
 
-const char *servers_label(const struct servers *s, size_t i)
+const char *sources_label(const struct sources *s, size_t i)
 {
     return s->v[i].label;
 }
 
-void servers_source_summary(struct servers *s, size_t i, struct probe_summary *out)
+void sources_summary_one(struct sources *s, size_t i, struct probe_summary *out)
 {
     series_summary(series_of(&s->v[i]), to_src(&s->v[i], s->t0), out);
 }
 
-json_t *servers_json(struct servers *s)
+json_t *sources_json(struct sources *s)
 {
     if (!s || (s->n == 1 && s->v[0].col) || !s->n)
         return NULL;
@@ -287,7 +287,7 @@ json_t *servers_json(struct servers *s)
         if (x->rem)
             remote_json(x->rem, j);
         struct probe_summary ps;
-        servers_source_summary(s, i, &ps);
+        sources_summary_one(s, i, &ps);
         probe_json_summary(&ps, j);
         /* when this source's first and last samples were taken, on the run's clock:
          * what two sources of one server differ by */
