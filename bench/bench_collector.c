@@ -1,4 +1,4 @@
-/* bench/collector: what the collector costs the machine whose server it watches. A
+/* bench_collector: what the collector costs the machine whose server it watches. A
  * synthetic server: a master with about 100 descendants (each holding 2 MB of its
  * own memory), a Postfix queue root (incoming, active, deferred hashed one level,
  * hold, maildrop) and a Dovecot maildir store of FILES files each (1200 users, sizes
@@ -34,7 +34,7 @@ enum { ROUNDS = 9, PROCS = 100, GRANDCHILDREN = 20, USERS = 1200, CHILD_MEM = 2 
 
 static void die(const char *what)
 {
-    fprintf(stderr, "bench/collector: %s: %s\n", what, strerror(errno));
+    fprintf(stderr, "bench_collector: %s: %s\n", what, strerror(errno));
     exit(1);
 }
 
@@ -258,7 +258,7 @@ static struct collector *start(const char *const *sets, size_t n, int manual, st
     char err[400];
     struct collector *c = collector_start_opts(&cfg->server, mono_ns(), &o, err, sizeof err);
     if (!c) {
-        fprintf(stderr, "bench/collector: %s\n", err);
+        fprintf(stderr, "bench_collector: %s\n", err);
         exit(1);
     }
     return c;
@@ -309,7 +309,7 @@ static void part(const char *label, const char *set, uint64_t want, struct prep 
                                                                                                     : now.procs;
     printf("%-52s %8llu %10.2f ms\n", label, (unsigned long long)got, ms[ROUNDS / 2]);
     if (got != want) {
-        fprintf(stderr, "bench/collector: %s counted %llu, expected %llu\n", label, (unsigned long long)got,
+        fprintf(stderr, "bench_collector: %s counted %llu, expected %llu\n", label, (unsigned long long)got,
                 (unsigned long long)want);
         exit(1);
     }
@@ -360,7 +360,7 @@ int main(int argc, char **argv)
     long lines = argc > 3 ? atol(argv[3]) : 2000;
     const char *base = argc > 4 ? argv[4] : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     if (files < USERS || seconds < 1 || lines < 10) {
-        fprintf(stderr, "usage: collector [FILES (at least %d)] [SECONDS] [LINES] [DIR]\n", USERS);
+        fprintf(stderr, "usage: bench_collector [FILES (at least %d)] [SECONDS] [LINES] [DIR]\n", USERS);
         return 2;
     }
     char root[1024], queue[1100], store[1100], log[1100];

@@ -1,4 +1,4 @@
-/* bench/ledger: the ledger at soak scale — a 10-minute run at 5,000 messages/s
+/* bench_ledger: the ledger at soak scale — a 10-minute run at 5,000 messages/s
  * (3 million entries) written by two sender threads and marked by two reader
  * threads at once; prints the cost per operation and the memory per message. */
 #include <pthread.h>

@@ -1,4 +1,4 @@
-/* bench/queue: what the queue costs the collector: counting a big queue in messages
+/* bench_queue: what the queue costs the collector: counting a big queue in messages
  * (every sample) and reading every queued message's X-Mailsoak-Id (the sweep's
  * passes and the end of a run), for Postfix and Exim queues made of copies of the
  * queue files those MTAs wrote (tests/fixtures/queue), beside the old count of
@@ -21,7 +21,7 @@ enum { ROUNDS = 5 };
 
 static void die(const char *what)
 {
-    fprintf(stderr, "bench/queue: %s: %s\n", what, strerror(errno));
+    fprintf(stderr, "bench_queue: %s: %s\n", what, strerror(errno));
     exit(1);
 }
 
