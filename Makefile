@@ -144,6 +144,9 @@ DOCS := $(patsubst doc/%.in,$(BUILD)/doc/%,$(wildcard doc/*.in))
 DOC_SETTINGS := $(BUILD)/.doc-settings
 $(shell mkdir -p $(BUILD) && echo '$(PREFIX) $(VERSION)' | cmp -s - $(DOC_SETTINGS) || echo '$(PREFIX) $(VERSION)' > $(DOC_SETTINGS))
 
+# make builds them too, so `man -l build/doc/mailsoak.1` and `source
+# build/doc/completion.bash` work from the tree (mailsoak --help points there).
+all: $(DOCS)
 docs: $(DOCS)
 $(BUILD)/doc/%: doc/%.in scripts/gen-doc $(BINS) $(DOC_SETTINGS)
 	@mkdir -p $(dir $@)

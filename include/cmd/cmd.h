@@ -25,7 +25,8 @@ struct command {
 extern const struct command mailsoak_commands[];
 
 /* `mailsoak COMMAND ...`: runs the command argv[1] names with argv + 1, or prints
- * the list of commands (--help: stdout, 0; none or an unknown one: stderr, 2). */
+ * the list of commands (--help: stdout, 0; none or an unknown one: stderr, 2), or
+ * the version (--version, -V: stdout, 0). */
 int cmd_main(int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@
 #include "cmd/probe.h"
 #include "cmd/report.h"
 #include "cmd/run.h"
+#include "cmd/version.h"
 
 const struct command mailsoak_commands[] = {
     { "run", "[-c FILE]... [--FLAG VALUE]... [--set SECTION.KEY=VALUE]... [--no-check]",
@@ -45,6 +46,9 @@ const struct command mailsoak_commands[] = {
     { "doc", "commands|synopsis|flags|keys|bash",
       "print the generated parts of the manual, or the bash completion's data",
       cmd_doc, "commands synopsis flags keys bash", 0, NULL },
+    { "version", "",
+      "print the version of this mailsoak (also: mailsoak --version)",
+      cmd_version, "", 0, NULL },
     { NULL, NULL, NULL, NULL, NULL, 0, NULL },
 };
 

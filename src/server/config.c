@@ -332,6 +332,7 @@ static void usage(FILE *f)
           "The reference SMTP + POP3 server of mailsoak. Prints one line\n"
           "  READY smtp=HOST:PORT pop3=HOST:PORT pid=PID\n"
           "on stdout once it listens; SIGTERM or SIGINT stop it cleanly.\n"
+          "--version prints its version.\n"
           "Faults are configured in [fault.*] sections: see conf/server-faults.conf.\n", f);
     opts_help(f, srv_config_opts);
 }

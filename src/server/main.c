@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "lib/atomicfile.h"
+#include "lib/version.h"
 #include "server/srv.h"
 #include "server/srv_server.h"
 
@@ -28,6 +29,10 @@ int main(int argc, char **argv)
     char err[600], line[300];
     if (argc == 3 && !strcmp(argv[1], "--doc"))
         return srv_config_doc(argv[2]);
+    if (argc == 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))) {
+        printf("mailsoak-server %s\n", mailsoak_version);
+        return 0;
+    }
     int r = srv_config_from_args(&cfg, argc - 1, argv + 1);
     if (r) {
         srv_config_free(&cfg);

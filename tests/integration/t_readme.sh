@@ -91,6 +91,17 @@ check "the sample table's rows are the run's, in order" subsequence "$WORK/readm
 check "the table of rows explains rows" gt "$(wc -l <"$WORK/readme-row-names.txt")" 10
 check "the table of rows names the run's rows, in order" subsequence "$WORK/readme-row-names.txt" "$WORK/rows.txt"
 
+# The manuals and the completion the README reads from the tree: make's default goal
+# builds them (into $BUILD/doc, which make asan's tree need not have), and the
+# commands below read the same pages generated here.
+check "make builds the man pages and the completion" bash -c \
+    "make -C '$TOP' -pn BUILD='$BUILD' 2>/dev/null | grep '^all:' | grep -q '$BUILD/doc/mailsoak.1' &&
+     make -C '$TOP' -pn BUILD='$BUILD' 2>/dev/null | grep '^all:' | grep -q '$BUILD/doc/completion.bash'"
+mkdir -p "$WORK/doc"
+for t in mailsoak.1 mailsoak.conf.5 mailsoak-server.8 completion.bash; do
+    (cd "$TOP" && BUILD=$BUILD scripts/gen-doc "doc/$t.in") >"$WORK/doc/$t"
+done
+
 # README_SUBST: what differs between the README's commands and their run here.
 need_root
 TB=$WORK/tb     # lib.sh's cleanup takes it down on any exit
@@ -98,6 +109,7 @@ readme_subst=(
     -e "s|^sudo ||"
     -e "s|/tmp/tb|$TB|g"
     -e "s|build/mailsoak |$MAILSOAK |g"
+    -e "s|build/doc/|$WORK/doc/|g"
     -e "s|scripts/|$TOP/scripts/|g"
     -e "s| conf/| $TOP/conf/|g"
     -e 's|mail\.example\.org:25|127.0.0.1:$SMTP_PORT|g'
@@ -125,6 +137,9 @@ while IFS= read -r c; do
     case $c in
     *" run "*) check "README: $c: mail delivered" gt "$(jget "$WORK/run.json" .summary.delivered)" 0 ;;
     *" report "*) check "README: $c: a page with charts" grep -q '<svg' "$WORK/report.html" ;;
+    *" --version") check "README: $c: the build's version" eq "$(cat "$WORK/out.txt")" "mailsoak $(cat "$TOP/$BUILD/.version")" ;;
+    "man -l "*) check "README: $c: the page" grep -q 'mailsoak run' "$WORK/out.txt" ;;
+    "source "*) check "README: $c: completes mailsoak" bash -c "$cmd && complete -p mailsoak" ;;
     *"testbed down"*) check "README: $c: nothing left running" bash -c "! \"$TOP/scripts/testbed\" status --dir \"$TB\" >/dev/null 2>&1" ;;
     esac
     ran=$((ran + 1))

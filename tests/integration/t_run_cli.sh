@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# mailsoak run's edges without a mail server: bad configuration exits 2 naming the
+# mailsoak run's edges without a mail server (and the version, --version and
+# `mailsoak version` alike): bad configuration exits 2 naming the
 # file, line and key; the preflight's exit 3 on a closed port; an unreachable server
 # (with --no-check) is counted, not fatal; SIGINT ends the run early and the full
 # report is still written, with no temporary file left; with no target the demo
@@ -18,6 +19,12 @@ check "run --help exits 0" eq "$?" 0
 check "run --help lists every section" gt "$(grep -c "^\\[" "$WORK/help.txt")" 4
 "$MAILSOAK" --help >/dev/null
 check "--help exits 0" eq "$?" 0
+version="mailsoak $(cat "$TOP/$BUILD/.version")"
+check "--version prints the build's version" eq "$("$MAILSOAK" --version)" "$version"
+check "version prints the build's version" eq "$("$MAILSOAK" version)" "$version"
+"$MAILSOAK" version extra >/dev/null 2>"$WORK/err.txt"
+check "version with an argument exits 2" eq "$?" 2
+check "version with an argument says why" grep -q 'mailsoak version: takes no arguments' "$WORK/err.txt"
 
 # A port nobody listens on (bound, never listened to, so nothing else takes it).
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 1)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # mailsoak-server's configuration: the documented example loads as it is and with
 # every fault switched on; bad keys stop it with "file:line: key: reason" and exit
-# status 2; --help lists the keys; SIGINT stops it cleanly.
+# status 2; --help lists the keys; --version prints the build's; SIGINT stops it
+# cleanly.
 set -uo pipefail
 . "$(dirname "$0")/server_lib.sh"
 CONF=$TOP/conf/server-faults.conf
@@ -38,6 +39,9 @@ bad "users.pattern: 'nobody' needs one %d" '' --set users.pattern=nobody
 ok "bad settings: file:line: key: reason, exit 2"
 
 "$MAILSOAK_SERVER" --help | grep -q 'listen_smtp (--listen-smtp)' || fail "--help does not list listen_smtp"
+v=$("$MAILSOAK_SERVER" --version) && [[ $v == "mailsoak-server $(cat "$TOP/${BUILD:-build}/.version")" ]] ||
+    fail "--version printed '$v'"
+ok "--version: $v"
 
 srv_start
 kill -INT "$SRV_PID"

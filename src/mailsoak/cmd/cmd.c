@@ -1,9 +1,11 @@
-/* cmd: the dispatch over the table of commands, and mailsoak's own --help. */
+/* cmd: the dispatch over the table of commands, and mailsoak's own --help and
+ * --version. */
 #include "cmd/cmd.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd/version.h"
 
 static void usage(FILE *f)
 {
@@ -14,7 +16,8 @@ static void usage(FILE *f)
         else
             fprintf(f, "  %s\n            %s\n", c->name, c->summary);
     }
-    fputs("\n'mailsoak COMMAND --help' describes a command's options; 'man mailsoak' all.\n"
+    fputs("\n'mailsoak COMMAND --help' describes a command's options; 'man mailsoak' all\n"
+          "(in a build tree: man -l build/doc/mailsoak.1).\n"
           "\n"
           "exit status: 0 done, 1 run-time failure, 2 bad configuration or arguments,\n"
           "3 the preflight check found a problem (run, check), 128+N ended early by\n"
@@ -31,6 +34,8 @@ int cmd_main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
+        return cmd_print_version();
     for (const struct command *c = mailsoak_commands; c->name; c++)
         if (!strcmp(argv[1], c->name))
             return c->fn(argc - 1, argv + 1);

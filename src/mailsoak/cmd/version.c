@@ -1,0 +1,41 @@
+/* version: `mailsoak version` prints the build's version (lib/version.c: git's
+ * description of the checkout, or debian/changelog's), the one a result file's
+ * "version" key carries, so a result can be matched to the program that wrote it. */
+#include "cmd/version.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "lib/cli.h"
+#include "lib/version.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: mailsoak version\n"
+          "  Prints 'mailsoak VERSION', the version result files carry (also: mailsoak --version).\n", f);
+}
+
+int cmd_print_version(void)
+{
+    printf("mailsoak %s\n", mailsoak_version);
+    return 0;
+}
+
+int cmd_version(int argc, char **argv)
+{
+    const struct cli_opt opts[] = { { 0 } };
+    const struct cli_cmd cmd = { .name = "mailsoak version", .usage = usage, .opts = opts,
+                                 .words = CLI_FILES_ANY };
+    char **words;
+    size_t n;
+    int rc;
+    if (!cli_parse(&cmd, argc, argv, stdout, stderr, &words, &n, &rc))
+        return rc;
+    free(words);
+    if (n) {
+        cli_say(stderr, cmd.name, 0, "takes no arguments");
+        usage(stderr);
+        return 2;
+    }
+    return cmd_print_version();
+}
