@@ -11,11 +11,20 @@ set -uo pipefail
 : "${MAILSOAK:?run through tests/run or set MAILSOAK}"
 [[ -x $MAILSOAK ]] || { echo "no $MAILSOAK: run make"; exit 77; }
 
-# A number in the JSON summary (its own keys, or a class of errors_by_class); 0 if absent.
+# A number in the JSON summary (its own keys, or a class of errors_by_class). A key
+# that is absent prints nothing and returns 1, and every caller fails on that: no
+# "expect 0" passes on a summary without the key.
 sumnum() {
     awk -v k="\"$1\":" '/^ "summary": \{/ { in_s = 1 } /^ "timeline"/ { in_s = 0 }
         in_s && $1 == k && $2 ~ /^[0-9]+,?$/ { sub(/,/, "", $2); print $2; found = 1; exit }
-        END { if (!found) print 0 }' "$WORK/out.json"
+        END { exit !found }' "$WORK/out.json"
+}
+# get VAR NAME KEY: VAR is set to the summary's KEY, or the test fails (run NAME's
+# table shown) for the missing key.
+get() {
+    local get_v
+    get_v=$(sumnum "$3") || { cat "$WORK/$2.table"; fail "$2: no $3 in the JSON summary"; }
+    printf -v "$1" %s "$get_v"
 }
 
 # soak NAME [server args...] -- [mailsoak args...]: one bounded run against a fresh server.
@@ -42,12 +51,12 @@ soak() {
 
 expect() { # name key want
     local got
-    got=$(sumnum "$2")
+    get got "$1" "$2"
     [[ $got == "$3" ]] || { cat "$WORK/$1.table"; fail "$1: $2 = $got, want $3"; }
 }
 expect_min() { # name key min
     local got
-    got=$(sumnum "$2")
+    get got "$1" "$2"
     ((got >= $3)) || { cat "$WORK/$1.table"; fail "$1: $2 = $got, want at least $3"; }
 }
 expect_log() { # name ERE
@@ -57,7 +66,7 @@ expect_log() { # name ERE
 # window opened), the server's own log is the independent count: one line per strike.
 expect_logged() {
     local got n
-    got=$(sumnum "$2")
+    get got "$1" "$2"
     n=$(grep -cE "$3" "$WORK/server.log")
     ((n > 0)) || fail "$1: no log line matching /$3/"
     [[ $got == "$n" ]] || { cat "$WORK/$1.table"; fail "$1: $2 = $got, the server logged $n"; }
@@ -67,11 +76,14 @@ clean_ledger() { # name: nothing lost, duplicated or corrupted
 }
 # name: the five outcomes add up to sent, and the reasons of pending to pending
 sums() {
-    local o=0 p=0 k
-    for k in delivered duplicated corrupted lost pending; do o=$((o + $(sumnum $k))); done
-    for k in queued peeked unswept unsettled; do p=$((p + $(sumnum pending_$k))); done
-    [[ $o == "$(sumnum sent)" ]] || { cat "$WORK/$1.table"; fail "$1: the outcomes add up to $o, sent $(sumnum sent)"; }
-    [[ $p == "$(sumnum pending)" ]] || { cat "$WORK/$1.table"; fail "$1: pending's reasons add up to $p"; }
+    local o=0 p=0 k v sent pending
+    for k in delivered duplicated corrupted lost; do get v "$1" $k; o=$((o + v)); done
+    for k in queued peeked unswept unsettled; do get v "$1" pending_$k; p=$((p + v)); done
+    get sent "$1" sent
+    get pending "$1" pending
+    o=$((o + pending))
+    [[ $o == "$sent" ]] || { cat "$WORK/$1.table"; fail "$1: the outcomes add up to $o, sent $sent"; }
+    [[ $p == "$pending" ]] || { cat "$WORK/$1.table"; fail "$1: pending's reasons add up to $p"; }
 }
 
 f() { local a=() k; for k in "$@"; do a+=(--set "fault.$k"); done; printf '%s\n' "${a[@]}"; }
@@ -170,6 +182,14 @@ soak passall "${A[@]}"
 expect passall read 0; expect passall lost 0; expect passall pending 120; sums passall
 ok "every login refused -> lost = 0, pending = 120"
 
+# Every RETR refused: a visit that could not retrieve what it listed proves nothing,
+# in the sweep too: all pending, none lost.
+mapfile -t A < <(f pop3.retr.kind=4xx pop3.retr.every=1)
+soak retrall "${A[@]}"
+expect retrall read 0; expect retrall lost 0; expect retrall pending 120; sums retrall
+expect_min retrall pop3_retr_sys_temp 120
+ok "every RETR refused -> lost = 0, pending = 120"
+
 # DELE refused: retrieved but never deleted is peeked, not read; read again by the
 # sweep, it is neither delivered, nor duplicated, nor lost.
 mapfile -t A < <(f pop3.dele.kind=4xx pop3.dele.every=1)
@@ -201,11 +221,21 @@ soak tempfail "${A[@]}"
 expect tempfail smtp_eod_451 3; clean_ledger tempfail
 ok "store tempfail x3 -> smtp_eod_451 = 3"
 
+# A QUIT that fails leaves the session's deletions uncommitted: its messages are
+# still there, read by a later visit, and each counts read once (counted at DELE
+# or at the failed QUIT, they would be read twice: duplicated, read > sent).
 mapfile -t A < <(f store.expunge_every=2 store.expunge_max=2)
 soak expunge "${A[@]}"
-expect expunge pop3_quit_in_use 2; expect expunge lost 0; expect expunge corrupted 0
+expect expunge pop3_quit_in_use 2; clean_ledger expunge
+expect expunge read 120; expect expunge delivered 120
 expect_log expunge 'Cannot lock Mail[0-9.MP]+ to remove it'
-ok "store expunge x2 -> pop3_quit_in_use = 2 (a lock text wins over [SYS/TEMP]), 'Cannot lock ... to remove it' logged"
+ok "store expunge x2 -> pop3_quit_in_use = 2 (a lock text wins over [SYS/TEMP]), 'Cannot lock ... to remove it' logged, each message read once"
+
+mapfile -t A < <(f pop3.quit.kind=5xx pop3.quit.every=2 pop3.quit.max=2)
+soak quit5xx "${A[@]}"
+expect quit5xx pop3_quit_sys_perm 2; clean_ledger quit5xx
+expect quit5xx read 120; expect quit5xx delivered 120
+ok "pop3.quit [SYS/PERM] x2 -> pop3_quit_sys_perm = 2, nothing committed by them, each message read once"
 
 mapfile -t A < <(f store.lock_windows="300ms every 600ms")
 soak windows "${A[@]}" --store sqlite --store-dir "$WORK/sq" -- --readers 3
@@ -231,9 +261,9 @@ ok "user lock -> pop3_pass_in_use = $(sumnum pop3_pass_in_use), as logged; their
 # Replay: the same seed and the same fault odds give the same strikes.
 mapfile -t A < <(f smtp.rcpt.odds=0.2)
 soak replay1 "${A[@]}" -- --senders 1 --messages 60
-a=$(sumnum smtp_rcpt_450)
+get a replay1 smtp_rcpt_450
 soak replay2 "${A[@]}" -- --senders 1 --messages 60
-b=$(sumnum smtp_rcpt_450)
+get b replay2 smtp_rcpt_450
 ((a > 0)) && [[ $a == "$b" ]] || fail "replay: $a then $b strikes"
 ok "odds 0.2 with one sender replays: $a strikes both times"
 echo "all fault tests passed"
