@@ -141,7 +141,11 @@ run() {
     scenario "$@" &
 }
 
-num() { jq -r "$2 // 0" "$WORK/$1/out.json" 2>/dev/null || echo 0; }
+# num NAME PATH: the number at PATH of NAME's JSON. None there (a missing key, no
+# JSON) says so and returns 1, so a check built on it fails instead of reading 0.
+num() { jq -er "$2 | numbers" "$WORK/$1/out.json" 2>/dev/null || { echo "     $1: no number at $2" >&2; return 1; }; }
+# is NAME PATH OP N: that number compares with N (test's -eq, -gt, -le); false without one.
+is() { local v; v=$(num "$1" "$2") && test "$v" "$3" "$4"; }
 
 # The checks every scenario must pass. holds NAME [exit status]
 holds() {
@@ -169,8 +173,10 @@ holds() {
         echo "     an example holds control bytes"; return 1
     fi
     local sent sum read stored took
-    sent=$(num "$n" .summary.sent) read=$(num "$n" .summary.read) stored=$(cat "$d/stored")
-    sum=$(jq -r '.summary | .delivered + .lost + .duplicated + .corrupted + .pending' "$d/out.json")
+    sent=$(num "$n" .summary.sent) && read=$(num "$n" .summary.read) || return 1
+    stored=$(cat "$d/stored")
+    sum=$(jq -er '.summary | [.delivered, .lost, .duplicated, .corrupted, .pending] | select(all(type == "number")) | add' \
+          "$d/out.json") || { echo "     an outcome is missing from the summary"; return 1; }
     [[ $sum == "$sent" ]] || { echo "     outcomes sum to $sum, sent $sent"; return 1; }
     # nothing counted that the server did not do: by its own count of deliveries,
     # mailsoak's accepted ones were made, and its reads were deleted
@@ -180,12 +186,23 @@ holds() {
     ((read <= took - stored)) || { echo "     read $read, but the server deleted $((took - stored))"; return 1; }
 }
 
+# class_count NAME ERE: the errors of the classes matching ERE (a class never
+# counted is absent: 0); no errors_by_class at all says so and returns 1.
+class_count() {
+    jq -er --arg re "^($2)\$" '.summary.errors_by_class | objects | [to_entries[] | select(.key | test($re)) | .value] | add // 0' \
+        "$WORK/$1/out.json" 2>/dev/null || { echo "     $1: no errors_by_class in its JSON" >&2; return 1; }
+}
 # has_class NAME ERE [min count]: an error class matching ERE, counted at least min times.
 has_class() {
     local got
-    got=$(jq -r --arg re "^($2)\$" '[.summary.errors_by_class | to_entries[] | select(.key | test($re)) | .value] | add // 0' \
-        "$WORK/$1/out.json" 2>/dev/null)
-    ((${got:-0} >= ${3:-1})) || { echo "     no error class /$2/ (have: $(jq -c '.summary.errors_by_class' "$WORK/$1/out.json" 2>/dev/null))"; return 1; }
+    got=$(class_count "$1" "$2") || return 1
+    ((got >= ${3:-1})) || { echo "     no error class /$2/ (have: $(jq -c '.summary.errors_by_class' "$WORK/$1/out.json" 2>/dev/null))"; return 1; }
+}
+# no_class NAME ERE: no error of a class matching ERE.
+no_class() {
+    local got
+    got=$(class_count "$1" "$2") || return 1
+    ((got == 0)) || { echo "     error classes /$2/ counted $got times"; return 1; }
 }
 
 # has_example NAME CLASS: the class kept an example of the server's words.
@@ -198,7 +215,8 @@ has_example() {
 # Nothing counted read that the server did not delete, nothing sent it does not hold.
 no_phantom() {
     local read sent stored
-    read=$(num "$1" .summary.read) sent=$(num "$1" .summary.sent) stored=$(cat "$WORK/$1/stored")
+    read=$(num "$1" .summary.read) && sent=$(num "$1" .summary.sent) || return 1
+    stored=$(cat "$WORK/$1/stored")
     ((read + stored == sent)) || { echo "     read $read + stored $stored != sent $sent"; return 1; }
 }
 
@@ -336,9 +354,9 @@ for st in "${POP3_STAGES[@]}"; do
     check "pop3 reset at $st: pop3_${st}_reset" eval 'holds pop3-reset-$st && has_class pop3-reset-$st "pop3_${st}_reset"'
 done
 check "smtp replies a byte at a time: delivered, no error" \
-    eval 'holds smtp-trickle && [[ $(num smtp-trickle .summary.sent) -gt 0 && $(num smtp-trickle .summary.errors) == 0 ]]'
+    eval 'holds smtp-trickle && is smtp-trickle .summary.sent -gt 0 && is smtp-trickle .summary.errors -eq 0'
 check "pop3 replies a byte at a time: read, no error" \
-    eval 'holds pop3-trickle && [[ $(num pop3-trickle .summary.read) -gt 0 && $(num pop3-trickle .summary.errors) == 0 ]]'
+    eval 'holds pop3-trickle && is pop3-trickle .summary.read -gt 0 && is pop3-trickle .summary.errors -eq 0'
 check "smtp 10 MB line: smtp_ehlo_protocol, with an example" \
     eval 'holds smtp-overlong && has_class smtp-overlong smtp_ehlo_protocol && has_example smtp-overlong smtp_ehlo_protocol'
 check "pop3 10 MB line: pop3_retr_protocol" eval 'holds pop3-overlong && has_class pop3-overlong pop3_retr_protocol'
@@ -358,19 +376,19 @@ check "smtp 354 and 250 in one segment: smtp_eod_protocol, nothing counted the s
 check "pop3 +OK after DELE: a protocol error, no deletion counted the server did not make" \
     eval 'holds pop3-unsolicited && has_class pop3-unsolicited "pop3_(retr|quit)_protocol" && no_phantom pop3-unsolicited'
 check "pop3 forged id RUN-ffffffffffffffff/64: unattributed, no real message called corrupted" \
-    eval 'holds pop3-forged-wrap && [[ $(num pop3-forged-wrap .summary.unattributed) -gt 0 ]] &&
-          [[ $(num pop3-forged-wrap .summary.corrupted) == 0 ]]'
+    eval 'holds pop3-forged-wrap && is pop3-forged-wrap .summary.unattributed -gt 0 &&
+          is pop3-forged-wrap .summary.corrupted -eq 0'
 check "smtp CRAM-MD5 challenge '====': the exchange is cancelled" \
     eval 'holds smtp-cram-padding && has_class smtp-cram-padding "smtp_auth_5[0-9][0-9]"'
 check "smtp CRAM-MD5 challenge over 155 characters: answered whole, mail sent" \
-    eval 'holds smtp-cram-long && [[ $(num smtp-cram-long .summary.sent) -gt 0 ]] && ! has_class smtp-cram-long "smtp_auth_.*" >/dev/null'
+    eval 'holds smtp-cram-long && is smtp-cram-long .summary.sent -gt 0 && no_class smtp-cram-long "smtp_auth_.*"'
 # the backoff doubles from 100 ms to 10 s: in 3 s one session tries at most 6 times
 check "smtp AUTH refused: backed off (at most 6 tries per sender in 3 s)" \
-    eval 'holds smtp-auth-refused && has_class smtp-auth-refused smtp_auth_535 && [[ $(num smtp-auth-refused .summary.errors) -le 12 ]]'
+    eval 'holds smtp-auth-refused && has_class smtp-auth-refused smtp_auth_535 && is smtp-auth-refused .summary.errors -le 12'
 check "pop3 login refused: backed off (at most 6 tries per reader in 3 s)" \
-    eval 'holds pop3-login-refused && has_class pop3-login-refused pop3_pass_auth && [[ $(num pop3-login-refused .summary.errors) -le 12 ]]'
+    eval 'holds pop3-login-refused && has_class pop3-login-refused pop3_pass_auth && is pop3-login-refused .summary.errors -le 12'
 check "foreign mail at the head of each mailbox: counted once per message, our mail still read" \
-    eval 'holds pop3-foreign && [[ $(num pop3-foreign .summary.foreign) == $((12 * USERS)) ]] &&
+    eval 'holds pop3-foreign && is pop3-foreign .summary.foreign -eq $((12 * USERS)) &&
           [[ $(jq "[.timeline[] | select(.phase == \"send\" or .phase == \"drain\") | .read] | add" $WORK/pop3-foreign/out.json) -gt 0 ]]'
 check "preflight against a hostile greeting: exit 3, the terminal gets it escaped" \
     eval 'holds preflight-garbage 3 && grep -qF "554 \\x1b[2J\\xff go away" $WORK/preflight-garbage/out'

@@ -37,8 +37,13 @@ wait "$RUN_PID" || fail "mailsoak run exited $?"
 ((n >= 5)) || fail "only $n scrapes during the run"
 ok "$n scrapes during the run"
 
-# value FILE SERIES: the sample's value, 0 when the series is absent
-value() { awk -v s="$2" '$1 == s { print $2; f = 1 } END { if (!f) print 0 }' "$1"; }
+# value FILE SERIES [DEFAULT]: the sample's value; a series that is absent gives
+# DEFAULT, and without one it says so on stderr and returns 1, on which every caller
+# fails: a missing series is never read as 0.
+value() {
+    awk -v s="$2" -v d="${3-}" '$1 == s { print $2; f = 1; exit } END { if (!f && d != "") print d; exit !f && d == "" }' "$1" \
+        || { echo "$1: no series $2" >&2; return 1; }
+}
 
 # The cumulative figures after each timeline entry (and zeros, before the first).
 jq -c '[{s: 0, r: 0, e: 0, d: 0}] + [foreach .timeline[] as $x ({s: 0, r: 0, e: 0, d: 0};
@@ -48,15 +53,17 @@ seen_send=0 last_sent=0
 for ((i = 0; i < n; i++)); do
     f=$WORK/scrape.$i
     promtool check metrics <"$f" >"$WORK/promtool.txt" 2>&1 || { cat "$WORK/promtool.txt"; fail "promtool rejects scrape $i"; }
-    s=$(value "$f" mailsoak_sent_total) r=$(value "$f" mailsoak_read_total)
-    e=$(value "$f" 'mailsoak_errors_total{class="smtp_rcpt_450"}')
-    d=$(value "$f" mailsoak_delivery_duration_seconds_count)
+    s=$(value "$f" mailsoak_sent_total) && r=$(value "$f" mailsoak_read_total) || fail "scrape $i: a series is missing"
+    # an error class's series starts with its first error: absent is 0 here
+    e=$(value "$f" 'mailsoak_errors_total{class="smtp_rcpt_450"}' 0)
+    d=$(value "$f" mailsoak_delivery_duration_seconds_count) || fail "scrape $i: a series is missing"
     jq -e --argjson s "$s" --argjson r "$r" --argjson e "$e" --argjson d "$d" \
         'any(.[]; .s == $s and .r == $r and .e == $e and .d == $d)' "$WORK/prefix.json" >/dev/null \
         || fail "scrape $i (sent $s read $r smtp_rcpt_450 $e delivered $d) is no interval of the timeline $(cat "$WORK/prefix.json")"
     ((s >= last_sent)) || fail "sent_total went down: $last_sent then $s"
     last_sent=$s
-    [[ $(value "$f" 'mailsoak_run_phase{phase="send"}') == 1 ]] && seen_send=1
+    phase=$(value "$f" 'mailsoak_run_phase{phase="send"}') || fail "scrape $i: a series is missing"
+    [[ $phase == 1 ]] && seen_send=1
 done
 ok "every scrape passes promtool and equals the timeline's sums at one interval"
 ((seen_send)) || fail "no scrape saw the send phase"
@@ -65,8 +72,8 @@ sent=$(jq .summary.sent "$WORK/run.json")
 ((last_sent <= sent)) || fail "scraped sent $last_sent above the run's $sent"
 ((e > 0)) || fail "the RCPT fault's class never showed: $(grep errors_total "$WORK/scrape.$((n - 1))")"
 f=$WORK/scrape.$((n - 1))
-inf=$(value "$f" 'mailsoak_command_duration_seconds_bucket{command="smtp.eod",le="+Inf"}')
-cnt=$(value "$f" 'mailsoak_command_duration_seconds_count{command="smtp.eod"}')
+inf=$(value "$f" 'mailsoak_command_duration_seconds_bucket{command="smtp.eod",le="+Inf"}') &&
+    cnt=$(value "$f" 'mailsoak_command_duration_seconds_count{command="smtp.eod"}') || fail "the last scrape: a series is missing"
 [[ $inf == "$cnt" && $cnt -gt 0 ]] || fail "smtp.eod histogram: +Inf bucket $inf, count $cnt"
 ok "last scrape: sent $last_sent of $sent, smtp_rcpt_450 $e, smtp.eod count $cnt"
 srv_stop
