@@ -77,6 +77,15 @@ const struct target *next_bind(struct session_env *env, const struct target *v, 
 
 /* Error class "<proto>_<stage>_<kind>" from a failed connection. */
 void count_conn_error(struct session_env *env, const char *proto, const char *stage, const struct conn *c);
+/* At the stop: a session still waiting for the server (its greeting, a reply, data)
+ * from which it heard nothing for UNANSWERED_NS since it asked counts
+ * "<proto>_<stage>_unanswered", so a server that never answers (an HTTP server
+ * given as the target) is not a clean "sent 0, errors 0"; one asked just before the
+ * stop, or one still trickling its answer, is not charged. timeout is the
+ * protocol's, with which conn_deadline was set when it asked. */
+#define UNANSWERED_NS (1000 * NS_PER_MS)
+void count_unanswered(struct session_env *env, const char *proto, const char *stage, const struct conn *c,
+                      uint64_t timeout);
 /* "<proto>_<stage>_protocol" for input already buffered when a command went out:
  * sent before the server saw the command, it answers nothing (issue 13). Its
  * first line is the example. */

@@ -71,6 +71,7 @@ struct conn {
     int sys_errno;
     char errmsg[128];
     uint64_t bytes_in, bytes_out;
+    uint64_t last_in;                /* loop time of the last bytes read (0 = none): a slow peer is not a silent one */
     uint64_t deadline;               /* monotonic ns, 0 = none; the timer may run early */
 };
 

@@ -293,6 +293,7 @@ static void do_read(struct conn *c)
     if (r > 0) {
         c->in.len += (size_t)r;
         c->bytes_in += (uint64_t)r;
+        c->last_in = loop_now(c->loop);
         size_t more;
         while (c->tr->pending && (more = c->tr->pending(c)) > 0) {
             buf_reserve(&c->in, more);

@@ -662,6 +662,7 @@ static void pop3_phase(void *arg, int phase)
          * Anything earlier is abandoned, which commits nothing. */
         if (s->state == PS_QUIT && conn_is_open(&s->c))
             return;
+        count_unanswered(env, "pop3", ps_stage[s->state], &s->c, cfg_of(s)->pop3_timeout);
         conn_close(&s->c);
         end_sweep_claim(s);
         release_mailbox(s);

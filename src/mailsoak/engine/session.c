@@ -90,6 +90,19 @@ void count_conn_error(struct session_env *env, const char *proto, const char *st
     stats_error(env->st, name, c->errmsg[0] ? c->errmsg : NULL);
 }
 
+void count_unanswered(struct session_env *env, const char *proto, const char *stage, const struct conn *c,
+                      uint64_t timeout)
+{
+    if (!conn_is_open(c) || !c->deadline)
+        return;
+    uint64_t asked = c->deadline - timeout, heard = c->last_in > asked ? c->last_in : asked;
+    if (loop_now(env->loop) - heard < UNANSWERED_NS)
+        return;
+    char name[ERR_NAME_LEN];
+    snprintf(name, sizeof name, "%s_%s_unanswered", proto, stage);
+    stats_error(env->st, name, NULL);
+}
+
 void count_unasked(struct session_env *env, const char *proto, const char *stage, const struct conn *c)
 {
     char name[ERR_NAME_LEN], ex[ERR_EXAMPLE_LEN];

@@ -938,6 +938,7 @@ static void smtp_phase(void *arg, int phase)
          * ledger knows whether it was accepted; then the session QUITs. */
         if ((s->state == SM_EOD || s->state == SM_QUIT) && conn_is_open(&s->c))
             return;
+        count_unanswered(s->env, "smtp", sm_stage[s->state], &s->c, cfg_of(s)->smtp_timeout);
         abandon_transaction(s);
         conn_close(&s->c);
         set_state(s, SM_IDLE);
