@@ -53,9 +53,9 @@ struct collector;
 
 /* Validates the config (bad ERE, unreadable pidfile, no such dir: error text naming the
  * key and value) and starts the sampling thread after a first sample. t0 is the run's
- * start on CLOCK_MONOTONIC (ns). A server_config with nothing set gives a collector
+ * start on CLOCK_MONOTONIC (ns). A tested_server with nothing set gives a collector
  * that samples nothing (all getters return zeros), not an error. */
-struct collector *collector_start(const struct server_config *cfg, uint64_t t0_ns, char *err, size_t errlen);
+struct collector *collector_start(const struct tested_server *cfg, uint64_t t0_ns, char *err, size_t errlen);
 
 /* For tests: a fixture tree instead of /proc, and sampling only when asked. */
 struct collector_opts {
@@ -66,7 +66,7 @@ struct collector_opts {
                                    0 = now */
     uint64_t keep_ns;           /* drop samples older than this (mailsoak probe); 0 = keep all */
 };
-struct collector *collector_start_opts(const struct server_config *cfg, uint64_t t0_ns,
+struct collector *collector_start_opts(const struct tested_server *cfg, uint64_t t0_ns,
                                        const struct collector_opts *opts, char *err, size_t errlen);
 /* One sample now, in the caller's thread (manual collectors only). */
 void collector_sample(struct collector *c);

@@ -10,7 +10,7 @@
 
 #include "probe/sample.h"
 
-struct server_config;
+struct tested_server;
 struct logwatch;
 
 /* t0_ns: the run's start (CLOCK_MONOTONIC) that example times count from. Starts with
@@ -21,7 +21,7 @@ void logwatch_free(struct logwatch *lw);
 /* Classes, files and example count from [server]: log, log_class, log_defaults,
  * log_examples. Errors name the key and the value; logs that do not exist yet are
  * awaited (logwatch_awaited). */
-struct logwatch *logwatch_from_config(const struct server_config *cfg, uint64_t t0_ns,
+struct logwatch *logwatch_from_config(const struct tested_server *cfg, uint64_t t0_ns,
                                       char *err, size_t errlen);
 
 /* The built-in classes: sql_lock, deadlock, lock, timeout, oom, java_exception, fatal,

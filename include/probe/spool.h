@@ -15,7 +15,7 @@ struct spool;
 /* The spool_dir list in spool_format. NULL with err (naming the key and the value)
  * for a setting that cannot work; directories that do not exist yet are waited for
  * (spool_awaited). */
-struct spool *spool_new(const struct server_config *cfg, char *err, size_t errlen);
+struct spool *spool_new(const struct tested_server *cfg, char *err, size_t errlen);
 void spool_free(struct spool *s);
 
 /* The i-th directory that did not exist when the spool was set up (NULL past the

@@ -18,8 +18,9 @@ enum tls_mode { TLSM_NONE, TLSM_UPGRADE, TLSM_IMPLICIT };
 enum smtp_auth { SMTP_AUTH_NONE, SMTP_AUTH_PLAIN, SMTP_AUTH_LOGIN, SMTP_AUTH_CRAM_MD5, SMTP_AUTH_AUTO };
 enum pop3_auth { POP3_AUTH_USER, POP3_AUTH_APOP, POP3_AUTH_PLAIN, POP3_AUTH_AUTO };
 
-/* [server]: the server under test, sampled by the collector. */
-struct server_config {
+/* [server]: the server under test (the tested server, sampled by the collector;
+ * never the reference server of src/server, whose settings are struct srv_config). */
+struct tested_server {
     struct strlist pids, pidfiles, processes;   /* the process set's roots */
     struct strlist spool_dirs, store_dirs, logs;
     char *store_format;                         /* auto|maildir|mbox|sdbox|mdbox */
@@ -70,7 +71,7 @@ struct config {
     char *users_file, *user_pattern, *user_password;
     uint64_t user_count;
 
-    struct server_config server;
+    struct tested_server server;
 
     /* [probe]: `mailsoak probe` on the server's host */
     char *probe_listen, *probe_token;

@@ -32,7 +32,7 @@ static int collector_table_row(struct collector *c, int i, char *name, size_t nl
 /* ------------------------------------------------------------------------------ */
 /* Spool and store */
 
-static struct collector *watch_dirs(struct server_config *cfg, const char *spool, const char *store,
+static struct collector *watch_dirs(struct tested_server *cfg, const char *spool, const char *store,
                                     const char *format)
 {
     char err[400];
@@ -51,7 +51,7 @@ static struct collector *watch_dirs(struct server_config *cfg, const char *spool
     return c;
 }
 
-static void release(struct collector *c, struct server_config *cfg)
+static void release(struct collector *c, struct tested_server *cfg)
 {
     collector_free(c);
     strlist_free(&cfg->spool_dirs);
@@ -75,7 +75,7 @@ static void spool_counts_queue_files_in_hashed_dirs(void **state)
     mkdir(path, 0755);
     snprintf(path, sizeof path, "%s/active/link", q);
     assert_int_equal(symlink("/etc/passwd", path), 0);     /* not a queue file */
-    struct server_config cfg;
+    struct tested_server cfg;
     struct collector *c = watch_dirs(&cfg, q, NULL, NULL);
     struct series_now now;
     collector_now(c, &now);
@@ -115,7 +115,7 @@ static void maildir_store(void **state)
     put(m, "test.local/u1/Maildir/.Sent/new/.hidden", "x");
     put(m, "test.local/u2/Maildir/new/1700000004.M9P1.host,S=7", "1234567");
     put(m, "test.local/u2/Maildir/cur/keep", "");
-    struct server_config cfg;
+    struct tested_server cfg;
     const char *formats[] = { "maildir", "auto" };
     for (int i = 0; i < 2; i++) {
         struct collector *c = watch_dirs(&cfg, NULL, m, formats[i]);
@@ -136,7 +136,7 @@ static void sdbox_store(void **state)
     put(m, "u1/sdbox/mailboxes/INBOX/dbox-Mails/dovecot.index.log", "not read for sdbox");
     put(m, "u1/sdbox/mailboxes/INBOX/dbox-Mails/u.tmp", "x");
     put(m, "u1/sdbox/mailboxes/Trash/dbox-Mails/u.3", "012");
-    struct server_config cfg;
+    struct tested_server cfg;
     const char *formats[] = { "sdbox", "auto" };
     for (int i = 0; i < 2; i++) {
         struct collector *c = watch_dirs(&cfg, NULL, m, formats[i]);
@@ -167,7 +167,7 @@ static void copy_tree(const char *from, const char *to)
 
 static void mdbox_store_written_by_dovecot(void **state)
 {
-    struct server_config cfg;
+    struct tested_server cfg;
     struct series_now now;
     const char *formats[] = { "mdbox", "auto" };
     for (int i = 0; i < 2; i++) {
@@ -195,7 +195,7 @@ static void mdbox_store_written_by_dovecot(void **state)
 
 static void mbox_store_and_its_cache(void **state)
 {
-    struct server_config cfg;
+    struct tested_server cfg;
     struct collector *c = watch_dirs(&cfg, NULL, fixture("mbox"), "mbox");
     struct series_now now;
     collector_now(c, &now);
@@ -229,7 +229,7 @@ static void mbox_store_and_its_cache(void **state)
 static void bad_settings_name_the_key_and_value(void **state)
 {
     char err[400];
-    struct server_config cfg = { .sample_interval = 1000000000ull };
+    struct tested_server cfg = { .sample_interval = 1000000000ull };
     struct collector *c;
 
     strlist_add(&cfg.processes, "ma(ster");
@@ -322,7 +322,7 @@ static void log_hits_on_the_timeline(void **state)
     char *d = tmpdir(), log[128], err[400];
     snprintf(log, sizeof log, "%s/maillog", d);
     put(d, "maillog", "Nov 29 19:40:00 localhost postfix/qmgr[1]: panic: before the run\n");
-    struct server_config cfg = { .sample_interval = 10000000ull, .log_defaults = 1, .log_examples = 5 };
+    struct tested_server cfg = { .sample_interval = 10000000ull, .log_defaults = 1, .log_examples = 5 };
     strlist_add(&cfg.logs, log);
     uint64_t t0 = now_ns();
     struct collector *c = collector_start(&cfg, t0, err, sizeof err);

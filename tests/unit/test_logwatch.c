@@ -262,7 +262,7 @@ static void from_config(void **state)
     struct dir d;
     make_dir(&d);
     append_raw(d.log, "old line\n");
-    struct server_config cfg = { .log_defaults = 0, .log_examples = 2 };
+    struct tested_server cfg = { .log_defaults = 0, .log_examples = 2 };
     char err[600];
     strlist_add(&cfg.logs, d.log);
     strlist_add(&cfg.log_classes, "mine: ^x");

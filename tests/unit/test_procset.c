@@ -148,7 +148,7 @@ static void stop_master(struct master *m)
 struct rig {
     char *dir, file[128];
     struct master m;
-    struct server_config cfg;
+    struct tested_server cfg;
     struct collector *c;
 };
 
@@ -330,7 +330,7 @@ static void a_master_restarted_under_a_new_pid(void **state)
     snprintf(pidfile, sizeof pidfile, "%s/master.pid", dir);
     struct master m1 = start_master(file, 0);
     write_pidfile(pidfile, m1.pid);
-    struct server_config cfg = { .sample_interval = 1000000000ull };
+    struct tested_server cfg = { .sample_interval = 1000000000ull };
     strlist_add(&cfg.pidfiles, pidfile);
     struct collector_opts o = { .manual = 1 };
     struct collector *c = collector_start_opts(&cfg, now_ns(), &o, err, sizeof err);
@@ -412,7 +412,7 @@ static void accounting_as_members_come_and_go(void **state)
     fake(root, 1, 0, "init", 'S', 1, 100, 999999, 0);
     fake(root, 100, 1, "master", 'S', 500, 4000, 1000, 0);
     fake(root, 300, 1, "other", 'S', 600, 100, 5000, 0);
-    struct server_config cfg = { .sample_interval = 1000000000ull };
+    struct tested_server cfg = { .sample_interval = 1000000000ull };
     strlist_add(&cfg.processes, "^master$");
     struct collector_opts o = { .proc_root = root, .manual = 1, .start_ticks = 1000 };
     struct collector *c = collector_start_opts(&cfg, now_ns(), &o, err, sizeof err);

@@ -53,7 +53,7 @@ static void wait_samples(struct collector *c, uint64_t more)
     assert_true(samples_of(c) >= want);
 }
 
-static struct collector *start(struct server_config *cfg, const char *spool, uint64_t sample, uint64_t walk)
+static struct collector *start(struct tested_server *cfg, const char *spool, uint64_t sample, uint64_t walk)
 {
     char err[400], me[32];
     memset(cfg, 0, sizeof *cfg);
@@ -70,7 +70,7 @@ static struct collector *start(struct server_config *cfg, const char *spool, uin
     return c;
 }
 
-static void stop(struct collector *c, struct server_config *cfg)
+static void stop(struct collector *c, struct tested_server *cfg)
 {
     collector_free(c);
     strlist_free(&cfg->spool_dirs);
@@ -83,7 +83,7 @@ static void samples_between_walks_carry_the_last_walk(void **state)
 {
     tf_put("q1/a", "x");
     tf_put("q1/b", "x");
-    struct server_config cfg;
+    struct tested_server cfg;
     struct collector *c = start(&cfg, tf_path("q1"), 10 * MS, 3600000 * MS);
     struct probe_summary s;
     collector_summary(c, &s);
@@ -123,7 +123,7 @@ static void walks_come_every_walk_interval(void **state)
         snprintf(file, sizeof file, "%s/a", dir);
         tf_put(file, "");
         drop(file);
-        struct server_config cfg;
+        struct tested_server cfg;
         struct collector *c = start(&cfg, tf_path(dir), 10 * MS, walks[i]);
         tf_put(file, "x");
         struct series_now now;
@@ -137,7 +137,7 @@ static void walks_come_every_walk_interval(void **state)
     }
 }
 
-static struct collector *store_collector(struct server_config *cfg, const char *dir)
+static struct collector *store_collector(struct tested_server *cfg, const char *dir)
 {
     char err[400];
     memset(cfg, 0, sizeof *cfg);
@@ -171,7 +171,7 @@ static void every_change_of_a_cached_maildir_counts(void **state)
     tf_put("m/d/u2/Maildir/cur/.keep", ""); /* a maildir has both cur/ and new/ */
     tf_put("m/d/u3/Maildir/cur/5.M5P1.h,S=7:2,", "");
     tf_put("m/d/u3/Maildir/new/.keep", "");
-    struct server_config cfg;
+    struct tested_server cfg;
     struct collector *c = store_collector(&cfg, tf_path("m"));
     expect_store(c, 4, 100 + 20 + 5 + 7);
     usleep(2100 * 1000);        /* past the 2 s a listing needs to be trusted */

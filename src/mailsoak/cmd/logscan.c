@@ -141,7 +141,7 @@ int cmd_logscan(int argc, char **argv)
     struct strlist files = { .v = args, .n = nargs };
     struct logwatch *lw = NULL;
     if (have_cfg) {
-        struct server_config sc = cfg.server;
+        struct tested_server sc = cfg.server;
         sc.logs = (struct strlist){ 0 };    /* files are read from their start below */
         sc.log_defaults = sc.log_defaults && !no_defaults;
         lw = logwatch_from_config(&sc, 0, err, sizeof err);

@@ -200,7 +200,7 @@ static void awaited(struct collector *c, const char *key, const char *path, cons
     probe_eventf(add_event, c, c->t0, "awaited", "%s: %s did not exist at the start; %s", key, path, then);
 }
 
-static int configure(struct collector *c, const struct server_config *cfg, const struct collector_opts *opts,
+static int configure(struct collector *c, const struct tested_server *cfg, const struct collector_opts *opts,
                      char *err, size_t errlen)
 {
     if (cfg->pids.n || cfg->pidfiles.n || cfg->processes.n) {
@@ -270,7 +270,7 @@ static int configure(struct collector *c, const struct server_config *cfg, const
     return 0;
 }
 
-struct collector *collector_start_opts(const struct server_config *cfg, uint64_t t0_ns,
+struct collector *collector_start_opts(const struct tested_server *cfg, uint64_t t0_ns,
                                        const struct collector_opts *opts, char *err, size_t errlen)
 {
     struct collector *c = xcalloc(1, sizeof *c);
@@ -314,7 +314,7 @@ struct collector *collector_start_opts(const struct server_config *cfg, uint64_t
     return c;
 }
 
-struct collector *collector_start(const struct server_config *cfg, uint64_t t0_ns, char *err, size_t errlen)
+struct collector *collector_start(const struct tested_server *cfg, uint64_t t0_ns, char *err, size_t errlen)
 {
     return collector_start_opts(cfg, t0_ns, NULL, err, errlen);
 }

@@ -751,7 +751,7 @@ size_t logwatch_classes(struct logwatch *lw, struct probe_class **out)
     return n;
 }
 
-struct logwatch *logwatch_from_config(const struct server_config *cfg, uint64_t t0_ns,
+struct logwatch *logwatch_from_config(const struct tested_server *cfg, uint64_t t0_ns,
                                       char *err, size_t errlen)
 {
     struct logwatch *lw = logwatch_new(t0_ns, (size_t)cfg->log_examples);

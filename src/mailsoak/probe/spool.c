@@ -14,7 +14,7 @@ struct spool {
     size_t n;
 };
 
-struct spool *spool_new(const struct server_config *cfg, char *err, size_t errlen)
+struct spool *spool_new(const struct tested_server *cfg, char *err, size_t errlen)
 {
     const char *name = cfg->spool_format && *cfg->spool_format ? cfg->spool_format : "auto";
     enum queue_format fmt;

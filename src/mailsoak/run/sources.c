@@ -52,7 +52,7 @@ static uint64_t from_src(int64_t off, uint64_t t)
 struct sources *sources_start(const struct config *cfg, uint64_t t0, char *err, size_t errlen)
 {
     struct sources *s = xcalloc(1, sizeof *s);
-    const struct server_config *sc = &cfg->server;
+    const struct tested_server *sc = &cfg->server;
     s->t0 = t0;
     s->examples = (size_t)sc->log_examples;
     s->v = xcalloc(sc->probes.n + 1, sizeof *s->v);
