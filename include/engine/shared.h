@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "engine/foreign.h"
+#include "engine/known.h"
 #include "engine/ledger.h"
 #include "engine/msg.h"
 #include "engine/sizes.h"
@@ -60,6 +61,17 @@ struct run {
      * message would look like a duplicate the server never made. */
     _Atomic uint8_t *mailbox_busy;
     struct foreign foreign;          /* mail in the mailboxes that is not ours */
+    /* fill.messages. The fill is a run of its own (fill_mode): its senders take
+     * the plan (a mailbox per message) by the cursor, its readers only verify, by
+     * UIDL and TOP, learning the UIDLs into known. The soak after it shares known
+     * (its readers skip those messages) and leaves any other message of the fill's
+     * run id where it is. */
+    int fill_mode;
+    const uint32_t *fill_plan;
+    uint64_t fill_total;
+    _Atomic uint64_t fill_next;
+    char fill_run_id[MSG_RUNID_LEN + 1];
+    struct known *known;             /* NULL without a fill */
 };
 
 /* Milliseconds since the run's start: the ledger's unit of time. */

@@ -13,8 +13,12 @@ enum lat {
     LAT_SMTP_CONNECT, LAT_SMTP_TLS, LAT_SMTP_BANNER, LAT_SMTP_EHLO, LAT_SMTP_AUTH, LAT_SMTP_MAIL,
     LAT_SMTP_RCPT, LAT_SMTP_DATA, LAT_SMTP_EOD, LAT_SMTP_QUIT, LAT_SMTP_MESSAGE,
     LAT_POP3_CONNECT, LAT_POP3_TLS, LAT_POP3_BANNER, LAT_POP3_USER, LAT_POP3_PASS, LAT_POP3_STAT,
-    LAT_POP3_LIST, LAT_POP3_RETR, LAT_POP3_DELE, LAT_POP3_QUIT,
+    LAT_POP3_LIST, LAT_POP3_RETR, LAT_POP3_DELE, LAT_POP3_QUIT, LAT_POP3_TOP,
     LAT_DELIVERY,
+    /* pop3.poll_interval: of a delivery, the part the server surely took (the
+     * mailbox was listed after the acceptance without it), the rest (at most a
+     * poll interval: polling, or the server), and how late polls began */
+    LAT_DELIVERY_SERVER, LAT_DELIVERY_POLL, LAT_POLL_LAG,
     LAT_COUNT
 };
 extern const char *const lat_names[LAT_COUNT];
@@ -33,6 +37,7 @@ struct counters {
      * refused with a 5xx (bounced, never retried); given up past retry_lifetime;
      * not kept because the worker's queue was full */
     uint64_t deferrals, bounced, retry_expired, retry_dropped;
+    uint64_t fill_unlisted;          /* filled messages the fill's verification had not listed */
 };
 
 #define ERR_CLASSES_MAX 192

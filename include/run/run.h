@@ -22,6 +22,17 @@ struct lost_example {
     const char *queue_id;            /* the server's id ("" = none), in the ledger */
 };
 
+/* The fill before the window (fill.messages): what it sent, and what the listing
+ * of every mailbox afterwards proved, for the soak's table and JSON. */
+struct fill_summary {
+    int on;
+    char run_id[MSG_RUNID_LEN + 1];
+    uint64_t mailboxes, planned, accepted, verified, duplicated, missing, unverified, bytes;
+    uint64_t deferrals, errors, foreign;
+    double elapsed_s;
+    int settled;                     /* a verification pass began after the server settled */
+};
+
 struct run_result {
     const struct config *cfg;
     const struct run *run;
@@ -40,6 +51,7 @@ struct run_result {
     int settled;                     /* a sweep pass began after the server settled */
     unsigned sweep_passes;
     uint64_t retry_left;             /* smtp.retry: deferred messages still queued at the end */
+    const struct fill_summary *fill; /* the fill before this window, or NULL */
     unsigned nlost_ex;
     struct lost_example lost_ex[LOST_EXAMPLES_MAX];
     /* With a rate: arrivals due before the send phase ended that no sender started
@@ -65,5 +77,11 @@ const char *run_label(const struct config *cfg);
 /* Every message not delivered once, one CSV line each (id, message_id, mailbox,
  * size, accepted, outcome, reason, queue_id), written atomically. 0, or -1 with err set. */
 int write_ledger_csv(const char *path, const struct run_result *r, char *err, size_t errlen);
+/* The fill: its lines of the table, its JSON object, and its ledger (every filled
+ * message: id, message_id, mailbox, size, accepted, outcome), r being the fill's
+ * own run. */
+void fill_table(FILE *f, const struct fill_summary *fs);
+json_t *fill_json(const struct fill_summary *fs);
+int write_fill_csv(const char *path, const struct run_result *r, char *err, size_t errlen);
 
 #endif

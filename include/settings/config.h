@@ -73,6 +73,12 @@ struct config {
 
     struct tested_server server;
 
+    /* [fill]: every mailbox filled before the window, verified, then left alone */
+    struct range fill_messages;                 /* per mailbox; 0 = no fill */
+    uint64_t fill_senders;
+    char *fill_ledger_csv;
+    int fill_only;
+
     /* [probe]: `mailsoak probe` on the server's host */
     char *probe_listen, *probe_token;
     uint64_t probe_keep;                        /* ns */

@@ -21,11 +21,12 @@ enum ps {
     PS_RETR, PS_RETR_BODY, PS_DELE, PS_QUIT, PS_TLS, PS_STLS, PS_APOP, PS_AUTH,
     PS_UIDL, PS_UIDL_BODY,           /* the listing, by UIDL when the mailbox holds known foreign mail */
     PS_UIDL1,                        /* "UIDL n": the UID of a foreign message just found */
+    PS_TOP, PS_TOP_BODY,             /* "TOP n 0": the fill's verification reads headers only */
 };
 static const char *const ps_stage[] = {
     "idle", "connect", "banner", "user", "pass", "stat", "list", "list",
     "retr", "retr", "dele", "quit", "tls", "stls", "apop", "auth",
-    "uidl", "uidl", "uidl",
+    "uidl", "uidl", "uidl", "top", "top",
 };
 /* APOP and AUTH PLAIN are the login step, timed as pop3.pass; a UIDL listing is
  * the listing, timed as pop3.list */
@@ -33,7 +34,7 @@ static const enum lat ps_lat[] = {
     LAT_COUNT, LAT_POP3_CONNECT, LAT_POP3_BANNER, LAT_POP3_USER, LAT_POP3_PASS, LAT_POP3_STAT,
     LAT_POP3_LIST, LAT_COUNT, LAT_COUNT, LAT_COUNT, LAT_POP3_DELE, LAT_POP3_QUIT,
     LAT_COUNT, LAT_COUNT, LAT_POP3_PASS, LAT_POP3_PASS,
-    LAT_POP3_LIST, LAT_COUNT, LAT_COUNT,
+    LAT_POP3_LIST, LAT_COUNT, LAT_COUNT, LAT_COUNT, LAT_COUNT,
 };
 
 /* A sweep visit lists at most this many messages (1.6 MB of ids); a bigger
@@ -48,6 +49,7 @@ struct listed {
 struct got {
     struct ledger_entry *e;
     uint64_t t;                      /* retrieved, monotonic ns */
+    uint64_t uid;                    /* foreign_key() of its UIDL, 0 = not listed by UIDL */
 };
 
 struct pop3_session {
@@ -204,6 +206,8 @@ static int pick_user(struct pop3_session *s)
     struct ledger *l = &r->ledger;
     int phase = atomic_load_explicit(&r->phase, memory_order_relaxed);
     size_t n = r->users.n;
+    if (r->fill_mode && phase != PH_SWEEP)
+        return 0;                    /* the fill's readers only verify, after it */
     if (phase == PH_SEND || phase == PH_DRAIN) {
         size_t start = (size_t)rng_range(&s->rng, 0, n - 1);
         for (size_t k = 0; k < n; k++) {
@@ -276,16 +280,46 @@ static void start_session(struct pop3_session *s)
 static void next_retr(struct pop3_session *s)
 {
     if (s->cur < s->nids) {
-        send_cmd(s, PS_RETR, "RETR %u\r\n", s->ids[s->cur].id);
+        if (s->env->run->fill_mode)
+            send_cmd(s, PS_TOP, "TOP %u 0\r\n", s->ids[s->cur].id);
+        else
+            send_cmd(s, PS_RETR, "RETR %u\r\n", s->ids[s->cur].id);
         return;
     }
     send_cmd(s, PS_QUIT, "QUIT\r\n");
 }
 
-static void add_got(struct pop3_session *s, struct ledger_entry *e, uint64_t t)
+static void add_got(struct pop3_session *s, struct ledger_entry *e, uint64_t t, uint64_t uid)
 {
     s->got = grow(s->got, &s->capgot, s->ngot, 1, sizeof *s->got);
-    s->got[s->ngot++] = (struct got){ e, t };
+    s->got[s->ngot++] = (struct got){ e, t, uid };
+}
+
+/* The fill's verification: the headers of one listed message (TOP n 0). A filled
+ * message of this mailbox is counted read when the visit's QUIT is answered, and
+ * its UIDL becomes known, so later passes and the soak skip it; anything else is
+ * left alone. */
+static void verify_done(struct pop3_session *s)
+{
+    struct session_env *env = s->env;
+    struct run *r = env->run;
+    uint64_t now = mono_ns();
+    msg_check_end(&s->chk);          /* no body: only the id counts */
+    stats_lat(env->st, LAT_POP3_TOP, now - s->t_sent);
+    const struct listed *l = &s->ids[s->cur++];
+    struct ledger_entry *e = NULL;
+    if (s->chk.have_id && !strcmp(s->chk.run_id, r->run_id))
+        e = ledger_find(&r->ledger, s->chk.seq, s->chk.nrcpt, s->user);
+    if (e) {
+        if (ledger_seen(e))
+            atomic_fetch_add_explicit(&r->sweep_gains, 1, memory_order_relaxed);
+        add_got(s, e, now, l->uid);
+    } else if (s->chk.have_id && !strcmp(s->chk.run_id, r->run_id)) {
+        env->st->c.corrupt_unattributed++;
+    } else {
+        env->st->c.foreign += (uint64_t)foreign_add(&r->foreign, s->user, l->uid);
+    }
+    next_retr(s);
 }
 
 /* A retrieved message, checked: decide whether it is ours and whether to delete it. */
@@ -315,6 +349,12 @@ static void message_done(struct pop3_session *s)
         }
     } else if (!s->chk.have_id) {
         env->st->c.corrupt_unattributed++;
+    } else if (r->fill_run_id[0] && !strcmp(s->chk.run_id, r->fill_run_id)) {
+        /* a filled message the verification did not list: left, and skipped from now on */
+        keep = dele = 0;
+        env->st->c.fill_unlisted++;
+        if (s->ids[s->cur].uid)
+            known_add(r->known, s->user, s->ids[s->cur].uid);
     } else if (strcmp(s->chk.run_id, r->run_id)) {
         env->st->c.stale++;             /* ours, from an earlier run: clear it away */
     } else {
@@ -346,7 +386,7 @@ static void message_done(struct pop3_session *s)
         next_retr(s);
         return;
     }
-    s->dele = (struct got){ e, now };
+    s->dele = (struct got){ e, now, s->ids[s->cur - 1].uid };
     send_cmd(s, PS_DELE, "DELE %u\r\n", s->ids[s->cur - 1].id);
 }
 
@@ -361,6 +401,11 @@ static void commit(struct pop3_session *s)
         uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
         ledger_read(&r->ledger, e, late);
         env->st->c.read++;
+        if (r->fill_mode) {          /* verified: from now on left where it is */
+            if (s->got[i].uid)
+                known_add(r->known, s->user, s->got[i].uid);
+            continue;
+        }
         if (st & LS_ACCEPTED) {
             uint64_t acc = r->t0 + (uint64_t)e->accepted_ms * NS_PER_MS;
             if (s->got[i].t > acc)
@@ -387,8 +432,8 @@ static int listing_line(struct pop3_session *s, const char *line, size_t len)
     uint64_t uid = 0;
     if (s->state == PS_UIDL_BODY) {
         uid = foreign_key(rest, rl);
-        if (foreign_has(&s->env->run->foreign, s->user, uid))
-            return 0;                /* known not to be ours: not retrieved again */
+        if (foreign_has(&s->env->run->foreign, s->user, uid) || known_has(s->env->run->known, s->user, uid))
+            return 0;                /* known not to be ours, or filled: not retrieved again */
     }
     if (s->nids < s->limit) {
         s->ids = grow(s->ids, &s->capids, s->nids, 1, sizeof *s->ids);
@@ -441,8 +486,8 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
             next_retr(s);
             return;
         }
-        if (st == PS_RETR || st == PS_DELE) {
-            if (st == PS_RETR) {
+        if (st == PS_RETR || st == PS_DELE || st == PS_TOP) {
+            if (st == PS_RETR || st == PS_TOP) {
                 s->cur++;
                 s->partial = 1;      /* what it was, we cannot tell */
             } else if (s->dele.e) {
@@ -496,7 +541,8 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
             send_cmd(s, PS_QUIT, "QUIT\r\n");
             return;
         }
-        if (foreign_any(&s->env->run->foreign, s->user))
+        struct run *r = s->env->run;
+        if (foreign_any(&r->foreign, s->user) || known_any(r->known, s->user) || r->fill_mode)
             send_cmd(s, PS_UIDL, "UIDL\r\n");
         else
             send_cmd(s, PS_LIST, "LIST\r\n");
@@ -518,15 +564,16 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
         next_retr(s);
         return;
     }
-    case PS_RETR: {
+    case PS_RETR:
+    case PS_TOP: {
         struct session_env *env = s->env;
         msg_check_begin(&s->chk, s->md, env->gen->sha256);
-        set_state(s, PS_RETR_BODY);
+        set_state(s, st == PS_RETR ? PS_RETR_BODY : PS_TOP_BODY);
         return;
     }
     case PS_DELE:
         if (s->dele.e)
-            add_got(s, s->dele.e, s->dele.t);
+            add_got(s, s->dele.e, s->dele.t, s->dele.uid);
         next_retr(s);
         return;
     case PS_QUIT:
@@ -552,9 +599,12 @@ static void on_data(struct pop3_session *s)
             finish(s, 1);
             return;
         }
-        if (s->state == PS_LIST_BODY || s->state == PS_UIDL_BODY || s->state == PS_RETR_BODY) {
+        if (s->state == PS_LIST_BODY || s->state == PS_UIDL_BODY || s->state == PS_RETR_BODY ||
+            s->state == PS_TOP_BODY) {
             if (len == 1 && line[0] == '.') {
-                if (s->state != PS_RETR_BODY) {
+                if (s->state == PS_TOP_BODY) {
+                    verify_done(s);
+                } else if (s->state != PS_RETR_BODY) {
                     stats_lat(s->env->st, LAT_POP3_LIST, mono_ns() - s->t_sent);
                     s->listed = 1;
                     next_retr(s);
@@ -567,7 +617,7 @@ static void on_data(struct pop3_session *s)
                 line++;
                 len--;
             }
-            if (s->state == PS_RETR_BODY) {
+            if (s->state == PS_RETR_BODY || s->state == PS_TOP_BODY) {
                 msg_check_line(&s->chk, line, len);
             } else if (listing_line(s, line, len) < 0) {
                 char ex[ERR_EXAMPLE_LEN];

@@ -60,7 +60,7 @@ struct smtp_session {
      * message taken from the retry queue, its attempts before this one and when the
      * first began; the same for the message whose end of data is awaited, and its
      * recipients deferred there */
-    int claimed, from_retry;
+    int claimed, rcpts_given;        /* rcpts_given: rcpt[] chosen at the claim (a retry, the fill) */
     uint32_t tries, eod_tries;
     uint64_t t_first, eod_first;
     uint32_t eod_defer[MAX_RCPTS];
@@ -317,7 +317,7 @@ static int claim_message(struct smtp_session *s)
     struct run *r = s->env->run;
     struct pacer *p = &s->env->msg_pacer;
     uint64_t now = mono_ns();
-    s->from_retry = 0;
+    s->rcpts_given = 0;
     if (retrying(s)) {
         /* a deferred message whose back-off ended goes first, outside the rates and
          * with the budget unit it kept */
@@ -329,13 +329,25 @@ static int claim_message(struct smtp_session *s)
             s->tries = it.tries;
             s->t_first = it.first;
             s->tokens += it.token;
-            s->from_retry = 1;
+            s->rcpts_given = 1;
             s->t_next = now;
             return 1;
         }
     }
     if (atomic_load_explicit(&r->phase, memory_order_relaxed) != PH_SEND)
         return 0;
+    if (r->fill_mode) {
+        /* the fill: the plan's next message, one recipient, as fast as it goes */
+        uint64_t k = atomic_fetch_add_explicit(&r->fill_next, 1, memory_order_relaxed);
+        if (k >= r->fill_total)
+            return 0;
+        s->rcpt[0] = r->fill_plan[k];
+        s->nrcpt = 1;
+        s->rcpts_given = 1;
+        s->tries = 0;
+        s->t_first = s->t_next = now;
+        return 1;
+    }
     if (pacer_on(p) && (s->due = pacer_due(p)) > now)
         return -1;
     if (cfg_of(s)->messages) {
@@ -418,7 +430,7 @@ static int queue_transaction(struct smtp_session *s)
     s->msgs_left--;
     s->group_failed = 0;
     s->drain_data = 0;
-    if (!s->from_retry)
+    if (!s->rcpts_given)
         pick_rcpts(s);
     s->claimed = 1;
     s->rcpt_i = 0;

@@ -90,7 +90,7 @@ char *metrics_text(const struct metrics_view *v, size_t *len)
     prom_family(&p, "mailsoak_command_duration_seconds", "histogram",
                 "time from a command's write to its reply (smtp.message: from the message's start)");
     for (unsigned k = 0; k < LAT_COUNT; k++)
-        if (k != LAT_DELIVERY && v->lat[k].count)
+        if (k < LAT_DELIVERY && v->lat[k].count)   /* commands; the delivery's parts are not */
             histogram(&p, "mailsoak_command_duration_seconds", "command", lat_names[k], &v->lat[k], cmd_le, NLE(cmd_le));
     prom_family(&p, "mailsoak_delivery_duration_seconds", "histogram", "time from a message's acceptance to its retrieval");
     histogram(&p, "mailsoak_delivery_duration_seconds", NULL, NULL, &v->lat[LAT_DELIVERY], deliv_le, NLE(deliv_le));

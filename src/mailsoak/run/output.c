@@ -92,8 +92,8 @@ static const char *cfgval(const struct config *cfg, const char *section, const c
 static json_t *workload_json(const struct run_result *r)
 {
     const struct config *cfg = r->cfg;
-    char a[64], b[64], c[64], d[64], e[64];
-    return json_pack("{s:I, s:I, s:s, s:s, s:s, s:f, s:I, s:I, s:s, s:I, s:s}",
+    char a[64], b[64], c[64], d[64], e[64], f[64];
+    return json_pack("{s:I, s:I, s:s, s:s, s:s, s:f, s:I, s:I, s:s, s:I, s:s, s:s}",
                      "senders", (json_int_t)cfg->senders, "readers", (json_int_t)cfg->readers,
                      "msgs_per_conn", cfgval(cfg, "smtp", "msgs_per_conn", a, sizeof a),
                      "size", cfgval(cfg, "smtp", "size", b, sizeof b),
@@ -102,7 +102,8 @@ static json_t *workload_json(const struct run_result *r)
                      "users", (json_int_t)r->run->users_total,
                      "duration", cfgval(cfg, "run", "duration", c, sizeof c),
                      "messages", (json_int_t)cfg->messages,
-                     "pipelining", cfgval(cfg, "smtp", "pipelining", d, sizeof d));
+                     "pipelining", cfgval(cfg, "smtp", "pipelining", d, sizeof d),
+                     "fill", cfgval(cfg, "fill", "messages", f, sizeof f));
 }
 
 const char *run_label(const struct config *cfg)
@@ -166,6 +167,8 @@ json_t *run_result_json(const struct run_result *r)
     json_object_set_new(root, "elapsed_s", json_real(r->elapsed_s));
     json_object_set_new(root, "interrupted", json_boolean(r->interrupted));
     json_object_set_new(root, "workload", workload_json(r));
+    if (r->fill)
+        json_object_set_new(root, "fill", fill_json(r->fill));
     json_object_set_new(root, "config", config_json(r->cfg));
 
     json_t *s = json_object();
@@ -268,10 +271,41 @@ static void row_count(FILE *f, const char *name, double v)
     row(f, name, fmt_count(b, sizeof b, v));
 }
 
+json_t *fill_json(const struct fill_summary *fs)
+{
+    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:b}", "run_id", fs->run_id,
+                     "mailboxes", (json_int_t)fs->mailboxes, "planned", (json_int_t)fs->planned,
+                     "accepted", (json_int_t)fs->accepted, "verified", (json_int_t)fs->verified,
+                     "duplicated", (json_int_t)fs->duplicated, "missing", (json_int_t)fs->missing,
+                     "unverified", (json_int_t)fs->unverified, "bytes", (json_int_t)fs->bytes,
+                     "deferrals", (json_int_t)fs->deferrals, "errors", (json_int_t)fs->errors,
+                     "foreign", (json_int_t)fs->foreign, "elapsed_s", fs->elapsed_s, "settled", fs->settled);
+}
+
+void fill_table(FILE *f, const struct fill_summary *fs)
+{
+    char a[16], b[16], c[16];
+    fprintf(f, "fill: %s messages in %s mailboxes (%s) in %.1f s, %.0f/s: accepted %llu, verified %llu",
+            fmt_count(a, sizeof a, (double)fs->planned), fmt_count(b, sizeof b, (double)fs->mailboxes),
+            fmt_bytes(c, sizeof c, (double)fs->bytes), fs->elapsed_s,
+            fs->elapsed_s > 0 ? (double)fs->accepted / fs->elapsed_s : 0, (unsigned long long)fs->accepted,
+            (unsigned long long)fs->verified);
+    if (fs->duplicated || fs->missing || fs->unverified)
+        fprintf(f, ", duplicated %llu, missing %llu, unverified %llu", (unsigned long long)fs->duplicated,
+                (unsigned long long)fs->missing, (unsigned long long)fs->unverified);
+    if (fs->deferrals)
+        fprintf(f, " (%llu deferrals retried)", (unsigned long long)fs->deferrals);
+    fprintf(f, "%s\n", fs->verified == fs->planned && fs->accepted == fs->planned
+                           ? ": the store holds them exactly"
+                           : fs->settled ? "" : " (the server did not settle: what is not verified is unproven)");
+}
+
 void run_result_table(FILE *f, const struct run_result *r)
 {
     const struct ledger_outcome *lo = &r->lo;
     char b[64];
+    if (r->fill)
+        fill_table(f, r->fill);
     fprintf(f, "%-12s %12s\n", "", run_label(r->cfg));
     row_count(f, "sent", (double)r->c.sent);
     row_count(f, "read", (double)r->c.read);
@@ -302,6 +336,8 @@ void run_result_table(FILE *f, const struct run_result *r)
         row_count(f, "late", (double)lo->late);
     if (r->c.foreign)
         row_count(f, "foreign", (double)r->c.foreign);
+    if (r->c.fill_unlisted)          /* filled, met by the readers, left */
+        row_count(f, "fill unlisted", (double)r->c.fill_unlisted);
     if (r->cfg->smtp_retry) {        /* as an MTA's queue: deferred, sent again, delivered or given up */
         row_count(f, "deferrals", (double)r->c.deferrals);
         row_count(f, "retried", (double)lo->retried);
@@ -432,6 +468,45 @@ int write_ledger_csv(const char *path, const struct run_result *r, char *err, si
     struct csv_ctx c = { r, a.f };
     fputs("id,message_id,mailbox,size,accepted,outcome,reason,queue_id\n", a.f);
     ledger_each(&r->run->ledger, csv_line, &c);
+    int ok = !ferror(a.f);
+    return atomic_commit(&a, path, ok, err, errlen);
+}
+
+static const char *fill_outcome(enum verdict v)
+{
+    switch (v) {
+    case V_DELIVERED: return "verified";
+    case V_LOST: return "missing";
+    case V_PENDING: return "unverified";
+    default: return verdict_names[v];
+    }
+}
+
+static void fill_csv_line(void *arg, uint64_t seq, const struct ledger_entry *e)
+{
+    struct csv_ctx *c = arg;
+    const struct run_result *r = c->r;
+    enum pending_reason why = PR_COUNT;
+    enum verdict v = ledger_verdict(&r->run->ledger, e, &why);
+    if (v == V_NONE)
+        return;
+    char id[64], mid[80], acc[40] = "";
+    msg_ids(r, ledger_msg_seq(seq, e), id, sizeof id, mid, sizeof mid);
+    if (v <= V_PENDING)
+        run_time(r, e->accepted_ms, acc, sizeof acc);
+    fprintf(c->f, "%s,%s,", id, mid);
+    csv_puts(c->f, r->run->users.v[e->user].addr);
+    fprintf(c->f, ",%u,%s,%s\n", e->size, acc, fill_outcome(v));
+}
+
+int write_fill_csv(const char *path, const struct run_result *r, char *err, size_t errlen)
+{
+    struct atomic_file a;
+    if (atomic_open(&a, path, err, errlen) < 0)
+        return -1;
+    struct csv_ctx c = { r, a.f };
+    fputs("id,message_id,mailbox,size,accepted,outcome\n", a.f);
+    ledger_each(&r->run->ledger, fill_csv_line, &c);
     int ok = !ferror(a.f);
     return atomic_commit(&a, path, ok, err, errlen);
 }

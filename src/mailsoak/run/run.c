@@ -38,6 +38,8 @@ static void on_signal(int sig)
 }
 
 static const char *const phase_names[] = { "send", "drain", "sweep", "stop" };
+/* the fill's run: sending, waiting for the server, listing every mailbox */
+static const char *const fill_phase_names[] = { "fill", "fill", "verify", "stop" };
 
 /* The controller: everything a run owns, so that one call (soak_free) releases it
  * whichever step stopped. The run (shared with the workers) and the result (handed
@@ -61,6 +63,13 @@ struct controller {
     struct hist *lat;                /* LAT_COUNT, merged per interval; too big for the stack */
     struct run_metrics *metrics;     /* --metrics, or NULL */
     struct hist *lat_cum;            /* LAT_COUNT since the start, for --metrics */
+    /* fill.messages: this controller runs the fill (fill), and the UIDLs it
+     * verifies go to known; or it runs the soak after a fill (fill_done) */
+    int fill;
+    struct known *known;
+    uint32_t *plan;
+    struct fill_summary *fill_sum;
+    const struct fill_summary *fill_done;
     struct sweep sw;                 /* the settle rule's state (verdict/sweep.h) */
 };
 
@@ -121,7 +130,8 @@ static void interval(struct controller *ct, int phase, int live)
     struct probe_interval iv;
     sources_interval(ct->sources, ct->prev_t, now, &iv);
     struct interval_view v = {
-        .t = (double)(now - r->t0) / 1e9, .dt = (double)(now - ct->prev_t) / 1e9, .phase = phase_names[phase],
+        .t = (double)(now - r->t0) / 1e9, .dt = (double)(now - ct->prev_t) / 1e9,
+        .phase = (ct->fill ? fill_phase_names : phase_names)[phase],
         .c = &c, .dsent = c.sent - ct->prev.sent, .dread = c.read - ct->prev.read,
         .derr = c.errors - ct->prev.errors, .err = derr, .nerr = nderr, .lat = lat, .srv = &iv,
         .unread = atomic_load(&r->ledger.owed_total),
@@ -132,7 +142,15 @@ static void interval(struct controller *ct, int phase, int live)
     if (live) {
         struct series_now cn;
         sources_now(ct->sources, &cn);
-        interval_line(stderr, &v, &cn);
+        if (ct->fill) {              /* the fill's progress */
+            char a[16], b[16], n[16];
+            fprintf(stderr, "[%6.0fs %-6s] filled %s of %s (%.0f/s)  verified %s  errors %llu  conns %llu\n", v.t,
+                    v.phase, fmt_count(a, sizeof a, (double)c.sent), fmt_count(n, sizeof n, (double)r->fill_total),
+                    v.dt > 0 ? (double)v.dsent / v.dt : 0, fmt_count(b, sizeof b, (double)c.read),
+                    (unsigned long long)c.errors, (unsigned long long)c.conns_open);
+        } else {
+            interval_line(stderr, &v, &cn);
+        }
     }
     ct->prev = c;
     ct->prev_nerr = nerr;
@@ -225,6 +243,8 @@ static int next_phase(struct controller *ct, int phase, uint64_t now, uint64_t p
 {
     struct run *r = ct->run;
     const struct config *cfg = r->cfg;
+    if (phase == PH_SEND && r->fill_mode)   /* the fill sends its plan, then waits */
+        return atomic_load(&r->fill_next) >= r->fill_total ? PH_DRAIN : PH_SEND;
     if (phase == PH_SEND) {
         int over = now - r->t0 >= cfg->duration || (cfg->messages && atomic_load(&r->accepted) >= cfg->messages);
         if (!cfg->senders)
@@ -237,7 +257,7 @@ static int next_phase(struct controller *ct, int phase, uint64_t now, uint64_t p
         sources_now(ct->sources, &cn);
         int queue_busy = cn.has.spool && cn.spool > 0;
         /* deferred messages (smtp.retry) still go out during the drain */
-        int quiet = senders_open(ct) == 0 && atomic_load(&r->ledger.owed_total) <= 0 &&
+        int quiet = senders_open(ct) == 0 && (r->fill_mode || atomic_load(&r->ledger.owed_total) <= 0) &&
                     atomic_load(&r->retry_pending) <= 0;
         if (quiet && queue_busy) {
             /* the spool is walked every walk_interval: a count this old would hold the drain up */
@@ -296,6 +316,44 @@ static void lost_example(void *arg, uint64_t seq, const struct ledger_entry *e)
     };
 }
 
+/* The fill's plan: every mailbox's count drawn from fill.messages (from the seed),
+ * its messages interleaved round robin, so consecutive ones go to different
+ * mailboxes; and the known table its verification fills. */
+static int fill_setup(struct controller *ct)
+{
+    struct run *r = ct->run;
+    const struct config *cfg = ct->cfg;
+    size_t n = r->users.n;
+    uint32_t *count = xcalloc(n ? n : 1, sizeof *count);
+    struct rng g;
+    rng_seed(&g, r->seed ^ 0x66696c6c00000000ull);
+    uint64_t total = 0, most = 0;
+    for (size_t u = 0; u < n; u++) {
+        count[u] = (uint32_t)rng_range(&g, cfg->fill_messages.lo, cfg->fill_messages.hi);
+        total += count[u];
+        most = count[u] > most ? count[u] : most;
+        ct->fill_sum->mailboxes += count[u] > 0;
+    }
+    ct->plan = xcalloc(total ? total : 1, sizeof *ct->plan);
+    uint64_t k = 0;
+    for (uint64_t round = 0; round < most; round++)
+        for (size_t u = 0; u < n; u++)
+            if (count[u] > round)
+                ct->plan[k++] = (uint32_t)u;
+    free(count);
+    r->fill_mode = 1;
+    r->fill_plan = ct->plan;
+    r->fill_total = total;
+    ct->fill_sum->planned = total;
+    memcpy(ct->fill_sum->run_id, r->run_id, sizeof ct->fill_sum->run_id);
+    if (known_init(ct->known, n) < 0) {
+        fprintf(stderr, "mailsoak: out of memory\n");
+        return 1;
+    }
+    r->known = ct->known;
+    return 0;
+}
+
 /* Setup: the settings checked, what the workers share, the workers, the clock's
  * start, the collector and --metrics. 0, 1 or 2 (bad settings), with the reason
  * printed; what was set up stays for soak_free. */
@@ -317,6 +375,12 @@ static int soak_setup(struct controller *ct, const struct config *cfg)
     }
     if ((rc = setup_run(r, cfg, nw)) != 0)
         return rc;
+    if (ct->fill && (rc = fill_setup(ct)) != 0)
+        return rc;
+    if (ct->fill_done) {
+        r->known = ct->known;
+        memcpy(r->fill_run_id, ct->fill_done->run_id, sizeof r->fill_run_id);
+    }
     atomic_store(&r->send_budget, (int64_t)cfg->messages);
 
     ct->w = xcalloc(nw, sizeof *ct->w);
@@ -445,6 +509,50 @@ static void soak_loop(struct controller *ct)
         ct->send_end = mono_ns();
 }
 
+struct fill_bytes {
+    const struct ledger *l;
+    uint64_t bytes;
+};
+
+static void add_bytes(void *arg, uint64_t seq, const struct ledger_entry *e)
+{
+    struct fill_bytes *b = arg;
+    enum pending_reason why;
+    (void)seq;
+    if (ledger_verdict(b->l, e, &why) <= V_PENDING)
+        b->bytes += e->size;
+}
+
+/* The fill's end: its summary, printed, and its ledger written. 0, or 1 when the
+ * ledger could not be written. */
+static int fill_finish(struct controller *ct)
+{
+    struct run_result *res = ct->res;
+    struct fill_summary *fs = ct->fill_sum;
+    const struct ledger_outcome *lo = &res->lo;
+    char err[400];
+    struct fill_bytes b = { &ct->run->ledger, 0 };
+    ledger_each(&ct->run->ledger, add_bytes, &b);
+    fs->on = 1;
+    fs->accepted = lo->accepted;
+    fs->verified = lo->delivered;
+    fs->duplicated = lo->duplicated;
+    fs->missing = lo->lost;
+    fs->unverified = lo->pending + lo->corrupted;
+    fs->bytes = b.bytes;
+    fs->deferrals = res->c.deferrals;
+    fs->errors = res->c.errors;
+    fs->foreign = res->c.foreign;
+    fs->elapsed_s = res->elapsed_s;
+    fs->settled = res->settled;
+    fill_table(stderr, fs);
+    if (ct->cfg->fill_ledger_csv[0] && write_fill_csv(ct->cfg->fill_ledger_csv, res, err, sizeof err) < 0) {
+        fprintf(stderr, "mailsoak: %s\n", err);
+        return 1;
+    }
+    return res->interrupted ? 128 + stop_signal : 0;
+}
+
 /* Finish: the workers joined, their totals merged, the verdicts, then the table,
  * the ledger CSV and the JSON. 0, 1 (a file not written) or 128 + the signal. */
 static int soak_finish(struct controller *ct)
@@ -487,6 +595,9 @@ static int soak_finish(struct controller *ct)
     res->settled = r->ledger.proof_pass != 0;
     res->sweep_passes = atomic_load(&r->sweep_pass);
     ledger_outcome(&r->ledger, &res->lo);
+    if (ct->fill)
+        return fill_finish(ct);
+    res->fill = ct->fill_done;
     if (res->lo.lost)
         ledger_each(&r->ledger, lost_example, res);
     run_result_table(stdout, res);
@@ -516,6 +627,7 @@ static void soak_free(struct controller *ct)
     for (unsigned i = 0; ct->w && i < ct->nw; i++)
         worker_free(&ct->w[i]);
     free(ct->w);
+    free(ct->plan);
     free(ct->lat);
     metrics_stop(ct->metrics);
     free(ct->lat_cum);
@@ -526,16 +638,84 @@ static void soak_free(struct controller *ct)
     free(ct->res);
 }
 
+static int run_controller(struct controller *ct, const struct config *cfg)
+{
+    int rc = soak_setup(ct, cfg);
+    if (rc == 0) {
+        soak_start(ct);
+        soak_loop(ct);
+        rc = soak_finish(ct);
+    }
+    soak_free(ct);
+    return rc;
+}
+
+/* The fill (fill.messages) as a run of its own before the window, with the
+ * settings of the soak but for what the fill decides: its senders, one recipient
+ * per message, no rates, 4xx retried after 1 s to 30 s (the tester's own
+ * preparation must not leave a mailbox short), its readers only verifying, and
+ * nothing written but its ledger. */
+static int run_fill(const struct config *cfg, struct known *known, struct fill_summary *fs)
+{
+    struct config fc = *cfg;         /* shallow: strings and lists are cfg's, never freed through fc */
+    static char empty[] = "";
+    fc.senders = cfg->fill_senders;
+    fc.readers = cfg->readers ? cfg->readers : 10;
+    fc.messages = 0;
+    fc.duration = 100 * 86400 * NS_PER_S;   /* the plan ends the sending */
+    fc.rate = fc.conn_rate = 0;
+    fc.ramp = fc.think = 0;
+    fc.rcpts = (struct range){ 1, 1 };
+    fc.smtp_retry = 1;
+    fc.retry_min = 1 * NS_PER_S;
+    fc.retry_max = 30 * NS_PER_S;
+    fc.retry_lifetime = cfg->drain > 120 * NS_PER_S ? cfg->drain : 120 * NS_PER_S;
+    fc.start_after = 0;
+    fc.sweep = 1;
+    fc.json = fc.ledger_csv = fc.metrics = empty;
+    struct controller ct = { .fill = 1, .known = known, .fill_sum = fs };
+    fprintf(stderr, "mailsoak: filling every mailbox with %llu-%llu messages before the window\n",
+            (unsigned long long)cfg->fill_messages.lo, (unsigned long long)cfg->fill_messages.hi);
+    return run_controller(&ct, &fc);
+}
+
+/* fill.only: the fill's result as JSON, atomically. */
+static int write_fill_json(const char *path, const struct fill_summary *fs)
+{
+    char err[400];
+    json_t *root = json_pack("{s:s, s:o}", "format", "mailsoak-fill", "fill", fill_json(fs));
+    int rc = write_json_atomic(path, root, err, sizeof err);
+    json_decref(root);
+    if (rc < 0)
+        fprintf(stderr, "mailsoak: %s\n", err);
+    return rc < 0 ? 1 : 0;
+}
+
 static int run_soak(const struct config *cfg)
 {
-    struct controller ct = { 0 };
-    int rc = soak_setup(&ct, cfg);
-    if (rc == 0) {
-        soak_start(&ct);
-        soak_loop(&ct);
-        rc = soak_finish(&ct);
+    struct known known = { 0 };
+    struct fill_summary fs = { 0 };
+    int rc = 0;
+    if (cfg->fill_messages.hi) {
+        rc = run_fill(cfg, &known, &fs);
+        int exact = fs.on && fs.verified == fs.planned && fs.accepted == fs.planned;
+        if (rc == 0 && !exact)
+            fprintf(stderr, "mailsoak: the fill is not proven exact (above)%s\n",
+                    cfg->fill_only ? "" : "; the soak goes on, its verdicts are its own messages'");
+        if (rc == 0 && cfg->fill_only) {
+            if (cfg->json[0])
+                rc = write_fill_json(cfg->json, &fs);
+            if (rc == 0 && !exact)
+                rc = 1;
+        }
+        if (rc != 0 || cfg->fill_only || stop_signal) {
+            known_free(&known);
+            return rc ? rc : stop_signal ? 128 + stop_signal : 0;
+        }
     }
-    soak_free(&ct);
+    struct controller ct = { .known = fs.on ? &known : NULL, .fill_done = fs.on ? &fs : NULL };
+    rc = run_controller(&ct, cfg);
+    known_free(&known);
     return rc;
 }
 

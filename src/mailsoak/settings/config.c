@@ -95,6 +95,11 @@ const struct opt config_opts[] = {
     { "users", "count", OPT_COUNT, O(user_count), "1200", NULL, "number of users made from the pattern", NULL },
     { "users", "password", OPT_SECRET, O(user_password), "", NULL, "password of every pattern user (printf pattern allowed)", NULL },
 
+    { "fill", "messages", OPT_RANGE, O(fill_messages), "0", "fill", "before the window, fill every mailbox with this many messages (uniform in MIN-MAX, from the seed; sizes as [smtp]) through smtp.target, then list every mailbox (UIDL, TOP) to verify the store holds them exactly; the soak's readers leave them (0 = no fill)", NULL },
+    { "fill", "senders", OPT_COUNT, O(fill_senders), "20", NULL, "concurrent SMTP sessions of the fill (as fast as the server takes it; 4xx retried after 1 s to 30 s)", at_least_1 },
+    { "fill", "ledger_csv", OPT_STR, O(fill_ledger_csv), "", NULL, "write every filled message (id, mailbox, size, UIDL, outcome: verified, duplicated, missing, unverified) to this CSV file", NULL },
+    { "fill", "only", OPT_BOOL, O(fill_only), "no", "fill-only", "fill and verify, report, and stop: no window (for scripts that soak a filled store several times)", NULL },
+
     { "server", "pid", OPT_LIST, O(server.pids), NULL, NULL, "PID of a server process to sample (repeatable)", NULL },
     { "server", "pidfile", OPT_LIST, O(server.pidfiles), NULL, NULL, "pid file of a server master process (repeatable)", NULL },
     { "server", "process", OPT_LIST, O(server.processes), NULL, NULL, "ERE matched against process names as in /proc/PID/comm, e.g. ^master$ (repeatable)", NULL },
@@ -145,6 +150,18 @@ int config_check(const struct config *cfg, char *err, size_t errlen)
     }
     if (!cfg->pop3_targets.n && cfg->readers) {
         snprintf(err, errlen, "no POP3 target: set --pop3 HOST:PORT (or pop3.target), or --readers 0");
+        return -1;
+    }
+    if (cfg->fill_messages.hi && (!cfg->pop3_targets.n || !cfg->smtp_targets.n)) {
+        snprintf(err, errlen, "fill.messages: the fill needs an SMTP target to fill through and a POP3 target to verify by");
+        return -1;
+    }
+    if (cfg->fill_messages.hi && !cfg->exclusive) {
+        snprintf(err, errlen, "fill.messages: needs pop3.exclusive = yes (readers keep each mailbox's filled messages apart)");
+        return -1;
+    }
+    if (cfg->fill_only && !cfg->fill_messages.hi) {
+        snprintf(err, errlen, "fill.only: nothing to fill: set fill.messages");
         return -1;
     }
     for (int p = 0; p < 2; p++) {

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# fill.messages against the real testbed: every mailbox filled through Postfix to a
+# seeded count, verified by listing every mailbox, and counted independently in
+# the store (scripts/testbed count: the maildir files); then a soak after a second
+# fill, whose readers leave the filled messages and clear the first run's away.
+source "$(dirname "$0")/lib.sh"
+testbed_up maildir 30
+
+count_store() {   # the store's message count once Postfix's queue is empty (at most 30 s)
+    local q s
+    for _ in $(seq 1 300); do
+        read -r _ q < <("$TOP/scripts/testbed" count --dir "$TB" | grep '^queue')
+        [[ $q == 0 ]] && break
+        sleep 0.1
+    done
+    read -r _ s < <("$TOP/scripts/testbed" count --dir "$TB" | grep '^store')
+    echo "$s"
+}
+
+# 1. The fill alone (fill.only), as a script would: 5-15 messages per mailbox.
+"$MAILSOAK" run -c "$TB/mailsoak.conf" --fill 5-15 --fill-only yes --seed 3 --set run.settle=2s \
+    --set fill.ledger_csv="$WORK/fill.csv" --json "$WORK/fill.json" >"$WORK/fill.out" 2>&1
+check "fill-only exits 0" eq "$?" 0
+planned=$(jget "$WORK/fill.json" .fill.planned)
+echo "planned $planned"
+check "every mailbox got some" eq "$(jget "$WORK/fill.json" .fill.mailboxes)" 30
+check "planned within 30 x 5-15" awk -v n="$planned" 'BEGIN { exit !(n >= 150 && n <= 450) }'
+check "all accepted" eq "$(jget "$WORK/fill.json" .fill.accepted)" "$planned"
+check "all verified by the listing" eq "$(jget "$WORK/fill.json" .fill.verified)" "$planned"
+check "none duplicated or missing" eq "$(jget "$WORK/fill.json" '.fill.duplicated + .fill.missing + .fill.unverified')" 0
+check "the fill ledger lists each, verified" eq "$(grep -c ',verified$' "$WORK/fill.csv")" "$planned"
+check "the store holds exactly the planned count (independent count)" eq "$(count_store)" "$planned"
+
+# 2. A soak after a second fill in the same run. The readers leave this fill's
+# messages (skipped by UIDL) and clear what they meet of the first run's as stale:
+# at the end the store holds exactly the second fill and the first's not met.
+"$MAILSOAK" run -c "$TB/mailsoak.conf" --fill 2-4 --seed 4 --set run.settle=2s --senders 4 --readers 4 \
+    --messages 200 --duration 30s --drain 20s --json "$WORK/soak.json" >"$WORK/soak.out" 2>&1
+check "soak exits 0" eq "$?" 0
+planned2=$(jget "$WORK/soak.json" .fill.planned)
+check "second fill verified" eq "$(jget "$WORK/soak.json" .fill.verified)" "$planned2"
+check "the first fill met by the verification, left alone" eq "$(jget "$WORK/soak.json" .fill.foreign)" "$planned"
+check "soak: 200 sent" eq "$(jget "$WORK/soak.json" .summary.sent)" 200
+check "soak: all 200 delivered once" eq "$(jget "$WORK/soak.json" .summary.delivered)" 200
+check "soak: nothing lost, pending, duplicated" eq "$(jget "$WORK/soak.json" '.summary.lost + .summary.pending + .summary.duplicated')" 0
+stale=$(jget "$WORK/soak.json" .summary.stale)
+check "soak: some of the first fill cleared as stale" gt "$stale" 0
+check "the store holds the second fill and the first's not cleared" eq "$(count_store)" $((planned2 + planned - stale))
+check "the workload names the fill" eq "$(jget "$WORK/soak.json" .workload.fill)" "2-4"
+finish
