@@ -107,6 +107,10 @@ void config_help(FILE *f);
 /* The rules between keys, which no one key's bounds can say (a sender needs a
  * target; a TLS CA must load). 0, or -1 with "key: reason" in err. */
 int config_check(const struct config *cfg, char *err, size_t errlen);
+/* The rules between keys and this machine, checked before anything is started (the
+ * demo's server, the preflight): the sessions must fit the descriptors this process
+ * may open. 0, or -1 with "key: reason" in err. */
+int config_check_limits(const struct config *cfg, char *err, size_t errlen);
 /* The same into cfg, a struct config, printing usage_fn on --help: the settings
  * reader of the commands taking run's settings (lib/cli.h, struct cli_cmd). The
  * caller frees the config (config_free) whatever it returned, once it was zeroed. */

@@ -729,6 +729,11 @@ int run_configured(struct config *cfg, int demo_duration)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    char err[600];
+    if (config_check_limits(cfg, err, sizeof err) < 0) {
+        fprintf(stderr, "mailsoak: %s\n", err);
+        return 2;
+    }
     if (!cfg->smtp_targets.n && !cfg->pop3_targets.n && embedded_start(cfg, &demo, demo_duration) < 0)
         rc = 1;
     if (rc == 0 && cfg->check) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "lib/tls.h"
 
@@ -21,17 +22,36 @@ static const char *const smtp_tls_choices[] = { "none", "starttls", "implicit", 
 static const char *const pop3_tls_choices[] = { "none", "stls", "implicit", NULL };
 static const char *const smtp_auth_choices[] = { "none", "plain", "login", "cram-md5", "auto", NULL };
 static const char *const pop3_auth_choices[] = { "user", "apop", "plain", "auto", NULL };
-/* Bounds of numbers: { MIN, MAX }, "" = none. */
+/* Bounds of numbers: { MIN, MAX }, "" = none. Each is what a real run can meet:
+ * a value outside would fail later, less clearly (an allocation of 10^8 sessions),
+ * or measure nothing (an interval of 0). */
 static const char *const at_least_1[] = { "1", "", NULL };
+static const char *const not_negative[] = { "0", "", NULL };
 static const char *const a_share[] = { "0", "1", NULL };
+/* Sessions: each holds a descriptor, and config_check_limits holds them to the
+ * descriptor limit; a million is the kernel's default ceiling (fs.nr_open). */
+static const char *const sessions[] = { "0", "1000000", NULL };
+/* A worker is a thread with an event loop; more than cores gains nothing. */
+static const char *const workers[] = { "0", "1024", NULL };
+/* A timeline entry per interval (about 25 KB each at 4,000 messages/s) and the
+ * controller's 20 ms naps: shorter intervals measure the tester, not the server. */
+static const char *const an_interval[] = { "100ms", "", NULL };
+static const char *const a_timeout[] = { "100ms", "", NULL };
+/* A body is built in memory, once per session in flight: 64 MB is six times
+ * Postfix's default message_size_limit. */
+static const char *const body_size[] = { "0", "64M", NULL };
+static const char *const recipients[] = { "1", "64", NULL };
+static const char *const spread[] = { "1", "", NULL };
+static const char *const examples[] = { "0", "1000", NULL };
+static const char *const user_count[] = { "1", "10000000", NULL };
 
 const struct opt config_opts[] = {
     { "run", "duration", OPT_DURATION, O(duration), "10m", "duration", "how long senders send", NULL },
     { "run", "drain", OPT_DURATION, O(drain), "60s", "drain", "after the senders stop, how long readers go on emptying the mailboxes", NULL },
-    { "run", "interval", OPT_DURATION, O(interval), "10s", "interval", "period of the live line and of the timeline entries", NULL },
+    { "run", "interval", OPT_DURATION, O(interval), "10s", "interval", "period of the live line and of the timeline entries", an_interval },
     { "run", "messages", OPT_COUNT, O(messages), "0", "messages", "stop the senders after this many accepted messages (0 = no limit)", NULL },
     { "run", "seed", OPT_COUNT, O(seed), "0", "seed", "seed of every random choice (0 = pick one and report it)", NULL },
-    { "run", "workers", OPT_COUNT, O(workers), "0", "workers", "worker threads, each with its own event loop (0 = one per core)", NULL },
+    { "run", "workers", OPT_COUNT, O(workers), "0", "workers", "worker threads, each with its own event loop (0 = one per core)", workers },
     { "run", "label", OPT_STR, O(label), "", "label", "name of this run's column in tables and reports", NULL },
     { "run", "json", OPT_STR, O(json), "", "json", "write the results as JSON to this file (atomically)", NULL },
     { "run", "metrics", OPT_STR, O(metrics), "", "metrics", "serve the run's live figures in the Prometheus format on ADDR:PORT (PORT alone: 127.0.0.1), at /metrics", NULL },
@@ -42,27 +62,27 @@ const struct opt config_opts[] = {
     { "run", "sweep", OPT_BOOL, O(sweep), "yes", NULL, "after the drain, visit every mailbox that still owes messages, in passes, until the server settled", NULL },
     { "run", "sweep_timeout", OPT_DURATION, O(sweep_timeout), "60s", NULL, "upper bound of the final sweep", NULL },
     { "run", "settle", OPT_DURATION, O(settle), "10s", "settle", "the sweep proves a message lost only in a pass that began after no owed mailbox gained mail for this long (and the known spool held none of it)", NULL },
-    { "run", "error_examples", OPT_COUNT, O(error_examples), "5", NULL, "server replies kept as examples per error class", NULL },
+    { "run", "error_examples", OPT_COUNT, O(error_examples), "5", NULL, "server replies kept as examples per error class", examples },
 
     { "smtp", "target", OPT_LIST, O(smtp_targets), NULL, "smtp", "SMTP server as HOST:PORT", NULL },
-    { "smtp", "senders", OPT_COUNT, O(senders), "20", "senders", "concurrent SMTP sessions", NULL },
+    { "smtp", "senders", OPT_COUNT, O(senders), "20", "senders", "concurrent SMTP sessions", sessions },
     { "smtp", "msgs_per_conn", OPT_RANGE, O(msgs_per_conn), "1-5", "msgs-per-conn", "messages per connection, uniform in MIN-MAX", at_least_1 },
-    { "smtp", "size", OPT_BYTERANGE, O(size), "0-1000", "size", "body size in bytes: uniform in MIN-MAX, or the bounds of other distributions", NULL },
+    { "smtp", "size", OPT_BYTERANGE, O(size), "0-1000", "size", "body size in bytes: uniform in MIN-MAX, or the bounds of other distributions", body_size },
     { "smtp", "size_dist", OPT_ENUM, O(size_dist), "uniform", NULL, "distribution of body sizes (fixed = the low end of size)", size_dist_choices },
     { "smtp", "size_median", OPT_BYTES, O(size_median), "2k", NULL, "lognormal: median body size", NULL },
-    { "smtp", "size_spread", OPT_DOUBLE, O(size_spread), "3", NULL, "lognormal: geometric standard deviation (68 % within median/spread..median*spread)", NULL },
+    { "smtp", "size_spread", OPT_DOUBLE, O(size_spread), "3", NULL, "lognormal: geometric standard deviation (68 % within median/spread..median*spread)", spread },
     { "smtp", "size_file", OPT_STR, O(size_file), "", NULL, "file: one observed size in bytes per line, drawn at random", NULL },
-    { "smtp", "rate", OPT_DOUBLE, O(rate), "0", "rate", "target messages per second over all senders (0 = as fast as they go); latency counts from each message's intended time", NULL },
+    { "smtp", "rate", OPT_DOUBLE, O(rate), "0", "rate", "target messages per second over all senders (0 = as fast as they go); latency counts from each message's intended time", not_negative },
     { "smtp", "arrivals", OPT_ENUM, O(arrivals), "constant", "arrivals", "with a rate: arrivals evenly spaced, or exponential gaps (a Poisson process, SPECmail2001's); either way open-loop, on a schedule the server cannot slow", arrivals_choices },
     { "smtp", "late_after", OPT_DURATION, O(late_after), "1s", NULL, "with a rate: an arrival that starts this long after its time is late, held by the tester (every sender busy, or the engine behind); late arrivals above 1 in 1000 mark the run tester-limited", NULL },
-    { "smtp", "conn_rate", OPT_DOUBLE, O(conn_rate), "0", NULL, "target new SMTP connections per second (0 = no limit)", NULL },
+    { "smtp", "conn_rate", OPT_DOUBLE, O(conn_rate), "0", NULL, "target new SMTP connections per second (0 = no limit)", not_negative },
     { "smtp", "ramp", OPT_DURATION, O(ramp), "0s", "ramp", "rates rise linearly from zero over this time", NULL },
     { "smtp", "protocol", OPT_ENUM, O(smtp_protocol), "smtp", NULL, "speak SMTP, or LMTP (RFC 2033: LHLO, a reply per recipient after the data)", protocol_choices },
-    { "smtp", "rcpts", OPT_RANGE, O(rcpts), "1", NULL, "recipients per message, uniform in MIN-MAX, distinct (at most 64); each is its own ledger entry", NULL },
+    { "smtp", "rcpts", OPT_RANGE, O(rcpts), "1", NULL, "recipients per message, uniform in MIN-MAX, distinct (at most 64); each is its own ledger entry", recipients },
     { "smtp", "think", OPT_DURATION, O(think), "0s", NULL, "pause of a sender between two messages on a connection", NULL },
     { "smtp", "bind", OPT_LIST, O(smtp_bind), NULL, NULL, "local source address for connections, round robin (repeatable)", NULL },
     { "smtp", "pipelining", OPT_ENUM, O(pipelining), "auto", "pipelining", "RFC 2920 command pipelining", pipelining_choices },
-    { "smtp", "timeout", OPT_DURATION, O(smtp_timeout), "30s", NULL, "limit on each SMTP phase (connect, each reply)", NULL },
+    { "smtp", "timeout", OPT_DURATION, O(smtp_timeout), "30s", NULL, "limit on each SMTP phase (connect, each reply)", a_timeout },
     { "smtp", "helo", OPT_STR, O(helo), "mailsoak.test", NULL, "name sent with EHLO", NULL },
     { "smtp", "mail_from", OPT_STR, O(mail_from), "mailsoak@test.local", NULL, "envelope sender", NULL },
     { "smtp", "tls", OPT_ENUM, O(smtp_tls), "none", "smtp-tls", "TLS: none, STARTTLS after EHLO, or implicit from the first byte (SMTPS)", smtp_tls_choices },
@@ -76,9 +96,9 @@ const struct opt config_opts[] = {
     { "smtp", "retry_lifetime", OPT_DURATION, O(retry_lifetime), "5d", NULL, "retry: a message still deferred this long after its first try is given up, counted as expired (Postfix's maximal_queue_lifetime)", NULL },
 
     { "pop3", "target", OPT_LIST, O(pop3_targets), NULL, "pop3", "POP3 server as HOST:PORT", NULL },
-    { "pop3", "readers", OPT_COUNT, O(readers), "10", "readers", "concurrent POP3 sessions", NULL },
-    { "pop3", "max_per_session", OPT_COUNT, O(max_per_session), "10", "max-per-session", "messages retrieved per session at most", NULL },
-    { "pop3", "timeout", OPT_DURATION, O(pop3_timeout), "30s", NULL, "limit on each POP3 phase", NULL },
+    { "pop3", "readers", OPT_COUNT, O(readers), "10", "readers", "concurrent POP3 sessions", sessions },
+    { "pop3", "max_per_session", OPT_COUNT, O(max_per_session), "10", "max-per-session", "messages retrieved per session at most", at_least_1 },
+    { "pop3", "timeout", OPT_DURATION, O(pop3_timeout), "30s", NULL, "limit on each POP3 phase", a_timeout },
     { "pop3", "start_after", OPT_DURATION, O(start_after), "0s", NULL, "readers begin this long after the senders (lets mail pile up first)", NULL },
     { "pop3", "delete_share", OPT_DOUBLE, O(delete_share), "1", NULL, "share of retrieved messages deleted (the rest stay; rabid's download/delete percentages)", a_share },
     { "pop3", "bind", OPT_LIST, O(pop3_bind), NULL, NULL, "local source address for connections, round robin (repeatable)", NULL },
@@ -92,7 +112,7 @@ const struct opt config_opts[] = {
 
     { "users", "file", OPT_STR, O(users_file), "", "users", "file of 'address password' lines (rabid's format)", NULL },
     { "users", "pattern", OPT_STR, O(user_pattern), "user%04d@test.local", NULL, "printf pattern of addresses when no file is given", NULL },
-    { "users", "count", OPT_COUNT, O(user_count), "1200", NULL, "number of users made from the pattern", NULL },
+    { "users", "count", OPT_COUNT, O(user_count), "1200", NULL, "number of users made from the pattern", user_count },
     { "users", "password", OPT_SECRET, O(user_password), "", NULL, "password of every pattern user (printf pattern allowed)", NULL },
 
     { "fill", "messages", OPT_RANGE, O(fill_messages), "0", "fill", "before the window, fill every mailbox with this many messages (uniform in MIN-MAX, from the seed; sizes as [smtp]) through smtp.target, then list every mailbox (UIDL, TOP) to verify the store holds them exactly; the soak's readers leave them (0 = no fill)", NULL },
@@ -103,7 +123,7 @@ const struct opt config_opts[] = {
     { "server", "pid", OPT_LIST, O(server.pids), NULL, NULL, "PID of a server process to sample (repeatable)", NULL },
     { "server", "pidfile", OPT_LIST, O(server.pidfiles), NULL, NULL, "pid file of a server master process (repeatable)", NULL },
     { "server", "process", OPT_LIST, O(server.processes), NULL, NULL, "ERE matched against process names as in /proc/PID/comm, e.g. ^master$ (repeatable)", NULL },
-    { "server", "sample_interval", OPT_DURATION, O(server.sample_interval), "1s", NULL, "period of server-side samples", NULL },
+    { "server", "sample_interval", OPT_DURATION, O(server.sample_interval), "1s", NULL, "period of server-side samples", an_interval },
     { "server", "walk_interval", OPT_DURATION, O(server.walk_interval), "10s", NULL, "period of the server-side readings that walk directories or page tables: spool, store and mem_pss (0 = every sample)", NULL },
     { "server", "spool_dir", OPT_LIST, O(server.spool_dirs), NULL, NULL, "the server's queue, counted in messages: a queue root (Postfix queue_directory, Exim spool_directory, /var/spool/smtpd, /var/spool/mqueue) or one of its message directories; one that does not exist yet is waited for (repeatable)", NULL },
     { "server", "spool_format", OPT_STR, O(server.spool_format), "auto", NULL, "auto|postfix|exim|opensmtpd|sendmail|files: how the spool keeps messages (auto recognises each directory)", NULL },
@@ -112,7 +132,7 @@ const struct opt config_opts[] = {
     { "server", "log", OPT_LIST, O(server.logs), NULL, NULL, "server log file to watch (repeatable)", NULL },
     { "server", "log_class", OPT_LIST, O(server.log_classes), NULL, NULL, "'name: ERE' adds a log class or replaces a built-in one; 'name/i: ERE' ignores case, 'name:' removes it", NULL },
     { "server", "log_defaults", OPT_BOOL, O(server.log_defaults), "yes", NULL, "keep the built-in log classes", NULL },
-    { "server", "log_examples", OPT_COUNT, O(server.log_examples), "5", NULL, "matching lines kept per log class", NULL },
+    { "server", "log_examples", OPT_COUNT, O(server.log_examples), "5", NULL, "matching lines kept per log class", examples },
     { "server", "probe", OPT_LIST, O(server.probes), NULL, "probe", "[LABEL=]http://HOST:PORT of a `mailsoak probe` on a server's host, pulled every sample_interval instead of sampling here (repeatable: one per host)", NULL },
     { "server", "probe_token", OPT_SECRET, O(server.probe_token), "", NULL, "token the probes require (their probe.token)", NULL },
 
@@ -176,6 +196,27 @@ int config_check(const struct config *cfg, char *err, size_t errlen)
             return -1;
         }
         tls_ctx_free(t);
+    }
+    return 0;
+}
+
+/* Descriptors beyond the sessions' own: the collector's /proc files and logs, the
+ * metrics server, the JSON, the demo's pipes (run/setup.c raises the soft limit to
+ * the sessions plus this). */
+#define FD_RESERVE 64
+
+int config_check_limits(const struct config *cfg, char *err, size_t errlen)
+{
+    struct rlimit rl;
+    uint64_t need = cfg->senders + cfg->readers + FD_RESERVE;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY && need > rl.rlim_max) {
+        snprintf(err, errlen,
+                 "smtp.senders + pop3.readers: %llu sessions need %llu file descriptors (one each, and %d "
+                 "more), and this process may open at most %llu (the hard RLIMIT_NOFILE: ulimit -Hn; raise it, "
+                 "or run fewer sessions per host with --shard)",
+                 (unsigned long long)(cfg->senders + cfg->readers), (unsigned long long)need, FD_RESERVE,
+                 (unsigned long long)rl.rlim_max);
+        return -1;
     }
     return 0;
 }
