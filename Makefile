@@ -168,6 +168,7 @@ INSTALLS := \
     $(foreach f,$(CLIENT_CONF),644:$(f):$(DATADIR)/doc/mailsoak/examples/$(notdir $(f))) \
     755:scripts/testbed:$(DATADIR)/mailsoak/scripts/testbed \
     644:scripts/testbed-files:$(DATADIR)/mailsoak/scripts/testbed-files \
+    644:scripts/testbed-sql:$(DATADIR)/mailsoak/scripts/testbed-sql \
     755:$(BUILD)/mailsoak-server:$(PREFIX)/bin/mailsoak-server \
     644:$(BUILD)/doc/mailsoak-server.8:$(DATADIR)/man/man8/mailsoak-server.8 \
     644:$(BUILD)/doc/completion.bash:$(COMPLETIONS)/mailsoak-server \

@@ -27,13 +27,13 @@ need_root() {
     fi
 }
 
-# testbed_up BACKEND NUSERS: a fresh testbed in $WORK/tb; sources its env.
+# testbed_up BACKEND NUSERS [testbed up OPTION...]: a fresh testbed in $WORK/tb; sources its env.
 testbed_up() {
     need_root
     TB=$WORK/tb
-    if ! "$TOP/scripts/testbed" up "$1" "$2" --dir "$TB" >"$WORK/testbed-up.log" 2>&1; then
+    if ! "$TOP/scripts/testbed" up "$@" --dir "$TB" >"$WORK/testbed-up.log" 2>&1; then
         cat "$WORK/testbed-up.log" >&2
-        echo "FAIL: testbed up $1 $2" >&2
+        echo "FAIL: testbed up $*" >&2
         exit 1
     fi
     # shellcheck disable=SC1091
