@@ -15,6 +15,7 @@ struct interval_view {
     double t, dt;                    /* s: the interval's end since the start; its length */
     const char *phase;               /* the phase the interval belongs to */
     const struct counters *c;        /* cumulative, as of the interval's end */
+    const struct counters *prev;     /* cumulative, as of the interval's start */
     uint64_t dsent, dread, derr;     /* within the interval */
     const struct err_count *err;     /* within the interval, by class: only classes that grew */
     unsigned nerr;
@@ -24,7 +25,9 @@ struct interval_view {
 };
 
 /* {"t", "phase", "sent", "read", "errors", "errors_by_class", "rate_in", "rate_out",
- * "conns", "latency", and "server" when it was measured}. */
+ * "conns", "unread", "smtp_sessions", "pop3_sessions", "arrivals", "late",
+ * "latency", and "server" when it was measured}: what a window of the run (a
+ * capacity step's steady part) is judged on, added up over its intervals. */
 json_t *interval_json(const struct interval_view *v);
 /* "[    12s send ] sent 1.2k (100/s)  read ...", the server's mem and spool when
  * they are measured (what is not measured is not shown, rather than shown as 0). */

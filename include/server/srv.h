@@ -82,11 +82,25 @@ struct srv_user_faults {
     char *defer_text, *reject_text;
 };
 
+/* [fault.rate]: a known capacity. The server delivers at most `limit` messages a
+ * second into its store (a token bucket of `burst` messages); mail above it is
+ * queued in memory and delivered at the rate (over = queue: the 250 comes at once,
+ * as from an MTA with a queue, and the queue grows while the offered rate is above
+ * the limit) or refused at the end of data with 451 (over = 451). */
+enum srv_rate_over { RATE_QUEUE, RATE_451 };
+struct srv_rate_faults {
+    double limit;                    /* messages a second; 0 = no limit */
+    double burst;                    /* messages; 0 = a second's worth (limit, at least 1) */
+    enum srv_rate_over over;
+    uint64_t queue_max;              /* over = queue: messages queued at most, more get 452 */
+};
+
 struct srv_faults {
     struct srv_cmd_fault *cmd;
     size_t ncmd;
     struct srv_store_faults store;
     struct srv_user_faults user;
+    struct srv_rate_faults rate;
 };
 
 struct srv_config {

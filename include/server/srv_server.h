@@ -14,6 +14,7 @@
 
 struct srv_sess;
 struct srv;
+struct srv_rate;
 
 struct srv_listener {
     struct io_handler io;
@@ -33,6 +34,7 @@ struct srv {
     int sig_started;
     char addr[2][80];                /* where each listener ended up, "127.0.0.1:PORT" */
     struct srv_sess *sessions;       /* every live session, for shutdown */
+    struct srv_rate *rate;           /* [fault.rate], or NULL */
     uint64_t nconns, seq[2], next_qid, start_wall;
     int stopping;                    /* set by the signal thread (atomic) */
 };
@@ -116,6 +118,19 @@ void srv_sess_abort(struct srv_sess *s, int rst);
 
 /* The user index for an address and password, or -1. */
 long srv_check_login(const struct srv *srv, const char *user, size_t ulen, const char *pass, size_t plen);
+
+/* [fault.rate] (rate.c), on the loop thread. srv_rate_start: NULL without a limit.
+ * srv_rate_admit (over = 451): 1 when a message may be delivered now (it takes a
+ * token). srv_rate_enqueue (over = queue): copies the message into the queue, 0,
+ * or -1 when the queue is full. srv_rate_stop: before the store stops; what is
+ * still queued is dropped (logged), as from the memory of a stopped MTA, and what
+ * the store holds completes without retries; srv_rate_free once the store stopped. */
+struct srv_rate *srv_rate_start(struct srv *srv);
+int srv_rate_admit(struct srv_rate *r);
+int srv_rate_enqueue(struct srv_rate *r, const size_t *rcpts, size_t nrcpts, const char *data, size_t len,
+                     const char *qid);
+void srv_rate_stop(struct srv_rate *r);
+void srv_rate_free(struct srv_rate *r);
 
 /* Protocol entry points, called by the listener for each accepted descriptor. */
 void srv_smtp_accept(struct srv *srv, int fd);

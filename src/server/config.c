@@ -154,7 +154,7 @@ static struct srv_cmd_fault *cmd_fault(struct srv_faults *f, const char *section
             return c;
         }
     }
-    snprintf(why, n, "[%s]: unknown fault section (fault.store, fault.user, or "
+    snprintf(why, n, "[%s]: unknown fault section (fault.store, fault.user, fault.rate, or "
              "fault.smtp.STAGE / fault.pop3.STAGE with a stage such as smtp.rcpt or pop3.pass)", section);
     return NULL;
 }
@@ -213,6 +213,32 @@ int srv_fault_set(struct srv_faults *f, const char *section, const char *key, co
         }
         w = "unknown key";
         goto bad;
+    }
+    if (!strcasecmp(section, "fault.rate")) {
+        struct srv_rate_faults *r = &f->rate;
+        if (!strcasecmp(key, "limit")) {
+            if (parse_double(v, &r->limit, &w) < 0)
+                goto bad;
+        } else if (!strcasecmp(key, "burst")) {
+            if (parse_double(v, &r->burst, &w) < 0)
+                goto bad;
+        } else if (!strcasecmp(key, "over")) {
+            if (!strcasecmp(v, "queue"))
+                r->over = RATE_QUEUE;
+            else if (!strcmp(v, "451"))
+                r->over = RATE_451;
+            else {
+                w = "expected queue or 451";
+                goto bad;
+            }
+        } else if (!strcasecmp(key, "queue_max")) {
+            if (parse_count(v, &r->queue_max, &w) < 0)
+                goto bad;
+        } else {
+            w = "unknown key (limit, burst, over, queue_max)";
+            goto bad;
+        }
+        return 0;
     }
     if (!strcasecmp(section, "fault.user")) {
         struct srv_user_faults *u = &f->user;

@@ -508,6 +508,7 @@ int srv_init(struct srv *srv, const struct srv_config *cfg, char *err, size_t er
     srv->store = srv_store_start(cfg, &srv->users, srv->loop, err, errlen);
     if (!srv->store)
         return -1;
+    srv->rate = srv_rate_start(srv);
     srv->start_wall = (uint64_t)time(NULL);
     return 0;
 }
@@ -527,6 +528,7 @@ int srv_run(struct srv *srv)
         next = s->next;
         srv_sess_drop(s);
     }
+    srv_rate_stop(srv->rate);        /* before the store: no new deliveries */
     srv_store_stop(srv->store);      /* runs the last completions */
     srv->store = NULL;
     for (struct srv_sess *s = srv->sessions, *next; s; s = next) {
@@ -547,6 +549,7 @@ void srv_fini(struct srv *srv)
     }
     if (srv->store)
         srv_store_stop(srv->store);
+    srv_rate_free(srv->rate);
     for (int p = 0; p < 2; p++)
         if (srv->lsn[p].io.fd >= 0)
             close(srv->lsn[p].io.fd);

@@ -168,6 +168,31 @@ static void deliver(struct smtp *s)
     srv_store_submit(s->b.srv->store, r);
 }
 
+/* [fault.rate]: 1 when the message goes to the store now; 0 when the rate took
+ * it (queued and answered 250, or refused with 451 / 452) and the reply is out. */
+static int over_rate(struct smtp *s)
+{
+    struct srv *srv = s->b.srv;
+    const struct srv_rate_faults *f = &srv->cfg->faults.rate;
+    const char *text;
+    if (f->over == RATE_451) {
+        if (srv_rate_admit(srv->rate))
+            return 1;
+        text = "451 4.3.2 Error: over the delivery rate limit, try again later";
+    } else if (srv_rate_enqueue(srv->rate, s->rcpts, s->nrcpts, s->msg.p ? s->msg.p : "", s->msg.len, s->qid) == 0) {
+        conn_printf(&s->b.c, "250 2.0.0 Ok: queued as %s\r\n", s->qid);
+        reset_tx(s);
+        return 0;
+    } else {
+        text = "452 4.3.1 Insufficient system storage";
+    }
+    conn_printf(&s->b.c, "%s\r\n", text);
+    srv_log("%s: reject: END-OF-MESSAGE from %s: %s; delivery rate limit %.0f msg/s", s->qid, s->b.peer, text,
+            f->limit);
+    reset_tx(s);
+    return 0;
+}
+
 static void end_of_data(struct smtp *s, int faults)
 {
     if (s->data.overflow) {
@@ -183,6 +208,8 @@ static void end_of_data(struct smtp *s, int faults)
             return;
         }
     }
+    if (s->b.srv->rate && !over_rate(s))
+        return;
     deliver(s);
 }
 

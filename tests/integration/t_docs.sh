@@ -87,6 +87,11 @@ check "the server names its fault keys" gt "$(wc -w <<<"$fkeys")" 5
 for k in $fkeys; do
     check "mailsoak-server(8) describes the fault key $k" grep -q "^       $k = " "$WORK/mailsoak-server.8.txt"
 done
+rkeys=$("$MAILSOAK_SERVER" --set fault.rate.bogus=1 2>&1 | sed -n 's/.*unknown key (\(.*\)).*/\1/p' | tr -d ,)
+check "the server names its rate fault keys" gt "$(wc -w <<<"$rkeys")" 3
+for k in $rkeys; do
+    check "mailsoak-server(8) describes the rate fault key $k" grep -q "^       $k = " "$WORK/mailsoak-server.8.txt"
+done
 
 # The completion, as bash calls it: COMP_LINE up to the cursor.
 # offers LINE: what it offers, one per line, sorted.

@@ -25,6 +25,13 @@ json_t *interval_json(const struct interval_view *v)
     json_object_set_new(e, "rate_in", json_real(per_s(v->dsent, v->dt)));
     json_object_set_new(e, "rate_out", json_real(per_s(v->dread, v->dt)));
     json_object_set_new(e, "conns", json_integer((json_int_t)v->c->conns_open));
+    /* accepted and not yet read: the server's queue and the mailboxes' backlog */
+    json_object_set_new(e, "unread", json_integer((json_int_t)v->unread));
+    const struct counters *c = v->c, *p = v->prev;
+    json_object_set_new(e, "smtp_sessions", json_integer((json_int_t)(c->smtp_sessions - p->smtp_sessions)));
+    json_object_set_new(e, "pop3_sessions", json_integer((json_int_t)(c->pop3_sessions - p->pop3_sessions)));
+    json_object_set_new(e, "arrivals", json_integer((json_int_t)(c->arrivals - p->arrivals)));
+    json_object_set_new(e, "late", json_integer((json_int_t)(c->late_busy + c->late_engine - p->late_busy - p->late_engine)));
     json_t *lj = json_object();
     for (unsigned k = 0; k < LAT_COUNT; k++)
         if (v->lat[k].count)

@@ -132,7 +132,7 @@ static void interval(struct controller *ct, int phase, int live)
     struct interval_view v = {
         .t = (double)(now - r->t0) / 1e9, .dt = (double)(now - ct->prev_t) / 1e9,
         .phase = (ct->fill ? fill_phase_names : phase_names)[phase],
-        .c = &c, .dsent = c.sent - ct->prev.sent, .dread = c.read - ct->prev.read,
+        .c = &c, .prev = &ct->prev, .dsent = c.sent - ct->prev.sent, .dread = c.read - ct->prev.read,
         .derr = c.errors - ct->prev.errors, .err = derr, .nerr = nderr, .lat = lat, .srv = &iv,
         .unread = atomic_load(&r->ledger.owed_total),
     };

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# t_server_rate.sh: [fault.rate], the reference server's known capacity. At three
+# times the limit, over = 451 accepts no more than the bucket and the rate allow
+# and refuses the rest with 451 4.3.2; over = queue accepts everything at once but
+# delivers at the limit, so the mail accepted and not yet read grows, and all of it
+# arrives in the end. Two runs of 3 s, about 300 messages each.
+set -uo pipefail
+. "$(dirname "$0")/server_lib.sh"
+: "${MAILSOAK:?run through tests/run or set MAILSOAK}"
+[[ -x $MAILSOAK ]] || { echo "no $MAILSOAK: run make"; exit 77; }
+command -v jq >/dev/null || { echo "skip: needs jq"; exit 77; }
+
+LIMIT=30 BURST=10
+run_at() {   # run_at NAME: 3 s at 90 msg/s on the server started last
+    "$MAILSOAK" run --no-check --smtp "127.0.0.1:$SMTP_PORT" --pop3 "127.0.0.1:$POP3_PORT" --set users.count=20 \
+        --senders 20 --readers 4 --duration 3s --drain 10s --interval 1s --rate 90 --seed 3 \
+        --json "$WORK/$1.json" >"$WORK/$1.out" 2>&1
+}
+s() { jq -r ".summary.$1" "$WORK/$2.json"; }
+
+srv_start --set users.count=20 --set fault.rate.limit=$LIMIT --set fault.rate.burst=$BURST --set fault.rate.over=451
+run_at refuse || { cat "$WORK/refuse.out"; fail "the run against over = 451 failed"; }
+srv_stop
+sent=$(s sent refuse) refused=$(jq -r '.summary.errors_by_class.smtp_eod_451 // 0' "$WORK/refuse.json")
+# the bucket's 10 and 30 a second for the 3 s (and the moments the last replies took)
+((sent >= 3 * LIMIT && sent <= BURST + 4 * LIMIT)) || fail "over = 451: $sent accepted at 90/s against a limit of $LIMIT/s"
+((refused > 100)) || fail "over = 451: only $refused refused with 451"
+grep -q "451 4.3.2 Error: over the delivery rate limit" "$WORK/refuse.out" || fail "over = 451: the reply's text is not shown"
+[[ $(s delivered refuse) == "$sent" && $(s lost refuse) == 0 ]] || fail "over = 451: delivered $(s delivered refuse) of $sent"
+ok "over = 451: $sent accepted (limit $LIMIT/s, burst $BURST), $refused refused with 451 4.3.2, all accepted delivered"
+
+srv_start --set users.count=20 --set fault.rate.limit=$LIMIT --set fault.rate.burst=$BURST
+run_at queue || { cat "$WORK/queue.out"; fail "the run against over = queue failed"; }
+srv_stop
+sent=$(s sent queue)
+((sent > 200)) || fail "over = queue: only $sent accepted at 90/s"
+[[ $(s errors queue) == 0 && $(s delivered queue) == "$sent" && $(s lost queue) == 0 ]] ||
+    fail "over = queue: $(jq -c '.summary | {sent, errors, delivered, lost, pending}' "$WORK/queue.json")"
+# unread at the end of each second of sending: it grows by about 90 - 30 a second
+read -r u1 u3 <<<"$(jq -r '[.timeline[] | select(.phase == "send") | .unread] | "\(.[0]) \(.[2])"' "$WORK/queue.json")"
+((u3 - u1 > 80)) || fail "over = queue: the mail not yet read went from $u1 to $u3 only"
+# and no second delivers more than the limit (plus the burst, in the first)
+max=$(jq '[.timeline[1:][] | .read] | max' "$WORK/queue.json")
+((max <= LIMIT + LIMIT / 5)) || fail "over = queue: $max read in one second, above the limit of $LIMIT"
+grep -q "rate: 30 msg/s limit: 0 refused above it, 0 still queued and dropped at the stop" "$WORK/server.log" ||
+    fail "over = queue: the stop's log line is missing"
+ok "over = queue: all $sent accepted and delivered, the backlog grew from $u1 to $u3 in 2 s, at most $max read a second"
