@@ -26,6 +26,10 @@ struct session_env {
     unsigned shard;                  /* this worker's part of the ledger */
     struct pacer msg_pacer, conn_pacer;   /* this worker's share of the rates */
     struct retryq retry;             /* this worker's deferred messages (smtp.retry) */
+    /* pop3.poll_interval: this worker's users' next checks (struct poll_item),
+     * users index mod workers = this worker's, and the draws of their jitter */
+    struct dueheap polls;
+    struct rng poll_rng;
     struct tls_ctx *smtp_tls, *pop3_tls;  /* per worker: no lock on the session cache */
     unsigned rr, rr_bind;            /* round robin over targets and source addresses */
     /* Opens c to t (from bind, when not NULL): CONN_UP or CONN_CLOSED follows from

@@ -72,6 +72,17 @@ struct run {
     _Atomic uint64_t fill_next;
     char fill_run_id[MSG_RUNID_LEN + 1];
     struct known *known;             /* NULL without a fill */
+    struct known seen;               /* pop3.leave: what each mailbox's client retrieved */
+    /* pop3.poll_interval: per user, when its last complete visit's listing ended
+     * (ms since the start, 0 = never): a message accepted before it and not in it
+     * was the server's delay */
+    _Atomic uint32_t *list_ms;
+};
+
+/* A mailbox check due (pop3.poll_interval). */
+struct poll_item {
+    uint64_t due;                    /* monotonic ns */
+    uint32_t user;
 };
 
 /* Milliseconds since the run's start: the ledger's unit of time. */

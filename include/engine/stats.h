@@ -38,6 +38,9 @@ struct counters {
      * not kept because the worker's queue was full */
     uint64_t deferrals, bounced, retry_expired, retry_dropped;
     uint64_t fill_unlisted;          /* filled messages the fill's verification had not listed */
+    /* pop3.poll_interval: checks begun in the window, those begun over a second
+     * late (every reader busy: the tester's limit), and their logins */
+    uint64_t polls, polls_late, poll_logins;
 };
 
 #define ERR_CLASSES_MAX 192

@@ -66,6 +66,12 @@ struct config {
     char *pop3_tls_ca;
     int pop3_tls_verify, pop3_tls_resume;
     int pop3_auth;                              /* enum pop3_auth */
+    /* simulated mail clients: each of poll_users users checks its mailbox every
+     * poll_interval (+- poll_jitter of it); leave: UIDL, retrieve only the new,
+     * delete after keep_polls checks (0 = never); preview: TOP n preview_lines first */
+    uint64_t poll_interval, poll_users, keep_polls, preview_lines;
+    double poll_jitter;
+    int pop3_leave, preview;
 
     /* [users] */
     char *users_file, *user_pattern, *user_password;

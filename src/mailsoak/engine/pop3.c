@@ -21,12 +21,13 @@ enum ps {
     PS_RETR, PS_RETR_BODY, PS_DELE, PS_QUIT, PS_TLS, PS_STLS, PS_APOP, PS_AUTH,
     PS_UIDL, PS_UIDL_BODY,           /* the listing, by UIDL when the mailbox holds known foreign mail */
     PS_UIDL1,                        /* "UIDL n": the UID of a foreign message just found */
-    PS_TOP, PS_TOP_BODY,             /* "TOP n 0": the fill's verification reads headers only */
+    PS_TOP, PS_TOP_BODY,             /* "TOP n k": the fill's verification (headers), a preview */
+    PS_EXPIRE,                       /* pop3.leave: DELE of a message kept keep_polls checks */
 };
 static const char *const ps_stage[] = {
     "idle", "connect", "banner", "user", "pass", "stat", "list", "list",
     "retr", "retr", "dele", "quit", "tls", "stls", "apop", "auth",
-    "uidl", "uidl", "uidl", "top", "top",
+    "uidl", "uidl", "uidl", "top", "top", "dele",
 };
 /* APOP and AUTH PLAIN are the login step, timed as pop3.pass; a UIDL listing is
  * the listing, timed as pop3.list */
@@ -34,7 +35,7 @@ static const enum lat ps_lat[] = {
     LAT_COUNT, LAT_POP3_CONNECT, LAT_POP3_BANNER, LAT_POP3_USER, LAT_POP3_PASS, LAT_POP3_STAT,
     LAT_POP3_LIST, LAT_COUNT, LAT_COUNT, LAT_COUNT, LAT_POP3_DELE, LAT_POP3_QUIT,
     LAT_COUNT, LAT_COUNT, LAT_POP3_PASS, LAT_POP3_PASS,
-    LAT_POP3_LIST, LAT_COUNT, LAT_COUNT, LAT_COUNT, LAT_COUNT,
+    LAT_POP3_LIST, LAT_COUNT, LAT_COUNT, LAT_COUNT, LAT_COUNT, LAT_POP3_DELE,
 };
 
 /* A sweep visit lists at most this many messages (1.6 MB of ids); a bigger
@@ -83,6 +84,16 @@ struct pop3_session {
     uint64_t t_tls;
     int holds_mailbox;               /* set our mailbox_busy flag for user */
     unsigned sweep_tries;
+    /* pop3.poll_interval: this visit is a mail client's check, due at poll_due;
+     * when its listing ended */
+    int polling;
+    uint64_t poll_due, t_list;
+    int previewed;                   /* pop3.preview: the current message's TOP is done */
+    /* pop3.leave: messages kept keep_polls checks, to delete; those deleted */
+    struct listed *exp;
+    size_t nexp, capexp, curexp;
+    uint64_t *gone;
+    size_t ngone, capgone;
 };
 
 static void start_session(struct pop3_session *s);
@@ -140,10 +151,24 @@ static void again_in(struct pop3_session *s, uint64_t ms)
     timer_arm_in(s->env->loop, &s->backoff, ms * NS_PER_MS);
 }
 
+/* The mail client's next check: one interval (+- the jitter) after the one just
+ * made was due, so the checks keep their rate however long each took. */
+static void requeue_poll(struct pop3_session *s)
+{
+    struct session_env *env = s->env;
+    const struct config *cfg = cfg_of(s);
+    double j = cfg->poll_jitter * (2 * rng_unit(&env->poll_rng) - 1);
+    struct poll_item it = { s->poll_due + (uint64_t)((double)cfg->poll_interval * (1 + j)), s->user };
+    dueheap_push(&env->polls, &it);
+    s->polling = 0;
+}
+
 static void finish(struct pop3_session *s, int failed)
 {
     conn_close(&s->c);
     s->ngot = 0;
+    if (s->polling)
+        requeue_poll(s);
     release_mailbox(s);
     /* A sweep visit that failed (a locked mailbox, say) keeps its claim and tries
      * the same mailbox again, a few times. */
@@ -241,6 +266,36 @@ static int pick_user(struct pop3_session *s)
     return 0;
 }
 
+/* While sending, with pop3.poll_interval: the next of this worker's mail clients
+ * whose check is due (1), or 0 with the session waiting for the next one's time. */
+static int poll_pick(struct pop3_session *s)
+{
+    struct session_env *env = s->env;
+    struct poll_item it;
+    uint64_t now = mono_ns();
+    if (!dueheap_pop_due(&env->polls, now, &it)) {
+        uint64_t next = dueheap_next(&env->polls);
+        set_state(s, PS_IDLE);
+        timer_arm(env->loop, &s->backoff, next ? next : now + 100 * NS_PER_MS);
+        return 0;
+    }
+    if (!hold_mailbox(s, it.user)) {
+        /* the sweep's or another visit's: this check waits for it */
+        it.due += 10 * NS_PER_MS;
+        dueheap_push(&env->polls, &it);
+        again_in(s, 10);
+        return 0;
+    }
+    s->user = it.user;
+    s->polling = 1;
+    s->poll_due = it.due;
+    /* a check begun late had no free reader: the tester's limit, not the server's */
+    stats_lat(env->st, LAT_POLL_LAG, now - it.due);
+    env->st->c.polls++;
+    env->st->c.polls_late += now - it.due > NS_PER_S;
+    return 1;
+}
+
 static void start_session(struct pop3_session *s)
 {
     struct session_env *env = s->env;
@@ -254,6 +309,9 @@ static void start_session(struct pop3_session *s)
             return;
         }
         s->retry_user = 0;
+    } else if (cfg_of(s)->poll_interval && phase == PH_SEND && !r->fill_mode) {
+        if (!poll_pick(s))
+            return;
     } else if (!pick_user(s)) {
         again_in(s, 100);            /* nothing owed right now; look again soon */
         return;
@@ -263,6 +321,9 @@ static void start_session(struct pop3_session *s)
     s->listed = s->partial = s->refused = s->login_refused = 0;
     s->nlisted = s->stat_n = 0;
     s->dele.e = NULL;
+    s->t_list = 0;
+    s->previewed = 0;
+    s->nexp = s->curexp = s->ngone = 0;
     const struct target *t = &r->pop3[env->rr++ % r->npop3];
     const struct target *b = next_bind(env, r->pop3_bind, r->npop3_bind);
     s->target = t;
@@ -279,11 +340,18 @@ static void start_session(struct pop3_session *s)
 
 static void next_retr(struct pop3_session *s)
 {
+    const struct config *cfg = cfg_of(s);
     if (s->cur < s->nids) {
         if (s->env->run->fill_mode)
             send_cmd(s, PS_TOP, "TOP %u 0\r\n", s->ids[s->cur].id);
+        else if (cfg->preview && !s->previewed)
+            send_cmd(s, PS_TOP, "TOP %u %llu\r\n", s->ids[s->cur].id, (unsigned long long)cfg->preview_lines);
         else
             send_cmd(s, PS_RETR, "RETR %u\r\n", s->ids[s->cur].id);
+        return;
+    }
+    if (s->curexp < s->nexp) {       /* pop3.leave: kept long enough */
+        send_cmd(s, PS_EXPIRE, "DELE %u\r\n", s->exp[s->curexp].id);
         return;
     }
     send_cmd(s, PS_QUIT, "QUIT\r\n");
@@ -306,6 +374,11 @@ static void verify_done(struct pop3_session *s)
     uint64_t now = mono_ns();
     msg_check_end(&s->chk);          /* no body: only the id counts */
     stats_lat(env->st, LAT_POP3_TOP, now - s->t_sent);
+    if (!r->fill_mode) {             /* a preview: now the message itself */
+        s->previewed = 1;
+        next_retr(s);
+        return;
+    }
     const struct listed *l = &s->ids[s->cur++];
     struct ledger_entry *e = NULL;
     if (s->chk.have_id && !strcmp(s->chk.run_id, r->run_id))
@@ -381,6 +454,14 @@ static void message_done(struct pop3_session *s)
         }
     }
     s->cur++;
+    s->previewed = 0;
+    if (e && cfg_of(s)->pop3_leave) {
+        /* a leave-on-server client keeps it: read once the QUIT is answered, and
+         * never retrieved again by this client */
+        add_got(s, e, now, s->ids[s->cur - 1].uid);
+        next_retr(s);
+        return;
+    }
     if (!dele) {
         env->st->c.peeked += keep;
         next_retr(s);
@@ -396,6 +477,10 @@ static void commit(struct pop3_session *s)
     struct run *r = env->run;
     /* read by the sweep: the server delivered it after the drain */
     int late = atomic_load_explicit(&r->phase, memory_order_relaxed) == PH_SWEEP;
+    int complete = s->listed && !s->partial && !s->refused;
+    /* the listing before this visit's (poll_interval): what was accepted before it
+     * and not in it was still the server's */
+    uint32_t prev_list = r->list_ms ? atomic_load_explicit(&r->list_ms[s->user], memory_order_relaxed) : 0;
     for (size_t i = 0; i < s->ngot; i++) {
         struct ledger_entry *e = s->got[i].e;
         uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
@@ -406,17 +491,35 @@ static void commit(struct pop3_session *s)
                 known_add(r->known, s->user, s->got[i].uid);
             continue;
         }
+        if (s->got[i].uid && cfg_of(s)->pop3_leave)
+            known_add(&r->seen, s->user, s->got[i].uid);   /* this client has it now */
         if (st & LS_ACCEPTED) {
             uint64_t acc = r->t0 + (uint64_t)e->accepted_ms * NS_PER_MS;
-            if (s->got[i].t > acc)
-                stats_lat(env->st, LAT_DELIVERY, s->got[i].t - acc);
+            if (s->got[i].t > acc) {
+                uint64_t total = s->got[i].t - acc;
+                stats_lat(env->st, LAT_DELIVERY, total);
+                if (r->list_ms) {
+                    uint64_t srv = prev_list > e->accepted_ms ? (uint64_t)(prev_list - e->accepted_ms) * NS_PER_MS : 0;
+                    srv = srv < total ? srv : total;
+                    stats_lat(env->st, LAT_DELIVERY_SERVER, srv);
+                    stats_lat(env->st, LAT_DELIVERY_POLL, total - srv);
+                }
+            }
         }
     }
     s->ngot = 0;
+    for (size_t i = 0; i < s->ngone; i++)   /* deleted after keep_polls checks: forgotten */
+        known_del(&r->seen, s->user, s->gone[i]);
+    s->ngone = 0;
     /* A refused login, a failed RETR or a LIST cut short proves nothing about what
      * the mailbox holds. */
-    if (s->listed && !s->partial && !s->refused)
+    if (complete) {
         ledger_visited(&r->ledger, s->user, s->sweep ? s->pass : 0, run_ms(r, mono_ns()));
+        if (r->list_ms && s->t_list) {
+            uint32_t t = run_ms(r, s->t_list);
+            atomic_store_explicit(&r->list_ms[s->user], t ? t : 1, memory_order_relaxed);
+        }
+    }
 }
 
 /* One line of a LIST ("n size") or UIDL ("n uid") listing. Bounded by what STAT
@@ -432,8 +535,18 @@ static int listing_line(struct pop3_session *s, const char *line, size_t len)
     uint64_t uid = 0;
     if (s->state == PS_UIDL_BODY) {
         uid = foreign_key(rest, rl);
-        if (foreign_has(&s->env->run->foreign, s->user, uid) || known_has(s->env->run->known, s->user, uid))
+        struct run *r = s->env->run;
+        if (foreign_has(&r->foreign, s->user, uid) || known_has(r->known, s->user, uid))
             return 0;                /* known not to be ours, or filled: not retrieved again */
+        uint32_t *seen = cfg_of(s)->pop3_leave ? known_seen(&r->seen, s->user, uid) : NULL;
+        if (seen) {                  /* this client has it: deleted after keep_polls checks */
+            uint64_t keep = cfg_of(s)->keep_polls;
+            if (keep && ++*seen >= keep) {
+                s->exp = grow(s->exp, &s->capexp, s->nexp, 1, sizeof *s->exp);
+                s->exp[s->nexp++] = (struct listed){ id, uid };
+            }
+            return 0;
+        }
     }
     if (s->nids < s->limit) {
         s->ids = grow(s->ids, &s->capids, s->nids, 1, sizeof *s->ids);
@@ -486,8 +599,10 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
             next_retr(s);
             return;
         }
-        if (st == PS_RETR || st == PS_DELE || st == PS_TOP) {
-            if (st == PS_RETR || st == PS_TOP) {
+        if (st == PS_RETR || st == PS_DELE || st == PS_TOP || st == PS_EXPIRE) {
+            if (st == PS_EXPIRE) {
+                s->curexp++;         /* still there: the next check tries again */
+            } else if (st == PS_RETR || st == PS_TOP) {
                 s->cur++;
                 s->partial = 1;      /* what it was, we cannot tell */
             } else if (s->dele.e) {
@@ -526,6 +641,7 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
     case PS_PASS:
     case PS_APOP:
     case PS_AUTH:
+        s->env->st->c.poll_logins += s->polling;
         send_cmd(s, PS_STAT, "STAT\r\n");
         return;
     case PS_STAT: {
@@ -538,11 +654,13 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
         }
         if (s->stat_n == 0) {
             s->listed = 1;
+            s->t_list = mono_ns();
             send_cmd(s, PS_QUIT, "QUIT\r\n");
             return;
         }
         struct run *r = s->env->run;
-        if (foreign_any(&r->foreign, s->user) || known_any(r->known, s->user) || r->fill_mode)
+        if (foreign_any(&r->foreign, s->user) || known_any(r->known, s->user) || r->fill_mode ||
+            cfg_of(s)->pop3_leave)
             send_cmd(s, PS_UIDL, "UIDL\r\n");
         else
             send_cmd(s, PS_LIST, "LIST\r\n");
@@ -571,6 +689,11 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
         set_state(s, st == PS_RETR ? PS_RETR_BODY : PS_TOP_BODY);
         return;
     }
+    case PS_EXPIRE:
+        s->gone = grow(s->gone, &s->capgone, s->ngone, 1, sizeof *s->gone);
+        s->gone[s->ngone++] = s->exp[s->curexp++].uid;
+        next_retr(s);
+        return;
     case PS_DELE:
         if (s->dele.e)
             add_got(s, s->dele.e, s->dele.t, s->dele.uid);
@@ -605,7 +728,8 @@ static void on_data(struct pop3_session *s)
                 if (s->state == PS_TOP_BODY) {
                     verify_done(s);
                 } else if (s->state != PS_RETR_BODY) {
-                    stats_lat(s->env->st, LAT_POP3_LIST, mono_ns() - s->t_sent);
+                    s->t_list = mono_ns();
+                    stats_lat(s->env->st, LAT_POP3_LIST, s->t_list - s->t_sent);
                     s->listed = 1;
                     next_retr(s);
                 } else {
@@ -737,6 +861,8 @@ static void pop3_free(void *arg)
     buf_free(&s->c.out);
     free(s->ids);
     free(s->got);
+    free(s->exp);
+    free(s->gone);
     EVP_MD_CTX_free(s->md);
 }
 

@@ -98,7 +98,7 @@ static int retrying(const struct smtp_session *s)
 static int may_send(const struct smtp_session *s)
 {
     int phase = atomic_load_explicit(&s->env->run->phase, memory_order_relaxed);
-    return phase == PH_SEND || (phase == PH_DRAIN && retrying(s) && s->env->retry.n);
+    return phase == PH_SEND || (phase == PH_DRAIN && retrying(s) && retryq_len(&s->env->retry));
 }
 
 static void backoff_fired(struct loop *l, struct timer *t)

@@ -14,7 +14,7 @@ const char *const lat_names[LAT_COUNT] = {
     "pop3.connect", "pop3.tls", "pop3.banner", "pop3.user", "pop3.pass", "pop3.stat",
     "pop3.list", "pop3.retr", "pop3.dele", "pop3.quit", "pop3.top",
     "delivery",
-    "delivery.server", "delivery.poll", "poll.lag",
+    "deliv.server", "deliv.poll", "poll.lag",
 };
 
 void stats_init(struct wstats *s, unsigned max_examples)

@@ -44,6 +44,18 @@ int worker_init(struct worker *w, unsigned idx, struct run *run, unsigned nsmtp,
     unsigned nw = run->nworkers ? run->nworkers : 1;
     pacer_init(&env->msg_pacer, cfg->rate / nw, cfg->ramp, run->t0, cfg->arrivals, run->seed ^ (0xa77e000000000000ull + idx));
     pacer_init(&env->conn_pacer, cfg->conn_rate / nw, cfg->ramp, run->t0, ARRIVALS_CONSTANT, 0);
+    if (cfg->poll_interval) {
+        /* this worker's share of the mail clients, each first due at a random point
+         * of its first interval, so the checks come evenly from the start */
+        dueheap_init(&env->polls, sizeof(struct poll_item));
+        rng_seed(&env->poll_rng, run->seed ^ (0x706f6c6c00000000ull + idx));
+        size_t pop = cfg->poll_users && cfg->poll_users < run->users.n ? (size_t)cfg->poll_users : run->users.n;
+        for (size_t u = idx; u < pop; u += nw) {
+            struct poll_item it = { run->t0 + (uint64_t)(rng_unit(&env->poll_rng) * (double)cfg->poll_interval),
+                                    (uint32_t)u };
+            dueheap_push(&env->polls, &it);
+        }
+    }
     const unsigned n[SESSION_KINDS] = { nsmtp, npop3 }, base[SESSION_KINDS] = { smtp_base, pop3_base };
     const struct session_ops *ops[SESSION_KINDS] = { &smtp_ops, &pop3_ops };
     for (int k = 0; k < SESSION_KINDS; k++)
@@ -96,6 +108,7 @@ void worker_free(struct worker *w)
         session_set_free(&w->sessions[k]);
     msg_gen_free(&w->gen);
     retryq_free(&w->env.retry);
+    dueheap_free(&w->env.polls);
     tls_ctx_free(w->env.smtp_tls);
     tls_ctx_free(w->env.pop3_tls);
     loop_free(w->loop);

@@ -138,6 +138,29 @@ static json_t *arrivals_json(const struct run_result *r)
                      "never_started", (json_int_t)r->arrivals_held, "tester_limited", run_result_tester_limited(r));
 }
 
+/* pop3.poll_interval: the mail clients' login rate, the profile's and the one
+ * achieved in the window, and whether the readers kept up (a check begun over a
+ * second late in more than 1 in 100: the rate is then the tester's). */
+struct poll_view {
+    uint64_t users;
+    double interval_s, target, achieved;
+    int tester_limited;
+};
+
+static int poll_view(const struct run_result *r, struct poll_view *v)
+{
+    const struct config *cfg = r->cfg;
+    if (!cfg->poll_interval)
+        return 0;
+    size_t n = r->run->users.n;
+    v->users = cfg->poll_users && cfg->poll_users < n ? cfg->poll_users : n;
+    v->interval_s = (double)cfg->poll_interval / 1e9;
+    v->target = (double)v->users / v->interval_s;
+    v->achieved = r->duration_s > 0 ? (double)r->c.poll_logins / r->duration_s : 0;
+    v->tester_limited = r->c.polls_late * 100 > r->c.polls;
+    return 1;
+}
+
 json_t *run_result_json(const struct run_result *r)
 {
     const struct ledger_outcome *lo = &r->lo;
@@ -212,6 +235,15 @@ json_t *run_result_json(const struct run_result *r)
     json_object_set_new(s, "foreign", json_integer((json_int_t)r->c.foreign));
     json_object_set_new(s, "stale", json_integer((json_int_t)r->c.stale));
     json_object_set_new(s, "peeked", json_integer((json_int_t)r->c.peeked));
+    struct poll_view pv;
+    if (poll_view(r, &pv))
+        json_object_set_new(root, "poll", json_pack("{s:I, s:f, s:f, s:I, s:f, s:I, s:I, s:b, s:b, s:I}", "users",
+                                                    (json_int_t)pv.users, "interval_s", pv.interval_s,
+                                                    "target_login_rate", pv.target, "logins", (json_int_t)r->c.poll_logins,
+                                                    "login_rate", pv.achieved, "polls", (json_int_t)r->c.polls,
+                                                    "late", (json_int_t)r->c.polls_late, "tester_limited",
+                                                    pv.tester_limited, "leave", r->cfg->pop3_leave,
+                                                    "keep_polls", (json_int_t)r->cfg->keep_polls));
     if (r->cfg->smtp_retry) {
         /* recipients deferred and sent again; of the messages delivered, those after
          * more than one try and their tries; refused with a 5xx; given up */
@@ -336,6 +368,15 @@ void run_result_table(FILE *f, const struct run_result *r)
         row_count(f, "late", (double)lo->late);
     if (r->c.foreign)
         row_count(f, "foreign", (double)r->c.foreign);
+    struct poll_view pv;
+    if (poll_view(r, &pv)) {         /* the clients' logins against the profile's rate */
+        snprintf(b, sizeof b, "%.2f", pv.achieved);
+        row(f, "logins/s", b);
+        snprintf(b, sizeof b, "%.2f", pv.target);
+        row(f, "  profile", b);
+        if (r->c.polls_late)
+            row_count(f, "  late polls", (double)r->c.polls_late);
+    }
     if (r->c.fill_unlisted)          /* filled, met by the readers, left */
         row_count(f, "fill unlisted", (double)r->c.fill_unlisted);
     if (r->cfg->smtp_retry) {        /* as an MTA's queue: deferred, sent again, delivered or given up */
@@ -424,6 +465,10 @@ void run_result_table(FILE *f, const struct run_result *r)
                 (unsigned long long)cfg->senders, (unsigned long long)r->c.late_engine,
                 (unsigned long long)r->arrivals_held);
     }
+    if (poll_view(r, &pv) && pv.tester_limited)
+        fprintf(f, "\n(readers limited: %llu of %llu checks began over a second late, every reader busy; "
+                   "the login rate is the tester's, not the profile's: add readers)\n",
+                (unsigned long long)r->c.polls_late, (unsigned long long)r->c.polls);
     if (r->interrupted)
         fprintf(f, "\n(interrupted: the run ended early on a signal; unread mail is pending)\n");
 }

@@ -565,7 +565,7 @@ static int soak_finish(struct controller *ct)
         pthread_join(ct->w[ct->started - 1].thread, NULL);
     r->ledger.final = 1;
     for (unsigned i = 0; i < ct->nw; i++)
-        res->retry_left += ct->w[i].env.retry.n;
+        res->retry_left += retryq_len(&ct->w[i].env.retry);
 
     res->cfg = cfg;
     res->run = r;

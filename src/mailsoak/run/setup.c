@@ -151,6 +151,11 @@ int setup_run(struct run *r, const struct config *cfg, unsigned nw)
         fprintf(stderr, "mailsoak: out of memory\n");
         return 1;
     }
+    if ((cfg->pop3_leave && known_init(&r->seen, r->users.n) < 0) ||
+        (cfg->poll_interval && !(r->list_ms = calloc(r->users.n ? r->users.n : 1, sizeof *r->list_ms)))) {
+        fprintf(stderr, "mailsoak: out of memory\n");
+        return 1;
+    }
     raise_nofile(cfg->senders + cfg->readers);
     return 0;
 }
@@ -169,5 +174,7 @@ void run_free(struct run *r)
     free(r->pool);
     free((void *)r->mailbox_busy);
     foreign_free(&r->foreign);
+    known_free(&r->seen);
+    free((void *)r->list_ms);
     free(r);
 }

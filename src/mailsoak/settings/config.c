@@ -101,6 +101,13 @@ const struct opt config_opts[] = {
     { "pop3", "timeout", OPT_DURATION, O(pop3_timeout), "30s", NULL, "limit on each POP3 phase", a_timeout },
     { "pop3", "start_after", OPT_DURATION, O(start_after), "0s", NULL, "readers begin this long after the senders (lets mail pile up first)", NULL },
     { "pop3", "delete_share", OPT_DOUBLE, O(delete_share), "1", NULL, "share of retrieved messages deleted (the rest stay; rabid's download/delete percentages)", a_share },
+    { "pop3", "poll_interval", OPT_DURATION, O(poll_interval), "0s", "poll-interval", "readers as mail clients: each user checks its mailbox every this long (+- poll_jitter), over the readers' connections, so logins come at poll_users / poll_interval whatever the server's speed (0 = classic readers, one session after another)", NULL },
+    { "pop3", "poll_jitter", OPT_DOUBLE, O(poll_jitter), "0.1", NULL, "poll_interval: each check's interval varies uniformly by this share of it", a_share },
+    { "pop3", "poll_users", OPT_COUNT, O(poll_users), "0", NULL, "poll_interval: how many users run a mail client, the first N of [users] (0 = all)", NULL },
+    { "pop3", "leave", OPT_BOOL, O(pop3_leave), "no", NULL, "leave mail on the server, as POP3 clients may: list by UIDL, retrieve only what this client has not retrieved before, delete after keep_polls checks", NULL },
+    { "pop3", "keep_polls", OPT_COUNT, O(keep_polls), "0", NULL, "leave: delete a retrieved message at the Nth check that lists it again (0 = never)", NULL },
+    { "pop3", "preview", OPT_BOOL, O(preview), "no", NULL, "before retrieving a message, preview it with TOP n preview_lines, as clients that show headers first do", NULL },
+    { "pop3", "preview_lines", OPT_COUNT, O(preview_lines), "0", NULL, "preview: body lines TOP asks for (0 = the headers only)", NULL },
     { "pop3", "bind", OPT_LIST, O(pop3_bind), NULL, NULL, "local source address for connections, round robin (repeatable)", NULL },
     { "pop3", "exclusive", OPT_BOOL, O(exclusive), "yes", NULL, "never open a mailbox another of our readers has open", NULL },
     { "pop3", "delete_foreign", OPT_BOOL, O(delete_foreign), "no", NULL, "delete mail that mailsoak did not send", NULL },
@@ -178,6 +185,10 @@ int config_check(const struct config *cfg, char *err, size_t errlen)
     }
     if (cfg->fill_messages.hi && !cfg->exclusive) {
         snprintf(err, errlen, "fill.messages: needs pop3.exclusive = yes (readers keep each mailbox's filled messages apart)");
+        return -1;
+    }
+    if (cfg->pop3_leave && !cfg->exclusive) {
+        snprintf(err, errlen, "pop3.leave: needs pop3.exclusive = yes (a client's memory of its mailbox is its own)");
         return -1;
     }
     if (cfg->fill_only && !cfg->fill_messages.hi) {
