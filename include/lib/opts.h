@@ -44,6 +44,12 @@ struct opt {
     const char *const *choices;
 };
 
+/* The choices of an OPT_STR or OPT_LIST that is a path: a relative one read from a
+ * file is taken against that file's directory, so a configuration means the same
+ * from any directory; one from the command line stays the working directory's. */
+extern const char *const opt_path[];
+#define OPT_IS_PATH(o) ((o)->choices == opt_path)
+
 int opts_defaults(const struct opt *t, void *base, char *err, size_t errlen);
 /* 0 ok; -1 unknown key or bad value, with "key: reason" in err. */
 int opts_set(const struct opt *t, void *base, const char *section, const char *key,

@@ -114,8 +114,9 @@ void config_help(FILE *f);
  * target; a TLS CA must load). 0, or -1 with "key: reason" in err. */
 int config_check(const struct config *cfg, char *err, size_t errlen);
 /* The rules between keys and this machine, checked before anything is started (the
- * demo's server, the preflight): the sessions must fit the descriptors this process
- * may open. 0, or -1 with "key: reason" in err. */
+ * demo's server, the preflight): the users file must be readable and well formed,
+ * the sessions must fit the descriptors this process may open. 0, or -1 with
+ * "key: reason" in err. */
 int config_check_limits(const struct config *cfg, char *err, size_t errlen);
 /* The same into cfg, a struct config, printing usage_fn on --help: the settings
  * reader of the commands taking run's settings (lib/cli.h, struct cli_cmd). The

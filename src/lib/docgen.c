@@ -105,6 +105,8 @@ void docgen_man_keys(FILE *f, const struct opt *t)
         else
             fputs(o->type == OPT_LIST ? "Default: none.\n" : "Default: empty.\n", f);
         bounds(f, o);
+        if (OPT_IS_PATH(o))
+            fputs("A relative path in a configuration file is taken against that file's directory.\n", f);
         if (o->type == OPT_LIST)
             fputs("The key may be repeated; each value is added.\n", f);
         if (o->flag)

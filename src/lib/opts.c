@@ -3,6 +3,7 @@
  * Debian's inih is built without INI_HANDLER_LINENO. */
 #include "lib/opts.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <ini.h>
 #include <stdint.h>
@@ -13,6 +14,8 @@
 #include "lib/alloc.h"
 
 #define FIELD(base, o, T) ((T *)((char *)(base) + (o)->off))
+
+const char *const opt_path[] = { NULL };
 
 void strlist_add(struct strlist *l, const char *s)
 {
@@ -37,6 +40,100 @@ static const struct opt *find(const struct opt *t, const char *section, const ch
         if (!strcasecmp(t->section, section) && !strcasecmp(t->key, key))
             return t;
     return NULL;
+}
+
+static size_t min2(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+/* Edits (insertions, deletions, substitutions, swaps of two neighbours: "smpt" is
+ * one from "smtp") from a to b, ignoring case; words longer than 63 bytes are as
+ * far as can be. Three rows of the optimal string alignment table. */
+static size_t distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), r0[64], r1[64], r2[64];
+    size_t *two = r0, *prev = r1, *cur = r2;
+    if (la > 63 || lb > 63)
+        return SIZE_MAX;
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            int ai = tolower((unsigned char)a[i - 1]), bj = tolower((unsigned char)b[j - 1]);
+            cur[j] = min2(min2(prev[j] + 1, cur[j - 1] + 1), prev[j - 1] + (ai != bj));
+            if (i > 1 && j > 1 && ai == tolower((unsigned char)b[j - 2]) && tolower((unsigned char)a[i - 2]) == bj)
+                cur[j] = min2(cur[j], two[j - 2] + 1);
+        }
+        size_t *t = two;
+        two = prev;
+        prev = cur;
+        cur = t;
+    }
+    return prev[lb];
+}
+
+/* The nearest of the words to w, if near enough to be a slip (at most 2 edits, and
+ * fewer than half of w's letters); NULL otherwise. */
+static const char *nearest(const char *w, const char *const *words, size_t n)
+{
+    const char *best = NULL;
+    size_t bd = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        size_t d = distance(w, words[i]);
+        if (d < bd) {
+            bd = d;
+            best = words[i];
+        }
+    }
+    return bd <= 2 && bd * 2 < strlen(w) ? best : NULL;
+}
+
+/* Why section.key is not in the table, with the nearest section or key when there
+ * is a near one: "[smpt]: unknown section (did you mean [smtp]?)". */
+static void unknown(const struct opt *t, const char *section, const char *key, char *err, size_t errlen)
+{
+    const char *words[256];
+    size_t n = 0;
+    int known = 0;
+    for (const struct opt *o = t; o->key && n < 256; o++) {
+        if (!strcasecmp(o->section, section))
+            known = 1;
+        if (!n || strcmp(words[n - 1], o->section))
+            words[n++] = o->section;
+    }
+    if (!known) {
+        const char *near = nearest(section, words, n);
+        size_t m = (size_t)snprintf(err, errlen, "[%s]: unknown section", section);
+        if (near && m < errlen)
+            snprintf(err + m, errlen - m, " (did you mean [%s]?)", near);
+        return;
+    }
+    n = 0;
+    for (const struct opt *o = t; o->key && n < 256; o++)
+        if (!strcasecmp(o->section, section))
+            words[n++] = o->key;
+    const char *near = nearest(key, words, n);
+    size_t m = (size_t)snprintf(err, errlen, "%s.%s: unknown key", section, key);
+    if (near && m < errlen)
+        snprintf(err + m, errlen - m, " (did you mean %s.%s?)", section, near);
+}
+
+/* An enum's refusal: its values, and the nearest when there is a near one. */
+static void not_a_choice(const struct opt *o, const char *val, char *err, size_t errlen)
+{
+    size_t n = 0, m;
+    while (o->choices[n])
+        n++;
+    m = (size_t)snprintf(err, errlen, "%s.%s: not one of ", o->section, o->key);
+    for (size_t i = 0; i < n && m < errlen; i++)
+        m += (size_t)snprintf(err + m, errlen - m, "%s%s", i ? "|" : "", o->choices[i]);
+    const char *near = nearest(val, o->choices, n);
+    if (m < errlen && near)
+        snprintf(err + m, errlen - m, ": '%s' (did you mean %s?)", val, near);
+    else if (m < errlen)
+        snprintf(err + m, errlen - m, ": '%s'", val);
 }
 
 static int parse_into(const struct opt *o, void *base, const char *val, int src, const char **why)
@@ -64,7 +161,7 @@ static int parse_into(const struct opt *o, void *base, const char *val, int src,
                 *FIELD(base, o, int) = i;
                 return 0;
             }
-        *why = "not one of the allowed values (see --help)";
+        *why = "not one of its values";    /* opts_set says which (not_a_choice) */
         return -1;
     case OPT_LIST: {
         struct strlist *l = FIELD(base, o, struct strlist);
@@ -153,11 +250,14 @@ int opts_set(const struct opt *t, void *base, const char *section, const char *k
     const struct opt *o = find(t, section, key);
     const char *why = NULL;
     if (!o) {
-        snprintf(err, errlen, "%s.%s: unknown key", section, key);
+        unknown(t, section, key, err, errlen);
         return -1;
     }
     if (parse_into(o, base, val, src, &why) < 0) {
-        snprintf(err, errlen, "%s.%s: %s: '%s'", section, key, why, val);
+        if (o->type == OPT_ENUM)
+            not_a_choice(o, val, err, errlen);
+        else
+            snprintf(err, errlen, "%s.%s: %s: '%s'", section, key, why, val);
         return -1;
     }
     char bwhy[200];
@@ -194,13 +294,39 @@ struct file_ctx {
     size_t errlen;
 };
 
+/* inih's reader, counting lines. It also refuses a section header without its ']',
+ * which inih would let pass: the keys after it would land in the section before, and
+ * the error would name them ("[smtp" then ".senders: unknown key" a line later). */
 static char *count_lines(char *str, int num, void *stream)
 {
     struct file_ctx *c = stream;
     char *r = fgets(str, num, c->f);
-    if (r)
-        c->line++;
+    if (!r || c->failed)
+        return c->failed ? NULL : r;
+    c->line++;
+    const char *p = r;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p == '[' && !strchr(p, ']')) {
+        size_t n = strcspn(p, "\r\n");
+        snprintf(c->err, c->errlen, "%s:%d: '%.*s': a section header ends with ']'", c->path, c->line,
+                 (int)(n < 60 ? n : 60), p);
+        c->failed = 1;
+        return NULL;
+    }
     return r;
+}
+
+/* A relative path read from the file at file_path, taken against that file's
+ * directory (into buf); other values as they are. */
+static const char *beside(const struct opt *o, const char *val, const char *file_path, char *buf, size_t n)
+{
+    const char *slash = strrchr(file_path, '/');
+    if (!o || !OPT_IS_PATH(o) || !*val || *val == '/' || !slash)
+        return val;
+    if ((size_t)snprintf(buf, n, "%.*s/%s", (int)(slash - file_path), file_path, val) >= n)
+        return val;
+    return buf;
 }
 
 static int on_kv(void *user, const char *section, const char *name, const char *value)
@@ -217,6 +343,8 @@ static int on_kv(void *user, const char *section, const char *name, const char *
         }
         return 1;
     }
+    char path[4096];
+    value = beside(find(c->t, section, name), value, c->path, path, sizeof path);
     if (opts_set(c->t, c->base, section, name, value, c->src, why, sizeof why) < 0) {
         snprintf(c->err, c->errlen, "%s:%d: %s", c->path, c->line, why);
         c->failed = 1;

@@ -54,6 +54,12 @@ int users_load_file(struct users *u, const char *path, char *err, size_t errlen)
             rc = -1;
             break;
         }
+        if (!plen) {
+            snprintf(err, errlen, "%s:%d: '%.*s' has no password (expected 'address password')",
+                     path, lineno, (int)alen, a);
+            rc = -1;
+            break;
+        }
         add(u, a, alen, pw, plen);
     }
     free(line);

@@ -28,7 +28,7 @@ bad() { # want-regex config-text [args]
     [[ $rc -eq 2 ]] || fail "exit $rc, want 2, for: $text"
     grep -qE "$want" "$WORK/bad.out" || fail "error for [$text] was: $(cat "$WORK/bad.out")"
 }
-bad 'bad.conf:3: server.store: not one of the allowed values' $'[server]\n\nstore = floppy'
+bad "bad.conf:3: server.store: not one of memory\\|maildir\\|mbox\\|sqlite: 'floppy'" $'[server]\n\nstore = floppy'
 bad 'bad.conf:2: server.nonsense: unknown key' $'[server]\nnonsense = 1'
 bad 'bad.conf:3: fault.smtp.rcpt.kind: expected 4xx, 5xx' $'[fault.smtp.rcpt]\nodds = 0.1\nkind = sometimes'
 bad 'bad.conf:2: \[fault.smtp.helo\]: unknown fault section' $'[fault.smtp.helo]\nodds = 0.1'

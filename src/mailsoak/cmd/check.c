@@ -38,7 +38,12 @@ int cmd_check(int argc, char **argv)
     char **files;
     size_t nfiles;
     int rc;
-    if (cli_parse(&cmd, argc, argv, stdout, stderr, &files, &nfiles, &rc)) {
+    char err[600];
+    int parsed = cli_parse(&cmd, argc, argv, stdout, stderr, &files, &nfiles, &rc);
+    if (parsed && config_check_limits(&cfg, err, sizeof err) < 0) {
+        fprintf(stderr, "mailsoak check: %s\n", err);   /* as run says it, with the same status */
+        rc = 2;
+    } else if (parsed) {
         curl_global_init(CURL_GLOBAL_DEFAULT);
         rc = check_config(&cfg, (unsigned)sample, stdout, NULL);
         curl_global_cleanup();

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 
 #include "lib/tls.h"
+#include "lib/users.h"
 
 #define O(f) offsetof(struct config, f)
 
@@ -53,11 +54,11 @@ const struct opt config_opts[] = {
     { "run", "seed", OPT_COUNT, O(seed), "0", "seed", "seed of every random choice (0 = pick one and report it)", NULL },
     { "run", "workers", OPT_COUNT, O(workers), "0", "workers", "worker threads, each with its own event loop (0 = one per core)", workers },
     { "run", "label", OPT_STR, O(label), "", "label", "name of this run's column in tables and reports", NULL },
-    { "run", "json", OPT_STR, O(json), "", "json", "write the results as JSON to this file (atomically)", NULL },
+    { "run", "json", OPT_STR, O(json), "", "json", "write the results as JSON to this file (atomically)", opt_path },
     { "run", "metrics", OPT_STR, O(metrics), "", "metrics", "serve the run's live figures in the Prometheus format on ADDR:PORT (PORT alone: 127.0.0.1), at /metrics", NULL },
     { "run", "metrics_token", OPT_SECRET, O(metrics_token), "", NULL, "if set, scrapes must send 'Authorization: Bearer TOKEN'", NULL },
     { "run", "shard", OPT_SHARD, O(shard), "0/1", "shard", "part K of N of a load spread over several hosts: this run owns the users whose index mod N is K (its senders send only to them, its readers read only them); mailsoak merge adds the parts up", NULL },
-    { "run", "ledger_csv", OPT_STR, O(ledger_csv), "", "ledger-csv", "write every message not delivered exactly once (id, Message-ID, mailbox, size, accepted, outcome, reason, the server's queue id) to this CSV file", NULL },
+    { "run", "ledger_csv", OPT_STR, O(ledger_csv), "", "ledger-csv", "write every message not delivered exactly once (id, Message-ID, mailbox, size, accepted, outcome, reason, the server's queue id) to this CSV file", opt_path },
     { "run", "check", OPT_BOOL, O(check), "yes", NULL, "before any load, check every target with libcurl (mailsoak check); --no-check skips it", NULL },
     { "run", "sweep", OPT_BOOL, O(sweep), "yes", NULL, "after the drain, visit every mailbox that still owes messages, in passes, until the server settled", NULL },
     { "run", "sweep_timeout", OPT_DURATION, O(sweep_timeout), "60s", NULL, "upper bound of the final sweep", NULL },
@@ -71,7 +72,7 @@ const struct opt config_opts[] = {
     { "smtp", "size_dist", OPT_ENUM, O(size_dist), "uniform", NULL, "distribution of body sizes (fixed = the low end of size)", size_dist_choices },
     { "smtp", "size_median", OPT_BYTES, O(size_median), "2k", NULL, "lognormal: median body size", NULL },
     { "smtp", "size_spread", OPT_DOUBLE, O(size_spread), "3", NULL, "lognormal: geometric standard deviation (68 % within median/spread..median*spread)", spread },
-    { "smtp", "size_file", OPT_STR, O(size_file), "", NULL, "file: one observed size in bytes per line, drawn at random", NULL },
+    { "smtp", "size_file", OPT_STR, O(size_file), "", NULL, "file: one observed size in bytes per line, drawn at random", opt_path },
     { "smtp", "rate", OPT_DOUBLE, O(rate), "0", "rate", "target messages per second over all senders (0 = as fast as they go); latency counts from each message's intended time", not_negative },
     { "smtp", "arrivals", OPT_ENUM, O(arrivals), "constant", "arrivals", "with a rate: arrivals evenly spaced, or exponential gaps (a Poisson process, SPECmail2001's); either way open-loop, on a schedule the server cannot slow", arrivals_choices },
     { "smtp", "late_after", OPT_DURATION, O(late_after), "1s", NULL, "with a rate: an arrival that starts this long after its time is late, held by the tester (every sender busy, or the engine behind); late arrivals above 1 in 1000 mark the run tester-limited", NULL },
@@ -86,7 +87,7 @@ const struct opt config_opts[] = {
     { "smtp", "helo", OPT_STR, O(helo), "mailsoak.test", NULL, "name sent with EHLO", NULL },
     { "smtp", "mail_from", OPT_STR, O(mail_from), "mailsoak@test.local", NULL, "envelope sender", NULL },
     { "smtp", "tls", OPT_ENUM, O(smtp_tls), "none", "smtp-tls", "TLS: none, STARTTLS after EHLO, or implicit from the first byte (SMTPS)", smtp_tls_choices },
-    { "smtp", "tls_ca", OPT_STR, O(smtp_tls_ca), "", "smtp-tls-ca", "CA certificate file (or directory) the server's certificate must chain to (empty = system store)", NULL },
+    { "smtp", "tls_ca", OPT_STR, O(smtp_tls_ca), "", "smtp-tls-ca", "CA certificate file (or directory) the server's certificate must chain to (empty = system store)", opt_path },
     { "smtp", "tls_verify", OPT_BOOL, O(smtp_tls_verify), "yes", NULL, "verify the server's certificate and its name", NULL },
     { "smtp", "tls_resume", OPT_BOOL, O(smtp_tls_resume), "no", NULL, "resume TLS sessions across connections", NULL },
     { "smtp", "auth", OPT_ENUM, O(smtp_auth), "none", "smtp-auth", "SMTP AUTH mechanism, with each sender's credentials from [users] (auto = best offered)", smtp_auth_choices },
@@ -112,31 +113,31 @@ const struct opt config_opts[] = {
     { "pop3", "exclusive", OPT_BOOL, O(exclusive), "yes", NULL, "never open a mailbox another of our readers has open", NULL },
     { "pop3", "delete_foreign", OPT_BOOL, O(delete_foreign), "no", NULL, "delete mail that mailsoak did not send", NULL },
     { "pop3", "tls", OPT_ENUM, O(pop3_tls), "none", "pop3-tls", "TLS: none, STLS after the greeting, or implicit from the first byte (POP3S)", pop3_tls_choices },
-    { "pop3", "tls_ca", OPT_STR, O(pop3_tls_ca), "", "pop3-tls-ca", "CA certificate file (or directory) the server's certificate must chain to (empty = system store)", NULL },
+    { "pop3", "tls_ca", OPT_STR, O(pop3_tls_ca), "", "pop3-tls-ca", "CA certificate file (or directory) the server's certificate must chain to (empty = system store)", opt_path },
     { "pop3", "tls_verify", OPT_BOOL, O(pop3_tls_verify), "yes", NULL, "verify the server's certificate and its name", NULL },
     { "pop3", "tls_resume", OPT_BOOL, O(pop3_tls_resume), "no", NULL, "resume TLS sessions across connections", NULL },
     { "pop3", "auth", OPT_ENUM, O(pop3_auth), "user", "pop3-auth", "login: USER/PASS, APOP, AUTH PLAIN, or auto (best offered)", pop3_auth_choices },
 
-    { "users", "file", OPT_STR, O(users_file), "", "users", "file of 'address password' lines (rabid's format)", NULL },
+    { "users", "file", OPT_STR, O(users_file), "", "users", "file of 'address password' lines (rabid's format)", opt_path },
     { "users", "pattern", OPT_STR, O(user_pattern), "user%04d@test.local", NULL, "printf pattern of addresses when no file is given", NULL },
     { "users", "count", OPT_COUNT, O(user_count), "1200", NULL, "number of users made from the pattern", user_count },
     { "users", "password", OPT_SECRET, O(user_password), "", NULL, "password of every pattern user (printf pattern allowed)", NULL },
 
     { "fill", "messages", OPT_RANGE, O(fill_messages), "0", "fill", "before the window, fill every mailbox with this many messages (uniform in MIN-MAX, from the seed; sizes as [smtp]) through smtp.target, then list every mailbox (UIDL, TOP) to verify the store holds them exactly; the soak's readers leave them (0 = no fill)", NULL },
     { "fill", "senders", OPT_COUNT, O(fill_senders), "20", NULL, "concurrent SMTP sessions of the fill (as fast as the server takes it; 4xx retried after 1 s to 30 s)", at_least_1 },
-    { "fill", "ledger_csv", OPT_STR, O(fill_ledger_csv), "", NULL, "write every filled message (id, mailbox, size, UIDL, outcome: verified, duplicated, missing, unverified) to this CSV file", NULL },
+    { "fill", "ledger_csv", OPT_STR, O(fill_ledger_csv), "", NULL, "write every filled message (id, mailbox, size, UIDL, outcome: verified, duplicated, missing, unverified) to this CSV file", opt_path },
     { "fill", "only", OPT_BOOL, O(fill_only), "no", "fill-only", "fill and verify, report, and stop: no window (for scripts that soak a filled store several times)", NULL },
 
     { "server", "pid", OPT_LIST, O(server.pids), NULL, NULL, "PID of a server process to sample (repeatable)", NULL },
-    { "server", "pidfile", OPT_LIST, O(server.pidfiles), NULL, NULL, "pid file of a server master process (repeatable)", NULL },
+    { "server", "pidfile", OPT_LIST, O(server.pidfiles), NULL, NULL, "pid file of a server master process (repeatable)", opt_path },
     { "server", "process", OPT_LIST, O(server.processes), NULL, NULL, "ERE matched against process names as in /proc/PID/comm, e.g. ^master$ (repeatable)", NULL },
     { "server", "sample_interval", OPT_DURATION, O(server.sample_interval), "1s", NULL, "period of server-side samples", an_interval },
     { "server", "walk_interval", OPT_DURATION, O(server.walk_interval), "10s", NULL, "period of the server-side readings that walk directories or page tables: spool, store and mem_pss (0 = every sample)", NULL },
-    { "server", "spool_dir", OPT_LIST, O(server.spool_dirs), NULL, NULL, "the server's queue, counted in messages: a queue root (Postfix queue_directory, Exim spool_directory, /var/spool/smtpd, /var/spool/mqueue) or one of its message directories; one that does not exist yet is waited for (repeatable)", NULL },
+    { "server", "spool_dir", OPT_LIST, O(server.spool_dirs), NULL, NULL, "the server's queue, counted in messages: a queue root (Postfix queue_directory, Exim spool_directory, /var/spool/smtpd, /var/spool/mqueue) or one of its message directories; one that does not exist yet is waited for (repeatable)", opt_path },
     { "server", "spool_format", OPT_STR, O(server.spool_format), "auto", NULL, "auto|postfix|exim|opensmtpd|sendmail|files: how the spool keeps messages (auto recognises each directory)", NULL },
-    { "server", "store_dir", OPT_LIST, O(server.store_dirs), NULL, NULL, "mailbox root to count messages and bytes in (repeatable)", NULL },
+    { "server", "store_dir", OPT_LIST, O(server.store_dirs), NULL, NULL, "mailbox root to count messages and bytes in (repeatable)", opt_path },
     { "server", "store_format", OPT_STR, O(server.store_format), "auto", NULL, "auto|maildir|mbox|sdbox|mdbox", NULL },
-    { "server", "log", OPT_LIST, O(server.logs), NULL, NULL, "server log file to watch (repeatable)", NULL },
+    { "server", "log", OPT_LIST, O(server.logs), NULL, NULL, "server log file to watch (repeatable)", opt_path },
     { "server", "log_class", OPT_LIST, O(server.log_classes), NULL, NULL, "'name: ERE' adds a log class or replaces a built-in one; 'name/i: ERE' ignores case, 'name:' removes it", NULL },
     { "server", "log_defaults", OPT_BOOL, O(server.log_defaults), "yes", NULL, "keep the built-in log classes", NULL },
     { "server", "log_examples", OPT_COUNT, O(server.log_examples), "5", NULL, "matching lines kept per log class", examples },
@@ -218,6 +219,17 @@ int config_check(const struct config *cfg, char *err, size_t errlen)
 
 int config_check_limits(const struct config *cfg, char *err, size_t errlen)
 {
+    /* Read once here, so that a missing or bad file is the same error, exit 2,
+     * whether the demo, the preflight or the run would have read it first. */
+    if (cfg->users_file && cfg->users_file[0]) {
+        struct users u;
+        char why[400];
+        if (users_load_file(&u, cfg->users_file, why, sizeof why) < 0) {
+            snprintf(err, errlen, "users.file: %s", why);
+            return -1;
+        }
+        users_free(&u);
+    }
     struct rlimit rl;
     uint64_t need = cfg->senders + cfg->readers + FD_RESERVE;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY && need > rl.rlim_max) {
