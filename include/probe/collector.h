@@ -20,7 +20,8 @@
  *   once stays followed until it exits), processes outside the tree, and anything when
  *   /proc/PID/io is not readable (another user's processes need root: start refuses).
  *   What a process did before the run started is subtracted.
- * - spool: regular files below the spool_dirs, recursively (Postfix hashes queues).
+ * - spool: the messages queued in the spool_dirs, counted as each MTA keeps them
+ *   (spool_format: probe/queue.h), files only for spool_format = files.
  * - store: maildir = files in cur/ and new/ (sizes from ",S=" in the name, else stat);
  *   mbox = dated "From " separators, skipping bodies by Content-Length when it lands
  *   on the next separator (Dovecot does not escape "From " in bodies), cached per file

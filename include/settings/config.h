@@ -1,6 +1,7 @@
-/* config: every setting of `mailsoak run`, frozen after parsing (the only global
- * state besides the stop flag). Keys, defaults and help live in one table in
- * config.c; this struct is what the rest of the program reads. */
+/* config: every setting of `mailsoak run`. Keys, defaults and help live in one
+ * table in config.c; this struct is what the rest of the program reads. It is no
+ * global: a local of the command that read it (cmd/), frozen once read and handed
+ * down by pointer. */
 #ifndef MS_CONFIG_H
 #define MS_CONFIG_H
 

@@ -28,7 +28,9 @@
 #include "verdict/reconcile.h"
 #include "verdict/sweep.h"
 
-static volatile sig_atomic_t stop_signal;   /* the one mutable global besides the config */
+/* One of the project's three mutable globals (DEVELOPERS.md, "Rules the code
+ * keeps"): a signal handler reaches nothing else. */
+static volatile sig_atomic_t stop_signal;
 
 static void on_signal(int sig)
 {
