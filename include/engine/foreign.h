@@ -19,6 +19,7 @@ struct foreign {
     _Atomic(_Atomic uint64_t *) *box;     /* per user: FOREIGN_PER_BOX slots, 0 = free */
 };
 
+/* 0 (an allocation failure aborts: lib/alloc.h). */
 int foreign_init(struct foreign *f, size_t nusers);
 void foreign_free(struct foreign *f);
 /* A UID as the key of the set (never 0). */

@@ -106,6 +106,7 @@ struct ledger_outcome {
     uint32_t retried_max_tries, retried_max_ms;   /* the most tries, the longest first try to acceptance */
 };
 
+/* 0 (an allocation failure aborts: lib/alloc.h). */
 int ledger_init(struct ledger *l, unsigned nshards, size_t nusers);
 void ledger_free(struct ledger *l);
 

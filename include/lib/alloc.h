@@ -4,6 +4,8 @@
 #ifndef MS_ALLOC_H
 #define MS_ALLOC_H
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +22,15 @@ static inline void *xcalloc(size_t n, size_t size) { return alloc_check(calloc(n
 static inline void *xrealloc(void *p, size_t size) { return alloc_check(realloc(p, size ? size : 1)); }
 static inline char *xstrdup(const char *s) { return alloc_check(strdup(s)); }
 static inline char *xstrndup(const char *s, size_t n) { return alloc_check(strndup(s, n)); }
+__attribute__((format(printf, 1, 2))) static inline char *xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    char *s;
+    va_start(ap, fmt);
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    return alloc_check(n < 0 ? NULL : s);
+}
 
 /* The one way arrays grow: double the capacity until n more items fit. */
 static inline void *grow(void *p, size_t *cap, size_t used, size_t more, size_t elem)

@@ -34,9 +34,7 @@ static void wake_read(struct loop *l, struct io_handler *h, uint32_t ev)
 
 struct loop *loop_new(void)
 {
-    struct loop *l = calloc(1, sizeof *l);
-    if (!l)
-        return NULL;
+    struct loop *l = xcalloc(1, sizeof *l);
     l->epfd = epoll_create1(EPOLL_CLOEXEC);
     l->wake.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     l->wake.fn = wake_read;

@@ -22,6 +22,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "lib/alloc.h"
+
 /* One slot per server a client talks to; a load run has a handful of targets. */
 #define SESSION_SLOTS 16
 
@@ -111,11 +113,7 @@ static int new_session(SSL *ssl, SSL_SESSION *sess);
 
 static struct tls_ctx *ctx_new(const SSL_METHOD *method, char *err, size_t errlen)
 {
-    struct tls_ctx *ctx = calloc(1, sizeof *ctx);
-    if (!ctx) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    struct tls_ctx *ctx = xcalloc(1, sizeof *ctx);
     pthread_mutex_init(&ctx->lock, NULL);
     ERR_clear_error();
     ctx->ssl = SSL_CTX_new(method);
@@ -237,12 +235,12 @@ static int new_session(SSL *ssl, SSL_SESSION *sess)
     if (!s) {
         s = &ctx->slots[ctx->next_slot++ % SESSION_SLOTS];
         free(s->key);
-        s->key = strdup(t->key);
+        s->key = xstrdup(t->key);
     }
     SSL_SESSION_free(s->sess);
-    s->sess = s->key ? sess : NULL;
+    s->sess = sess;
     pthread_mutex_unlock(&ctx->lock);
-    return s->key ? 1 : 0;
+    return 1;
 }
 
 /* The key is only known once TCP is up: the same name may resolve to several servers. */
@@ -264,9 +262,7 @@ static void offer_session(struct conn *c, struct tls_conn *t)
         }
     }
     snprintf(key, sizeof key, "%s|%s|%u", t->host ? t->host : "", addr, port);
-    t->key = strdup(key);
-    if (!t->key)
-        return;
+    t->key = xstrdup(key);
     pthread_mutex_lock(&t->ctx->lock);
     for (int i = 0; i < SESSION_SLOTS; i++)
         if (t->ctx->slots[i].key && !strcmp(t->ctx->slots[i].key, key)) {
@@ -466,10 +462,8 @@ int tls_start(struct conn *c, struct tls_ctx *ctx, const char *sni_host, int imp
                                                           : "TLS already started");
         return -1;
     }
-    struct tls_conn *t = calloc(1, sizeof *t);
+    struct tls_conn *t = xcalloc(1, sizeof *t);
     BIO *bio = NULL;
-    if (!t)
-        goto oom;
     t->ctx = ctx;
     ERR_clear_error();
     t->ssl = SSL_new(ctx->ssl);
@@ -499,8 +493,8 @@ int tls_start(struct conn *c, struct tls_ctx *ctx, const char *sni_host, int imp
                     ok = SSL_set1_host(t->ssl, host);
                 }
             }
-            t->host = strdup(host);
-            if (!ok || !t->host) {
+            t->host = xstrdup(host);
+            if (!ok) {
                 snprintf(c->errmsg, sizeof c->errmsg, "TLS: cannot use host name %.80s", host);
                 tls_free(t);
                 ERR_clear_error();

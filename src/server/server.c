@@ -479,10 +479,10 @@ int srv_init(struct srv *srv, const struct srv_config *cfg, char *err, size_t er
     srv->cfg = cfg;
     srv->lsn[0].io.fd = srv->lsn[1].io.fd = -1;
     size_t nf = cfg->faults.ncmd ? cfg->faults.ncmd : 1;
-    srv->fst.seen = calloc(nf, sizeof *srv->fst.seen);
-    srv->fst.fired = calloc(nf, sizeof *srv->fst.fired);
+    srv->fst.seen = xcalloc(nf, sizeof *srv->fst.seen);
+    srv->fst.fired = xcalloc(nf, sizeof *srv->fst.fired);
     srv->loop = loop_new();
-    if (!srv->loop || !srv->fst.seen || !srv->fst.fired) {
+    if (!srv->loop) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }

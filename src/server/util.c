@@ -14,7 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Set once at startup and read-only afterwards, like the frozen config. */
+#include "lib/alloc.h"
+
+/* The log: two of the project's three mutable globals (DEVELOPERS.md, "Rules the
+ * code keeps"): set once at start, read-only afterwards from every thread, reset by
+ * srv_log_close at the end. */
 static int log_fd = 2;
 static char log_ident[64] = "mailsoak-server";
 
@@ -71,9 +75,7 @@ int srv_book_init(struct srv_book *b, const struct users *u)
     b->cap = 16;
     while (b->cap < u->n * 2)
         b->cap *= 2;
-    b->slot = malloc(b->cap * sizeof *b->slot);
-    if (!b->slot)
-        return -1;
+    b->slot = xmalloc(b->cap * sizeof *b->slot);
     for (size_t i = 0; i < b->cap; i++)
         b->slot[i] = -1;
     for (size_t i = 0; i < u->n; i++) {

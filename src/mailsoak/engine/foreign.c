@@ -10,8 +10,8 @@
 int foreign_init(struct foreign *f, size_t nusers)
 {
     f->nusers = nusers;
-    f->box = calloc(nusers ? nusers : 1, sizeof *f->box);
-    return f->box ? 0 : -1;
+    f->box = xcalloc(nusers, sizeof *f->box);
+    return 0;
 }
 
 void foreign_free(struct foreign *f)

@@ -15,11 +15,11 @@ int ledger_init(struct ledger *l, unsigned nshards, size_t nusers)
     memset(l, 0, sizeof *l);
     l->nshards = nshards;
     l->nusers = nusers;
-    l->shards = calloc(nshards, sizeof *l->shards);
-    l->owed = calloc(nusers, sizeof *l->owed);
-    l->visit_pass = calloc(nusers, sizeof *l->visit_pass);
-    l->visit_ms = calloc(nusers, sizeof *l->visit_ms);
-    return l->shards && l->owed && l->visit_pass && l->visit_ms ? 0 : -1;
+    l->shards = xcalloc(nshards, sizeof *l->shards);
+    l->owed = xcalloc(nusers, sizeof *l->owed);
+    l->visit_pass = xcalloc(nusers, sizeof *l->visit_pass);
+    l->visit_ms = xcalloc(nusers, sizeof *l->visit_ms);
+    return 0;
 }
 
 void ledger_free(struct ledger *l)

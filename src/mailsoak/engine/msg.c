@@ -16,9 +16,7 @@
 char *msg_pool_new(uint64_t seed, size_t size)
 {
     struct rng r;
-    char *p = malloc(size);
-    if (!p)
-        return NULL;
+    char *p = xmalloc(size);
     rng_seed(&r, seed ^ 0x6d61696c736f616bull);
     for (size_t i = 0; i < size; i++) {
         uint64_t v = rng_next(&r);

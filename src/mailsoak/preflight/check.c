@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/printable.h"
 #include "lib/users.h"
@@ -579,10 +580,10 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile 
     if (k > users.n)
         k = users.n;
     size_t n = nsmtp + npop3 * k;
-    struct target_check *pr = calloc(n, sizeof *pr);
+    struct target_check *pr = xcalloc(n, sizeof *pr);
     CURLM *m = curl_multi_init();
     int rc = 2;
-    if (!pr || !m) {
+    if (!m) {
         fprintf(stderr, "mailsoak check: cannot set up curl\n");
         goto out;
     }
@@ -610,11 +611,11 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile 
             goto out;
         }
     /* curl's transfers and our own USER/PASS exchanges share one wait. */
-    struct curl_waitfd *wfd = calloc(n, sizeof *wfd);
-    struct target_check **who = calloc(n, sizeof *who);
+    struct curl_waitfd *wfd = xcalloc(n, sizeof *wfd);
+    struct target_check **who = xcalloc(n, sizeof *who);
     uint64_t t0 = now_ms(), deadline = t0 + TOTAL_TIMEOUT_S * 1000;
     int running = 1;
-    while (wfd && who) {
+    for (;;) {
         if (curl_multi_perform(m, &running) != CURLM_OK)
             break;
         CURLMsg *msg;

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/alloc.h"
 #include "lib/users.h"
 
 static int write_users(const struct config *cfg, const char *path)
@@ -136,10 +137,10 @@ int embedded_start(struct config *cfg, struct embedded *e, int demo_duration)
     strlist_add(&cfg->server.logs, log);
     strlist_add(&cfg->server.store_dirs, store);
     free(cfg->users_file);
-    cfg->users_file = strdup(users);
+    cfg->users_file = xstrdup(users);
     if (!cfg->label[0]) {
         free(cfg->label);
-        cfg->label = strdup("mailsoak-server/maildir");
+        cfg->label = xstrdup("mailsoak-server/maildir");
     }
     if (demo_duration)
         cfg->duration = 60 * 1000000000ull;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/alloc.h"
 #include "lib/rng.h"
 
 /* A local address to bind: an IP literal, port chosen by the kernel. */
@@ -77,7 +78,7 @@ static int resolve_all(const struct strlist *l, const char *what, struct target 
                        int (*fn)(const char *, struct target *, char *, size_t))
 {
     char err[300];
-    *out = calloc(l->n ? l->n : 1, sizeof **out);
+    *out = xcalloc(l->n, sizeof **out);
     *n = (unsigned)l->n;
     for (size_t i = 0; i < l->n; i++)
         if (fn(l->v[i], &(*out)[i], err, sizeof err) < 0) {
@@ -145,17 +146,13 @@ int setup_run(struct run *r, const struct config *cfg, unsigned nw)
     r->poolsize = 1 << 16;
     r->pool = msg_pool_new(r->seed, r->poolsize);
     r->nworkers = nw;
-    r->mailbox_busy = calloc(r->users.n, sizeof *r->mailbox_busy);
-    if (!r->pool || !r->mailbox_busy || ledger_init(&r->ledger, nw, r->users.n) < 0 ||
-        foreign_init(&r->foreign, r->users.n) < 0) {
-        fprintf(stderr, "mailsoak: out of memory\n");
-        return 1;
-    }
-    if ((cfg->pop3_leave && known_init(&r->seen, r->users.n) < 0) ||
-        (cfg->poll_interval && !(r->list_ms = calloc(r->users.n ? r->users.n : 1, sizeof *r->list_ms)))) {
-        fprintf(stderr, "mailsoak: out of memory\n");
-        return 1;
-    }
+    r->mailbox_busy = xcalloc(r->users.n, sizeof *r->mailbox_busy);
+    ledger_init(&r->ledger, nw, r->users.n);
+    foreign_init(&r->foreign, r->users.n);
+    if (cfg->pop3_leave)
+        known_init(&r->seen, r->users.n);
+    if (cfg->poll_interval)
+        r->list_ms = xcalloc(r->users.n, sizeof *r->list_ms);
     raise_nofile(cfg->senders + cfg->readers);
     return 0;
 }

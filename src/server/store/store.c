@@ -419,7 +419,7 @@ struct srv_store *srv_store_start(const struct srv_config *cfg, const struct use
     s->be.users = u;
     s->be.dir = cfg->store_dir;
     s->be.fsync = cfg->fsync;
-    s->locked = calloc(u->n ? u->n : 1, 1);
+    s->locked = xcalloc(u->n, 1);
     s->todo_tail = &s->todo;
     s->done_tail = &s->done;
     s->start_ns = mono_ns();

@@ -194,8 +194,7 @@ static int md_list(struct srv_backend *b, size_t user, struct srv_items *out, ch
                 ul = sizeof it.uid - 1;
             memcpy(it.uid, e->d_name, ul);
             const char *w = strstr(e->d_name, ",W=");
-            if (asprintf(&it.path, "%s/%s", subs[s], e->d_name) < 0)
-                abort();
+            it.path = xasprintf("%s/%s", subs[s], e->d_name);
             if (w) {
                 it.size = strtoull(w + 3, NULL, 10);
             } else {
