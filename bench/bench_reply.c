@@ -1,4 +1,4 @@
-/* bench/reply: what the server's queue id costs a sender per accepted message, side
+/* bench_reply: what the server's queue id costs a sender per accepted message, side
  * by side in one run: the end-of-data reply parsed as before (smtp_reply_feed), then
  * with its queue id taken out (smtp_queue_id), then also kept in the ledger
  * (ledger_set_qid), on the real servers' wordings (tests/fixtures/replies) and on a
