@@ -24,6 +24,7 @@ struct known {
     uint64_t total;
 };
 
+/* 0 (an allocation failure aborts: lib/alloc.h). */
 int known_init(struct known *k, size_t nusers);
 void known_free(struct known *k);
 static inline int known_any(const struct known *k, uint32_t user)

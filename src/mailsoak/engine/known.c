@@ -10,8 +10,8 @@ int known_init(struct known *k, size_t nusers)
 {
     memset(k, 0, sizeof *k);
     k->nusers = nusers;
-    k->box = calloc(nusers ? nusers : 1, sizeof *k->box);
-    return k->box ? 0 : -1;
+    k->box = xcalloc(nusers, sizeof *k->box);
+    return 0;
 }
 
 void known_free(struct known *k)

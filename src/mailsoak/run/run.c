@@ -660,7 +660,7 @@ static int run_controller(struct controller *ct, const struct config *cfg)
 static int run_fill(const struct config *cfg, struct known *known, struct fill_summary *fs)
 {
     struct config fc = *cfg;         /* shallow: strings and lists are cfg's, never freed through fc */
-    static char empty[] = "";
+    char empty[] = "";               /* fc lives no longer than this call */
     fc.senders = cfg->fill_senders;
     fc.readers = cfg->readers ? cfg->readers : 10;
     fc.messages = 0;
