@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# What DEVELOPERS.md says of the tree holds where a script can tell
+# (scripts/check-tree: opening comments, the layout table, bench names, one
+# out-of-memory policy, three mutable globals), and check-tree really fails on
+# each of them (on a copy of the tree with one thing planted).
+source "$(dirname "$0")/lib.sh"
+
+case $BUILD in /*) objs=$BUILD/src ;; *) objs=$TOP/$BUILD/src ;; esac
+
+BUILD=$BUILD "$TOP/scripts/check-tree" "$TOP" >"$WORK/clean.txt" 2>&1
+check "the tree keeps what DEVELOPERS.md says of it" eq "$?" 0
+cat "$WORK/clean.txt"
+
+fresh() {   # a copy of the sources, DEVELOPERS.md and the objects (linked)
+    rm -rf "$WORK/copy"
+    mkdir -p "$WORK/copy/build" "$WORK/copy/fuzz" "$WORK/copy/tests"
+    cp -r "$TOP/src" "$TOP/include" "$TOP/bench" "$TOP/DEVELOPERS.md" "$WORK/copy/"
+    cp "$TOP"/fuzz/*.[ch] "$WORK/copy/fuzz/"
+    cp -r "$TOP/tests/unit" "$WORK/copy/tests/"
+    cp -rs "$objs" "$WORK/copy/build/src"
+}
+tree_check() { BUILD=build "$TOP/scripts/check-tree" "$WORK/copy" >"$WORK/bad.txt" 2>&1; }
+
+fresh
+printf '\nstatic void *planted(void) { return malloc(8); }\n' >>"$WORK/copy/src/mailsoak/engine/ledger.c"
+tree_check
+check "a raw malloc fails" eq "$?" 1
+check "the failure names file and line" grep -q '^src/mailsoak/engine/ledger.c:[0-9]*:.*allocates around lib/alloc.h' "$WORK/bad.txt"
+
+fresh
+printf 'int planted;\n' >"$WORK/copy/src/lib/planted.c"
+tree_check
+check "a file without its opening comment fails" eq "$?" 1
+check "the failure names the file" grep -q '^src/lib/planted.c:1: does not open with a comment' "$WORK/bad.txt"
+check "a file the layout does not name fails" grep -q '^src/lib/planted.c: .*does not name planted.c' "$WORK/bad.txt"
+
+fresh
+rm "$WORK/copy/src/lib/hist.c"
+tree_check
+check "a file the layout names that is gone fails" eq "$?" 1
+check "the failure names it" grep -q '^DEVELOPERS.md: names hist.c, which does not exist' "$WORK/bad.txt"
+
+fresh
+mv "$WORK/copy/bench/bench_ledger.c" "$WORK/copy/bench/ledger.c"
+sed -i '1s|/\* bench_ledger:|/* ledger:|' "$WORK/copy/bench/ledger.c"
+tree_check
+check "a benchmark named after its module fails" eq "$?" 1
+check "the failure names it" grep -q '^bench/ledger.c: a benchmark is bench/bench_NAME.c' "$WORK/bad.txt"
+
+fresh
+printf '/* planted: a counter */\nint planted_counter;\nint planted_next(void);\nint planted_next(void) { return ++planted_counter; }\n' \
+    >"$WORK/copy/src/mailsoak/run/planted.c"
+${CC:-cc} -c -o "$WORK/copy/build/src/mailsoak/run/planted.o" "$WORK/copy/src/mailsoak/run/planted.c"
+tree_check
+check "a fourth mutable global fails" eq "$?" 1
+check "the failure names it" grep -q '^src/mailsoak/run/planted.c: planted_counter is a mutable global' "$WORK/bad.txt"
+finish
