@@ -38,7 +38,8 @@ uint32_t ehlo_keywords(const char *line, size_t len);
  *   sendmail, OpenSMTPD       250 2.0.0 6B1LJHv5011118 Message accepted for delivery
  *   Courier                   250 Ok. 00000000692E0B3C.00003039
  *   Dovecot LMTP              250 2.0.0 <user@domain> QD73EYM5D2uDCAAAg+zDdQ Saved
- * The bytes are the server's: an id is 1..SMTP_QID_MAX characters of [A-Za-z0-9._+/=-]
+ *                             (":T5" after the session id: its 5th transaction)
+ * The bytes are the server's: an id is 1..SMTP_QID_MAX characters of [A-Za-z0-9._+/=:-]
  * (printable by construction); anything else is no id. Writes it NUL-terminated to
  * out (SMTP_QID_MAX + 1 bytes) and returns its length, or 0. Cheap: one pass over at
  * most the reply's first line, on every accepted message. */

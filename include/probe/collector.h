@@ -46,6 +46,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "probe/logwatch.h"
 #include "probe/sample.h"
 #include "probe/series.h"
 #include "settings/config.h"
@@ -80,6 +81,10 @@ int collector_sample_fresh(struct collector *c, uint64_t min_age_ns, uint64_t ti
 
 void collector_stop(struct collector *c);          /* takes a final sample, joins the thread */
 void collector_free(struct collector *c);
+
+/* The second pass over the logs since the run began (logwatch_rescan), once the
+ * collector stopped; nothing when it follows no log or still runs. */
+void collector_rescan_logs(struct collector *c, logwatch_rescan_fn fn, void *ctx);
 
 /* The samples (probe/series.h); NULL for a collector that samples nothing. */
 struct series *collector_series(struct collector *c);

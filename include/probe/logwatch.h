@@ -57,6 +57,15 @@ void logwatch_poll(struct logwatch *lw, uint64_t now_ns);
 typedef void (*logwatch_line_fn)(void *ctx, uint64_t lineno, const char *line);
 int logwatch_scan_file(struct logwatch *lw, const char *path, uint64_t now_ns, logwatch_line_fn fn, void *ctx,
                        char *err, size_t errlen);
+/* The second pass (issue 26's trails): every line the followed logs gained since the
+ * run began, read again from where each file stood then (a file rotated away from its
+ * start, the new ones from their first line, an awaited one from its first line) to
+ * its end now, in the order the files were added; fn gets the file's index, the line
+ * (NUL-terminated, no newline, at most 64 KiB) and its length. Nothing is counted.
+ * Only once the poller stopped (collector_stop): it reads the poller's descriptors. */
+typedef void (*logwatch_rescan_fn)(void *ctx, size_t file, const char *line, size_t len);
+void logwatch_rescan(struct logwatch *lw, logwatch_rescan_fn fn, void *ctx);
+
 /* Counts one complete line (no newline) as if read from a file at now_ns. */
 void logwatch_feed(struct logwatch *lw, const char *line, size_t len, uint64_t now_ns);
 

@@ -11,15 +11,24 @@
 #include "engine/worker.h"
 
 struct sources;
+struct trail;
+struct trails;
 
 #define LOST_EXAMPLES_MAX 10
 
-/* A lost message, for the user to look for in the server's logs. */
-struct lost_example {
+/* The messages not delivered exactly once that the result shows one by one (at most
+ * run.error_examples of each kind), each with the server's evidence (examples.c). */
+enum example_kind { EX_LOST, EX_DUPLICATED, EX_CORRUPTED, EX_LATE, EX_KINDS };
+extern const char *const example_kind_names[EX_KINDS];
+
+struct message_example {
     uint64_t seq;                    /* the message's id (its first recipient's entry) */
+    uint64_t entry;                  /* this recipient's ledger entry */
     uint32_t user;
     uint32_t accepted_ms, read_ms;   /* since the start: accepted; its mailbox last read in full */
+    unsigned reads;                  /* retrievals (2 and more: duplicated) */
     const char *queue_id;            /* the server's id ("" = none), in the ledger */
+    const struct trail *trail;       /* its lines in the server's logs; NULL: no log was read */
 };
 
 /* The fill before the window (fill.messages): what it sent, and what the listing
@@ -52,8 +61,9 @@ struct run_result {
     unsigned sweep_passes;
     uint64_t retry_left;             /* smtp.retry: deferred messages still queued at the end */
     const struct fill_summary *fill; /* the fill before this window, or NULL */
-    unsigned nlost_ex;
-    struct lost_example lost_ex[LOST_EXAMPLES_MAX];
+    unsigned nexamples[EX_KINDS];
+    struct message_example examples[EX_KINDS][LOST_EXAMPLES_MAX];
+    struct trails *trails;           /* the examples' trails (verdict/trail.h), or NULL */
     /* With a rate: arrivals due before the send phase ended that no sender started
      * (owed), and of those the ones due more than smtp.late_after before it (held:
      * the tester's backlog; the others were not late yet). */
@@ -68,6 +78,12 @@ int run_result_tester_limited(const struct run_result *r);
  * target is set (its run shortened to 60 s when demo_duration), the preflight when
  * run.check, then the soak; SIGINT and SIGTERM end it in order. The exit status. */
 int run_configured(struct config *cfg, int demo_duration);
+
+/* examples.c: the examples of each kind from the ledger (after the verdicts), then
+ * their trails from a second pass over the logs the local collector followed (after
+ * sources_stop). Freed with examples_free. */
+void examples_collect(struct run_result *res, struct sources *src);
+void examples_free(struct run_result *res);
 
 /* output.c: writers of the result; they never measure anything. */
 json_t *run_result_json(const struct run_result *r);

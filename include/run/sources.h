@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "probe/logwatch.h"
 #include "probe/sample.h"
 #include "probe/series.h"
 #include "settings/config.h"
@@ -24,6 +25,9 @@ struct sources *sources_start(const struct config *cfg, uint64_t t0, char *err, 
 /* Takes every source's last sample (the local one now, a fresh one from each probe). */
 void sources_stop(struct sources *s);
 void sources_free(struct sources *s);
+/* The logs the local collector followed, read again since the run began (after
+ * sources_stop; logwatch_rescan). A probe's logs are on its host: not read. */
+void sources_rescan_logs(struct sources *s, logwatch_rescan_fn fn, void *ctx);
 
 /* The local collector walks now (the spool, the store), unless it walked less than
  * min_age_ns ago; waits for it (at most 10 s). The probes are read at their pace. */

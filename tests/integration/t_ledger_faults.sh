@@ -2,7 +2,8 @@
 # The ledger against real damage: while the readers wait, remove K message files
 # from maildirs, change one body byte in J others and copy one; the run must report
 # exactly K lost, J corrupted and 1 duplicated, and the rest delivered; each lost one
-# carries the queue id Postfix gave it, the one Postfix logged for its Message-ID.
+# carries the queue id Postfix gave it, the one Postfix logged for its Message-ID, and
+# the cause its trail in the logs shows.
 source "$(dirname "$0")/lib.sh"
 testbed_up maildir 20
 N=60 K=3 J=2
@@ -53,10 +54,17 @@ while IFS=$'\t' read -r qid mid; do
 done < <(jq -r '.summary.lost_examples[] | [.queue_id, .message_id] | @tsv' "$WORK/run.json")
 check "$K lost examples" eq "$n" $K
 n=0
-while IFS=, read -r _ mid _ _ _ outcome _ qid; do
+while IFS=, read -r _ mid _ _ _ outcome _ qid _; do
     [[ $outcome == lost ]] || continue
     check "CSV: lost $mid queued as '$qid', as Postfix logged" eq "$(logged "$qid" "$mid")" 1
     n=$((n + 1))
 done <"$WORK/ledger.csv"
 check "$K lost rows in the CSV" eq "$n" $K
+# The server's log says why: it delivered them (status=sent, Dovecot's "saved mail"),
+# so the loss is the store's; the duplicate was never delivered twice.
+check "each lost one: delivered, then gone from the mailbox" eq \
+    "$(jq -r '.summary.lost_examples[].server_evidence.cause' "$WORK/run.json" | sort -u)" \
+    "delivered, then gone from the mailbox"
+check "the duplicate: copied in the store" eq \
+    "$(jq -r '.summary.duplicated_examples[].server_evidence.cause' "$WORK/run.json")" "copied in the store"
 finish

@@ -502,6 +502,51 @@ static void rotation_by_rename_loses_nothing(void **state)
     remove_dir(&d);
 }
 
+struct collected {
+    char text[4096];
+    size_t n;
+};
+
+static void collect(void *ctx, size_t file, const char *line, size_t len)
+{
+    struct collected *c = ctx;
+    assert_int_equal(file, 0);
+    assert_int_equal(strlen(line), len);
+    c->n++;
+    strncat(c->text, line, sizeof c->text - strlen(c->text) - 2);
+    strcat(c->text, ",");
+}
+
+/* The second pass (issue 26's trails): every line since the run began, again, from
+ * the file it was in when the run began (past the line being written then) and the
+ * file that replaced it after a rotation; nothing from before, nothing counted. */
+static void rescan_reads_the_run_again_across_a_rotation(void **state)
+{
+    struct dir d;
+    make_dir(&d);
+    append_lines(d.log, 0, 3);                       /* before the run */
+    append_raw(d.log, "half");                       /* being written when it began */
+    struct logwatch *lw = counting_watch(d.log, NULL);
+    append_raw(d.log, "-line\n");
+    append_lines(d.log, 3, 5);
+    logwatch_poll(lw, T0 + SEC);
+    assert_int_equal(rename(d.log, d.copy), 0);
+    append_lines(d.log, 5, 7);
+    logwatch_poll(lw, T0 + 2 * SEC);
+    append_raw(d.log, "last");                       /* no newline yet: still a line */
+    logwatch_poll(lw, T0 + 3 * SEC);
+    uint64_t counted = logwatch_total(lw);
+    struct collected c = { "", 0 };
+    logwatch_rescan(lw, collect, &c);
+    assert_string_equal(c.text, "L3,L4,L5,L6,last,");
+    assert_int_equal(logwatch_total(lw), counted);
+    memset(&c, 0, sizeof c);
+    logwatch_rescan(lw, collect, &c);                /* as often as asked */
+    assert_int_equal(c.n, 5);
+    logwatch_free(lw);
+    remove_dir(&d);
+}
+
 static void copy_file(const char *from, const char *to)
 {
     char cmd[800];
@@ -579,6 +624,7 @@ int main(void)
         cmocka_unit_test(starts_at_the_end_and_waits_for_whole_lines),
         cmocka_unit_test(overlong_lines_count_once),
         cmocka_unit_test(rotation_by_rename_loses_nothing),
+        cmocka_unit_test(rescan_reads_the_run_again_across_a_rotation),
         cmocka_unit_test(rotation_by_copytruncate_loses_nothing),
         cmocka_unit_test(truncation_without_copy_and_a_writer_without_append),
     };

@@ -29,7 +29,8 @@ static const char *const max_keys[] = { "sweep_passes", NULL };
 
 /* Times in the summary, in s since the run's start ('*': every member). */
 static const char *const summary_times[] = { "lost_examples/*/accepted_s", "lost_examples/*/mailbox_read_s",
-                                             "log_classes/*/examples/*/t", NULL };
+                                             "duplicated_examples/*/accepted_s", "corrupted_examples/*/accepted_s",
+                                             "late_examples/*/accepted_s", "log_classes/*/examples/*/t", NULL };
 
 void merge_warn(struct merge *m, const char *fmt, ...)
 {

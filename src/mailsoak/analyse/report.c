@@ -191,6 +191,66 @@ static void write_examples(FILE *o, const struct result_set *rs)
         fputs("<p class=\"note\">No run kept error replies or log lines.</p>\n", o);
 }
 
+/* The messages not delivered exactly once that each run showed one by one, with
+ * the server's evidence: the cause and the log lines that name each message. */
+static void write_messages(FILE *o, const struct result_set *rs)
+{
+    static const char *const kinds[] = { "lost", "duplicated", "corrupted", "late" };
+    int any = 0;
+    for (size_t i = 0; i < rs->n; i++)
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+            char key[32], name[300];
+            snprintf(key, sizeof key, "%s_examples", kinds[k]);
+            const json_t *ex = json_object_get(rs->v[i].summary, key);
+            size_t j;
+            json_t *m;
+            json_array_foreach((json_t *)ex, j, m) {
+                if (!any)
+                    fputs("<h2 id=\"messages\">Messages not delivered exactly once, with the server's evidence</h2>\n"
+                          "<table><thead><tr><th>run</th><th class=\"l\">outcome</th><th class=\"l\">message</th>"
+                          "<th class=\"l\">queue id</th><th class=\"l\">cause</th><th class=\"l\">trail in the "
+                          "server's logs</th></tr></thead><tbody>\n", o);
+                any = 1;
+                run_name(name, sizeof name, rs, i);
+                const json_t *ev = json_object_get(m, "server_evidence");
+                fputs("<tr><td class=\"l\">", o);
+                html_puts(o, name);
+                fputs("</td><td class=\"l\">", o);
+                html_puts(o, kinds[k]);
+                fputs("</td><td class=\"l\"><code>", o);
+                html_json(o, json_object_get(m, "message_id"));
+                fputs("</code><br>", o);
+                html_json(o, json_object_get(m, "mailbox"));
+                fputs("</td><td class=\"l\"><code>", o);
+                html_json(o, json_object_get(m, "queue_id"));
+                fputs("</code></td><td class=\"wrap\">", o);
+                if (json_is_object(ev)) {
+                    html_json(o, json_object_get(ev, "cause"));
+                    if (json_is_string(json_object_get(ev, "cause_line"))) {
+                        fputs("<br><code>", o);
+                        html_json(o, json_object_get(ev, "cause_line"));
+                        fputs("</code>", o);
+                    }
+                    fputs("</td><td class=\"wrap\"><details><summary>", o);
+                    html_json(o, json_object_get(ev, "lines"));
+                    fputs(" lines</summary><pre>", o);
+                    size_t l;
+                    json_t *line;
+                    json_array_foreach(json_object_get(ev, "trail"), l, line) {
+                        html_json(o, line);
+                        fputc('\n', o);
+                    }
+                    fputs("</pre></details>", o);
+                } else {
+                    fputs("</td><td class=\"wrap\">no server log was read", o);
+                }
+                fputs("</td></tr>\n", o);
+            }
+        }
+    if (any)
+        fputs("</tbody></table>\n", o);
+}
+
 static void write_events(FILE *o, const struct result_set *rs)
 {
     int any = 0;
@@ -459,6 +519,7 @@ int report_write_html(FILE *o, const struct result_set *rs, const char *workload
 
     write_runs(o, rs);
     write_events(o, rs);
+    write_messages(o, rs);
     write_examples(o, rs);
     write_config(o, rs);
     fputs("</body>\n</html>\n", o);

@@ -36,11 +36,11 @@ int smtp_reply_feed(struct smtp_reply *r, const char *line, size_t len)
 static int id_char(unsigned char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == '_' || c == '+' || c == '/' || c == '=' || c == '-';
+           c == '_' || c == '+' || c == '/' || c == '=' || c == '-' || c == ':';
 }
 
 /* The token at p: id characters up to a blank or the end (anything else, or a token
- * too long, is no id); a trailing '.' is punctuation. Returns its length, or 0. */
+ * too long, is no id); a trailing '.' or ':' is punctuation. Returns its length, or 0. */
 static size_t id_token(const char *p, const char *end, char *out)
 {
     const char *q = p;
@@ -48,7 +48,7 @@ static size_t id_token(const char *p, const char *end, char *out)
         q++;
     if (q < end && *q != ' ')
         return 0;
-    while (q > p && q[-1] == '.')
+    while (q > p && (q[-1] == '.' || q[-1] == ':'))
         q--;
     size_t n = (size_t)(q - p);
     if (!n || n > SMTP_QID_MAX)

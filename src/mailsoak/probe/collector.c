@@ -336,6 +336,12 @@ void collector_stop(struct collector *c)
     c->stopped = 1;
 }
 
+void collector_rescan_logs(struct collector *c, logwatch_rescan_fn fn, void *ctx)
+{
+    if (c && c->lw && c->stopped)
+        logwatch_rescan(c->lw, fn, ctx);
+}
+
 void collector_free(struct collector *c)
 {
     if (!c)

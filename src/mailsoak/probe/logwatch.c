@@ -56,6 +56,8 @@ struct reader {
     char *part;                 /* the line read so far, waiting for its newline */
     size_t plen;
     int overlong, skip_first, in_trace;
+    off_t start;                /* where the run's part of this inode begins (logwatch_rescan) */
+    int start_partial;          /* and a line being written then, not the run's, is there */
     uint64_t lineno;            /* lines ended so far (logwatch_scan_file) */
     logwatch_line_fn line_fn;
     void *line_ctx;
@@ -358,10 +360,10 @@ static int open_log(struct logfile *f, int at_end, char *err, size_t errlen)
     f->dev = st.st_dev;
     f->ino = st.st_ino;
     if (at_end) {
-        f->cur.pos = st.st_size;
+        f->cur.pos = f->cur.start = st.st_size;
         reader_load_tail(&f->cur);
         /* A line being written when the run began is not the run's. */
-        f->cur.skip_first = f->cur.taillen && f->cur.tail[f->cur.taillen - 1] != '\n';
+        f->cur.skip_first = f->cur.start_partial = f->cur.taillen && f->cur.tail[f->cur.taillen - 1] != '\n';
     }
     return 0;
 }
@@ -627,6 +629,8 @@ static void check_truncated(struct logwatch *lw, struct logfile *f, uint64_t now
     if (f->cur.plen)
         end_line(lw, &f->cur, now);
     f->cur.pos = 0;
+    f->cur.start = 0;            /* what was before the truncation is in the copy, not here */
+    f->cur.start_partial = 0;
     f->cur.taillen = 0;
     f->cur.in_trace = 0;
 }
@@ -675,6 +679,57 @@ static void poll_file(struct logwatch *lw, struct logfile *f, uint64_t now)
               "start and the old one until the end of the run", f->path);
     f->missing = f->awaited = 0;
     drain(lw, &f->cur, now);
+}
+
+/* One inode again from r->start to its end now, split at newlines (a last line
+ * without one included), without counting. */
+static void rescan_reader(struct logwatch *lw, const struct reader *r, size_t file, logwatch_rescan_fn fn, void *ctx)
+{
+    if (r->fd < 0)
+        return;
+    char *line = xcalloc(1, MAX_LINE + 1);
+    size_t n = 0;
+    int skip = r->start_partial, overlong = 0;
+    for (off_t pos = r->start;;) {
+        ssize_t got = pread(r->fd, lw->chunk, CHUNK, pos);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        pos += got;
+        for (ssize_t i = 0; i < got; i++) {
+            char ch = lw->chunk[i];
+            if (ch == '\n') {
+                if (n && line[n - 1] == '\r')
+                    n--;
+                line[n] = 0;
+                if (!skip)
+                    fn(ctx, file, line, n);
+                skip = overlong = 0;
+                n = 0;
+            } else if (ch && !overlong) {
+                if (n == MAX_LINE)
+                    overlong = 1;
+                else
+                    line[n++] = ch;
+            }
+        }
+    }
+    if (n && !skip) {
+        line[n] = 0;
+        fn(ctx, file, line, n);
+    }
+    free(line);
+}
+
+void logwatch_rescan(struct logwatch *lw, logwatch_rescan_fn fn, void *ctx)
+{
+    for (size_t i = 0; i < lw->nfiles; i++) {
+        const struct logfile *f = &lw->files[i];
+        for (size_t j = 0; j < f->nretired; j++)
+            rescan_reader(lw, &f->retired[j], i, fn, ctx);
+        rescan_reader(lw, &f->cur, i, fn, ctx);
+    }
 }
 
 void logwatch_poll(struct logwatch *lw, uint64_t now_ns)

@@ -16,6 +16,7 @@
 #include "run/probe_output.h"
 #include "run/sources.h"
 #include "run/run.h"
+#include "verdict/trail.h"
 
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
 
@@ -39,20 +40,39 @@ static void msg_ids(const struct run_result *r, uint64_t seq, char *id, size_t i
     snprintf(mid, midn, "<%s.%llx@mailsoak.invalid>", r->run->run_id, (unsigned long long)seq);
 }
 
-static json_t *lost_examples_json(const struct run_result *r)
+/* A message's trail: the cause, the line that shows it, the queue it was last put in,
+ * the lines (printable already) and how many were left out. */
+static json_t *trail_json(const struct trail *tr)
+{
+    const char *lines[TRAIL_HEAD + TRAIL_TAIL];
+    uint64_t skipped;
+    size_t n = trail_lines(tr, lines, TRAIL_HEAD + TRAIL_TAIL, &skipped);
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_string(lines[i]));
+    return json_pack("{s:s, s:s?, s:s, s:s, s:I, s:I, s:o}", "cause", trail_cause_names[tr->cause],
+                     "cause_line", tr->cause_line, "last_queue", tr->last_queue, "queue_left", tr->left, "lines",
+                     (json_int_t)tr->nlines, "lines_left_out", (json_int_t)skipped, "trail", a);
+}
+
+static json_t *examples_json(const struct run_result *r, int kind)
 {
     json_t *a = json_array();
-    for (unsigned i = 0; i < r->nlost_ex; i++) {
-        const struct lost_example *x = &r->lost_ex[i];
+    for (unsigned i = 0; i < r->nexamples[kind]; i++) {
+        const struct message_example *x = &r->examples[kind][i];
         char id[64], mid[80], acc[40], rd[40];
         msg_ids(r, x->seq, id, sizeof id, mid, sizeof mid);
-        json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:s, s:f}", "id", id, "message_id", mid,
-                                           "queue_id", x->queue_id,
-                                           "mailbox", r->run->users.v[x->user].addr,
-                                           "accepted", run_time(r, x->accepted_ms, acc, sizeof acc),
-                                           "accepted_s", x->accepted_ms / 1e3,
-                                           "mailbox_read", run_time(r, x->read_ms, rd, sizeof rd),
-                                           "mailbox_read_s", x->read_ms / 1e3));
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:I}", "id", id, "message_id", mid,
+                              "queue_id", x->queue_id, "mailbox", r->run->users.v[x->user].addr,
+                              "accepted", run_time(r, x->accepted_ms, acc, sizeof acc),
+                              "accepted_s", x->accepted_ms / 1e3, "reads", (json_int_t)x->reads);
+        if (kind == EX_LOST) {
+            json_object_set_new(o, "mailbox_read", json_string(run_time(r, x->read_ms, rd, sizeof rd)));
+            json_object_set_new(o, "mailbox_read_s", json_real(x->read_ms / 1e3));
+        }
+        /* null: no log was read, so there is no trail to show */
+        json_object_set_new(o, "server_evidence", x->trail ? trail_json(x->trail) : json_null());
+        json_array_append_new(a, o);
     }
     return a;
 }
@@ -225,7 +245,11 @@ json_t *run_result_json(const struct run_result *r)
         snprintf(key, sizeof key, "pending_%s", pending_reason_names[k]);
         json_object_set_new(s, key, json_integer((json_int_t)lo->pending_by[k]));
     }
-    json_object_set_new(s, "lost_examples", lost_examples_json(r));
+    for (int k = 0; k < EX_KINDS; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "%s_examples", example_kind_names[k]);
+        json_object_set_new(s, key, examples_json(r, k));
+    }
     /* null: no sweep was needed (or asked for) */
     json_object_set_new(s, "settled", r->run->ledger.swept ? json_boolean(r->settled) : json_null());
     json_object_set_new(s, "sweep_passes", json_integer((json_int_t)r->sweep_passes));
@@ -332,6 +356,43 @@ void fill_table(FILE *f, const struct fill_summary *fs)
                            : fs->settled ? "" : " (the server did not settle: what is not verified is unproven)");
 }
 
+/* At most this many of a trail's lines in the table (the JSON has them all). */
+#define TABLE_TRAIL_LINES 8
+
+static void table_examples(FILE *f, const struct run_result *r, int kind)
+{
+    fprintf(f, "\n%s messages (first %u)\n", example_kind_names[kind], r->nexamples[kind]);
+    for (unsigned i = 0; i < r->nexamples[kind]; i++) {
+        const struct message_example *x = &r->examples[kind][i];
+        char id[64], mid[80];
+        msg_ids(r, x->seq, id, sizeof id, mid, sizeof mid);
+        fprintf(f, "  %s %s%s%s for %s: accepted at %.1f s", id, mid, x->queue_id[0] ? " queued as " : "",
+                x->queue_id, r->run->users.v[x->user].addr, x->accepted_ms / 1e3);
+        if (kind == EX_LOST)
+            fprintf(f, ", not in its mailbox read in full at %.1f s\n", x->read_ms / 1e3);
+        else
+            fprintf(f, ", read %u time%s\n", x->reads, x->reads == 1 ? "" : "s");
+        const struct trail *tr = x->trail;
+        if (!tr)
+            continue;
+        if (tr->cause)
+            fprintf(f, "    cause: %s%s%s\n", trail_cause_names[tr->cause], tr->cause_line ? ": " : "",
+                    tr->cause_line ? tr->cause_line : "");
+        if (tr->last_queue[0])
+            fprintf(f, "    last seen in the %s queue%s\n", tr->last_queue,
+                    !strcmp(tr->left, "deleted") ? ", then deleted from it"
+                    : !strcmp(tr->left, "left") ? ", which it then left" : "");
+        const char *lines[TRAIL_HEAD + TRAIL_TAIL];
+        uint64_t skipped;
+        size_t n = trail_lines(tr, lines, TABLE_TRAIL_LINES, &skipped);
+        for (size_t j = 0; j < n; j++)
+            fprintf(f, "    | %s\n", lines[j]);
+        if (tr->nlines > n)
+            fprintf(f, "    | ... %llu more line%s in the JSON's trail\n", (unsigned long long)(tr->nlines - n),
+                    tr->nlines - n == 1 ? "" : "s");
+    }
+}
+
 void run_result_table(FILE *f, const struct run_result *r)
 {
     const struct ledger_outcome *lo = &r->lo;
@@ -408,17 +469,9 @@ void run_result_table(FILE *f, const struct run_result *r)
             fprintf(f, "  %-28s %8llu  %s\n", r->err[i].name, (unsigned long long)r->err[i].count,
                     r->ex[i].n ? r->ex[i].text[0] : "");
     }
-    if (r->nlost_ex) {
-        fprintf(f, "\nlost messages (first %u)\n", r->nlost_ex);
-        for (unsigned i = 0; i < r->nlost_ex; i++) {
-            const struct lost_example *x = &r->lost_ex[i];
-            char id[64], mid[80];
-            msg_ids(r, x->seq, id, sizeof id, mid, sizeof mid);
-            fprintf(f, "  %s %s%s%s for %s: accepted at %.1f s, not in its mailbox read in full at %.1f s\n", id,
-                    mid, x->queue_id[0] ? " queued as " : "", x->queue_id, r->run->users.v[x->user].addr,
-                    x->accepted_ms / 1e3, x->read_ms / 1e3);
-        }
-    }
+    for (int k = 0; k < EX_KINDS; k++)
+        if (r->nexamples[k])
+            table_examples(f, r, k);
     size_t nsrc = sources_count(r->sources);
     if (nsrc > 1) {                  /* several server hosts: each one's rows, side by side */
         fprintf(f, "\nserver side by source\n%-12s", "");
@@ -485,8 +538,9 @@ static void csv_line(void *arg, uint64_t seq, const struct ledger_entry *e)
     enum pending_reason why = PR_COUNT;
     enum verdict v = ledger_verdict(&r->run->ledger, e, &why);
     const struct ledger_note *note = ledger_note_of(&r->run->ledger, seq);
-    /* delivered after deferrals is listed too, with its tries */
-    if ((v == V_DELIVERED && !note) || v == V_REJECTED || v == V_NONE)
+    const struct trail *tr = trails_find(r->trails, seq);
+    /* delivered after deferrals is listed too, with its tries; a late one as an example */
+    if ((v == V_DELIVERED && !note && !tr) || v == V_REJECTED || v == V_NONE)
         return;
     char id[64], mid[80], acc[40] = "";
     msg_ids(r, ledger_msg_seq(seq, e), id, sizeof id, mid, sizeof mid);
@@ -500,9 +554,29 @@ static void csv_line(void *arg, uint64_t seq, const struct ledger_entry *e)
     else if (note && v != V_UNCONFIRMED && v != V_DEFERRED)
         snprintf(reason, sizeof reason, "after %u tries, %s", note->tries,
                  fmt_duration(d, sizeof d, (uint64_t)(e->accepted_ms > note->first_ms ? e->accepted_ms - note->first_ms : 0) * 1000000));
+    else if (v == V_DELIVERED)
+        snprintf(reason, sizeof reason, "late");
     fprintf(c->f, ",%u,%s,%s,", e->size, acc, verdict_names[v]);
     csv_puts(c->f, reason);
-    fprintf(c->f, ",%s\n", ledger_qid(&r->run->ledger, seq));
+    fprintf(c->f, ",%s,", ledger_qid(&r->run->ledger, seq));
+    if (tr) {                        /* an example: its cause and its trail, lines joined by " | " */
+        csv_puts(c->f, trail_cause_names[tr->cause]);
+        fputc(',', c->f);
+        const char *lines[TRAIL_HEAD + TRAIL_TAIL];
+        uint64_t skipped;
+        size_t n = trail_lines(tr, lines, TRAIL_HEAD + TRAIL_TAIL, &skipped);
+        char *joined = NULL;
+        size_t jl = 0;
+        FILE *m = open_memstream(&joined, &jl);
+        for (size_t i = 0; i < n; i++)
+            fprintf(m, "%s%s", i ? " | " : "", lines[i]);
+        fclose(m);
+        csv_puts(c->f, joined);
+        free(joined);
+    } else {
+        fputc(',', c->f);
+    }
+    fputc('\n', c->f);
 }
 
 int write_ledger_csv(const char *path, const struct run_result *r, char *err, size_t errlen)
@@ -511,7 +585,7 @@ int write_ledger_csv(const char *path, const struct run_result *r, char *err, si
     if (atomic_open(&a, path, err, errlen) < 0)
         return -1;
     struct csv_ctx c = { r, a.f };
-    fputs("id,message_id,mailbox,size,accepted,outcome,reason,queue_id\n", a.f);
+    fputs("id,message_id,mailbox,size,accepted,outcome,reason,queue_id,cause,trail\n", a.f);
     ledger_each(&r->run->ledger, csv_line, &c);
     int ok = !ferror(a.f);
     return atomic_commit(&a, path, ok, err, errlen);

@@ -304,20 +304,6 @@ static void merge_totals(struct run_result *res, struct worker *w, unsigned nw)
     }
 }
 
-static void lost_example(void *arg, uint64_t seq, const struct ledger_entry *e)
-{
-    struct run_result *res = arg;
-    enum pending_reason why;
-    if (res->nlost_ex >= LOST_EXAMPLES_MAX || res->nlost_ex >= res->cfg->error_examples ||
-        ledger_verdict(&res->run->ledger, e, &why) != V_LOST)
-        return;
-    res->lost_ex[res->nlost_ex++] = (struct lost_example){
-        ledger_msg_seq(seq, e), e->user, e->accepted_ms,
-        atomic_load_explicit(&res->run->ledger.visit_ms[e->user], memory_order_relaxed),
-        ledger_qid(&res->run->ledger, seq),
-    };
-}
-
 /* The fill's plan: every mailbox's count drawn from fill.messages (from the seed),
  * its messages interleaved round robin, so consecutive ones go to different
  * mailboxes; and the known table its verification fills. */
@@ -600,8 +586,7 @@ static int soak_finish(struct controller *ct)
     if (ct->fill)
         return fill_finish(ct);
     res->fill = ct->fill_done;
-    if (res->lo.lost)
-        ledger_each(&r->ledger, lost_example, res);
+    examples_collect(res, ct->sources);  /* and their trails in the server's logs */
     run_result_table(stdout, res);
     int rc = 0;
     if (cfg->ledger_csv[0] && write_ledger_csv(cfg->ledger_csv, res, err, sizeof err) < 0) {
@@ -633,6 +618,8 @@ static void soak_free(struct controller *ct)
     free(ct->lat);
     metrics_stop(ct->metrics);
     free(ct->lat_cum);
+    if (ct->res)
+        examples_free(ct->res);
     sources_free(ct->sources);
     spool_free(ct->queue);
     json_decref(ct->timeline);

@@ -95,6 +95,12 @@ void sources_stop(struct sources *s)
     }
 }
 
+void sources_rescan_logs(struct sources *s, logwatch_rescan_fn fn, void *ctx)
+{
+    for (size_t i = 0; s && i < s->n; i++)
+        collector_rescan_logs(s->v[i].col, fn, ctx);
+}
+
 void sources_free(struct sources *s)
 {
     if (!s)

@@ -63,7 +63,7 @@ const struct opt config_opts[] = {
     { "run", "sweep", OPT_BOOL, O(sweep), "yes", NULL, "after the drain, visit every mailbox that still owes messages, in passes, until the server settled", NULL },
     { "run", "sweep_timeout", OPT_DURATION, O(sweep_timeout), "60s", NULL, "upper bound of the final sweep", NULL },
     { "run", "settle", OPT_DURATION, O(settle), "10s", "settle", "the sweep proves a message lost only in a pass that began after no owed mailbox gained mail for this long (and the known spool held none of it)", NULL },
-    { "run", "error_examples", OPT_COUNT, O(error_examples), "5", NULL, "server replies kept as examples per error class", examples },
+    { "run", "error_examples", OPT_COUNT, O(error_examples), "5", NULL, "server replies kept as examples per error class, and messages shown one by one (with their trail in the server's logs) per outcome: lost, duplicated, corrupted, late (at most 10)", examples },
 
     { "smtp", "target", OPT_LIST, O(smtp_targets), NULL, "smtp", "SMTP server as HOST:PORT", NULL },
     { "smtp", "senders", OPT_COUNT, O(senders), "20", "senders", "concurrent SMTP sessions", sessions },

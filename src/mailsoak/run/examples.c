@@ -1,0 +1,86 @@
+/* examples: the messages of a run that were not delivered exactly once, shown one by
+ * one (lost, duplicated, corrupted, late: the first run.error_examples of each, in
+ * ledger order), and for each the server's own evidence: its trail in the logs the
+ * local collector followed, read a second time once the run stopped (verdict/trail.h),
+ * with the crashes the run saw as evidence for a message that vanished. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "run/run.h"
+#include "run/sources.h"
+#include "settings/config.h"
+#include "verdict/trail.h"
+
+const char *const example_kind_names[EX_KINDS] = { "lost", "duplicated", "corrupted", "late" };
+
+static void pick(void *arg, uint64_t seq, const struct ledger_entry *e)
+{
+    struct run_result *res = arg;
+    enum pending_reason why;
+    uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
+    enum verdict v = ledger_verdict(&res->run->ledger, e, &why);
+    int kind = v == V_LOST ? EX_LOST : v == V_DUPLICATED ? EX_DUPLICATED : v == V_CORRUPTED ? EX_CORRUPTED
+             : v == V_DELIVERED && (st & LS_LATE) ? EX_LATE : -1;
+    if (kind < 0 || res->nexamples[kind] >= LOST_EXAMPLES_MAX || res->nexamples[kind] >= res->cfg->error_examples)
+        return;
+    res->examples[kind][res->nexamples[kind]++] = (struct message_example){
+        .seq = ledger_msg_seq(seq, e), .entry = seq, .user = e->user, .accepted_ms = e->accepted_ms,
+        .read_ms = atomic_load_explicit(&res->run->ledger.visit_ms[e->user], memory_order_relaxed),
+        .reads = st & LS_READS, .queue_id = ledger_qid(&res->run->ledger, seq),
+    };
+}
+
+static void line(void *ctx, size_t file, const char *text, size_t len)
+{
+    (void)file;
+    trails_line(ctx, text, len);
+}
+
+void examples_collect(struct run_result *res, struct sources *src)
+{
+    memset(res->nexamples, 0, sizeof res->nexamples);
+    const struct ledger_outcome *lo = &res->lo;
+    if (lo->lost + lo->duplicated + lo->corrupted + lo->late == 0)
+        return;
+    ledger_each(&res->run->ledger, pick, res);
+    struct probe_summary ps;
+    sources_summary(src, &ps);
+    int logs = ps.has.logs;
+    if (!logs) {
+        probe_summary_free(&ps);
+        return;
+    }
+    struct trails *t = res->trails = trails_new();
+    for (int k = 0; k < EX_KINDS; k++)
+        for (unsigned i = 0; i < res->nexamples[k]; i++) {
+            const struct message_example *x = &res->examples[k][i];
+            char mid[80];
+            snprintf(mid, sizeof mid, "%s.%llx@mailsoak.invalid", res->run->run_id, (unsigned long long)x->seq);
+            trails_want(t, x->entry, k == EX_LOST ? V_LOST : k == EX_DUPLICATED ? V_DUPLICATED
+                                     : k == EX_CORRUPTED ? V_CORRUPTED : V_DELIVERED,
+                        k == EX_LATE, x->queue_id, mid);
+        }
+    /* a crash: a process of the server that died, or a fatal line in its logs */
+    struct probe_events pe;
+    sources_events(src, &pe);
+    for (size_t i = 0; i < pe.n; i++)
+        if (!strcmp(pe.v[i].kind, "crash") || !strcmp(pe.v[i].kind, "child_crash"))
+            trails_crash(t, pe.v[i].text);
+    probe_events_free(&pe);
+    for (size_t i = 0; i < ps.ncls; i++)
+        if (!strcmp(ps.classes[i].name, "fatal") && ps.classes[i].nex)
+            trails_crash(t, ps.classes[i].ex[0].line);
+    probe_summary_free(&ps);
+    sources_rescan_logs(src, line, t);
+    trails_done(t);
+    for (int k = 0; k < EX_KINDS; k++)
+        for (unsigned i = 0; i < res->nexamples[k]; i++)
+            res->examples[k][i].trail = trails_find(t, res->examples[k][i].entry);
+}
+
+void examples_free(struct run_result *res)
+{
+    trails_free(res->trails);
+    res->trails = NULL;
+}
