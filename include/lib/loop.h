@@ -51,4 +51,13 @@ void loop_wake(struct loop *l);
 uint64_t loop_now(const struct loop *l);
 void loop_update_now(struct loop *l);
 
+/* For tests (tests/unit/session_script.h): loop_run_once on a clock the caller
+ * keeps. The loop's clock is set to now_ns (never back) instead of read, nothing is
+ * waited for, and it returns how many handlers and timers ran (0: nothing was
+ * ready), so a test, not the machine's speed, decides when a timer is due.
+ * loop_run_once compiles to what it was without it. */
+int loop_run_at(struct loop *l, uint64_t now_ns);
+/* When the first armed timer is due, UINT64_MAX when none is armed. */
+uint64_t loop_next_timer(const struct loop *l);
+
 #endif

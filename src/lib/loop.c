@@ -160,9 +160,14 @@ void timer_arm_in(struct loop *l, struct timer *t, uint64_t after)
     timer_arm(l, t, l->now + after);
 }
 
-void loop_run_once(struct loop *l, uint64_t max_wait)
+/* One iteration; clock_ns 0 reads the monotonic clock after the wait, as programs
+ * do, else the caller's clock stands (loop_run_at). Inlined in both callers, so
+ * loop_run_once's copy has neither the test nor the count. */
+static inline __attribute__((always_inline)) int run_once(struct loop *l, uint64_t max_wait, uint64_t clock_ns)
 {
     struct epoll_event evs[MAX_EVENTS];
+    if (clock_ns && clock_ns > l->now)
+        l->now = clock_ns;
     uint64_t wait = max_wait;
     if (l->nheap) {
         uint64_t first = l->heap[1]->when;
@@ -171,20 +176,30 @@ void loop_run_once(struct loop *l, uint64_t max_wait)
     /* Round up so we never wake just before a timer and spin. */
     int ms = (int)((wait + NS_PER_MS - 1) / NS_PER_MS);
     int n = epoll_wait(l->epfd, evs, MAX_EVENTS, ms);
-    l->now = mono_ns();
+    if (!clock_ns)
+        l->now = mono_ns();
     for (int i = 0; i < n; i++) {
         struct io_handler *h = evs[i].data.ptr;
         h->fn(l, h, evs[i].events);
     }
+    int ran = n > 0 ? n : 0;
     while (l->nheap && l->heap[1]->when <= l->now) {
         struct timer *t = l->heap[1];
         timer_cancel(l, t);
         t->fn(l, t);
+        ran++;
     }
     for (size_t i = 0; i < l->ngrave; i++)
         free(l->graveyard[i]);
     l->ngrave = 0;
+    return ran;
 }
+
+void loop_run_once(struct loop *l, uint64_t max_wait) { (void)run_once(l, max_wait, 0); }
+
+int loop_run_at(struct loop *l, uint64_t now_ns) { return run_once(l, 0, now_ns ? now_ns : 1); }
+
+uint64_t loop_next_timer(const struct loop *l) { return l->nheap ? l->heap[1]->when : UINT64_MAX; }
 
 void loop_defer_free(struct loop *l, void *p)
 {

@@ -1,7 +1,10 @@
 /* session_script: runs one protocol session (smtp.c or pop3.c) against a scripted
  * server in the test itself. The session's environment dials a socketpair instead
  * of TCP; the test holds the other end, reads what the session sent and writes the
- * server's replies, driving the session's loop in between. Included by
+ * server's replies, driving the session's loop in between. The loop runs on a
+ * clock of the test's (loop_run_at): it runs until nothing is ready, and time
+ * passes only when the test says so (script_run), timer by timer. So no step waits
+ * on the wall clock, and a loaded machine cannot make one late. Included by
  * test_smtp.c and test_pop3.c. */
 #ifndef SESSION_SCRIPT_H
 #define SESSION_SCRIPT_H
@@ -26,6 +29,7 @@ struct script {
     struct wstats *st;
     struct msg_gen gen;
     struct loop *loop;
+    uint64_t now;                    /* the loop's clock, moved by script_run only */
     struct session_env env;
     struct session_set set;
     int peer;                        /* the server's end of the current connection, -1 */
@@ -49,7 +53,28 @@ static inline int script_dial(struct session_env *env, struct conn *c, const str
     return conn_connect_fd(c, sv[0]);
 }
 
-/* One session of ops under mailsoak run's settings argv (targets are never dialled). */
+/* Runs the session's loop without moving its clock until nothing is ready (no
+ * event, no timer due, nothing more sent), taking what the session sent. A
+ * socketpair's bytes are ready to the other end as soon as write() returns, so
+ * idle means the session waits for the server or for time. */
+static inline void script_idle(struct script *sc)
+{
+    for (unsigned i = 0;; i++) {
+        if (i == 100000)
+            fail_msg("the session is never idle");
+        int ran = loop_run_at(sc->loop, sc->now);
+        size_t had = sc->inlen;
+        ssize_t r;
+        while (sc->peer >= 0 && sc->inlen < sizeof sc->in &&
+               (r = read(sc->peer, sc->in + sc->inlen, sizeof sc->in - sc->inlen)) > 0)
+            sc->inlen += (size_t)r;
+        if (!ran && sc->inlen == had)
+            return;
+    }
+}
+
+/* One session of ops under mailsoak run's settings argv (targets are never dialled),
+ * started: what it did at once has run. */
 static inline struct script *script_new(const struct session_ops *ops, int argc, const char **argv)
 {
     struct script *sc = xcalloc(1, sizeof *sc);
@@ -62,13 +87,24 @@ static inline struct script *script_new(const struct session_ops *ops, int argc,
     stats_init(sc->st, 5);
     assert_int_equal(msg_gen_init(&sc->gen, sc->run->pool, sc->run->poolsize), 0);
     assert_non_null(sc->loop = loop_new());
-    loop_update_now(sc->loop);
+    sc->now = loop_now(sc->loop);
     sc->env = (struct session_env){
         .loop = sc->loop, .run = sc->run, .st = sc->st, .gen = &sc->gen, .dial = script_dial, .dial_ctx = sc,
     };
     session_set_init(&sc->set, ops, &sc->env, 1, 0);
     session_set_start(&sc->set);
+    script_idle(sc);
     return sc;
+}
+
+/* script_new over a NULL-terminated list of settings. */
+#define SCRIPT_NEW(ops, ...) script_new_args(ops, (const char *[]){ __VA_ARGS__, NULL })
+static inline struct script *script_new_args(const struct session_ops *ops, const char **argv)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    return script_new(ops, argc, argv);
 }
 
 static inline void script_free(struct script *sc)
@@ -84,27 +120,30 @@ static inline void script_free(struct script *sc)
     free(sc);
 }
 
-/* Runs the session's loop, and takes what it sent, for up to ms. */
+/* Lets ms pass on the loop's clock: it stands at each timer due on the way, and
+ * the session runs until idle there, then at the end. */
 static inline void script_run(struct script *sc, int ms)
 {
-    uint64_t end = mono_ns() + (uint64_t)ms * NS_PER_MS;
-    do {
-        loop_run_once(sc->loop, 5 * NS_PER_MS);
-        ssize_t r;
-        while (sc->peer >= 0 && sc->inlen < sizeof sc->in &&
-               (r = read(sc->peer, sc->in + sc->inlen, sizeof sc->in - sc->inlen)) > 0)
-            sc->inlen += (size_t)r;
-    } while (mono_ns() < end);
+    uint64_t end = sc->now + (uint64_t)ms * NS_PER_MS;
+    script_idle(sc);
+    for (uint64_t next; (next = loop_next_timer(sc->loop)) <= end;) {
+        if (next > sc->now)
+            sc->now = next;
+        script_idle(sc);
+    }
+    sc->now = end;
+    script_idle(sc);
 }
 
-/* Runs the loop until the session has sent a whole line (at most 2 s) and takes
- * it, without its CRLF, into line. */
+/* Takes the next whole line the session sent, without its CRLF, into line. The
+ * line must be there once the session is idle: no time passes (script_run). */
 static inline void script_line(struct script *sc, char *line, size_t n)
 {
-    uint64_t end = mono_ns() + 2000 * NS_PER_MS;
     char *nl;
-    while (!(nl = memchr(sc->in, '\n', sc->inlen)) && mono_ns() < end)
-        script_run(sc, 1);
+    if (!(nl = memchr(sc->in, '\n', sc->inlen))) {
+        script_idle(sc);
+        nl = memchr(sc->in, '\n', sc->inlen);
+    }
     if (!nl)
         fail_msg("the session sent no line (have %zu bytes: '%.*s')", sc->inlen, (int)sc->inlen, sc->in);
     size_t len = (size_t)(nl - sc->in) + 1, l = len - 1;
@@ -126,7 +165,7 @@ static inline void script_expect(struct script *sc, const char *prefix)
         fail_msg("expected '%s...', the session sent '%s'", prefix, line);
 }
 
-/* Nothing more was sent within ms. */
+/* Nothing more was sent within ms (of the loop's clock). */
 static inline void script_quiet(struct script *sc, int ms)
 {
     script_run(sc, ms);
@@ -138,10 +177,12 @@ static inline void script_quiet(struct script *sc, int ms)
 static inline void script_say(struct script *sc, const char *text)
 {
     size_t n = strlen(text), off = 0;
-    while (off < n) {
+    for (unsigned full = 0; off < n;) {
         ssize_t w = write(sc->peer, text + off, n - off);
         if (w < 0 && errno == EAGAIN) {
-            script_run(sc, 1);
+            if (++full == 10000)
+                fail_msg("the session reads no more (%zu of %zu bytes said)", off, n);
+            script_idle(sc);         /* the session reads what it can */
             continue;
         }
         assert_true(w > 0);

@@ -60,8 +60,7 @@ static void visit(struct script *sc, const char *retr_reply)
  * server's answer to it: what happens next decides whether the message was read. */
 static struct script *deleted_then_quit(void)
 {
-    const char *argv[] = { POP3_ARGS };
-    struct script *sc = script_new(&pop3_ops, sizeof argv / sizeof *argv, argv);
+    struct script *sc = SCRIPT_NEW(&pop3_ops, POP3_ARGS);
     static char msg[8192];
     size_t body;
     our_message(sc, msg, sizeof msg, &body);
@@ -106,8 +105,7 @@ static void a_hang_up_before_quit_reads_nothing(void **state)
  * saying which message and what differed. */
 static void a_corrupted_copy(void **state)
 {
-    const char *argv[] = { POP3_ARGS };
-    struct script *sc = script_new(&pop3_ops, sizeof argv / sizeof *argv, argv);
+    struct script *sc = SCRIPT_NEW(&pop3_ops, POP3_ARGS);
     static char msg[8192];
     size_t body, len = our_message(sc, msg, sizeof msg, &body);
     msg[len - 10] = msg[len - 10] == 'x' ? 'y' : 'x';     /* in the body's last line */
@@ -123,8 +121,7 @@ static void a_corrupted_copy(void **state)
 /* Mail that is not ours is left in place, its UIDL learnt, counted once. */
 static void mail_that_is_not_ours(void **state)
 {
-    const char *argv[] = { POP3_ARGS };
-    struct script *sc = script_new(&pop3_ops, sizeof argv / sizeof *argv, argv);
+    struct script *sc = SCRIPT_NEW(&pop3_ops, POP3_ARGS);
     visit(sc, "From: someone@example.org\r\nSubject: hello\r\n\r\nnot a soak message\r\n.\r\n");
     /* no DELE: delete_foreign is off */
     script_talk(sc, "C: UIDL 1", "S: +OK 1 uid-abc", "C: QUIT", "S: +OK", NULL);
@@ -138,8 +135,7 @@ static void mail_that_is_not_ours(void **state)
 /* A refused login is counted at its stage and the session leaves without reading. */
 static void a_refused_login(void **state)
 {
-    const char *argv[] = { POP3_ARGS };
-    struct script *sc = script_new(&pop3_ops, sizeof argv / sizeof *argv, argv);
+    struct script *sc = SCRIPT_NEW(&pop3_ops, POP3_ARGS);
     script_talk(sc, "S: +OK POP3 ready", "C: USER ", "S: +OK", "C: PASS ", "S: -ERR [AUTH] authentication failed",
                 "C: QUIT", "S: +OK", NULL);
     script_run(sc, 20);

@@ -42,8 +42,7 @@ static struct ledger_entry *first_entry(struct script *sc)
 
 static void a_message_in_lockstep(void **state)
 {
-    const char *argv[] = { SMTP_ARGS("off") };
-    struct script *sc = script_new(&smtp_ops, sizeof argv / sizeof *argv, argv);
+    struct script *sc = SCRIPT_NEW(&smtp_ops, SMTP_ARGS("off"));
     script_talk(sc, "S: 220 test ESMTP", "C: EHLO mailsoak.test", "S: 250-test", "S: 250 SIZE",
                 "C: MAIL FROM:<mailsoak@test.local>", NULL);
     script_quiet(sc, 20);                        /* lockstep: RCPT waits for MAIL's reply */
@@ -76,8 +75,7 @@ static void a_message_in_lockstep(void **state)
  * final dot (RFC 2920). */
 static void a_pipelined_message(void **state)
 {
-    const char *argv[] = { SMTP_ARGS("auto") };
-    struct script *sc = script_new(&smtp_ops, sizeof argv / sizeof *argv, argv);
+    struct script *sc = SCRIPT_NEW(&smtp_ops, SMTP_ARGS("auto"));
     script_talk(sc, "S: 220 test ESMTP", "C: EHLO", "S: 250-test", "S: 250 PIPELINING",
                 "C: MAIL FROM:", "C: RCPT TO:", "C: DATA", "S: 250 ok", "S: 250 ok", "S: 354 go ahead", NULL);
     assert_true(take_body(sc));
@@ -94,8 +92,7 @@ static void a_pipelined_message(void **state)
  * body goes out, the session resets and sends nothing more. */
 static void a_refused_recipient(void **state)
 {
-    const char *argv[] = { SMTP_ARGS("off") };
-    struct script *sc = script_new(&smtp_ops, sizeof argv / sizeof *argv, argv);
+    struct script *sc = SCRIPT_NEW(&smtp_ops, SMTP_ARGS("off"));
     script_talk(sc, "S: 220 test ESMTP", "C: EHLO", "S: 250 test", "C: MAIL FROM:", "S: 250 ok", "C: RCPT TO:",
                 "S: 550 no such user", "C: RSET", "S: 250 reset", "C: QUIT", NULL);
     assert_int_equal(script_errors(sc, "smtp_rcpt_550"), 1);
@@ -108,8 +105,7 @@ static void a_refused_recipient(void **state)
 /* The end-of-data refusal is the ledger's: the message is rejected, not lost. */
 static void a_refused_message(void **state)
 {
-    const char *argv[] = { SMTP_ARGS("off") };
-    struct script *sc = script_new(&smtp_ops, sizeof argv / sizeof *argv, argv);
+    struct script *sc = SCRIPT_NEW(&smtp_ops, SMTP_ARGS("off"));
     script_talk(sc, UP_TO_DATA, "S: 354 go ahead", NULL);
     take_body(sc);
     script_talk(sc, "S: 554 rejected: spam", "C: QUIT", NULL);
@@ -126,8 +122,7 @@ static void a_refused_message(void **state)
  * connects again. */
 static void a_421_mid_transaction(void **state)
 {
-    const char *argv[] = { SMTP_ARGS("off") };
-    struct script *sc = script_new(&smtp_ops, sizeof argv / sizeof *argv, argv);
+    struct script *sc = SCRIPT_NEW(&smtp_ops, SMTP_ARGS("off"));
     script_talk(sc, "S: 220 test ESMTP", "C: EHLO", "S: 250 test", "C: MAIL FROM:", "S: 421 shutting down", NULL);
     script_run(sc, 300);                         /* the backoff after one failure: 100 ms */
     assert_int_equal(script_errors(sc, "smtp_mail_421"), 1);
@@ -140,8 +135,7 @@ static void a_421_mid_transaction(void **state)
  * it for the next command's (issue 13) and gives up the connection. */
 static void a_reply_nobody_asked_for(void **state)
 {
-    const char *argv[] = { SMTP_ARGS("off") };
-    struct script *sc = script_new(&smtp_ops, sizeof argv / sizeof *argv, argv);
+    struct script *sc = SCRIPT_NEW(&smtp_ops, SMTP_ARGS("off"));
     script_talk(sc, "S: 220 test ESMTP", "C: EHLO", "S: 250 test", "S: 250 ok", NULL);  /* 250 ok: MAIL's? */
     script_run(sc, 20);
     assert_int_equal(script_errors(sc, "smtp_mail_protocol"), 1);
@@ -153,8 +147,7 @@ static void a_reply_nobody_asked_for(void **state)
 /* A server that hangs up after the greeting is a connection error of the EHLO. */
 static void a_server_that_hangs_up(void **state)
 {
-    const char *argv[] = { SMTP_ARGS("off") };
-    struct script *sc = script_new(&smtp_ops, sizeof argv / sizeof *argv, argv);
+    struct script *sc = SCRIPT_NEW(&smtp_ops, SMTP_ARGS("off"));
     script_talk(sc, "S: 220 test ESMTP", "C: EHLO", NULL);
     script_hang_up(sc);
     script_run(sc, 20);
@@ -166,9 +159,8 @@ static void a_server_that_hangs_up(void **state)
  * transaction starts; the exchange is timed as a whole. */
 static void auth_login(void **state)
 {
-    const char *argv[] = { "--smtp", "127.0.0.1:25", "--readers", "0", "--msgs-per-conn", "1", "--set", "users.count=1",
-                           "--set", "users.password=secret%d", "--smtp-auth", "login" };
-    struct script *sc = script_new(&smtp_ops, sizeof argv / sizeof *argv, argv);
+    struct script *sc = SCRIPT_NEW(&smtp_ops, "--smtp", "127.0.0.1:25", "--readers", "0", "--msgs-per-conn", "1",
+                                   "--set", "users.count=1", "--set", "users.password=secret%d", "--smtp-auth", "login");
     char user[64], pass[64], c_user[80], c_pass[80];
     sasl_b64("user0000@test.local", 19, user);
     sasl_b64("secret0", 7, pass);
@@ -184,9 +176,8 @@ static void auth_login(void **state)
 /* A refused AUTH turns the session away: counted, QUIT, and no mail. */
 static void auth_refused(void **state)
 {
-    const char *argv[] = { "--smtp", "127.0.0.1:25", "--readers", "0", "--set", "users.count=1",
-                           "--set", "users.password=secret", "--smtp-auth", "plain" };
-    struct script *sc = script_new(&smtp_ops, sizeof argv / sizeof *argv, argv);
+    struct script *sc = SCRIPT_NEW(&smtp_ops, "--smtp", "127.0.0.1:25", "--readers", "0", "--set", "users.count=1",
+                                   "--set", "users.password=secret", "--smtp-auth", "plain");
     script_talk(sc, "S: 220 test ESMTP", "C: EHLO", "S: 250-test", "S: 250 AUTH PLAIN", "C: AUTH PLAIN AHVzZXIw",
                 "S: 535 5.7.8 authentication failed", "C: QUIT", NULL);
     assert_int_equal(script_errors(sc, "smtp_auth_535"), 1);
