@@ -1,6 +1,7 @@
 /* test_procset: the collector's process set against real processes (a short-lived
  * child's I/O is counted after its parent reaps it; a crash and a restart are
- * events) and against a fixture proc tree (accounting when members come and go). */
+ * events) and against a fixture proc tree (accounting when members come and go;
+ * I/O totals that never fall between samples). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -494,6 +495,36 @@ static void accounting_as_members_come_and_go(void **state)
     strlist_free(&cfg.processes);
     rmtree(root);
 }
+/* The I/O counters never fall between samples, whatever the members' files say:
+ * a child reaped without its parent's counts growing (SIGCHLD ignored: the kernel
+ * drops them) takes nothing back from the run's total, which grows again once the
+ * set's sum passes it. */
+static void io_never_falls(void **state)
+{
+    char *root = tmpdir(), err[400];
+    fake(root, 100, 1, "master", 'S', 500, 4000, 1000, 0);
+    struct tested_server cfg = { .sample_interval = 1000000000ull };
+    strlist_add(&cfg.processes, "^master$");
+    struct collector_opts o = { .proc_root = root, .manual = 1, .start_ticks = 1000 };
+    struct collector *c = collector_start_opts(&cfg, now_ns(), &o, err, sizeof err);
+    assert_non_null(c);
+    fake(root, 101, 100, "smtpd", 'S', 2000, 1000, 300, 0);
+    collector_sample(c);
+    assert_int_equal(obytes(c), 300);
+    gone(root, 101);                 /* reaped, and the master's counts did not grow */
+    collector_sample(c);
+    assert_int_equal(obytes(c), 300);
+    fake(root, 100, 1, "master", 'S', 500, 4000, 1000 + 200, 0);
+    collector_sample(c);
+    assert_int_equal(obytes(c), 300);    /* 200 since the start: the total stands */
+    fake(root, 100, 1, "master", 'S', 500, 4000, 1000 + 450, 0);
+    collector_sample(c);
+    assert_int_equal(obytes(c), 450);
+    collector_free(c);
+    strlist_free(&cfg.processes);
+    rmtree(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -503,6 +534,7 @@ int main(void)
         cmocka_unit_test(a_crashed_child_caught_as_zombie_and_a_dead_master),
         cmocka_unit_test(a_master_restarted_under_a_new_pid),
         cmocka_unit_test(accounting_as_members_come_and_go),
+        cmocka_unit_test(io_never_falls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
