@@ -10,11 +10,17 @@
 
 #include "lib/printable.h"
 
+/* printable() into outlen bytes of a larger buffer, whose bytes past outlen must
+ * stay untouched: a write past the bound fails here, not only under ASan. */
 static void check(const char *in, size_t n, size_t outlen, const char *want)
 {
     char out[512];
-    assert_true(outlen <= sizeof out);
+    assert_true(outlen < sizeof out);
+    memset(out, 'Z', sizeof out);
     size_t len = printable(out, outlen, in, n);
+    for (size_t i = outlen; i < sizeof out; i++)
+        if (out[i] != 'Z')
+            fail_msg("printable() wrote byte %zu of a %zu-byte buffer", i, outlen);
     assert_string_equal(out, want);
     assert_int_equal(len, strlen(want));
 }
@@ -62,6 +68,24 @@ static void cuts_between_characters(void **st)
     check("abc", 3, 1, "");
 }
 
+/* At the bound: what fits exactly with its NUL is kept, one byte less cuts it
+ * (a character, an escape), for each width. */
+static void the_bound_at_its_edge(void **st)
+{
+    check("abc", 3, 4, "abc");
+    check("abc", 3, 3, "ab");
+    check("a\xc3\xa9", 3, 4, "a\xc3\xa9");
+    check("a\xc3\xa9", 3, 3, "a");
+    check("a\xf0\x9f\x98\x80", 5, 6, "a\xf0\x9f\x98\x80");
+    check("a\xf0\x9f\x98\x80", 5, 5, "a");
+    check("ab\x1b", 3, 7, "ab\\x1b");
+    check("ab\x1b", 3, 6, "ab");
+    check("\x1b", 1, 5, "\\x1b");
+    check("\x1b", 1, 4, "");
+    check("a", 1, 2, "a");
+    check("a", 1, 1, "");
+}
+
 static void idempotent(void **st)
 {
     static const char nasty[] = "451 \xff\x1b[2J \xc3\xa9\0\\x1b \xe2\x82";
@@ -88,7 +112,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(keeps_text), cmocka_unit_test(escapes_controls), cmocka_unit_test(escapes_malformed),
-        cmocka_unit_test(cuts_between_characters), cmocka_unit_test(idempotent), cmocka_unit_test(cut),
+        cmocka_unit_test(cuts_between_characters), cmocka_unit_test(the_bound_at_its_edge),
+        cmocka_unit_test(idempotent), cmocka_unit_test(cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
