@@ -95,6 +95,8 @@ static inline int conn_is_open(const struct conn *c) { return c->io.fd >= 0; }
 /* 1: *line/len hold the next line without its CRLF (LF alone accepted);
  * 0: need more input; -1: a line longer than max_line (protocol violation). */
 int conn_line(struct conn *c, char **line, size_t *len);
+/* The same, with the -1 said in why: "line longer than MAX_LINE bytes". */
+int conn_line_why(struct conn *c, char **line, size_t *len, char *why, size_t whylen);
 /* Raw access for bulk data: what is buffered, and where it starts. */
 static inline size_t conn_avail(const struct conn *c) { return c->in.len - c->in.off; }
 static inline const char *conn_peek(const struct conn *c) { return c->in.p + c->in.off; }

@@ -452,6 +452,14 @@ int conn_line(struct conn *c, char **line, size_t *len)
     return 1;
 }
 
+int conn_line_why(struct conn *c, char **line, size_t *len, char *why, size_t whylen)
+{
+    int r = conn_line(c, line, len);
+    if (r < 0)
+        snprintf(why, whylen, "line longer than %zu bytes", c->max_line);
+    return r;
+}
+
 void conn_write(struct conn *c, const void *p, size_t n)
 {
     buf_append(&c->out, p, n);

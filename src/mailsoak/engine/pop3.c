@@ -711,14 +711,12 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
 
 static void on_data(struct pop3_session *s)
 {
-    char *line;
+    char *line, why[64];
     size_t len;
     int r;
-    while (conn_is_open(&s->c) && (r = conn_line(&s->c, &line, &len)) != 0) {
+    while (conn_is_open(&s->c) && (r = conn_line_why(&s->c, &line, &len, why, sizeof why)) != 0) {
         if (r < 0) {
-            char ex[64];
-            snprintf(ex, sizeof ex, "line longer than %zu bytes", s->c.max_line);
-            count_error(s, "protocol", ex);
+            count_error(s, "protocol", why);
             finish(s, 1);
             return;
         }

@@ -829,14 +829,12 @@ static void on_reply(struct smtp_session *s, const struct smtp_reply *r, const c
 
 static void on_data(struct smtp_session *s)
 {
-    char *line;
+    char *line, why[64];
     size_t len;
     int r;
-    while (conn_is_open(&s->c) && (r = conn_line(&s->c, &line, &len)) != 0) {
+    while (conn_is_open(&s->c) && (r = conn_line_why(&s->c, &line, &len, why, sizeof why)) != 0) {
         if (r < 0) {
-            char ex[64];
-            snprintf(ex, sizeof ex, "line longer than %zu bytes", s->c.max_line);
-            protocol_error(s, ex, strlen(ex));
+            protocol_error(s, why, strlen(why));
             return;
         }
         /* nothing was asked while idle or waiting for the next message to be due */
