@@ -30,6 +30,7 @@ struct cli_opt {
 
 /* What a command's words other than its options are. */
 enum cli_words {
+    CLI_NONE,                 /* none ("takes no arguments") */
     CLI_FILES,                /* files, at least one ("no result files given") */
     CLI_FILES_ANY,            /* files, none or more */
     CLI_SETTINGS,             /* the settings reader's, in order; -h/--help too, so that the
@@ -39,7 +40,7 @@ enum cli_words {
 struct cli_cmd {
     const char *name;         /* the prefix of messages: "compare", "mailsoak check" */
     void (*usage)(FILE *f);
-    const struct cli_opt *opts;   /* ended by a row with a NULL name */
+    const struct cli_opt *opts;   /* ended by a row with a NULL name; NULL: none */
     enum cli_words words;
     /* The settings reader, or NULL: called once, after the command's own options,
      * with the words that are its own (in order), and the usage to print on --help.
@@ -52,7 +53,8 @@ struct cli_cmd {
  * "--x=VALUE" for a long option (a short alias takes its value as the next word),
  * -h and --help, "--" ending the options (but for CLI_SETTINGS), a lone "-" as a
  * file. Returns 1 with the files in *files (the caller frees it; NULL for
- * CLI_SETTINGS), every required option given (not empty) and the settings read;
+ * CLI_NONE and CLI_SETTINGS, where files and nfiles may be NULL), every required
+ * option given (not empty) and the settings read;
  * or 0, *files NULL, when the command is done: --help printed the usage on out
  * (*status 0), or "CMD: reason" and the usage went to err, or the settings reader
  * refused (*status 2). */

@@ -14,7 +14,7 @@
 static const struct cli_opt *find(const struct cli_opt *opts, const char *a, const char **inline_val)
 {
     *inline_val = NULL;
-    for (const struct cli_opt *o = opts; o->name; o++) {
+    for (const struct cli_opt *o = opts; o && o->name; o++) {
         size_t n = strlen(o->name);
         if (!strcmp(a, o->name) || (o->alias && !strcmp(a, o->alias)))
             return o;
@@ -44,16 +44,15 @@ int cli_parse(const struct cli_cmd *c, int argc, char **argv, FILE *out, FILE *e
               size_t *nfiles, int *status)
 {
     char msg[300];
-    char **rest = xcalloc((size_t)argc + 1, sizeof *rest);
+    char **rest = xcalloc((size_t)argc + 1, sizeof *rest), **words = xcalloc((size_t)argc + 1, sizeof *words);
+    size_t nwords = 0;
     int nrest = 0;
-    *files = xcalloc((size_t)argc + 1, sizeof **files);
-    *nfiles = 0;
     *status = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (!strcmp(a, "--") && c->words != CLI_SETTINGS) {
             while (++i < argc)
-                (*files)[(*nfiles)++] = argv[i];
+                words[nwords++] = argv[i];
             break;
         }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -92,14 +91,18 @@ int cli_parse(const struct cli_cmd *c, int argc, char **argv, FILE *out, FILE *e
             snprintf(msg, sizeof msg, "unknown option '%s'", a);
             goto usage_error;
         } else {
-            (*files)[(*nfiles)++] = argv[i];
+            words[nwords++] = argv[i];
         }
     }
-    if (c->words == CLI_FILES && !*nfiles) {
+    if (c->words == CLI_FILES && !nwords) {
         snprintf(msg, sizeof msg, "no result files given");
         goto usage_error;
     }
-    for (const struct cli_opt *o = c->opts; o->name; o++)
+    if (c->words == CLI_NONE && nwords) {
+        snprintf(msg, sizeof msg, "takes no arguments");
+        goto usage_error;
+    }
+    for (const struct cli_opt *o = c->opts; o && o->name; o++)
         if (o->required && (!*o->val || !**o->val)) {
             snprintf(msg, sizeof msg, "%s", o->required);
             goto usage_error;
@@ -111,11 +114,13 @@ int cli_parse(const struct cli_cmd *c, int argc, char **argv, FILE *out, FILE *e
             goto done;
         }
     }
-    if (c->words == CLI_SETTINGS) {
-        free(*files);
-        *files = NULL;
-    }
     free(rest);
+    if (files) {
+        *files = c->words == CLI_NONE || c->words == CLI_SETTINGS ? NULL : words;
+        *nfiles = nwords;
+    }
+    if (!files || !*files)
+        free(words);
     return 1;
 usage_error:
     cli_say(err, c->name, 0, msg);
@@ -123,8 +128,9 @@ usage_error:
     *status = 2;
 done:
     free(rest);
-    free(*files);
-    *files = NULL;
+    free(words);
+    if (files)
+        *files = NULL;
     return 0;
 }
 

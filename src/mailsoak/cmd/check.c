@@ -35,11 +35,9 @@ int cmd_check(int argc, char **argv)
     };
     const struct cli_cmd cmd = { .name = "mailsoak check", .usage = usage, .opts = opts, .words = CLI_SETTINGS,
                                  .settings = config_from_words, .ud = &cfg };
-    char **files;
-    size_t nfiles;
     int rc;
     char err[600];
-    int parsed = cli_parse(&cmd, argc, argv, stdout, stderr, &files, &nfiles, &rc);
+    int parsed = cli_parse(&cmd, argc, argv, stdout, stderr, NULL, NULL, &rc);
     if (parsed && config_check_limits(&cfg, err, sizeof err) < 0) {
         fprintf(stderr, "mailsoak check: %s\n", err);   /* as run says it, with the same status */
         rc = 2;

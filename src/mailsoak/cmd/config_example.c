@@ -3,7 +3,6 @@
 #include "cmd/config_example.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "lib/cli.h"
 #include "settings/config.h"
@@ -17,15 +16,10 @@ static void usage(FILE *f)
 
 int cmd_config_example(int argc, char **argv)
 {
-    const struct cli_opt opts[] = { { 0 } };
-    const struct cli_cmd cmd = { .name = "mailsoak config-example", .usage = usage, .opts = opts,
-                                 .words = CLI_FILES_ANY };
-    char **words;
-    size_t n;
+    const struct cli_cmd cmd = { .name = "mailsoak config-example", .usage = usage, .words = CLI_NONE };
     int rc;
-    if (!cli_parse(&cmd, argc, argv, stdout, stderr, &words, &n, &rc))
+    if (!cli_parse(&cmd, argc, argv, stdout, stderr, NULL, NULL, &rc))
         return rc;
-    free(words);
     fputs("; mailsoak run: every key at its default (conf/mailsoak.conf is this output).\n"
           "; Durations 250ms 90s 10m 1h; counts 1k = 1000; byte sizes 1k = 1024.\n\n", stdout);
     opts_example(stdout, config_opts);

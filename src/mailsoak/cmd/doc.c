@@ -106,8 +106,7 @@ static void usage(FILE *f)
 
 int cmd_doc(int argc, char **argv)
 {
-    const struct cli_opt opts[] = { { 0 } };
-    const struct cli_cmd cmd = { .name = "mailsoak doc", .usage = usage, .opts = opts, .words = CLI_FILES_ANY };
+    const struct cli_cmd cmd = { .name = "mailsoak doc", .usage = usage, .words = CLI_FILES_ANY };
     const struct command *cmds = mailsoak_commands;
     char **words;
     size_t n;

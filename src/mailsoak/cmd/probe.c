@@ -33,13 +33,10 @@ static void usage(FILE *f)
 int cmd_probe(int argc, char **argv)
 {
     struct config cfg = { 0 };
-    const struct cli_opt opts[] = { { 0 } };
-    const struct cli_cmd cmd = { .name = "mailsoak probe", .usage = usage, .opts = opts, .words = CLI_SETTINGS,
+    const struct cli_cmd cmd = { .name = "mailsoak probe", .usage = usage, .words = CLI_SETTINGS,
                                  .settings = config_from_words, .ud = &cfg };
-    char **files;
-    size_t nfiles;
     int rc;
-    if (cli_parse(&cmd, argc, argv, stdout, stderr, &files, &nfiles, &rc))
+    if (cli_parse(&cmd, argc, argv, stdout, stderr, NULL, NULL, &rc))
         rc = probe_serve(&cfg);
     config_free(&cfg);
     return rc;

@@ -32,13 +32,10 @@ static int duration_on_command_line(int argc, char **argv)
 int cmd_run(int argc, char **argv)
 {
     struct config cfg = { 0 };
-    const struct cli_opt opts[] = { { 0 } };
-    const struct cli_cmd cmd = { .name = "mailsoak run", .usage = usage, .opts = opts, .words = CLI_SETTINGS,
+    const struct cli_cmd cmd = { .name = "mailsoak run", .usage = usage, .words = CLI_SETTINGS,
                                  .settings = config_from_words, .ud = &cfg };
-    char **files;
-    size_t nfiles;
     int rc;
-    if (cli_parse(&cmd, argc, argv, stdout, stderr, &files, &nfiles, &rc))
+    if (cli_parse(&cmd, argc, argv, stdout, stderr, NULL, NULL, &rc))
         rc = run_configured(&cfg, !duration_on_command_line(argc, argv));
     config_free(&cfg);
     return rc;

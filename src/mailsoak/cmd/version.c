@@ -4,7 +4,6 @@
 #include "cmd/version.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "lib/cli.h"
 #include "lib/version.h"
@@ -23,19 +22,9 @@ int cmd_print_version(void)
 
 int cmd_version(int argc, char **argv)
 {
-    const struct cli_opt opts[] = { { 0 } };
-    const struct cli_cmd cmd = { .name = "mailsoak version", .usage = usage, .opts = opts,
-                                 .words = CLI_FILES_ANY };
-    char **words;
-    size_t n;
+    const struct cli_cmd cmd = { .name = "mailsoak version", .usage = usage, .words = CLI_NONE };
     int rc;
-    if (!cli_parse(&cmd, argc, argv, stdout, stderr, &words, &n, &rc))
+    if (!cli_parse(&cmd, argc, argv, stdout, stderr, NULL, NULL, &rc))
         return rc;
-    free(words);
-    if (n) {
-        cli_say(stderr, cmd.name, 0, "takes no arguments");
-        usage(stderr);
-        return 2;
-    }
     return cmd_print_version();
 }
