@@ -1,6 +1,9 @@
 /* msg: the messages mailsoak sends and the checks its readers make. A message is
- * headers (ours: X-Mailsoak-Id, -Sent, -Digest) and a body of printable CRLF lines
- * of at most 78 characters whose SHA-256 is in the digest header. */
+ * headers (ours: X-Mailsoak-Id, -Sent, -Digest) and a body whose SHA-256 is in the
+ * digest header: by smtp.content, printable CRLF lines of at most 78 characters
+ * (random, the classic), mail as clients write it (mime: a client's header set,
+ * text, multipart/alternative text and HTML, or that and a base64 attachment in
+ * multipart/mixed), or a message of a corpus (engine/corpus.h) replayed. */
 #ifndef MS_MSG_H
 #define MS_MSG_H
 
@@ -9,16 +12,26 @@
 
 #include <openssl/evp.h>
 
+#include "engine/corpus.h"
 #include "lib/rng.h"
 
 #define MSG_DIGEST_LEN 32
 #define MSG_RUNID_LEN 8          /* hex characters */
+
+enum msg_content { MSG_RANDOM, MSG_MIME, MSG_CORPUS };
 
 struct msg_gen {
     const char *pool;            /* random printable text, shared read-only */
     size_t poolsize;
     char *scratch;               /* the body before dot-stuffing */
     size_t scratchcap;
+    const char *body;            /* the body written: scratch, or a corpus message's */
+    int content;                 /* enum msg_content */
+    const struct corpus *corpus; /* MSG_CORPUS, shared read-only */
+    /* headers of this message besides ours: MIME's, or all a corpus message kept
+     * (then ours are only To, Message-ID and X-Mailsoak-*: own_headers = 0) */
+    struct corpus_buf hdr, raw, cbody;
+    int own_headers;
     EVP_MD *sha256;
     EVP_MD_CTX *mdctx;
     char date[64];               /* RFC 5322 date, refreshed once per second */
@@ -38,13 +51,17 @@ struct msg_params {
 /* A pool of printable text (with some lines starting with '.') built from seed. */
 char *msg_pool_new(uint64_t seed, size_t size);
 int msg_gen_init(struct msg_gen *g, const char *pool, size_t poolsize);
+/* What msg_body makes (MSG_RANDOM after init); corpus for MSG_CORPUS. */
+void msg_gen_content(struct msg_gen *g, enum msg_content content, const struct corpus *corpus);
 void msg_gen_free(struct msg_gen *g);
 
-/* Builds the body (exactly p->body_size bytes; a size of 1 becomes 2, since every
- * body ends with CRLF) into g->scratch and its digest into digest. */
+/* Builds the body and its digest: random, exactly p->body_size bytes (a size of 1
+ * becomes 2, since every body ends with CRLF); mime, about that size with its
+ * parts' headers; corpus, message body_seed mod the corpus's count, as it is.
+ * Returns the body's length. */
 size_t msg_body(struct msg_gen *g, const struct msg_params *p, uint8_t digest[MSG_DIGEST_LEN]);
 /* Size of the message on the wire at most, for reserving output space. */
-size_t msg_wire_max(const struct msg_params *p, size_t body_len);
+size_t msg_wire_max(const struct msg_gen *g, const struct msg_params *p, size_t body_len);
 /* Writes headers + dot-stuffed body + ".\r\n" into out (at least msg_wire_max bytes);
  * returns bytes written. Call after msg_body. */
 size_t msg_write(struct msg_gen *g, const struct msg_params *p, size_t body_len,

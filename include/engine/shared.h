@@ -73,6 +73,10 @@ struct run {
     char fill_run_id[MSG_RUNID_LEN + 1];
     struct known *known;             /* NULL without a fill */
     struct known seen;               /* pop3.leave: what each mailbox's client retrieved */
+    struct corpus corpus;            /* smtp.content = corpus: the messages to replay */
+    /* smtp.rcpts_weights: the cumulative shares of 1, 2, ... recipients (0 = rcpts) */
+    double rcpt_cdf[MAX_RCPTS];
+    unsigned nrcpt_w;
     /* pop3.poll_interval: per user, when its last complete visit's listing ended
      * (ms since the start, 0 = never): a message accepted before it and not in it
      * was the server's delay */

@@ -1,6 +1,7 @@
 /* sizes: the distribution message bodies are drawn from — uniform in a range,
- * fixed, lognormal (median and spread, clamped to the range) or resampled from a
- * file of observed sizes. */
+ * fixed, lognormal (median and spread, clamped to the range), resampled from a
+ * file of observed sizes, or a published cumulative distribution (a file of
+ * 'BYTES SHARE' points, drawn between them log-linearly, clamped to the range). */
 #ifndef MS_SIZES_H
 #define MS_SIZES_H
 
@@ -10,13 +11,14 @@
 #include "lib/rng.h"
 #include "lib/units.h"
 
-enum size_dist { SIZE_UNIFORM, SIZE_FIXED, SIZE_LOGNORMAL, SIZE_FILE };
+enum size_dist { SIZE_UNIFORM, SIZE_FIXED, SIZE_LOGNORMAL, SIZE_FILE, SIZE_CDF };
 
 struct size_model {
     enum size_dist dist;
     struct range range;          /* uniform bounds; clamp for lognormal; fixed uses lo */
     double mu, sigma;            /* lognormal in log space */
-    uint64_t *samples;           /* SIZE_FILE */
+    uint64_t *samples;           /* SIZE_FILE; SIZE_CDF: the points' sizes */
+    double *cum;                 /* SIZE_CDF: the share of messages of at most samples[i] */
     size_t nsamples;
 };
 

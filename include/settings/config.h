@@ -99,6 +99,9 @@ struct config {
     int size_dist;                              /* enum size_dist (sizes.h) */
     int smtp_protocol;                          /* enum smtp_protocol */
     struct range rcpts;
+    char *rcpts_weights;                        /* "70,15,8": shares of 1, 2, 3 recipients */
+    int content;                                /* enum msg_content: random | mime | corpus */
+    char *corpus;
     char *size_file;
     struct strlist smtp_bind, pop3_bind;
 };

@@ -123,7 +123,7 @@ static void round_trip_and_corruption(void **st)
     for (size_t size = 0; size < 1200; size += 37) {
         struct msg_params p = params(size, size);
         size_t n = msg_body(&f->g, &p, d);
-        char *wire = malloc(msg_wire_max(&p, n));
+        char *wire = malloc(msg_wire_max(&f->g, &p, n));
         size_t w = msg_write(&f->g, &p, n, d, wire);
         assert_memory_equal(wire + w - 3, ".\r\n", 3);
         struct msg_check m;
@@ -140,6 +140,48 @@ static void round_trip_and_corruption(void **st)
         }
         free(wire);
     }
+}
+
+/* smtp.content = mime: every kind of message round-trips through the reader with
+ * its digest, carries a client's MIME headers, and its multiparts close their
+ * boundaries; the three kinds all occur. */
+static void mime_messages(void **st)
+{
+    struct fx *f = *st;
+    uint8_t d[MSG_DIGEST_LEN];
+    int kinds[3] = { 0 };
+    msg_gen_content(&f->g, MSG_MIME, NULL);
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        struct msg_params p = params(seed * 97 % 60000, seed * 7919);
+        size_t n = msg_body(&f->g, &p, d);
+        char *wire = malloc(msg_wire_max(&f->g, &p, n));
+        size_t w = msg_write(&f->g, &p, n, d, wire);
+        wire[w - 3] = 0;             /* cut the final dot for strstr */
+        struct msg_check m;
+        wire[w - 3] = '.';
+        assert_int_equal(check_wire(f, wire, w, &m), MSG_OK);
+        assert_int_equal(m.body_bytes, n);
+        wire[w - 3] = 0;
+        assert_non_null(strstr(wire, "\r\nMIME-Version: 1.0\r\n"));
+        const char *hdr_end = strstr(wire, "\r\n\r\n");
+        const char *ct = strstr(wire, "Content-Type: ");
+        assert_true(ct && ct < hdr_end);
+        if (!strncmp(ct, "Content-Type: text/plain", 24)) {
+            kinds[0]++;
+        } else {
+            int mixed = !strncmp(ct, "Content-Type: multipart/mixed", 29);
+            kinds[mixed ? 2 : 1]++;
+            const char *b = strstr(ct, "boundary=\"") + 10;
+            char close[64];
+            snprintf(close, sizeof close, "\r\n--%.*s--\r\n", (int)(strchr(b, '"') - b), b);
+            assert_non_null(strstr(hdr_end, close));
+            if (mixed)
+                assert_non_null(strstr(hdr_end, "Content-Transfer-Encoding: base64\r\n"));
+        }
+        free(wire);
+    }
+    assert_true(kinds[0] > 60 && kinds[1] > 60 && kinds[2] > 40);
+    msg_gen_content(&f->g, MSG_RANDOM, NULL);
 }
 
 static void verdicts(void **st)
@@ -159,7 +201,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(body_sizes_and_lines), cmocka_unit_test(reproducible),
         cmocka_unit_test(dot_stuffing), cmocka_unit_test(round_trip_and_corruption),
-        cmocka_unit_test(verdicts),
+        cmocka_unit_test(verdicts), cmocka_unit_test(mime_messages),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -32,7 +32,7 @@ static size_t our_message(struct script *sc, char *out, size_t n, size_t *body_l
     uint64_t idx = ledger_add(&r->ledger, 0, 0, (uint32_t)blen, d8, 0);
     p.seq = ledger_seq(0, idx);
     ledger_accept(&r->ledger, ledger_get(&r->ledger, p.seq), 1);
-    assert_true(msg_wire_max(&p, blen) < n);
+    assert_true(msg_wire_max(&sc->gen, &p, blen) < n);
     *body_len = blen;
     size_t len = msg_write(&sc->gen, &p, blen, digest, out);
     out[len] = 0;

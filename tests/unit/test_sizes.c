@@ -98,6 +98,39 @@ static void from_file(void **st)
     unlink(path);
 }
 
+/* size_dist = cdf on the published table shipped in conf/sizes: the drawn sizes'
+ * cumulative shares match the table's at every point. */
+static void from_cdf(void **st)
+{
+    (void)st;
+    struct size_model m;
+    struct rng r;
+    char err[200], path[512];
+    snprintf(path, sizeof path, "%s/conf/sizes/email-2002.cdf", getenv("TOP") ? getenv("TOP") : ".");
+    rng_seed(&r, 3);
+    assert_int_equal(size_model_init(&m, SIZE_CDF, (struct range){ 0, 1u << 30 }, 0, 0, path, err, sizeof err), 0);
+    assert_int_equal(m.nsamples, 12);
+    uint64_t *v = malloc(N * sizeof *v);
+    for (int i = 0; i < N; i++)
+        v[i] = size_draw(&m, &r);
+    for (size_t k = 0; k < m.nsamples; k++) {
+        size_t at = 0;
+        for (int i = 0; i < N; i++)
+            at += v[i] <= m.samples[k];
+        assert_true(fabs((double)at / N - m.cum[k]) < 0.01);
+    }
+    free(v);
+    size_model_free(&m);
+    /* shares that go down are refused with the line */
+    char tmp[] = "/tmp/mailsoak-cdf-XXXXXX";
+    int fd = mkstemp(tmp);
+    assert_true(write(fd, "100 0.5\n200 0.4\n", 16) == 16);
+    close(fd);
+    assert_int_equal(size_model_init(&m, SIZE_CDF, (struct range){ 0, 1000 }, 0, 0, tmp, err, sizeof err), -1);
+    assert_non_null(strstr(err, ":2: "));
+    unlink(tmp);
+}
+
 static void pacing(void **st)
 {
     struct pacer p;
@@ -192,7 +225,7 @@ static void owed_arrivals(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(uniform_and_fixed), cmocka_unit_test(lognormal), cmocka_unit_test(from_file),
+        cmocka_unit_test(uniform_and_fixed), cmocka_unit_test(lognormal), cmocka_unit_test(from_file), cmocka_unit_test(from_cdf),
         cmocka_unit_test(pacing), cmocka_unit_test(poisson_arrivals), cmocka_unit_test(owed_arrivals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,13 +1,18 @@
 /* msg: message generation and verification. Bodies are slices of a shared random
  * pool cut into lines, so generating one costs a few memcpy calls and one SHA-256;
- * the same (seed, sequence) always gives the same body. */
+ * the same (seed, sequence) always gives the same body. MIME bodies are built of
+ * the same lines around their parts' headers and boundaries, attachments of
+ * base64 of random bytes; corpus bodies are read from their files. */
 #include "engine/msg.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+
+#include <openssl/evp.h>
 
 #include "lib/alloc.h"
 
@@ -39,47 +44,217 @@ int msg_gen_init(struct msg_gen *g, const char *pool, size_t poolsize)
     return g->sha256 && g->mdctx && poolsize > 2 * MAX_LINE ? 0 : -1;
 }
 
+void msg_gen_content(struct msg_gen *g, enum msg_content content, const struct corpus *corpus)
+{
+    g->content = content;
+    g->corpus = corpus;
+}
+
 void msg_gen_free(struct msg_gen *g)
 {
     free(g->scratch);
+    corpus_buf_free(&g->hdr);
+    corpus_buf_free(&g->raw);
+    corpus_buf_free(&g->cbody);
     EVP_MD_free(g->sha256);
     EVP_MD_CTX_free(g->mdctx);
     memset(g, 0, sizeof *g);
 }
 
-size_t msg_body(struct msg_gen *g, const struct msg_params *p, uint8_t digest[MSG_DIGEST_LEN])
+static void reserve(struct msg_gen *g, size_t n)
 {
-    size_t n = p->body_size == 1 ? 2 : p->body_size;
-    struct rng r;
     if (n > g->scratchcap) {
-        char *s = xrealloc(g->scratch, n);
-        g->scratch = s;
+        g->scratch = xrealloc(g->scratch, n);
         g->scratchcap = n;
     }
-    rng_seed(&r, p->body_seed);
+}
+
+/* n bytes (n >= 2) of CRLF lines of the pool at out. */
+static void text_lines(const struct msg_gen *g, struct rng *r, char *out, size_t n)
+{
     size_t o = 0, rem = n;
     while (rem) {
-        uint64_t v = rng_next(&r);
+        uint64_t v = rng_next(r);
         /* rem > MAX_LINE+2 leaves at least 3 bytes after a full line, so the last
          * line can always take what remains */
         size_t len = rem <= MAX_LINE + 2 ? rem - 2 : (size_t)(v % (MAX_LINE - 1));
         size_t off = (size_t)((v >> 16) % (g->poolsize - MAX_LINE));
-        memcpy(g->scratch + o, g->pool + off, len);
+        memcpy(out + o, g->pool + off, len);
         o += len;
-        g->scratch[o++] = '\r';
-        g->scratch[o++] = '\n';
+        out[o++] = '\r';
+        out[o++] = '\n';
         rem -= len + 2;
+    }
+}
+
+static void hdr_printf(struct corpus_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void hdr_printf(struct corpus_buf *b, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    size_t k = n < 0 ? 0 : (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    if (b->len + k > b->cap) {
+        b->cap = (b->len + k) * 2;
+        b->p = xrealloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->len, line, k);
+    b->len += k;
+}
+
+/* Appends a string at *o of the scratch (its room reserved by the caller). */
+static void put_s(struct msg_gen *g, size_t *o, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(g->scratch + *o, s, n);
+    *o += n;
+}
+
+static void put_text(struct msg_gen *g, struct rng *r, size_t *o, size_t n)
+{
+    n = n < 2 ? 2 : n;
+    text_lines(g, r, g->scratch + *o, n);
+    *o += n;
+}
+
+/* An HTML part of about n bytes: a document around lines of text. */
+static void put_html(struct msg_gen *g, struct rng *r, size_t *o, size_t n)
+{
+    put_s(g, o, "<html>\r\n  <head>\r\n    <meta http-equiv=\"content-type\" content=\"text/html; "
+                "charset=UTF-8\">\r\n  </head>\r\n  <body>\r\n    <p>\r\n");
+    put_text(g, r, o, n > 160 ? n - 160 : 2);
+    put_s(g, o, "    </p>\r\n  </body>\r\n</html>\r\n");
+}
+
+/* n random bytes as base64 lines of 76 characters (RFC 2045). */
+static void put_base64(struct msg_gen *g, struct rng *r, size_t *o, size_t n)
+{
+    unsigned char raw[57];
+    while (n) {
+        size_t k = n < sizeof raw ? n : sizeof raw;
+        for (size_t i = 0; i < k; i += 8) {
+            uint64_t v = rng_next(r);
+            memcpy(raw + i, &v, k - i < 8 ? k - i : 8);
+        }
+        *o += (size_t)EVP_EncodeBlock((unsigned char *)g->scratch + *o, raw, (int)k);
+        put_s(g, o, "\r\n");
+        n -= k;
+    }
+}
+
+static void put_alternative(struct msg_gen *g, struct rng *r, size_t *o, const char *b, size_t n)
+{
+    char line[160];
+    snprintf(line, sizeof line, "--%s\r\nContent-Type: text/plain; charset=UTF-8; format=flowed\r\n"
+                                "Content-Transfer-Encoding: 7bit\r\n\r\n", b);
+    put_s(g, o, line);
+    put_text(g, r, o, n / 3);
+    snprintf(line, sizeof line, "\r\n--%s\r\nContent-Type: text/html; charset=UTF-8\r\n"
+                                "Content-Transfer-Encoding: 7bit\r\n\r\n", b);
+    put_s(g, o, line);
+    put_html(g, r, o, n - n / 3);
+    snprintf(line, sizeof line, "\r\n--%s--\r\n", b);
+    put_s(g, o, line);
+}
+
+/* The header sets three common clients write (besides From, To, Subject, Date and
+ * Message-ID, which every message has). */
+static const char *const user_agents[] = {
+    "User-Agent: Mozilla/5.0 (X11; Linux x86_64; rv:115.0) Gecko/20100101 Thunderbird/115.6.0\r\n"
+    "Content-Language: en-US\r\n",
+    "X-Mailer: Microsoft Outlook 16.0\r\nThread-Index: AdoAbCdEfGhIjKlMnOpQrStUvWxYz==\r\n"
+    "Accept-Language: en-US\r\nContent-Language: en-US\r\n",
+    "X-Mailer: Apple Mail (2.3774.300.61.1.2)\r\n",
+};
+
+/* A MIME message of about n bytes: 40 % text/plain alone, 35 %
+ * multipart/alternative (text and HTML), 25 % multipart/mixed of that and an
+ * attachment taking what is left. Its headers go to g->hdr. */
+static size_t mime_body(struct msg_gen *g, uint64_t seed, size_t n)
+{
+    struct rng r;
+    rng_seed(&r, seed);
+    uint64_t v = rng_next(&r), kind = v % 100;
+    char b1[48], b2[48];
+    snprintf(b1, sizeof b1, "------------ms%016llx", (unsigned long long)rng_next(&r));
+    snprintf(b2, sizeof b2, "------------mx%016llx", (unsigned long long)rng_next(&r));
+    reserve(g, n + n / 3 + 4096);
+    g->hdr.len = 0;
+    hdr_printf(&g->hdr, "MIME-Version: 1.0\r\n%s", user_agents[(v >> 8) % 3]);
+    size_t o = 0;
+    if (kind < 40) {
+        hdr_printf(&g->hdr, "Content-Type: text/plain; charset=UTF-8; format=flowed\r\n"
+                            "Content-Transfer-Encoding: 7bit\r\n");
+        put_text(g, &r, &o, n);
+    } else if (kind < 75) {
+        hdr_printf(&g->hdr, "Content-Type: multipart/alternative;\r\n boundary=\"%s\"\r\n", b1);
+        put_s(g, &o, "This is a multi-part message in MIME format.\r\n");
+        put_alternative(g, &r, &o, b1, n > 600 ? n - 600 : 600);
+    } else {
+        size_t text = n / 8 < 600 ? 600 : n / 8 > 8000 ? 8000 : n / 8;
+        size_t att = n > text + 1200 ? (n - text - 1200) / 4 * 3 : 512;
+        hdr_printf(&g->hdr, "Content-Type: multipart/mixed;\r\n boundary=\"%s\"\r\n", b2);
+        char line[320];
+        snprintf(line, sizeof line, "This is a multi-part message in MIME format.\r\n--%s\r\n"
+                                    "Content-Type: multipart/alternative;\r\n boundary=\"%s\"\r\n\r\n", b2, b1);
+        put_s(g, &o, line);
+        put_alternative(g, &r, &o, b1, text);
+        unsigned id = (unsigned)(rng_next(&r) & 0xffff);
+        snprintf(line, sizeof line, "\r\n--%s\r\nContent-Type: application/pdf; name=\"report-%04x.pdf\"\r\n"
+                                    "Content-Disposition: attachment; filename=\"report-%04x.pdf\"\r\n"
+                                    "Content-Transfer-Encoding: base64\r\n\r\n", b2, id, id);
+        put_s(g, &o, line);
+        reserve(g, o + att / 3 * 4 + att / 57 * 2 + 256);
+        put_base64(g, &r, &o, att);
+        snprintf(line, sizeof line, "\r\n--%s--\r\n", b2);
+        put_s(g, &o, line);
+    }
+    return o;
+}
+
+/* A corpus message's body into g->cbody and its kept headers into g->hdr; 0 if
+ * it could not be read. */
+static size_t corpus_body(struct msg_gen *g, uint64_t seed)
+{
+    if (corpus_read(g->corpus, (size_t)(seed % g->corpus->n), &g->raw) < 0)
+        return 0;
+    corpus_prepare(g->raw.p, g->raw.len, g->corpus->mbox, &g->hdr, &g->cbody);
+    return g->cbody.len;
+}
+
+size_t msg_body(struct msg_gen *g, const struct msg_params *p, uint8_t digest[MSG_DIGEST_LEN])
+{
+    size_t n = p->body_size == 1 ? 2 : p->body_size;
+    g->body = g->scratch;
+    g->own_headers = 1;
+    g->hdr.len = 0;
+    if (g->content == MSG_CORPUS && (n = corpus_body(g, p->body_seed)) > 0) {
+        g->body = g->cbody.p;
+        g->own_headers = 0;
+    } else if (g->content == MSG_MIME) {
+        n = mime_body(g, p->body_seed, n);
+        g->body = g->scratch;
+    } else {
+        struct rng r;
+        n = p->body_size == 1 ? 2 : p->body_size;   /* a corpus file that vanished: random */
+        reserve(g, n);
+        rng_seed(&r, p->body_seed);
+        text_lines(g, &r, g->scratch, n);
+        g->body = g->scratch;
+        g->hdr.len = 0;
     }
     unsigned int dl = 0;
     EVP_DigestInit_ex(g->mdctx, g->sha256, NULL);
-    EVP_DigestUpdate(g->mdctx, g->scratch, n);
+    EVP_DigestUpdate(g->mdctx, g->body, n);
     EVP_DigestFinal_ex(g->mdctx, digest, &dl);
     return n;
 }
 
-size_t msg_wire_max(const struct msg_params *p, size_t body_len)
+size_t msg_wire_max(const struct msg_gen *g, const struct msg_params *p, size_t body_len)
 {
-    return 530 + strlen(p->from) + strlen(p->to) + 2 * body_len + 8;
+    return 530 + strlen(p->from) + strlen(p->to) + g->hdr.len + 2 * body_len + 8;
 }
 
 size_t msg_dot_stuff(const char *in, size_t len, char *out)
@@ -128,16 +303,30 @@ size_t msg_write(struct msg_gen *g, const struct msg_params *p, size_t body_len,
     char nr[16] = "";
     if (p->nrcpt > 1)                /* "/k": the k recipients' entries follow seq */
         snprintf(nr, sizeof nr, "/%u", p->nrcpt);
-    int n = sprintf(out,
+    int n;
+    if (g->own_headers)
+        n = sprintf(out,
                     "From: <%s>\r\nTo: <%s>\r\nSubject: mailsoak %s %llx\r\nDate: %s\r\n"
                     "Message-ID: <%s.%llx@mailsoak.invalid>\r\n"
                     "X-Mailsoak-Id: %s-%llx%s\r\nX-Mailsoak-Sent: %llu.%03u\r\n"
-                    "X-Mailsoak-Digest: sha256:%s\r\n\r\n",
+                    "X-Mailsoak-Digest: sha256:%s\r\n",
                     p->from, p->to, p->run_id, (unsigned long long)p->seq, g->date,
                     p->run_id, (unsigned long long)p->seq, p->run_id, (unsigned long long)p->seq, nr,
                     (unsigned long long)(p->sent_unix_ms / 1000), (unsigned)(p->sent_unix_ms % 1000), dig);
+    else                             /* a corpus message: its own From, Subject, Date ... follow */
+        n = sprintf(out,
+                    "To: <%s>\r\nMessage-ID: <%s.%llx@mailsoak.invalid>\r\n"
+                    "X-Mailsoak-Id: %s-%llx%s\r\nX-Mailsoak-Sent: %llu.%03u\r\n"
+                    "X-Mailsoak-Digest: sha256:%s\r\n",
+                    p->to, p->run_id, (unsigned long long)p->seq, p->run_id, (unsigned long long)p->seq, nr,
+                    (unsigned long long)(p->sent_unix_ms / 1000), (unsigned)(p->sent_unix_ms % 1000), dig);
     size_t o = (size_t)n;
-    o += msg_dot_stuff(g->scratch, body_len, out + o);
+    if (g->hdr.len)
+        memcpy(out + o, g->hdr.p, g->hdr.len);
+    o += g->hdr.len;
+    out[o++] = '\r';
+    out[o++] = '\n';
+    o += msg_dot_stuff(g->body, body_len, out + o);
     memcpy(out + o, ".\r\n", 3);
     return o + 3;
 }

@@ -25,17 +25,17 @@ int size_model_init(struct size_model *m, enum size_dist dist, struct range rang
         m->mu = log((double)median);
         m->sigma = log(spread);
     }
-    if (dist != SIZE_FILE)
+    if (dist != SIZE_FILE && dist != SIZE_CDF)
         return 0;
     FILE *f = file && *file ? fopen(file, "r") : NULL;
     if (!f) {
         snprintf(err, errlen, "smtp.size_file: %s: %s", file && *file ? file : "(not set)",
-                 file && *file ? strerror(errno) : "needed for size_dist = file");
+                 file && *file ? strerror(errno) : "needed for size_dist = file or cdf");
         return -1;
     }
     char line[128];
     int lineno = 0;
-    size_t cap = 0;
+    size_t cap = 0, ccap = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         char *p = line, *end;
@@ -44,15 +44,30 @@ int size_model_init(struct size_model *m, enum size_dist dist, struct range rang
         if (!*p || *p == '#')
             continue;
         unsigned long long v = strtoull(p, &end, 10);
+        double c = 0;
+        int bad = end == p;
+        if (!bad && dist == SIZE_CDF) {
+            char *e2;
+            c = strtod(end, &e2);
+            /* ascending in both, shares within 0-1 */
+            bad = e2 == end || !(c >= 0 && c <= 1) ||
+                  (m->nsamples && (v <= m->samples[m->nsamples - 1] || c < m->cum[m->nsamples - 1]));
+            end = e2;
+        }
         while (isspace((unsigned char)*end))
             end++;
-        if (end == p || *end) {
-            snprintf(err, errlen, "%s:%d: expected a size in bytes", file, lineno);
+        if (bad || *end) {
+            snprintf(err, errlen, "%s:%d: expected %s", file, lineno,
+                     dist == SIZE_CDF ? "'BYTES SHARE', both ascending, SHARE within 0-1" : "a size in bytes");
             fclose(f);
             size_model_free(m);
             return -1;
         }
         m->samples = grow(m->samples, &cap, m->nsamples, 1, sizeof *m->samples);
+        if (dist == SIZE_CDF) {
+            m->cum = grow(m->cum, &ccap, m->nsamples, 1, sizeof *m->cum);
+            m->cum[m->nsamples] = c;
+        }
         m->samples[m->nsamples++] = v;
     }
     fclose(f);
@@ -86,6 +101,30 @@ uint64_t size_draw(const struct size_model *m, struct rng *r)
     }
     case SIZE_FILE:
         return m->samples[rng_next(r) % m->nsamples];
+    case SIZE_CDF: {
+        /* below the first point: uniform from the range's low end to it; between two
+         * points: log-linear (sizes spread by orders of magnitude); above the last:
+         * the last */
+        double u = rng_unit(r) * m->cum[m->nsamples - 1], v;
+        size_t i = 0;
+        while (i < m->nsamples && u >= m->cum[i])
+            i++;
+        if (i == m->nsamples) {
+            v = (double)m->samples[m->nsamples - 1];
+        } else if (i == 0) {
+            double lo = (double)m->range.lo < (double)m->samples[0] ? (double)m->range.lo : 0;
+            v = lo + (m->cum[0] > 0 ? u / m->cum[0] : 0) * ((double)m->samples[0] - lo);
+        } else {
+            double f = m->cum[i] > m->cum[i - 1] ? (u - m->cum[i - 1]) / (m->cum[i] - m->cum[i - 1]) : 0;
+            double a = log((double)(m->samples[i - 1] ? m->samples[i - 1] : 1)), b = log((double)m->samples[i]);
+            v = exp(a + f * (b - a));
+        }
+        if (v < (double)m->range.lo)
+            return m->range.lo;
+        if (v > (double)m->range.hi)
+            return m->range.hi;
+        return (uint64_t)llround(v);
+    }
     case SIZE_UNIFORM:
     default:
         return rng_range(r, m->range.lo, m->range.hi);
@@ -95,6 +134,8 @@ uint64_t size_draw(const struct size_model *m, struct rng *r)
 void size_model_free(struct size_model *m)
 {
     free(m->samples);
+    free(m->cum);
     m->samples = NULL;
+    m->cum = NULL;
     m->nsamples = 0;
 }

@@ -402,7 +402,16 @@ static void pick_rcpts(struct smtp_session *s)
 {
     const struct config *cfg = cfg_of(s);
     size_t n = s->env->run->users.n;
-    uint64_t k = rng_range(&s->rng, cfg->rcpts.lo ? cfg->rcpts.lo : 1, cfg->rcpts.hi ? cfg->rcpts.hi : 1);
+    const struct run *r = s->env->run;
+    uint64_t k;
+    if (r->nrcpt_w) {                /* smtp.rcpts_weights */
+        double u = rng_unit(&s->rng);
+        k = 1;
+        while (k < r->nrcpt_w && u >= r->rcpt_cdf[k - 1])
+            k++;
+    } else {
+        k = rng_range(&s->rng, cfg->rcpts.lo ? cfg->rcpts.lo : 1, cfg->rcpts.hi ? cfg->rcpts.hi : 1);
+    }
     if (k > MAX_RCPTS)
         k = MAX_RCPTS;
     if (k > n)
@@ -502,7 +511,7 @@ static void write_body(struct smtp_session *s)
     s->n_eod_defer = 0;
     uint64_t now = mono_ns();
     p.sent_unix_ms = r->t0_unix_ms + (now - r->t0) / NS_PER_MS;
-    char *out = conn_reserve(&s->c, msg_wire_max(&p, blen));
+    char *out = conn_reserve(&s->c, msg_wire_max(env->gen, &p, blen));
     conn_commit(&s->c, msg_write(env->gen, &p, blen, digest, out));
     /* RFC 2920 lets message content open a group: with PIPELINING the next
      * transaction (or QUIT) rides behind the final dot, halving the round trips. */

@@ -26,6 +26,7 @@ int worker_init(struct worker *w, unsigned idx, struct run *run, unsigned nsmtp,
     w->loop = loop_new();
     if (!w->loop || msg_gen_init(&w->gen, run->pool, run->poolsize) < 0)
         return -1;
+    msg_gen_content(&w->gen, (enum msg_content)run->cfg->content, &run->corpus);
     const struct config *cfg = run->cfg;
     struct session_env *env = &w->env;
     *env = (struct session_env){

@@ -116,6 +116,34 @@ static void raise_nofile(uint64_t need)
     }
 }
 
+/* smtp.rcpts_weights: "70,20,10" into the cumulative shares of 1, 2, 3 recipients. */
+static int setup_rcpts(struct run *r, const char *spec, char *err, size_t errlen)
+{
+    double sum = 0, w[MAX_RCPTS];
+    unsigned n = 0;
+    const char *p = spec;
+    while (*p) {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p || !(v >= 0) || n == MAX_RCPTS || (*end && *end != ',')) {
+            snprintf(err, errlen, "smtp.rcpts_weights: '%s': expected up to %d weights >= 0, by commas", spec, MAX_RCPTS);
+            return -1;
+        }
+        w[n++] = v;
+        sum += v;
+        p = *end ? end + 1 : end;
+    }
+    if (n && !(sum > 0)) {
+        snprintf(err, errlen, "smtp.rcpts_weights: '%s': the weights add up to 0", spec);
+        return -1;
+    }
+    double c = 0;
+    for (unsigned i = 0; i < n; i++)
+        r->rcpt_cdf[i] = (c += w[i]) / sum;
+    r->nrcpt_w = n;
+    return 0;
+}
+
 /* Everything the workers share, before they start: addresses, users, sizes, the
  * seed and run id, the text pool, the ledger. 0, 1 (out of memory) or 2. */
 int setup_run(struct run *r, const struct config *cfg, unsigned nw)
@@ -133,6 +161,17 @@ int setup_run(struct run *r, const struct config *cfg, unsigned nw)
         fprintf(stderr, "mailsoak: %s\n", err);
         return 2;
     }
+    if (setup_rcpts(r, cfg->rcpts_weights, err, sizeof err) < 0) {
+        fprintf(stderr, "mailsoak: %s\n", err);
+        return 2;
+    }
+    if (cfg->content == MSG_CORPUS && corpus_open(&r->corpus, cfg->corpus, err, sizeof err) < 0) {
+        fprintf(stderr, "mailsoak: smtp.corpus: %s\n", cfg->corpus[0] ? err : "needed for content = corpus");
+        return 2;
+    }
+    if (cfg->content == MSG_CORPUS && r->corpus.skipped)
+        fprintf(stderr, "mailsoak: smtp.corpus: %llu messages of %s skipped (empty, or over 16 MiB)\n",
+                (unsigned long long)r->corpus.skipped, cfg->corpus);
     r->seed = cfg->seed;
     if (!r->seed && getrandom(&r->seed, sizeof r->seed, 0) != sizeof r->seed)
         r->seed = (uint64_t)time(NULL);
@@ -172,6 +211,7 @@ void run_free(struct run *r)
     free((void *)r->mailbox_busy);
     foreign_free(&r->foreign);
     known_free(&r->seen);
+    corpus_free(&r->corpus);
     free((void *)r->list_ms);
     free(r);
 }

@@ -17,7 +17,8 @@ static const char *const pipelining_choices[] = { "auto", "on", "off", NULL };
 static const char *const protocol_choices[] = { "smtp", "lmtp", NULL };
 /* Indexed by enum arrivals (engine/pacer.h). */
 static const char *const arrivals_choices[] = { "constant", "exponential", NULL };
-static const char *const size_dist_choices[] = { "uniform", "fixed", "lognormal", "file", NULL };
+static const char *const size_dist_choices[] = { "uniform", "fixed", "lognormal", "file", "cdf", NULL };
+static const char *const content_choices[] = { "random", "mime", "corpus", NULL };
 /* Indexed by enum tls_mode, smtp_auth and pop3_auth in config.h. */
 static const char *const smtp_tls_choices[] = { "none", "starttls", "implicit", NULL };
 static const char *const pop3_tls_choices[] = { "none", "stls", "implicit", NULL };
@@ -72,7 +73,9 @@ const struct opt config_opts[] = {
     { "smtp", "size_dist", OPT_ENUM, O(size_dist), "uniform", NULL, "distribution of body sizes (fixed = the low end of size)", size_dist_choices },
     { "smtp", "size_median", OPT_BYTES, O(size_median), "2k", NULL, "lognormal: median body size", NULL },
     { "smtp", "size_spread", OPT_DOUBLE, O(size_spread), "3", NULL, "lognormal: geometric standard deviation (68 % within median/spread..median*spread)", spread },
-    { "smtp", "size_file", OPT_STR, O(size_file), "", NULL, "file: one observed size in bytes per line, drawn at random", opt_path },
+    { "smtp", "size_file", OPT_STR, O(size_file), "", NULL, "file: one observed size in bytes per line, drawn at random; cdf: 'BYTES SHARE' lines, the share of messages of at most BYTES, ascending (conf/sizes/email-2002.cdf), drawn between the points log-linearly", opt_path },
+    { "smtp", "content", OPT_ENUM, O(content), "random", "content", "what bodies are: random printable lines (the classic), mime (mail as clients write it: a client's headers, text, text and HTML, or those and a base64 attachment, nested), or corpus (the messages of smtp.corpus, replayed)", content_choices },
+    { "smtp", "corpus", OPT_STR, O(corpus), "", "corpus", "content = corpus: an mbox file, a maildir or a folder of .eml files; each message is sent to the chosen recipients with its headers but To, Cc, Message-ID and the delivery's, with our id and the digest of its body as sent", opt_path },
     { "smtp", "rate", OPT_DOUBLE, O(rate), "0", "rate", "target messages per second over all senders (0 = as fast as they go); latency counts from each message's intended time", not_negative },
     { "smtp", "arrivals", OPT_ENUM, O(arrivals), "constant", "arrivals", "with a rate: arrivals evenly spaced, or exponential gaps (a Poisson process, SPECmail2001's); either way open-loop, on a schedule the server cannot slow", arrivals_choices },
     { "smtp", "late_after", OPT_DURATION, O(late_after), "1s", NULL, "with a rate: an arrival that starts this long after its time is late, held by the tester (every sender busy, or the engine behind); late arrivals above 1 in 1000 mark the run tester-limited", NULL },
@@ -80,6 +83,7 @@ const struct opt config_opts[] = {
     { "smtp", "ramp", OPT_DURATION, O(ramp), "0s", "ramp", "rates rise linearly from zero over this time", NULL },
     { "smtp", "protocol", OPT_ENUM, O(smtp_protocol), "smtp", NULL, "speak SMTP, or LMTP (RFC 2033: LHLO, a reply per recipient after the data)", protocol_choices },
     { "smtp", "rcpts", OPT_RANGE, O(rcpts), "1", NULL, "recipients per message, uniform in MIN-MAX, distinct (at most 64); each is its own ledger entry", recipients },
+    { "smtp", "rcpts_weights", OPT_STR, O(rcpts_weights), "", NULL, "recipients per message by weight instead of rcpts: '70,20,10' sends 70 % of messages to 1 recipient, 20 % to 2, 10 % to 3 (at most 64 weights)", NULL },
     { "smtp", "think", OPT_DURATION, O(think), "0s", NULL, "pause of a sender between two messages on a connection", NULL },
     { "smtp", "bind", OPT_LIST, O(smtp_bind), NULL, NULL, "local source address for connections, round robin (repeatable)", NULL },
     { "smtp", "pipelining", OPT_ENUM, O(pipelining), "auto", "pipelining", "RFC 2920 command pipelining", pipelining_choices },
