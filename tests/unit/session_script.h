@@ -135,6 +135,20 @@ static inline void script_run(struct script *sc, int ms)
     script_idle(sc);
 }
 
+/* Lets time pass on the loop's clock, timer by timer, until the session has sent a
+ * whole line or ms have passed; how many ms passed. */
+static inline uint64_t script_run_until_line(struct script *sc, int ms)
+{
+    uint64_t start = sc->now, end = sc->now + (uint64_t)ms * NS_PER_MS;
+    script_idle(sc);
+    for (uint64_t next; !memchr(sc->in, '\n', sc->inlen) && (next = loop_next_timer(sc->loop)) <= end;) {
+        if (next > sc->now)
+            sc->now = next;
+        script_idle(sc);
+    }
+    return (sc->now - start) / NS_PER_MS;
+}
+
 /* Takes the next whole line the session sent, without its CRLF, into line. The
  * line must be there once the session is idle: no time passes (script_run). */
 static inline void script_line(struct script *sc, char *line, size_t n)

@@ -188,6 +188,35 @@ static void one_of_three_refused_pipelined(void **state)
         one_of_three_refused(1, i);
 }
 
+/* A think time: after a message's end-of-data reply the sender keeps the
+ * connection idle for smtp.think before its next MAIL, in lockstep and pipelined
+ * (where the next group would otherwise ride behind the dot). */
+static void think_time_between_messages(int pipelined)
+{
+    struct script *sc = SCRIPT_NEW(&smtp_ops, "--smtp", "127.0.0.1:25", "--readers", "0", "--msgs-per-conn", "2",
+                                   "--size", "100", "--set", "users.count=3", "--pipelining",
+                                   pipelined ? "auto" : "off", "--set", "smtp.think=300ms");
+    script_talk(sc, "S: 220 test ESMTP", "C: EHLO", "S: 250-test", pipelined ? "S: 250 PIPELINING" : "S: 250 SIZE",
+                NULL);
+    if (pipelined)
+        script_talk(sc, "C: MAIL FROM:", "C: RCPT TO:", "C: DATA", "S: 250 ok", "S: 250 ok", "S: 354 go ahead", NULL);
+    else
+        script_talk(sc, "C: MAIL FROM:", "S: 250 ok", "C: RCPT TO:", "S: 250 ok", "C: DATA", "S: 354 go ahead", NULL);
+    assert_true(take_body(sc));
+    script_talk(sc, "S: 250 queued as 1", NULL);
+    /* The timer is armed on the monotonic clock, a little ahead of the loop's:
+     * the MAIL comes at 300 ms of the loop's clock or some ms after it. */
+    uint64_t waited = script_run_until_line(sc, 30000);
+    if (waited < 300)
+        fail_msg("the next MAIL after %llu ms, before the think time", (unsigned long long)waited);
+    script_expect(sc, "MAIL FROM:");
+    assert_int_equal(sc->st->c.sent, 1);
+    assert_int_equal(sc->st->nerr, 0);
+    script_free(sc);
+}
+static void think_time_in_lockstep(void **state) { think_time_between_messages(0); }
+static void think_time_pipelined(void **state) { think_time_between_messages(1); }
+
 /* A pipelined group whose MAIL is refused: the RCPT and DATA refusals after it
  * are its echoes (RFC 2920 3.1), not errors of their own: one error counted, no
  * entry, no body. */
@@ -301,6 +330,8 @@ int main(void)
         cmocka_unit_test(one_of_three_refused_in_lockstep),
         cmocka_unit_test(one_of_three_refused_pipelined),
         cmocka_unit_test(a_refused_mail_and_its_echoes),
+        cmocka_unit_test(think_time_in_lockstep),
+        cmocka_unit_test(think_time_pipelined),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
