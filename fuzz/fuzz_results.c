@@ -5,6 +5,7 @@
 
 #include "analyse/compare.h"
 #include "analyse/report.h"
+#include "analyse/report_csv.h"
 #include "analyse/results.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

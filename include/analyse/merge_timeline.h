@@ -1,8 +1,9 @@
-/* merge_parts: what the two halves of merge share: merge.c (the checks, the summary,
- * the server's rows and the result) and merge_timeline.c (the timelines lined up on
- * the wall clock). Internal to merge: other code uses analyse/merge.h. */
-#ifndef MS_MERGE_PARTS_H
-#define MS_MERGE_PARTS_H
+/* merge_timeline: the merged timeline (merge_timeline.c: the timelines lined up on
+ * the wall clock), and what the two halves of merge share with it: merge.c (the
+ * checks, the summary, the server's rows and the result). Internal to merge: other
+ * code uses analyse/merge.h. */
+#ifndef MS_MERGE_TIMELINE_H
+#define MS_MERGE_TIMELINE_H
 
 #include <stddef.h>
 

@@ -9,7 +9,5 @@
 
 /* Writes the HTML report of rs to f; 0, or -1 when the stream failed. */
 int report_write_html(FILE *f, const struct result_set *rs, const char *workload_warning);
-/* One row per file per timeline entry; 0 or -1. */
-int report_write_csv(FILE *f, const struct result_set *rs);
 
 #endif

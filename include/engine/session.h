@@ -66,8 +66,6 @@ void session_set_phase(struct session_set *set, int phase);
 unsigned session_set_open(const struct session_set *set);
 void session_set_free(struct session_set *set);
 
-extern const struct session_ops smtp_ops, pop3_ops;
-
 int session_dial(struct session_env *env, struct conn *c, const struct target *t, const struct target *bind);
 
 /* Milliseconds to wait before the next connection after `fails` failures in a

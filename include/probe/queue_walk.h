@@ -68,16 +68,4 @@ DIR *qw_open_sub(int dfd, const char *name);
 int qw_all_alnum(const char *s, size_t n);
 int qw_all_hex(const char *s, size_t n);
 
-/* The formats: each walks one directory of its queue, counting or reading. */
-void queue_postfix_walk(struct walk *w, DIR *d, int depth, int ready_check);
-/* Reads every message of Postfix queues dirs[n] (ready_check as for the walk) once,
- * though qmgr moves files between them meanwhile. */
-void queue_postfix_scan(struct walk *w, char *const *dirs, const unsigned char *ready_check, size_t n);
-void queue_exim_walk(struct walk *w, DIR *d, int depth);
-void queue_smtpd_walk(struct walk *w, DIR *d);
-void queue_sendmail_walk(struct walk *w, DIR *d, int depth);
-/* Names that say what a directory holds, while auto has not decided. */
-int queue_exim_file(const char *name, char suffix);
-int queue_sendmail_qf(const char *name);
-
 #endif

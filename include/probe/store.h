@@ -22,8 +22,4 @@ void store_free(struct store *st);
 /* One walk of every directory; caches what it counted for the next walk. */
 void store_walk(struct store *st, char *const *dirs, size_t ndirs, uint64_t *messages, uint64_t *bytes);
 
-/* dbox.c: the messages of one dbox mailbox (a dbox-Mails directory) from its index
- * and transaction logs. */
-uint64_t dbox_mailbox_messages(int dfd);
-
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include "engine/pop3.h"
 #include "session_script.h"
 
 /* One user, so the session's pick is known. */

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "engine/sasl.h"
+#include "engine/smtp.h"
 #include "session_script.h"
 
 #define SMTP_ARGS(pipelining)                                                                   \

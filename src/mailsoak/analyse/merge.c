@@ -8,7 +8,7 @@
  * nothing. Here: the checks, the summary, the server's rows and the result; the
  * timeline is merge_timeline.c's, the command merge_cli.c's. */
 #include "analyse/merge.h"
-#include "analyse/merge_parts.h"
+#include "analyse/merge_timeline.h"
 
 #include <math.h>
 #include <stdarg.h>

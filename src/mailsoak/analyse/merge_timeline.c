@@ -1,7 +1,7 @@
 /* merge_timeline: the shards' timelines lined up on the wall clock: every entry goes
  * to the bin of the merged interval its end is nearest to; within a bin a run's
  * counts add up and its levels keep their last value, then the runs add up. */
-#include "analyse/merge_parts.h"
+#include "analyse/merge_timeline.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* report_csv: the timeline of result files as CSV, one row per file per entry, one
  * column per value, per command's p50/p99 and per error and log class. Every string
  * from a result file goes through csv_puts; a value an entry lacks is an empty cell. */
-#include "analyse/report.h"
+#include "analyse/report_csv.h"
 
 #include <stdlib.h>
 #include <string.h>

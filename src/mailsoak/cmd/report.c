@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "analyse/report.h"
+#include "analyse/report_csv.h"
 #include "lib/cli.h"
 #include "lib/atomicfile.h"
 

@@ -4,6 +4,8 @@
  * because that is when POP3 commits deletions (RFC 1939 section 6). A visit that
  * listed the whole mailbox and retrieved all of it is complete: only such a visit,
  * in the sweep after the server settled, can prove a message lost. */
+#include "engine/pop3.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

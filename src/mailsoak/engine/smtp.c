@@ -3,6 +3,8 @@
  * With PIPELINING, MAIL+RCPT+DATA go out in one write and their replies are taken
  * in order; in lockstep each command waits for the previous reply. The state
  * changes in exactly one place, set_state(), so its name is always known. */
+#include "engine/smtp.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "engine/pop3.h"
+#include "engine/smtp.h"
 #include "lib/tls.h"
 
 static unsigned open_total(const struct worker *w)

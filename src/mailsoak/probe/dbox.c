@@ -4,7 +4,7 @@
  * since. Dovecot rewrites the index only now and then, so the log must be replayed
  * to be exact. Every length and offset comes from files a server writes while we
  * read: each is checked against what was read. */
-#include "probe/store.h"
+#include "probe/dbox.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

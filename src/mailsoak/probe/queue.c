@@ -19,6 +19,10 @@
 
 #include "lib/alloc.h"
 #include "probe/dirs.h"
+#include "probe/queue_exim.h"
+#include "probe/queue_postfix.h"
+#include "probe/queue_sendmail.h"
+#include "probe/queue_smtpd.h"
 #include "probe/queue_walk.h"
 
 struct queue {

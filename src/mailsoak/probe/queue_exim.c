@@ -1,7 +1,7 @@
 /* queue_exim: Exim's queue: input/ID-H (envelope, recipients, headers) and ID-D per
  * message, input/X/ with split_spool_directory, ID-J for deliveries in progress; see
  * the spec's chapter "Format of spool files" and src/spool_in.c, spool_out.c. */
-#include "probe/queue_walk.h"
+#include "probe/queue_exim.h"
 
 #include <ctype.h>
 #include <dirent.h>

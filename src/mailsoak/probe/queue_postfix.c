@@ -1,7 +1,7 @@
 /* queue_postfix: Postfix's queue: one file per message in incoming, active, deferred,
  * hold and maildrop (hashed subdirectories), written as records; see Postfix's
  * src/global/record.c, rec_type.h and qmgr_message.c. */
-#include "probe/queue_walk.h"
+#include "probe/queue_postfix.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -1,7 +1,7 @@
 /* queue_sendmail: sendmail's queue: qfID (envelope and headers) and dfID (body) per
  * message, hfID when quarantined, in the queue directory, its qf/ subdirectory or its
  * queue groups; see sendmail's queue.c (queueup, readqf). */
-#include "probe/queue_walk.h"
+#include "probe/queue_sendmail.h"
 
 #include <ctype.h>
 #include <dirent.h>

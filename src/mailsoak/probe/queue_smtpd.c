@@ -1,6 +1,6 @@
 /* queue_smtpd: OpenSMTPD's queue: queue/XX/MSGID/ holding "message" and an envelope
  * per recipient still to deliver; see smtpd's queue_fs.c and envelope.c. */
-#include "probe/queue_walk.h"
+#include "probe/queue_smtpd.h"
 
 #include <ctype.h>
 #include <dirent.h>

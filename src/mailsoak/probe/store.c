@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "lib/alloc.h"
+#include "probe/dbox.h"
 #include "probe/dirs.h"
 
 /* A file or directory seen by the store walk, remembered with what counting it gave. */
