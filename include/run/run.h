@@ -19,7 +19,6 @@ struct trails;
 /* The messages not delivered exactly once that the result shows one by one (at most
  * run.error_examples of each kind), each with the server's evidence (examples.c). */
 enum example_kind { EX_LOST, EX_DUPLICATED, EX_CORRUPTED, EX_LATE, EX_KINDS };
-extern const char *const example_kind_names[EX_KINDS];
 
 struct message_example {
     uint64_t seq;                    /* the message's id (its first recipient's entry) */
@@ -70,34 +69,9 @@ struct run_result {
     uint64_t arrivals_owed, arrivals_held;
 };
 
-/* Whether the tester held back the offered load: late or never started arrivals
- * above 1 in 1000 of those due (c->late_busy, c->late_engine, held). */
-int run_result_tester_limited(const struct run_result *r);
-
 /* `mailsoak run` once its settings are read (cmd/run.c): the demo's server when no
  * target is set (its run shortened to 60 s when demo_duration), the preflight when
  * run.check, then the soak; SIGINT and SIGTERM end it in order. The exit status. */
 int run_configured(struct config *cfg, int demo_duration);
-
-/* examples.c: the examples of each kind from the ledger (after the verdicts), then
- * their trails from a second pass over the logs the local collector followed (after
- * sources_stop). Freed with examples_free. */
-void examples_collect(struct run_result *res, struct sources *src);
-void examples_free(struct run_result *res);
-
-/* output.c: writers of the result; they never measure anything. */
-json_t *run_result_json(const struct run_result *r);
-void run_result_table(FILE *f, const struct run_result *r);
-/* The run's name in tables, reports and metrics: run.label, else the store format. */
-const char *run_label(const struct config *cfg);
-/* Every message not delivered once, one CSV line each (id, message_id, mailbox,
- * size, accepted, outcome, reason, queue_id), written atomically. 0, or -1 with err set. */
-int write_ledger_csv(const char *path, const struct run_result *r, char *err, size_t errlen);
-/* The fill: its lines of the table, its JSON object, and its ledger (every filled
- * message: id, message_id, mailbox, size, accepted, outcome), r being the fill's
- * own run. */
-void fill_table(FILE *f, const struct fill_summary *fs);
-json_t *fill_json(const struct fill_summary *fs);
-int write_fill_csv(const char *path, const struct run_result *r, char *err, size_t errlen);
 
 #endif

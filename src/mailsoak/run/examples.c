@@ -3,6 +3,8 @@
  * ledger order), and for each the server's own evidence: its trail in the logs the
  * local collector followed, read a second time once the run stopped (verdict/trail.h),
  * with the crashes the run saw as evidence for a message that vanished. */
+#include "run/examples.h"
+
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>

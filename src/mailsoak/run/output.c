@@ -1,6 +1,8 @@
 /* output: the run's result as a table (the classic backend comparison's shape, one
  * row per metric) and as JSON. Writers only: every number here was measured
  * elsewhere. */
+#include "run/output.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 #include "lib/version.h"
 #include "settings/config.h"
 #include "run/probe_output.h"
+#include "run/examples.h"
 #include "run/sources.h"
 #include "run/run.h"
 #include "verdict/trail.h"
