@@ -3,9 +3,15 @@
 # checks what a reader gets: the page loads with no console message, every chart has
 # one line per run with a data series per label, runs without a collector leave gaps
 # (not zeros), strings from the files stay text, and a screenshot is kept in ARTEFACTS.
+# Then a real run against the reference server losing and corrupting mail: the page
+# shows the evidence the JSON holds (each lost and corrupted example, a latency table
+# with each command's p50, p90, p99 and max, the seed exact, only log classes with
+# hits) and draws only the server's crashes and restarts across the charts, not the
+# run's own notes (the queue recognised at the start). Before, none of these held.
 set -uo pipefail
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 MAILSOAK=${MAILSOAK:-$TOP/build/mailsoak}
+MAILSOAK_SERVER=${MAILSOAK_SERVER:-$TOP/build/mailsoak-server}
 ARTEFACTS=${ARTEFACTS:-$TOP/build/test-artefacts}
 FIX=$TOP/tests/fixtures/results
 mkdir -p "$ARTEFACTS"
@@ -26,7 +32,9 @@ command -v jq >/dev/null || { echo "skip: jq is needed to read the fixtures inde
 
 WORK=$(mktemp -d)
 PROFILES=()
-cleanup() { rm -rf "$WORK" "${PROFILES[@]}"; }
+SRV=
+. "$TOP/tests/integration/proc_lib.sh"
+cleanup() { [[ -z $SRV ]] || stop_pid "$SRV"; rm -rf "$WORK" "${PROFILES[@]}"; }
 trap cleanup EXIT
 
 # chrome OUT_DOM LOG URL [extra flags]: one headless run, bounded in time, loopback-free.
@@ -159,3 +167,66 @@ done
 mem_row=$(grep -o '<tr><th>mem</th>.*' "$WORK/partial.dom" | head -1 | sed 's#</tr>.*##')
 [[ $mem_row == *'<td>-</td>' ]] || fail "mem of runs without a collector is not '-': $mem_row"
 echo "ok: $nline time charts of 8 runs, class charts per label, partial runs leave gaps"
+
+# ---- report 3: a real run that lost and corrupted mail ----
+mkdir -p "$WORK/srv" "$WORK/spool"
+"$MAILSOAK_SERVER" --listen-smtp 127.0.0.1:0 --listen-pop3 127.0.0.1:0 --ready-file "$WORK/srv/ready" \
+    --log "$WORK/srv/log" --set users.count=20 --set server.seed=7 --set fault.store.lose_every=7 \
+    --set fault.store.lose_max=3 --set fault.store.corrupt_every=50 >/dev/null 2>"$WORK/srv/err" &
+SRV=$!
+for _ in $(seq 100); do [[ -s $WORK/srv/ready ]] && break; sleep 0.05; done
+read -r _ smtp pop3 _ <"$WORK/srv/ready" || fail "the reference server did not start: $(cat "$WORK/srv/err")"
+seed=2636132211000123        # above 2^53 / 4: printed as a double it would not replay
+timeout 60 "$MAILSOAK" run --no-check --smtp "${smtp#smtp=}" --pop3 "${pop3#pop3=}" --set users.count=20 \
+    --senders 4 --readers 2 --messages 300 --duration 2s --drain 2s --set run.sweep_timeout=5s --settle 1s --seed $seed \
+    --set server.pid=$SRV --set server.log="$WORK/srv/log" --set server.spool_dir="$WORK/spool" --set server.spool_format=files \
+    --json "$WORK/real.json" >/dev/null 2>"$WORK/real.err" || fail "the real run failed: $(tail -3 "$WORK/real.err")"
+stop_pid "$SRV"
+SRV=
+R=$WORK/real.json
+[[ $(jq '.summary.lost_examples | length' "$R") -gt 0 && $(jq '.summary.corruption_examples | length' "$R") -gt 0 ]] ||
+    fail "the real run has no lost or corrupted examples to show: $(jq -c '.summary | {sent, lost, corrupted, pending, pending_unswept, pending_unsettled, settled}' "$R")"
+# The same run with a crash added, so that the charts have a server event to draw.
+jq '.label = "crashed" | .events += [{"t": 1.5, "kind": "crash", "text": "master gone"}]' "$R" >"$WORK/crash.json"
+# --force: jq writes the rate 0.0 as 0, which report takes for another workload
+"$MAILSOAK" report --force -o "$WORK/real.html" "$R" "$WORK/crash.json" || fail "report of the real run failed"
+cp "$WORK/real.html" "$ARTEFACTS/report-real.html"
+chrome "$WORK/real.dom" "$WORK/real.log" "file://$WORK/real.html" --dump-dom || fail "chromium failed on the real report"
+if console_lines "$WORK/real.log" | grep .; then
+    fail "console messages while loading the real report"
+fi
+D=$WORK/real.dom
+# The ledger's evidence, every example of both runs.
+nlost=$(jq '.summary.lost_examples | length' "$R")
+[[ $(grep -c '<tr class="lost">' "$D") -eq $((2 * nlost)) ]] || fail "$((2 * nlost)) lost examples expected in the page"
+while read -r id; do
+    grep -qF "<code>$id</code>" "$D" || fail "lost message $id is not in the page"
+done < <(jq -r '.summary.lost_examples[].id' "$R")
+ncorr=$(jq '.summary.corruption_examples | length' "$R")
+[[ $(grep -c '<tr class="corrupted">' "$D") -eq $((2 * ncorr)) ]] || fail "$((2 * ncorr)) corruption examples expected"
+# A latency table: a row per command and delivery, p50 p90 p99 max as the JSON has them.
+fmt() { awk -v x="$1" 'BEGIN { printf("%.2f", x) }'; }     # as the run's own table
+nlat=$(jq '.summary.latency | length' "$R")
+table=$(sed -n '/<table class="latency">/,/<\/table>/p' "$D")
+[[ $(grep -c '^<tr><th>' <<<"$table") -eq $nlat ]] || fail "the latency table does not have the $nlat rows of the JSON"
+for cmd in smtp.eod pop3.retr delivery; do
+    want="<tr><th>$cmd</th>"
+    for p in p50 p90 p99 max; do want+="<td>$(fmt "$(jq ".summary.latency[\"$cmd\"].$p" "$R")")</td>"; done
+    grep -qF "$want" <<<"$table" || fail "latency row of $cmd: want $want"
+done
+# The seed as it was, to replay the run with.
+grep -qF "<td>$seed</td>" "$D" || fail "the seed $seed is not shown exactly"
+# Only the log classes with hits: the run had classes with none.
+zero=$(jq -r '.summary.log_classes | to_entries[] | select(.value.count == 0) | .key' "$R")
+[[ -n $zero ]] || fail "the real run has no log class without hits to leave out"
+for c in $zero; do
+    grep -qF "<td class=\"l\">log</td><td class=\"l\">$c</td>" "$D" && fail "the log class $c (no hits) is listed"
+done
+# Markers: the added crash on the charts, the queue recognised at the start not.
+jq -e '[.events[] | select(.kind == "spool")] | length > 0' "$R" >/dev/null || fail "the run noted no spool"
+markers=$(grep -o '<line class="event"[^>]*><title>[^<]*' "$D")
+[[ -n $markers ]] || fail "the crash is not drawn"
+if grep -v ': crash: master gone$' <<<"$markers" | grep .; then
+    fail "markers drawn for what is not a server event"
+fi
+echo "ok: the real run's $nlost lost and $ncorr corrupted examples, $nlat latency rows, the seed, only classes with hits, only server events drawn"

@@ -208,6 +208,15 @@ static void draw_axes(FILE *o, const struct frame *f, enum cmp_unit u, const cha
     fputs("</text></g>\n", o);
 }
 
+/* What the server did, as opposed to what the run noted (a queue recognised at the
+ * start, a probe that stopped answering): only these are drawn across the charts;
+ * the report's table of events lists them all. */
+static int server_event(const json_t *e)
+{
+    const char *kind = json_string_value(json_object_get(e, "kind"));
+    return kind && (!strcmp(kind, "crash") || !strcmp(kind, "restart"));
+}
+
 /* The end of the send window and the server events, on every time chart. */
 static void draw_markers(FILE *o, const struct frame *f, const struct result_set *rs, const size_t *runs, size_t nruns)
 {
@@ -232,7 +241,7 @@ static void draw_markers(FILE *o, const struct frame *f, const struct result_set
         json_array_foreach(r->events, i, e) {
             double t;
             char name[300];
-            if (json_path_number(e, "t", &t) < 0 || t < 0 || t > f->xmax)
+            if (json_path_number(e, "t", &t) < 0 || t < 0 || t > f->xmax || !server_event(e))
                 continue;
             run_name(name, sizeof name, rs, runs[j]);
             fprintf(o, "<text class=\"event-label\" x=\"%.1f\" y=\"%.1f\">", sx(f, t) + 3, MT + 9);

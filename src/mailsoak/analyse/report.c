@@ -3,6 +3,7 @@
  * report_csv.c writes the timeline as CSV, report_cli.c is `mailsoak report`. */
 #include "analyse/report.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,12 @@ static const char css[] =
     ".warn{background:#fff4e5;border:1px solid #f0b35a;padding:8px 12px;margin:10px 0}\n"
     "details{margin:6px 0}summary{cursor:pointer}code{font-size:12.5px}\n";
 
+/* A measured number as a reader wants it: 180.3, 7.75, 0.0123; not 180.3290954. */
+static void html_real(FILE *o, double x)
+{
+    fprintf(o, fabs(x) >= 100 ? "%.1f" : "%.4g", x);
+}
+
 static void html_json(FILE *o, const json_t *v)
 {
     if (json_is_string(v))
@@ -54,8 +61,10 @@ static void html_json(FILE *o, const json_t *v)
                 fputs(", ", o);
             html_json(o, x);
         }
-    } else if (json_is_number(v)) {
-        fprintf(o, "%.10g", json_number_value(v));
+    } else if (json_is_integer(v)) {
+        fprintf(o, "%lld", (long long)json_integer_value(v));   /* exact: a seed replays the run */
+    } else if (json_is_real(v)) {
+        html_real(o, json_real_value(v));
     } else if (v) {
         char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
         html_puts(o, s);
@@ -127,34 +136,91 @@ static void write_runs(FILE *o, const struct result_set *rs)
     fputs("</tbody></table></div>\n", o);
 }
 
-/* Error replies and matching log lines kept by each run, per label. */
+/* A log class with lines in it: the others are noise under "Examples". */
+static int log_class_hit(const json_t *v)
+{
+    const json_t *c = json_object_get(v, "count");
+    return json_is_integer(c) && json_integer_value(c) > 0;
+}
+
+/* One row of the examples table: kind, class, the count of the class, the example. */
+static void example_row(FILE *o, const char *kind, const char *cls, const json_t *count)
+{
+    fprintf(o, "<tr class=\"%s\"><td class=\"l\">%s</td><td class=\"l\">", kind, kind);
+    html_puts(o, cls);
+    fputs("</td><td>", o);
+    html_json(o, count);
+    fputs("</td><td class=\"wrap\">", o);
+}
+
+/* The proof behind the ledger's red cells: each lost example (our id, the
+ * Message-ID a server logs, its queue id, the mailbox, when it was accepted and when
+ * its mailbox was last read in full) and each corruption example (what differed). */
+static void ledger_examples(FILE *o, const json_t *summary)
+{
+    size_t j;
+    json_t *e;
+    json_array_foreach(json_object_get(summary, "lost_examples"), j, e) {
+        example_row(o, "lost", "lost", json_object_get(summary, "lost"));
+        fputs("<code>", o);
+        html_json(o, json_object_get(e, "id"));
+        fputs("</code> <code>", o);
+        html_json(o, json_object_get(e, "message_id"));
+        fputs("</code>", o);
+        const json_t *q = json_object_get(e, "queue_id");
+        if (json_is_string(q) && *json_string_value(q)) {
+            fputs(" queued as <code>", o);
+            html_json(o, q);
+            fputs("</code>", o);
+        }
+        fputs(" to <code>", o);
+        html_json(o, json_object_get(e, "mailbox"));
+        fputs("</code>, accepted ", o);
+        html_json(o, json_object_get(e, "accepted"));
+        fputs(", mailbox last read in full ", o);
+        html_json(o, json_object_get(e, "mailbox_read"));
+        fputs("</td></tr>\n", o);
+    }
+    json_array_foreach(json_object_get(summary, "corruption_examples"), j, e) {
+        example_row(o, "corrupted", "corrupted", json_object_get(summary, "corrupted"));
+        fputs("<code>", o);
+        html_json(o, e);
+        fputs("</code></td></tr>\n", o);
+    }
+}
+
+/* The ledger's examples, error replies and matching log lines kept by each run. A
+ * run with lost or corrupted messages has its examples open. */
 static void write_examples(FILE *o, const struct result_set *rs)
 {
-    fputs("<h2 id=\"examples\">Error and log examples</h2>\n", o);
+    fputs("<h2 id=\"examples\">Examples: lost and corrupted messages, errors, log lines</h2>\n", o);
     int any = 0;
     for (size_t i = 0; i < rs->n; i++) {
-        const json_t *ex = json_object_get(rs->v[i].summary, "error_examples");
-        const json_t *lc = json_object_get(rs->v[i].summary, "log_classes");
-        if (!json_object_size(ex) && !json_object_size(lc))
+        const json_t *s = rs->v[i].summary;
+        const json_t *ex = json_object_get(s, "error_examples");
+        const json_t *lc = json_object_get(s, "log_classes");
+        size_t proofs = json_array_size(json_object_get(s, "lost_examples")) +
+                        json_array_size(json_object_get(s, "corruption_examples"));
+        size_t hits = 0;
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)lc, k, v)
+            hits += log_class_hit(v);
+        if (!json_object_size(ex) && !hits && !proofs)
             continue;
         char name[300];
         run_name(name, sizeof name, rs, i);
-        fputs("<details><summary>", o);
+        fprintf(o, "<details%s><summary>", proofs ? " open" : "");
         html_puts(o, name);
         fputs("</summary>\n<table><thead><tr><th>kind</th><th>class</th><th>count</th><th class=\"l\">example</th>"
               "</tr></thead><tbody>\n", o);
-        const char *k;
-        json_t *v;
+        ledger_examples(o, s);
         json_object_foreach((json_t *)ex, k, v) {
             size_t j;
             json_t *line;
             json_array_foreach(v, j, line) {
-                fputs("<tr><td class=\"l\">error</td><td class=\"l\">", o);
-                html_puts(o, k);
-                fputs("</td><td>", o);
-                html_json(o, json_path_get(rs->v[i].summary, "errors_by_class") ?
-                                 json_object_get(json_object_get(rs->v[i].summary, "errors_by_class"), k) : NULL);
-                fputs("</td><td class=\"wrap\"><code>", o);
+                example_row(o, "error", k, json_object_get(json_object_get(s, "errors_by_class"), k));
+                fputs("<code>", o);
                 html_json(o, line);
                 fputs("</code></td></tr>\n", o);
             }
@@ -163,22 +229,20 @@ static void write_examples(FILE *o, const struct result_set *rs)
             size_t j;
             json_t *e;
             json_t *exs = json_object_get(v, "examples");
+            if (!log_class_hit(v))
+                continue;
             if (!json_array_size(exs)) {
-                fputs("<tr><td class=\"l\">log</td><td class=\"l\">", o);
-                html_puts(o, k);
-                fputs("</td><td>", o);
-                html_json(o, json_object_get(v, "count"));
-                fputs("</td><td></td></tr>\n", o);
+                example_row(o, "log", k, json_object_get(v, "count"));
+                fputs("</td></tr>\n", o);
             }
             json_array_foreach(exs, j, e) {
                 double t;
-                fputs("<tr><td class=\"l\">log</td><td class=\"l\">", o);
-                html_puts(o, k);
-                fputs("</td><td>", o);
-                html_json(o, json_object_get(v, "count"));
-                fputs("</td><td class=\"wrap\">", o);
-                if (json_path_number(e, "t", &t) == 0)
-                    fprintf(o, "at %gs: ", t);
+                example_row(o, "log", k, json_object_get(v, "count"));
+                if (json_path_number(e, "t", &t) == 0) {
+                    fputs("at ", o);
+                    html_real(o, t);
+                    fputs(" s: ", o);
+                }
                 fputs("<code>", o);
                 html_json(o, json_object_get(e, "line"));
                 fputs("</code></td></tr>\n", o);
@@ -188,7 +252,8 @@ static void write_examples(FILE *o, const struct result_set *rs)
         any = 1;
     }
     if (!any)
-        fputs("<p class=\"note\">No run kept error replies or log lines.</p>\n", o);
+        fputs("<p class=\"note\">No run lost or corrupted a message, kept an error reply or matched a log line."
+              "</p>\n", o);
 }
 
 /* The messages not delivered exactly once that each run showed one by one, with
@@ -371,6 +436,67 @@ static void write_config(FILE *o, const struct result_set *rs)
     }
 }
 
+/* The latency of every command and of delivery, in ms, a column group per run: the
+ * percentiles each run measured over its whole window, which the charts show only
+ * per interval. */
+static void write_latency(FILE *o, const struct result_set *rs)
+{
+    static const char *const pct[] = { "p50", "p90", "p99", "max" };
+    json_t *names = json_array(), *seen = json_object();
+    for (size_t i = 0; i < rs->n; i++) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(json_object_get(rs->v[i].summary, "latency"), k, v)
+            if (json_is_object(v) && !json_object_get(seen, k)) {
+                json_object_set_new(seen, k, json_true());
+                json_array_append_new(names, json_string(k));
+            }
+    }
+    json_decref(seen);
+    fputs("<h2 id=\"latency\">Latency</h2>\n", o);
+    if (!json_array_size(names)) {
+        fputs("<p class=\"note\">No run recorded latencies.</p>\n", o);
+        json_decref(names);
+        return;
+    }
+    fputs("<p class=\"note\">Milliseconds over each run's whole window, per command and for delivery (accepted to "
+          "read). With pipelining, smtp.mail, smtp.rcpt and smtp.data are one group, timed from its write.</p>\n"
+          "<div class=\"scroll\"><table class=\"latency\"><thead><tr><th></th>", o);
+    for (size_t i = 0; i < rs->n; i++) {
+        char name[300];
+        run_name(name, sizeof name, rs, i);
+        fprintf(o, "<th colspan=\"%zu\">", sizeof pct / sizeof *pct);
+        html_puts(o, name);
+        fputs("</th>", o);
+    }
+    fputs("</tr><tr><th>ms</th>", o);
+    for (size_t i = 0; i < rs->n; i++)
+        for (size_t p = 0; p < sizeof pct / sizeof *pct; p++)
+            fprintf(o, "<th>%s</th>", pct[p]);
+    fputs("</tr></thead><tbody>\n", o);
+    size_t n;
+    json_t *name;
+    json_array_foreach(names, n, name) {
+        fputs("<tr><th>", o);
+        html_json(o, name);
+        fputs("</th>", o);
+        for (size_t i = 0; i < rs->n; i++) {
+            const json_t *l = json_object_get(json_object_get(rs->v[i].summary, "latency"), json_string_value(name));
+            for (size_t p = 0; p < sizeof pct / sizeof *pct; p++) {
+                /* two decimals, as the run's own latency table prints them */
+                const json_t *x = json_object_get(l, pct[p]);
+                if (json_is_number(x))
+                    fprintf(o, "<td>%.2f</td>", json_number_value(x));
+                else
+                    fputs("<td>-</td>", o);
+            }
+        }
+        fputs("</tr>\n", o);
+    }
+    fputs("</tbody></table></div>\n", o);
+    json_decref(names);
+}
+
 static const struct chart fixed_charts[] = {
     { "rate_in", "Messages sent per second", "messages/s", "rate_in", CU_RATE, 0, 0 },
     { "rate_out", "Messages read per second", "messages/s", "rate_out", CU_RATE, 0, 0 },
@@ -463,7 +589,7 @@ int report_write_html(FILE *o, const struct result_set *rs, const char *workload
         fputs(" (compared anyway because of --force).</p>\n", o);
     }
     fputs("<p class=\"note\"><a href=\"#summary\">Summary</a> · <a href=\"#charts\">Over time</a> · "
-          "<a href=\"#classes\">Errors by class</a> · <a href=\"#runs\">Runs</a> · "
+          "<a href=\"#latency\">Latency</a> · <a href=\"#classes\">Errors by class</a> · <a href=\"#runs\">Runs</a> · "
           "<a href=\"#examples\">Examples</a> · <a href=\"#config\">Configuration</a></p>\n", o);
 
     fputs("<h2 id=\"summary\">Summary</h2>\n", o);
@@ -476,10 +602,11 @@ int report_write_html(FILE *o, const struct result_set *rs, const char *workload
     fputs("<p class=\"note\">One column per label; with repeats, the mean of the runs and in grey their range "
           "(min-max). Green: best of the row, red: worst. \"-\": not measured in these runs. "
           "I/O is operations and bytes over the whole run.</p>\n", o);
+    write_latency(o, rs);
 
     fputs("<h2 id=\"charts\">Over time</h2>\n<p class=\"note\">x: seconds since the start of each run. "
           "One line per run, in its label's colour (repeats share it). Dashed grey line: the senders stop "
-          "(drain and sweep follow); dotted black line: a server event such as a crash. Rates and I/O are per "
+          "(drain and sweep follow); dotted black line: the server crashed or restarted. Rates and I/O are per "
           "second over each interval.</p>\n<div class=\"grid\">\n", o);
     size_t nc, nfixed = sizeof fixed_charts / sizeof *fixed_charts, nempty = 0;
     struct chart *charts = chart_list(rs, &nc);
@@ -490,10 +617,12 @@ int report_write_html(FILE *o, const struct result_set *rs, const char *workload
         nempty += !chart_line(o, rs, &charts[c], all, 0);
     fputs("</div>\n", o);
     if (nc > nfixed) {
-        fputs("<h3>Latency of each command, p99</h3>\n<div class=\"grid\">\n", o);
+        /* A chart per command is long (a p99 line each): the table above has the
+         * run's percentiles, these their course, for who wants it. */
+        fputs("<details><summary>Latency of each command over time, p99</summary>\n<div class=\"grid\">\n", o);
         for (size_t c = nfixed; c < nc; c++)
             nempty += !chart_line(o, rs, &charts[c], all, 0);
-        fputs("</div>\n", o);
+        fputs("</div></details>\n", o);
     }
     /* What no run measured goes last and small, so it does not push the rest down. */
     if (nempty) {
