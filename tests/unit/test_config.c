@@ -11,6 +11,8 @@
 #include <cmocka.h>
 
 #include "settings/config.h"
+#include "engine/msg.h"
+#include "engine/sizes.h"
 #include "lib/units.h"
 #include "lib/users.h"
 
@@ -285,9 +287,51 @@ static void rules_between_keys(void **st)
     config_free(&cfg);
 }
 
+/* The profiles in conf/ load (every key known, every value in bounds) and say what
+ * they are: the classic as the JAMES-393 comparison had it, the office's mail
+ * clients and fill, the ISP's leave-on-server clients. */
+static void profiles_load(void **st)
+{
+    (void)st;
+    char path[1024];
+    const char *top = getenv("TOP") ? getenv("TOP") : ".";
+    struct config cfg;
+    snprintf(path, sizeof path, "%s/conf/james-393.conf", top);
+    const char *classic[] = { "-c", path };
+    assert_int_equal(parse(&cfg, 2, classic), 0);
+    assert_int_equal(cfg.senders, 20);
+    assert_int_equal(cfg.readers, 10);
+    assert_true(cfg.size.lo == 0 && cfg.size.hi == 1000);
+    assert_false(cfg.smtp_retry);
+    assert_true(cfg.poll_interval == 0 && cfg.fill_messages.hi == 0 && cfg.content == MSG_RANDOM);
+    config_free(&cfg);
+
+    snprintf(path, sizeof path, "%s/conf/office.conf", top);
+    const char *office[] = { "-c", path };
+    assert_int_equal(parse(&cfg, 2, office), 0);
+    assert_true(cfg.poll_interval == 600 * 1000000000ull);
+    assert_false(cfg.pop3_leave);
+    assert_true(cfg.smtp_retry && cfg.retry_min == 300 * 1000000000ull);
+    assert_int_equal(cfg.content, MSG_MIME);
+    assert_int_equal(cfg.size_dist, SIZE_CDF);
+    assert_non_null(strstr(cfg.size_file, "conf/sizes/email-2002.cdf"));   /* against the profile's directory */
+    assert_true(cfg.fill_messages.lo == 50 && cfg.fill_messages.hi == 150);
+    assert_string_equal(cfg.rcpts_weights, "70,15,8,4,3");
+    config_free(&cfg);
+
+    snprintf(path, sizeof path, "%s/conf/isp.conf", top);
+    const char *isp[] = { "-c", path };
+    assert_int_equal(parse(&cfg, 2, isp), 0);
+    assert_true(cfg.pop3_leave && cfg.keep_polls == 3 && cfg.preview);
+    assert_true(cfg.poll_interval == 900 * 1000000000ull);
+    assert_true(cfg.fill_messages.hi == 40);
+    config_free(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(profiles_load),
         cmocka_unit_test(units), cmocka_unit_test(human_output), cmocka_unit_test(defaults_and_flags),
         cmocka_unit_test(file_then_flags), cmocka_unit_test(bad_input), cmocka_unit_test(users_file_and_pattern),
         cmocka_unit_test(shards), cmocka_unit_test(bounds_in_the_table), cmocka_unit_test(rules_between_keys),
