@@ -3,7 +3,7 @@
  * (dot-unstuffing, the terminator) fed in two reads split at a chosen byte. */
 #include "fuzz.h"
 
-#include "server/srv_proto.h"
+#include "server/proto.h"
 
 static void line(char *l, size_t len, void *arg)
 {

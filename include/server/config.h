@@ -1,8 +1,8 @@
-/* srv: the reference server's settings (one opts table plus the [fault.*] sections),
+/* config: the reference server's settings (one opts table plus the [fault.*] sections),
  * its fault tables, its log and its address book. Everything here is frozen after
  * startup except the runtime counters, which live in struct srv_fault_state. */
-#ifndef MS_SRV_H
-#define MS_SRV_H
+#ifndef MS_SERVER_CONFIG_H
+#define MS_SERVER_CONFIG_H
 
 #include <stddef.h>
 #include <stdint.h>

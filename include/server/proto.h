@@ -1,8 +1,8 @@
-/* srv_proto: the pure parts of the server's SMTP and POP3 (verbs, paths, parameters,
+/* proto: the pure parts of the server's SMTP and POP3 (verbs, paths, parameters,
  * DATA dot-unstuffing, RETR dot-stuffing, base64), free of sockets so unit tests can
  * drive them byte by byte. */
-#ifndef MS_SRV_PROTO_H
-#define MS_SRV_PROTO_H
+#ifndef MS_SERVER_PROTO_H
+#define MS_SERVER_PROTO_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,16 +1,16 @@
-/* srv_server: the running reference server (listeners, signals, sessions) and what
+/* server: the running reference server (listeners, signals, sessions) and what
  * the SMTP and POP3 session code shares: the session base, closing after the last
  * reply left, and applying a command fault. */
-#ifndef MS_SRV_SERVER_H
-#define MS_SRV_SERVER_H
+#ifndef MS_SERVER_SERVER_H
+#define MS_SERVER_SERVER_H
 
 #include <pthread.h>
 #include <stdint.h>
 
 #include "lib/conn.h"
 #include "lib/loop.h"
-#include "server/srv.h"
-#include "server/srv_store.h"
+#include "server/config.h"
+#include "server/store/store.h"
 
 struct srv_sess;
 struct srv;

@@ -1,7 +1,7 @@
 /* config: every key of mailsoak-server, the [fault.*] sections the opts table cannot
  * describe, and the command line. Precedence: defaults, -c files in order, then
  * flags and --set (so a test can add one fault to a shared file). */
-#include "server/srv.h"
+#include "server/config.h"
 
 #include <stddef.h>
 #include <stdio.h>

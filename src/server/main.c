@@ -9,8 +9,8 @@
 
 #include "lib/atomicfile.h"
 #include "lib/version.h"
-#include "server/srv.h"
-#include "server/srv_server.h"
+#include "server/config.h"
+#include "server/server.h"
 
 /* temp + rename, so a reader never sees half a line. */
 static int write_atomic(const char *path, const char *text)

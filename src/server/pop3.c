@@ -2,8 +2,8 @@
  * PASS takes the mailbox lock through the store; DELE only marks; QUIT commits the
  * marks and releases the lock; a dropped connection releases it without deleting.
  * Pipelined commands are answered in order (RETR waits for the store). */
-#include "server/srv_server.h"
-#include "server/srv_proto.h"
+#include "server/server.h"
+#include "server/proto.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* proto: command parsing and the DATA/RETR byte transformations of the reference
  * server. Kept free of sessions and sockets: the unit tests feed it split input
  * to prove a terminator or a stuffed dot spanning two reads is handled. */
-#include "server/srv_proto.h"
+#include "server/proto.h"
 
 #include <ctype.h>
 #include <errno.h>

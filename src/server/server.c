@@ -2,8 +2,8 @@
  * the list of live sessions, and the session lifecycle both protocols share
  * (idle deadlines, delays, closing after the last reply, freeing when the store
  * has nothing of theirs left). */
-#include "server/srv_server.h"
-#include "server/srv_proto.h"
+#include "server/server.h"
+#include "server/proto.h"
 
 #include <errno.h>
 #include <netdb.h>

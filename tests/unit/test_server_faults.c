@@ -8,7 +8,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "server/srv.h"
+#include "server/config.h"
 
 static int set(struct srv_faults *f, const char *sec, const char *key, const char *val)
 {

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/srv_proto.h"
-#include "server/srv_store.h"
+#include "server/proto.h"
+#include "server/store/store.h"
 
 /* Feeds in (n bytes) split at `cut`; returns the bytes consumed in total. */
 static size_t feed_split(struct srv_data *d, const char *in, size_t n, size_t cut, struct buf *out)

@@ -1,9 +1,9 @@
-/* srv_store: the mail stores behind the reference server. Backends are plain
+/* store: the mail stores behind the reference server. Backends are plain
  * synchronous function tables; one store thread runs every call, so backends need
  * no locks and SQLite gets the single writer it requires. The event loop submits
  * requests and gets completions back through an eventfd, never blocking on disk. */
-#ifndef MS_SRV_STORE_H
-#define MS_SRV_STORE_H
+#ifndef MS_SERVER_STORE_H
+#define MS_SERVER_STORE_H
 
 #include <pthread.h>
 #include <stddef.h>
@@ -11,7 +11,7 @@
 
 #include "lib/conn.h"
 #include "lib/loop.h"
-#include "server/srv.h"
+#include "server/config.h"
 
 /* One message of a mailbox as a POP3 session sees it. */
 struct srv_item {

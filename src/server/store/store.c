@@ -2,7 +2,7 @@
  * the store faults (lose, duplicate, corrupt, tempfail, lock, expunge, lock
  * windows); the loop hands it requests through a queue and gets them back through
  * an eventfd, a batch at a time, so SQLite can commit a batch as one transaction. */
-#include "server/srv_store.h"
+#include "server/store/store.h"
 #include "lib/alloc.h"
 
 #include <errno.h>
