@@ -131,43 +131,4 @@ int srv_fault_set(struct srv_faults *f, const char *section, const char *key, co
 int srv_faults_check(const struct srv_faults *f, char *why, size_t whylen);
 void srv_config_free(struct srv_config *cfg);
 
-/* splitmix64 (lib/rng.h): small, seedable, and the same on every machine, so a run
- * replays. */
-struct srv_rng { uint64_t s; };
-void srv_rng_seed(struct srv_rng *r, uint64_t seed, uint64_t stream);
-uint64_t srv_rng_next(struct srv_rng *r);
-double srv_rng_unit(struct srv_rng *r);   /* [0, 1) */
-uint64_t srv_dist_draw(const struct srv_dist *d, struct srv_rng *r);
-
-/* Counters of how often each fault's stage was seen and how often it struck. */
-struct srv_fault_state {
-    uint64_t *seen, *fired;          /* per cmd fault */
-    uint64_t rseen[SE_COUNT], rfired[SE_COUNT];
-};
-/* The first fault of that stage that strikes now, or NULL. */
-const struct srv_cmd_fault *srv_fault_pick(const struct srv_faults *f, struct srv_fault_state *st,
-                                           enum srv_stage stage, struct srv_rng *r);
-/* Whether a store rule strikes on this event (counts it). */
-int srv_rule_strikes(const struct srv_rule *rule, uint64_t *seen, uint64_t *fired, struct srv_rng *r);
-int srv_lock_window(const struct srv_store_faults *f, uint64_t since_start_ns);
-/* Matches an address against a list of globs (case-insensitive). */
-int srv_addr_matches(const struct strlist *globs, const char *addr);
-
-/* The log: syslog-style lines appended with one write() each, so the store thread
- * and the loop can both log. NULL path = stderr. */
-int srv_log_open(const char *path, const char *ident);
-void srv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void srv_log_close(void);
-
-/* Address -> user index, built once; lookups are lock-free reads. */
-struct srv_book {
-    const struct users *u;
-    long *slot;
-    size_t cap;
-};
-int srv_book_init(struct srv_book *b, const struct users *u);
-long srv_book_find(const struct srv_book *b, const char *addr, size_t len);
-void srv_book_free(struct srv_book *b);
-int srv_users_load(const struct srv_config *cfg, struct users *u, char *err, size_t errlen);
-
 #endif

@@ -10,7 +10,9 @@
 #include "lib/conn.h"
 #include "lib/loop.h"
 #include "server/config.h"
+#include "server/fault.h"
 #include "server/store/store.h"
+#include "server/util.h"
 
 struct srv_sess;
 struct srv;
@@ -118,22 +120,5 @@ void srv_sess_abort(struct srv_sess *s, int rst);
 
 /* The user index for an address and password, or -1. */
 long srv_check_login(const struct srv *srv, const char *user, size_t ulen, const char *pass, size_t plen);
-
-/* [fault.rate] (rate.c), on the loop thread. srv_rate_start: NULL without a limit.
- * srv_rate_admit (over = 451): 1 when a message may be delivered now (it takes a
- * token). srv_rate_enqueue (over = queue): copies the message into the queue, 0,
- * or -1 when the queue is full. srv_rate_stop: before the store stops; what is
- * still queued is dropped (logged), as from the memory of a stopped MTA, and what
- * the store holds completes without retries; srv_rate_free once the store stopped. */
-struct srv_rate *srv_rate_start(struct srv *srv);
-int srv_rate_admit(struct srv_rate *r);
-int srv_rate_enqueue(struct srv_rate *r, const size_t *rcpts, size_t nrcpts, const char *data, size_t len,
-                     const char *qid);
-void srv_rate_stop(struct srv_rate *r);
-void srv_rate_free(struct srv_rate *r);
-
-/* Protocol entry points, called by the listener for each accepted descriptor. */
-void srv_smtp_accept(struct srv *srv, int fd);
-void srv_pop3_accept(struct srv *srv, int fd);
 
 #endif

@@ -1,6 +1,7 @@
 /* fault: deciding when a configured fault strikes. Decisions draw from seeded
  * per-connection (or per-store) generators and count occurrences per fault, so the
  * same seed and the same traffic give the same faults. */
+#include "server/fault.h"
 #include "server/config.h"
 
 #include <fnmatch.h>

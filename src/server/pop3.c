@@ -2,6 +2,7 @@
  * PASS takes the mailbox lock through the store; DELE only marks; QUIT commits the
  * marks and releases the lock; a dropped connection releases it without deleting.
  * Pipelined commands are answered in order (RETR waits for the store). */
+#include "server/pop3.h"
 #include "server/server.h"
 #include "server/proto.h"
 

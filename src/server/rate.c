@@ -5,6 +5,7 @@
  * empties into the store at the rate, so the 250 comes at once and the queue grows
  * for as long as mail arrives faster than the limit: what a capacity search must
  * find (tests/integration/t_capacity.sh). Loop thread only. */
+#include "server/rate.h"
 #include "server/server.h"
 
 #include <stdlib.h>

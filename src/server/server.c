@@ -3,7 +3,10 @@
  * (idle deadlines, delays, closing after the last reply, freeing when the store
  * has nothing of theirs left). */
 #include "server/server.h"
+#include "server/pop3.h"
 #include "server/proto.h"
+#include "server/rate.h"
+#include "server/smtp.h"
 
 #include <errno.h>
 #include <netdb.h>

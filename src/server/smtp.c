@@ -2,8 +2,10 @@
  * LOGIN and CRAM-MD5). Every complete line in the input buffer is answered in order before
  * one flush; the session pauses while the store holds its message or a delay fault
  * runs, and resumes on the input still buffered. */
+#include "server/smtp.h"
 #include "server/server.h"
 #include "server/proto.h"
+#include "server/rate.h"
 
 #include <openssl/hmac.h>
 #include <stdio.h>

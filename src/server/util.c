@@ -1,6 +1,7 @@
 /* util: the server's log (syslog-style lines, one write() each so two threads never
  * interleave a line) and its address book (a hash from address to user index, since
  * RCPT is on the hot path and users_find is linear). */
+#include "server/util.h"
 #include "server/config.h"
 
 #include <ctype.h>

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "server/config.h"
+#include "server/fault.h"
 
 static int set(struct srv_faults *f, const char *sec, const char *key, const char *val)
 {

@@ -58,8 +58,6 @@ struct srv_backend {
     void *priv;
 };
 
-extern const struct srv_backend_ops srv_store_memory, srv_store_maildir, srv_store_mbox,
-    srv_store_sqlite;
 const struct srv_backend_ops *srv_backend_by_kind(int kind);
 
 enum srv_op { SOP_DELIVER, SOP_OPEN, SOP_FETCH, SOP_COMMIT, SOP_CLOSE, SOP_COUNT };

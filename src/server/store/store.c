@@ -4,6 +4,12 @@
  * an eventfd, a batch at a time, so SQLite can commit a batch as one transaction. */
 #include "server/store/store.h"
 #include "lib/alloc.h"
+#include "server/fault.h"
+#include "server/store/store_maildir.h"
+#include "server/store/store_mbox.h"
+#include "server/store/store_memory.h"
+#include "server/store/store_sqlite.h"
+#include "server/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,6 +3,7 @@
  * leaves either no message or a whole one. With fsync on, a batch of deliveries is
  * group-committed: all tmp files, one syncfs(), all renames, one more syncfs(),
  * then the 250s. Sizes ride in the name (",S=,W=" as Dovecot does): LIST needs no stat. */
+#include "server/store/store_maildir.h"
 #include "server/store/store.h"
 #include "lib/alloc.h"
 #include "lib/file.h"

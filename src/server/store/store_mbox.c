@@ -4,6 +4,7 @@
  * replaces the file by rename (crash safe: the old file stays whole until then).
  * Each message carries a hidden "X-UIDL:" line so UIDL survives expunges. With
  * fsync on, a batch of appends is made durable by one syncfs() before its 250s. */
+#include "server/store/store_mbox.h"
 #include "server/store/store.h"
 
 #include <errno.h>

@@ -1,5 +1,6 @@
 /* store_memory: mailboxes as arrays in the store thread's memory. Lost at exit by
  * design; it exists to measure the protocol engine without any disk in the way. */
+#include "server/store/store_memory.h"
 #include "server/store/store.h"
 #include "lib/alloc.h"
 

@@ -2,6 +2,7 @@
  * Only the store thread touches the connection, so writes are serialized as SQLite
  * requires; each batch of queued requests is one transaction (group commit), and a
  * 250 goes out only after its batch committed. */
+#include "server/store/store_sqlite.h"
 #include "server/store/store.h"
 
 #include <sqlite3.h>
