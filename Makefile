@@ -107,7 +107,7 @@ integration: $(BINS)
 # tree: scripts (t_deps, t_layers, t_runner, t_testbed, t_testbed_sql, t_tree) and the
 # .deb (t_package: what its installed programs run is the demo of t_run_cli.sh, which
 # does run here). Under the sanitizers they would only repeat make check.
-UNSANITIZED := t_deps.sh t_layers.sh t_package.sh t_runner.sh t_testbed.sh t_testbed_sql.sh t_tree.sh
+UNSANITIZED := t_deps.sh t_layers.sh t_package.sh t_runner.sh t_scripts_help.sh t_testbed.sh t_testbed_sql.sh t_tree.sh
 asan:
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	        LDFLAGS="-fsanitize=address,undefined" \
