@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What DEVELOPERS.md says of the tree holds where a script can tell
-# (scripts/check-tree: opening comments, the layout table, bench names, one
-# out-of-memory policy, three mutable globals), and check-tree really fails on
+# (scripts/check-tree: opening comments, the layout table, a header named after
+# each file, bench names, one out-of-memory policy, three mutable globals), and check-tree really fails on
 # each of them (on a copy of the tree with one thing planted).
 source "$(dirname "$0")/lib.sh"
 
@@ -33,6 +33,19 @@ tree_check
 check "a file without its opening comment fails" eq "$?" 1
 check "the failure names the file" grep -q '^src/lib/planted.c:1: does not open with a comment' "$WORK/bad.txt"
 check "a file the layout does not name fails" grep -q '^src/lib/planted.c: .*does not name planted.c' "$WORK/bad.txt"
+
+fresh
+rm "$WORK/copy/include/probe/dbox.h"
+sed -i 's|#include "probe/dbox.h"|#include "probe/store.h"|' "$WORK/copy/src/mailsoak/probe/dbox.c"
+tree_check
+check "a file without a header of its name fails" eq "$?" 1
+check "the failure names it" grep -q '^src/mailsoak/probe/dbox.c: has no header of its name (include/probe/dbox.h)' "$WORK/bad.txt"
+
+fresh
+sed -i '0,/#include "engine\/smtp.h"/s||#include <stdint.h>\n#include "engine/smtp.h"|' "$WORK/copy/src/mailsoak/engine/smtp.c"
+tree_check
+check "a file not including its own header first fails" eq "$?" 1
+check "the failure names it" grep -q '^src/mailsoak/engine/smtp.c: does not include its own header first' "$WORK/bad.txt"
 
 fresh
 rm "$WORK/copy/src/lib/hist.c"
