@@ -41,6 +41,9 @@ struct counters {
     /* pop3.poll_interval: checks begun in the window, those begun over a second
      * late (every reader busy: the tester's limit), and their logins */
     uint64_t polls, polls_late, poll_logins;
+    /* Reader visits that listed more than they retrieve (pop3.max_per_session):
+     * mail the store holds and the readers left for later. */
+    uint64_t left_behind;
 };
 
 #define ERR_CLASSES_MAX 192

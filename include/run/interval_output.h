@@ -25,7 +25,8 @@ struct interval_view {
 };
 
 /* {"t", "phase", "sent", "read", "errors", "errors_by_class", "rate_in", "rate_out",
- * "conns", "unread", "smtp_sessions", "pop3_sessions", "arrivals", "late",
+ * "conns", "unread", "smtp_sessions", "pop3_sessions", "arrivals", "late_busy",
+ * "late_engine", "left_behind" (reader visits that left mail for later),
  * "latency", and "server" when it was measured}: what a window of the run (a
  * capacity step's steady part) is judged on, added up over its intervals. */
 json_t *interval_json(const struct interval_view *v);

@@ -90,6 +90,15 @@ struct config {
     char *probe_listen, *probe_token;
     uint64_t probe_keep;                        /* ns */
 
+    /* [capacity]: `mailsoak capacity`, a search over the arrival rate (cmd/capacity.c) */
+    struct capacity_config {
+        double start, factor, max_rate, precision, queue_growth;
+        uint64_t ramp, window, time_limit;     /* ns */
+        uint64_t max_senders, max_readers;
+        int confirm, arrivals;
+        char *dir, *report;
+    } capacity;
+
     /* Workload shapes: [smtp] rate and ramp, size distribution, think time, source
      * addresses; [pop3] the share of retrieved mail that is deleted. */
     double rate, conn_rate, size_spread, delete_share;

@@ -2,6 +2,7 @@
  * cmd/ with one entry point (cmd/cmd.h says how one is added); the table is also
  * what --help, the dispatch (cmd/cmd.c), the manual (mailsoak(1)) and the bash
  * completion (cmd/doc.c) are made from, so a command is added here once. */
+#include "cmd/capacity.h"
 #include "cmd/check.h"
 #include "cmd/cmd.h"
 #include "cmd/compare.h"
@@ -21,6 +22,12 @@ const struct command mailsoak_commands[] = {
       "Every key of mailsoak.conf(5) can be given in a -c FILE, with --set SECTION.KEY=VALUE, "
       "or with its flag (see OPTIONS). Without an SMTP target, run starts the reference "
       "server on free loopback ports and soaks it (the demo)." },
+    { "capacity", "[-c FILE]... [--FLAG VALUE]... [--set SECTION.KEY=VALUE]...",
+      "find the highest arrival rate the server sustains with its gates passing (SPECmail2001's method)",
+      cmd_capacity, "--no-check", 1,
+      "A search over the arrival rate: each step a `mailsoak run` of open-loop Poisson arrivals, a ramp "
+      "then a steady window judged on the gates and a steady backlog; coarse steps, bisection, then "
+      "80 %, 100 % and 120 % of the rate found. The [capacity] keys of mailsoak.conf(5) shape it." },
     { "check", "[--sample N] [the options of run]",
       "preflight with libcurl: targets, TLS, AUTH, sample logins",
       cmd_check, "--sample=", 1, NULL },

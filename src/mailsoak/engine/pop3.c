@@ -554,7 +554,10 @@ static int listing_line(struct pop3_session *s, const char *line, size_t len)
         s->ids = grow(s->ids, &s->capids, s->nids, 1, sizeof *s->ids);
         s->ids[s->nids++] = (struct listed){ id, uid };
     } else {
-        s->partial = 1;              /* a message we will not retrieve */
+        /* a message we will not retrieve: the readers left mail behind (a sign they
+         * fall behind what the store already holds) */
+        s->env->st->c.left_behind += !s->partial;
+        s->partial = 1;
     }
     return 0;
 }

@@ -31,7 +31,9 @@ json_t *interval_json(const struct interval_view *v)
     json_object_set_new(e, "smtp_sessions", json_integer((json_int_t)(c->smtp_sessions - p->smtp_sessions)));
     json_object_set_new(e, "pop3_sessions", json_integer((json_int_t)(c->pop3_sessions - p->pop3_sessions)));
     json_object_set_new(e, "arrivals", json_integer((json_int_t)(c->arrivals - p->arrivals)));
-    json_object_set_new(e, "late", json_integer((json_int_t)(c->late_busy + c->late_engine - p->late_busy - p->late_engine)));
+    json_object_set_new(e, "late_busy", json_integer((json_int_t)(c->late_busy - p->late_busy)));
+    json_object_set_new(e, "late_engine", json_integer((json_int_t)(c->late_engine - p->late_engine)));
+    json_object_set_new(e, "left_behind", json_integer((json_int_t)(c->left_behind - p->left_behind)));
     json_t *lj = json_object();
     for (unsigned k = 0; k < LAT_COUNT; k++)
         if (v->lat[k].count)

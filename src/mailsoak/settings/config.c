@@ -46,6 +46,12 @@ static const char *const recipients[] = { "1", "64", NULL };
 static const char *const spread[] = { "1", "", NULL };
 static const char *const examples[] = { "0", "1000", NULL };
 static const char *const user_count[] = { "1", "10000000", NULL };
+/* capacity: rates in msg/s, a coarse step's factor, the bisection's precision, a
+ * steady window of at least a second (a timeline entry or more). */
+static const char *const a_rate[] = { "0.01", "1000000", NULL };
+static const char *const a_factor[] = { "1.1", "100", NULL };
+static const char *const a_precision[] = { "0.001", "1", NULL };
+static const char *const a_window[] = { "1s", "", NULL };
 
 const struct opt config_opts[] = {
     { "run", "duration", OPT_DURATION, O(duration), "10m", "duration", "how long senders send", NULL },
@@ -151,6 +157,21 @@ const struct opt config_opts[] = {
     { "probe", "listen", OPT_STR, O(probe_listen), "127.0.0.1:9470", "listen", "mailsoak probe: serve /metrics and /samples on ADDR:PORT", NULL },
     { "probe", "token", OPT_SECRET, O(probe_token), "", "token", "mailsoak probe: require 'Authorization: Bearer TOKEN' on every request", NULL },
     { "probe", "keep", OPT_DURATION, O(probe_keep), "1h", NULL, "mailsoak probe: how long samples stay available to runs that pull them", NULL },
+
+    { "capacity", "start", OPT_DOUBLE, O(capacity.start), "10", NULL, "mailsoak capacity: the arrival rate of the first step, in msg/s", a_rate },
+    { "capacity", "factor", OPT_DOUBLE, O(capacity.factor), "2", NULL, "coarse steps: each rate is the last one times this, upwards while steps pass (downwards while they fail); then bisection", a_factor },
+    { "capacity", "max_rate", OPT_DOUBLE, O(capacity.max_rate), "10000", NULL, "the search goes no higher (msg/s)", a_rate },
+    { "capacity", "precision", OPT_DOUBLE, O(capacity.precision), "0.05", NULL, "the bisection stops when the lowest failing rate is within this share above the highest passing one", a_precision },
+    { "capacity", "ramp", OPT_DURATION, O(capacity.ramp), "30s", NULL, "each step's rise from zero to its rate, before the steady window", NULL },
+    { "capacity", "window", OPT_DURATION, O(capacity.window), "3m", NULL, "each step's steady window, in which its gates are judged: long enough for a growing queue to show (minutes; seconds for tests)", a_window },
+    { "capacity", "queue_growth", OPT_DOUBLE, O(capacity.queue_growth), "0.05", NULL, "steady state: the mail accepted and not yet read may grow by at most this share of the accepted rate over the window (accepted = delivered)", a_share },
+    { "capacity", "time_limit", OPT_DURATION, O(capacity.time_limit), "3h", NULL, "the whole search's bound: no step starts that would end after it", NULL },
+    { "capacity", "confirm", OPT_BOOL, O(capacity.confirm), "yes", NULL, "after the search, confirm at 80 %, 100 % and 120 % of the rate found (SPECmail2001's method)", NULL },
+    { "capacity", "arrivals", OPT_ENUM, O(capacity.arrivals), "exponential", NULL, "the steps' arrivals (smtp.arrivals): exponential (Poisson, as SPECmail2001 prescribes) or constant", arrivals_choices },
+    { "capacity", "max_senders", OPT_COUNT, O(capacity.max_senders), "2000", NULL, "a step whose arrivals waited for a free sender is run again with twice the senders, up to this many", sessions },
+    { "capacity", "max_readers", OPT_COUNT, O(capacity.max_readers), "400", NULL, "a step whose readers left mail in the mailboxes while the backlog grew is run again with twice the readers, up to this many", sessions },
+    { "capacity", "dir", OPT_STR, O(capacity.dir), "", NULL, "where each step's result (JSON) and output go (empty: NAME.steps beside run.json, or ./mailsoak-capacity-TIME)", NULL },
+    { "capacity", "report", OPT_STR, O(capacity.report), "", NULL, "write the search as an HTML page (offered against delivered rate and latency: the knee; every step) to this file", NULL },
     { NULL, NULL, 0, 0, NULL, NULL, NULL, NULL },
 };
 

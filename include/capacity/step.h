@@ -1,0 +1,88 @@
+/* step: one step of a capacity search, judged from its run's result file. The
+ * step's run ramps up to its rate and then holds it for the steady window; the
+ * window is the timeline's intervals of the send phase that began after the ramp,
+ * and every figure the step is judged on is added up over them (counts, error
+ * classes, the latency histograms themselves, never percentiles), beside the whole
+ * run's ledger (lost, duplicated, corrupted). Pure: a parsed file in, figures and a
+ * judgement out (tests/unit/test_capacity.c). */
+#ifndef MS_CAPACITY_STEP_H
+#define MS_CAPACITY_STEP_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/stats.h"
+#include "lib/hist.h"
+
+struct step_figures {
+    unsigned intervals;              /* timeline entries in the steady window */
+    double window_s;                 /* its length */
+    struct counters c;               /* its counts: sent, read, errors, sessions, arrivals, late, left_behind */
+    struct hist lat[LAT_COUNT];      /* its latencies, merged */
+    unsigned nerr;
+    struct err_count err[ERR_CLASSES_MAX];
+    double offered, accepted, delivered;   /* msg/s in the window: arrivals started, accepted, read */
+    double unread_slope;             /* msg/s: growth of the mail accepted and not yet read (least squares) */
+    /* the whole run */
+    uint64_t sent, lost, duplicated, corrupted, pending;
+    int settled;                     /* 1, 0, or -1: no sweep was needed */
+    int interrupted;
+};
+
+/* Reads a step's result (a `mailsoak run` JSON) whose ramp lasted ramp_s. 0, or -1
+ * with the reason in err (not a result file, a timeline entry without its counts,
+ * histograms that do not add up). */
+int step_read(const json_t *root, double ramp_s, struct step_figures *f, char *err, size_t errlen);
+
+/* What a step is judged against: the steady state (the backlog of mail accepted
+ * and not read may grow by at most queue_growth of the accepted rate) and the
+ * quality of service: SPECmail2001's by default, every SMTP and POP3 command class
+ * answered within lat_bound for more than lat_pct %, delivery within
+ * delivery_bound for more than lat_pct %, errors under errors per session. */
+struct step_rules {
+    double queue_growth;             /* share of the accepted rate */
+    double lat_pct;                  /* 95 */
+    uint64_t lat_bound_ns, delivery_bound_ns;
+    double errors;                   /* most errors per session attempt */
+};
+void step_rules_specmail(struct step_rules *r, double queue_growth);
+
+enum step_verdict { STEP_PASS, STEP_FAIL, STEP_INVALID };
+/* What would make an invalid step valid, by running it again with more of it. */
+enum step_fix { FIX_NONE, FIX_SENDERS, FIX_READERS };
+
+#define STEP_CHECKS_MAX (LAT_COUNT + 8)
+struct step_check {
+    char name[48];                   /* "lost", "queue growth", "smtp.rcpt p95", "delivery p95", "errors" */
+    int pass;
+    double value, bound;             /* in unit */
+    const char *op, *unit;           /* "<=", "=", ">"; "", "msg/s", "ms", "%" */
+};
+
+struct step_judgement {
+    enum step_verdict verdict;
+    enum step_fix fix;               /* STEP_INVALID: what to add, or FIX_NONE */
+    char why[240];                   /* STEP_INVALID: why the step says nothing of the server */
+    unsigned n;
+    struct step_check v[STEP_CHECKS_MAX];
+    int first_failed;                /* index in v, or -1 */
+};
+
+/* A step is invalid, and says nothing of the server, when the tester limited it:
+ * its run was interrupted or had no steady interval; its engine ran late on the
+ * schedule, or arrivals waited for a free sender (more than 1 in 1000: FIX_SENDERS);
+ * its readers left mail in the mailboxes (more than 1 visit in 20) while the
+ * backlog grew (FIX_READERS). Otherwise it passes when every check passes:
+ * nothing lost, duplicated or corrupted in the whole run, mail accepted, the
+ * backlog steady, every latency and the errors within the rules. */
+void step_judge(const struct step_rules *r, const struct step_figures *f, struct step_judgement *j);
+/* "queue growth 6.1 msg/s, must be <= 5.0 msg/s" */
+const char *step_check_describe(const struct step_check *c, char *buf, size_t n);
+/* The command class of the window with the highest pNN (lat_pct), or -1. */
+int step_worst_command(const struct step_figures *f, double pct);
+/* Whether a latency class is a command class the rules bound: every smtp.* and
+ * pop3.* but smtp.message (the whole transaction). */
+int step_is_command(unsigned k);
+
+#endif

@@ -1,0 +1,250 @@
+/* step: a capacity step's steady window cut from its run's timeline, and its
+ * judgement (include/capacity/step.h). */
+#include "capacity/step.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyse/latency.h"
+#include "analyse/results.h"
+#include "lib/alloc.h"
+
+static uint64_t count_at(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+/* Least squares slope of y over t. */
+static double slope(const double *t, const double *y, unsigned n)
+{
+    double st = 0, sy = 0, stt = 0, sty = 0;
+    if (n < 2)
+        return 0;
+    for (unsigned i = 0; i < n; i++) {
+        st += t[i];
+        sy += y[i];
+        stt += t[i] * t[i];
+        sty += t[i] * y[i];
+    }
+    double d = n * stt - st * st;
+    return d > 0 ? (n * sty - st * sy) / d : 0;
+}
+
+int step_read(const json_t *root, double ramp_s, struct step_figures *f, char *err, size_t errlen)
+{
+    memset(f, 0, sizeof *f);
+    const json_t *tl = json_object_get(root, "timeline"), *sum = json_object_get(root, "summary");
+    if (!json_is_array(tl) || !json_is_object(sum)) {
+        snprintf(err, errlen, "not a result of mailsoak run (no timeline or summary)");
+        return -1;
+    }
+    f->sent = count_at(sum, "sent");
+    f->lost = count_at(sum, "lost");
+    f->duplicated = count_at(sum, "duplicated");
+    f->corrupted = count_at(sum, "corrupted");
+    f->pending = count_at(sum, "pending");
+    const json_t *st = json_object_get(sum, "settled");
+    f->settled = json_is_boolean(st) ? json_is_true(st) : -1;
+    f->interrupted = json_is_true(json_object_get(root, "interrupted"));
+
+    /* the window: send intervals that began at or after the ramp's end; the backlog
+     * is sampled at each one's end, and at the end of the one before the first */
+    size_t n = json_array_size(tl);
+    double *t = xcalloc(n + 1, sizeof *t), *u = xcalloc(n + 1, sizeof *u);
+    unsigned np = 0;
+    double prev_t = 0, start = -1, end = 0;
+    int prev_unread_ok = 0;
+    double prev_unread = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(tl, i);
+        double te;
+        if (json_path_number(e, "t", &te) < 0) {
+            snprintf(err, errlen, "timeline[%zu]: no time", i);
+            rc = -1;
+            break;
+        }
+        const char *phase = json_string_value(json_object_get(e, "phase"));
+        const json_t *un = json_object_get(e, "unread");
+        int steady = phase && !strcmp(phase, "send") && prev_t >= ramp_s - 1e-6;
+        if (steady) {
+            if (!json_is_integer(un) || !json_is_integer(json_object_get(e, "arrivals"))) {
+                snprintf(err, errlen, "timeline[%zu]: no unread or arrivals (a file of an older mailsoak)", i);
+                rc = -1;
+                break;
+            }
+            if (start < 0) {
+                start = prev_t;
+                if (prev_unread_ok) {
+                    t[np] = prev_t;
+                    u[np++] = prev_unread;
+                }
+            }
+            end = te;
+            f->intervals++;
+            f->c.sent += count_at(e, "sent");
+            f->c.read += count_at(e, "read");
+            f->c.errors += count_at(e, "errors");
+            f->c.smtp_sessions += count_at(e, "smtp_sessions");
+            f->c.pop3_sessions += count_at(e, "pop3_sessions");
+            f->c.arrivals += count_at(e, "arrivals");
+            f->c.late_busy += count_at(e, "late_busy");
+            f->c.late_engine += count_at(e, "late_engine");
+            f->c.left_behind += count_at(e, "left_behind");
+            const char *name;
+            json_t *v;
+            json_object_foreach((json_t *)json_object_get(e, "errors_by_class"), name, v)
+                if (json_is_integer(v))
+                    errs_add(f->err, &f->nerr, name, (uint64_t)json_integer_value(v));
+            json_object_foreach((json_t *)json_object_get(e, "latency"), name, v) {
+                for (unsigned k = 0; k < LAT_COUNT; k++)
+                    if (!strcmp(name, lat_names[k]) && latency_add(&f->lat[k], v, err, errlen) < 0) {
+                        rc = -1;
+                        break;
+                    }
+                if (rc)
+                    break;
+            }
+            if (rc)
+                break;
+            t[np] = te;
+            u[np++] = (double)json_integer_value(un);
+        }
+        prev_unread_ok = json_is_integer(un);
+        prev_unread = prev_unread_ok ? (double)json_integer_value(un) : 0;
+        prev_t = te;
+    }
+    if (rc == 0 && f->intervals) {
+        f->window_s = end - start;
+        if (f->window_s > 0) {
+            f->offered = (double)f->c.arrivals / f->window_s;
+            f->accepted = (double)f->c.sent / f->window_s;
+            f->delivered = (double)f->c.read / f->window_s;
+        }
+        f->unread_slope = slope(t, u, np);
+    }
+    free(t);
+    free(u);
+    return rc;
+}
+
+void step_rules_specmail(struct step_rules *r, double queue_growth)
+{
+    *r = (struct step_rules){
+        .queue_growth = queue_growth, .lat_pct = 95, .lat_bound_ns = 5000 * 1000000ull,
+        .delivery_bound_ns = 60000 * 1000000ull, .errors = 0.01,
+    };
+}
+
+int step_is_command(unsigned k)
+{
+    const char *n = lat_names[k];
+    return (!strncmp(n, "smtp.", 5) || !strncmp(n, "pop3.", 5)) && strcmp(n, "smtp.message");
+}
+
+int step_worst_command(const struct step_figures *f, double pct)
+{
+    int worst = -1;
+    uint64_t w = 0;
+    for (unsigned k = 0; k < LAT_COUNT; k++) {
+        if (!step_is_command(k) || !f->lat[k].count)
+            continue;
+        uint64_t p = hist_percentile(&f->lat[k], pct);
+        if (worst < 0 || p > w) {
+            worst = (int)k;
+            w = p;
+        }
+    }
+    return worst;
+}
+
+static void check(struct step_judgement *j, const char *name, double value, const char *op, double bound,
+                  const char *unit)
+{
+    if (j->n >= STEP_CHECKS_MAX)
+        return;
+    struct step_check *c = &j->v[j->n];
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->value = value;
+    c->bound = bound;
+    c->op = op;
+    c->unit = unit;
+    c->pass = !strcmp(op, "=") ? value == bound : !strcmp(op, ">") ? value > bound : value <= bound;
+    if (!c->pass && j->first_failed < 0)
+        j->first_failed = (int)j->n;
+    j->n++;
+}
+
+static void invalid(struct step_judgement *j, enum step_fix fix, const char *why)
+{
+    j->verdict = STEP_INVALID;
+    j->fix = fix;
+    snprintf(j->why, sizeof j->why, "%s", why);
+}
+
+void step_judge(const struct step_rules *r, const struct step_figures *f, struct step_judgement *j)
+{
+    memset(j, 0, sizeof *j);
+    j->first_failed = -1;
+    char why[240];
+    if (f->interrupted) {
+        invalid(j, FIX_NONE, "the step's run was interrupted");
+        return;
+    }
+    if (!f->intervals || !(f->window_s > 0)) {
+        invalid(j, FIX_NONE, "no steady interval after the ramp (run.interval longer than the window?)");
+        return;
+    }
+    const struct counters *c = &f->c;
+    if (c->late_engine * 1000 > c->arrivals) {
+        snprintf(why, sizeof why, "the tester's engine ran late on its schedule: %llu of %llu arrivals started over "
+                 "smtp.late_after late (a CPU short: more run.workers, or a quieter machine)",
+                 (unsigned long long)c->late_engine, (unsigned long long)c->arrivals);
+        invalid(j, FIX_NONE, why);
+        return;
+    }
+    if (c->late_busy * 1000 > c->arrivals) {
+        snprintf(why, sizeof why, "%llu of %llu arrivals waited for a free sender", (unsigned long long)c->late_busy,
+                 (unsigned long long)c->arrivals);
+        invalid(j, FIX_SENDERS, why);
+        return;
+    }
+    double growth_bound = r->queue_growth * f->accepted;
+    if (c->left_behind * 20 > c->pop3_sessions && f->unread_slope > growth_bound) {
+        snprintf(why, sizeof why, "the readers fell behind the mail the store holds: %llu of %llu visits left mail "
+                 "for later while the backlog grew by %.1f msg/s", (unsigned long long)c->left_behind,
+                 (unsigned long long)c->pop3_sessions, f->unread_slope);
+        invalid(j, FIX_READERS, why);
+        return;
+    }
+    check(j, "lost", (double)f->lost, "=", 0, "");
+    check(j, "duplicated", (double)f->duplicated, "=", 0, "");
+    check(j, "corrupted", (double)f->corrupted, "=", 0, "");
+    check(j, "accepted", f->accepted, ">", 0, "msg/s");
+    check(j, "queue growth", f->unread_slope, "<=", growth_bound, "msg/s");
+    for (unsigned k = 0; k < LAT_COUNT; k++) {
+        if (!f->lat[k].count || !(step_is_command(k) || k == LAT_DELIVERY))
+            continue;
+        char name[48];
+        snprintf(name, sizeof name, "%s p%g", lat_names[k], r->lat_pct);
+        check(j, name, (double)hist_percentile(&f->lat[k], r->lat_pct) / 1e6, "<=",
+              (double)(k == LAT_DELIVERY ? r->delivery_bound_ns : r->lat_bound_ns) / 1e6, "ms");
+    }
+    uint64_t attempts = c->smtp_sessions + c->pop3_sessions;
+    check(j, "errors", attempts ? 100.0 * (double)c->errors / (double)attempts : 0, "<=", 100 * r->errors, "%");
+    j->verdict = j->first_failed < 0 ? STEP_PASS : STEP_FAIL;
+}
+
+const char *step_check_describe(const struct step_check *c, char *buf, size_t n)
+{
+    const char *op = !strcmp(c->op, "=") ? "=" : !strcmp(c->op, ">") ? ">" : "<=";
+    if (!c->unit[0])
+        snprintf(buf, n, "%s %.0f, must be %s %.0f", c->name, c->value, op, c->bound);
+    else
+        snprintf(buf, n, "%s %.*f %s, must be %s %.*f %s", c->name, c->value < 100 ? 2 : 0, c->value, c->unit, op,
+                 c->bound < 100 ? 2 : 0, c->bound, c->unit);
+    return buf;
+}

@@ -1,0 +1,384 @@
+/* capacity: `mailsoak capacity`, a search over the arrival rate for the highest
+ * one a server sustains (SPECmail2001's method, include/capacity/search.h). Each
+ * step is a `mailsoak run` of this same program with the command line's settings
+ * and the step's own (its rate, open-loop arrivals, a ramp and a steady window, its
+ * result file in the search's directory), in a process group of its own so that a
+ * terminal's ^C reaches the search only: the search takes SIGINT or SIGTERM with
+ * sigtimedwait and passes it on to the step running, which ends in order and writes
+ * its result; then the search
+ * writes its own (table, JSON, HTML) with the steps done, and exits 128 + N. A step
+ * the tester limited (arrivals waiting for a free sender, readers left behind) is
+ * run again with twice the senders or readers, within capacity.max_senders and
+ * max_readers; one it cannot fix (the engine late) ends the search, never counted
+ * against the server. */
+#include "cmd/capacity.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analyse/results.h"
+#include "capacity/output.h"
+#include "capacity/search.h"
+#include "capacity/step.h"
+#include "lib/alloc.h"
+#include "lib/atomicfile.h"
+#include "lib/cli.h"
+#include "lib/clock.h"
+#include "settings/config.h"
+
+/* SIGINT, SIGTERM and SIGCHLD are blocked for the whole search and taken with
+ * sigtimedwait: between steps, and while a step runs (its end comes as SIGCHLD), so
+ * no handler and no global are needed to pass a signal on to the step. */
+static void stop_set(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGCHLD);
+}
+
+/* A stop signal already pending (SIGCHLD from an earlier step is dropped), or 0. */
+static int pending_stop(void)
+{
+    sigset_t set;
+    stop_set(&set);
+    struct timespec zero = { 0, 0 };
+    int sig;
+    while ((sig = sigtimedwait(&set, NULL, &zero)) == SIGCHLD)
+        ;
+    return sig > 0 ? sig : 0;
+}
+
+static void usage(FILE *f)
+{
+    fputs("usage: mailsoak capacity [-c FILE]... [--FLAG VALUE]... [--set SECTION.KEY=VALUE]...\n"
+          "\n"
+          "Finds the highest arrival rate the server sustains: steps of open-loop Poisson\n"
+          "arrivals (SPECmail2001's method), each a ramp then a steady window in which the\n"
+          "gates are judged (every command class's p95 within 5 s, delivery's within 60 s,\n"
+          "errors under 1 %, nothing lost, duplicated or corrupted, the backlog steady);\n"
+          "coarse steps, then bisection, then 80 %, 100 % and 120 % of the rate found.\n"
+          "Each step is a `mailsoak run` with these settings; the [capacity] keys shape the\n"
+          "search. run.json is the search's JSON; every step's result goes to capacity.dir.\n"
+          "Exit 0 when a capacity was found, 1 when none was, 2 on bad settings, 128 + N on\n"
+          "signal N (the report is written).\n", f);
+    config_help(f);
+}
+
+/* The steps' directory: capacity.dir, NAME.steps beside run.json, or a new one here. */
+static int make_dir(const struct config *cfg, char *dir, size_t n)
+{
+    if (cfg->capacity.dir[0])
+        snprintf(dir, n, "%s", cfg->capacity.dir);
+    else if (cfg->json[0]) {
+        snprintf(dir, n, "%s", cfg->json);
+        size_t l = strlen(dir);
+        if (l > 5 && !strcmp(dir + l - 5, ".json"))
+            dir[l - 5] = 0;
+        strncat(dir, ".steps", n - strlen(dir) - 1);
+    } else {
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(dir, n, "mailsoak-capacity-%Y%m%dT%H%M%SZ", &tm);
+    }
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+        fprintf(stderr, "mailsoak capacity: capacity.dir: %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+struct step_plan {
+    unsigned n;                      /* the step's number */
+    double rate;
+    unsigned senders, readers;
+    uint64_t interval;               /* ns */
+    int check;                       /* the preflight: the first step only */
+};
+
+/* Runs one step as `mailsoak run WORDS... --set ...` with its output in out;
+ * returns its exit status (128 + N when a signal ended it). A SIGINT or SIGTERM
+ * meanwhile is passed on to the step once and kept in *stop. */
+static int run_step(const struct config *cfg, int argc, char **argv, const struct step_plan *p, const char *json,
+                    const char *out, int *stop)
+{
+    char kv[16][160];
+    int k = 0;
+    snprintf(kv[k++], sizeof kv[0], "smtp.rate=%.6g", p->rate);
+    snprintf(kv[k++], sizeof kv[0], "smtp.arrivals=%s", cfg->capacity.arrivals ? "exponential" : "constant");
+    snprintf(kv[k++], sizeof kv[0], "smtp.ramp=%llums", (unsigned long long)(cfg->capacity.ramp / 1000000));
+    snprintf(kv[k++], sizeof kv[0], "run.duration=%llums",
+             (unsigned long long)((cfg->capacity.ramp + cfg->capacity.window) / 1000000));
+    snprintf(kv[k++], sizeof kv[0], "run.interval=%llums", (unsigned long long)(p->interval / 1000000));
+    snprintf(kv[k++], sizeof kv[0], "smtp.senders=%u", p->senders);
+    snprintf(kv[k++], sizeof kv[0], "pop3.readers=%u", p->readers);
+    snprintf(kv[k++], sizeof kv[0], "run.messages=0");
+    snprintf(kv[k++], sizeof kv[0], "run.check=%s", p->check ? "yes" : "no");
+    snprintf(kv[k++], sizeof kv[0], "run.label=%.6g msg/s", p->rate);
+    /* a seed of its own per step, so the steps' Poisson noise is independent, and the
+     * search still replays with run.seed */
+    snprintf(kv[k++], sizeof kv[0], "run.seed=%llu", (unsigned long long)(cfg->seed ? cfg->seed + p->n : 0));
+    if (snprintf(kv[k++], sizeof kv[0], "run.json=%s", json) >= (int)sizeof kv[0])
+        return 2;
+    char **av = xcalloc((size_t)argc + 2 * (size_t)k + 3, sizeof *av);
+    int n = 0;
+    av[n++] = "mailsoak";
+    av[n++] = "run";
+    for (int i = 1; i < argc; i++)
+        av[n++] = argv[i];
+    for (int i = 0; i < k; i++) {
+        av[n++] = "--set";
+        av[n++] = kv[i];
+    }
+    av[n] = NULL;
+    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "mailsoak capacity: %s: %s\n", out, strerror(errno));
+        free(av);
+        return 2;
+    }
+    fflush(NULL);
+    sigset_t set, none;
+    stop_set(&set);
+    sigemptyset(&none);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);               /* a terminal's ^C reaches the search, which passes it on */
+        dup2(fd, 1);
+        dup2(fd, 2);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        execv("/proc/self/exe", av);
+        fprintf(stderr, "mailsoak capacity: cannot run a step: %s\n", strerror(errno));
+        _exit(2);
+    }
+    close(fd);
+    free(av);
+    if (pid < 0) {
+        fprintf(stderr, "mailsoak capacity: fork: %s\n", strerror(errno));
+        return 2;
+    }
+    if (*stop)                       /* came before the fork */
+        kill(pid, *stop);
+    int st = 0;
+    for (;;) {
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid || (w < 0 && errno != EINTR))
+            break;
+        struct timespec tick = { 1, 0 };     /* a SIGCHLD wakes it sooner */
+        int sig = sigtimedwait(&set, NULL, &tick);
+        if ((sig == SIGINT || sig == SIGTERM) && !*stop) {
+            *stop = sig;             /* once: a second signal would make the step _exit */
+            kill(pid, sig);
+        }
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+}
+
+static struct step_record *new_step(struct capacity_record *c)
+{
+    c->steps = grow(c->steps, &c->cap, c->nsteps, 1, sizeof *c->steps);
+    struct step_record *st = &c->steps[c->nsteps++];
+    memset(st, 0, sizeof *st);
+    st->n = (unsigned)c->nsteps;
+    return st;
+}
+
+static int write_outputs(const struct config *cfg, const struct capacity_record *c)
+{
+    char err[400];
+    int rc = 0;
+    capacity_table(stdout, c);
+    fflush(stdout);
+    if (cfg->json[0]) {
+        json_t *root = capacity_json(c);
+        if (write_json_atomic(cfg->json, root, err, sizeof err) < 0) {
+            fprintf(stderr, "mailsoak capacity: %s\n", err);
+            rc = 1;
+        }
+        json_decref(root);
+    }
+    if (cfg->capacity.report[0]) {
+        struct atomic_file a;
+        if (atomic_open(&a, cfg->capacity.report, err, sizeof err) < 0) {
+            fprintf(stderr, "mailsoak capacity: %s\n", err);
+            return 1;
+        }
+        capacity_html(a.f, c);
+        if (atomic_commit(&a, cfg->capacity.report, !ferror(a.f), err, sizeof err) < 0) {
+            fprintf(stderr, "mailsoak capacity: %s\n", err);
+            rc = 1;
+        }
+    }
+    return rc;
+}
+
+/* Reads and judges a step's result; st->f stays NULL (and the step invalid) when
+ * it cannot be read. */
+static void judge_step(const struct capacity_record *c, struct step_record *st)
+{
+    char err[300];
+    json_error_t je;
+    json_t *root = json_load_file(st->json, 0, &je);
+    if (!root) {
+        st->j.verdict = STEP_INVALID;
+        snprintf(st->j.why, sizeof st->j.why, "its run (exit %d) wrote no result: %s", st->exit_status, je.text);
+        return;
+    }
+    st->f = xcalloc(1, sizeof *st->f);
+    if (step_read(root, c->ramp_s, st->f, err, sizeof err) < 0) {
+        free(st->f);
+        st->f = NULL;
+        st->j.verdict = STEP_INVALID;
+        snprintf(st->j.why, sizeof st->j.why, "its result: %.200s", err);
+    } else {
+        step_judge(&c->rules, st->f, &st->j);
+    }
+    json_decref(root);
+}
+
+static int search(const struct config *cfg, int argc, char **argv, const char *dir)
+{
+    int stop_signal = 0;
+    struct capacity_record c = { .label = cfg->label[0] ? cfg->label : "capacity" };
+    const struct capacity_config *k = &cfg->capacity;
+    struct search_rules sr = { k->start, k->factor, k->max_rate, k->precision, k->confirm };
+    search_init(&c.s, &sr);
+    step_rules_specmail(&c.rules, k->queue_growth);
+    c.ramp_s = (double)k->ramp / 1e9;
+    c.window_s = (double)k->window / 1e9;
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(c.start_time, sizeof c.start_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    uint64_t t0 = mono_ns(), tail = 0;   /* tail: the longest drain and sweep of a step so far */
+    struct step_plan p = {
+        .senders = (unsigned)(cfg->senders ? cfg->senders : 1), .readers = (unsigned)(cfg->readers ? cfg->readers : 1),
+        .check = cfg->check,
+    };
+    /* about ten timeline entries per window, within 1 s and run.interval */
+    p.interval = k->window / 10;
+    if (p.interval < 1000 * NS_PER_MS)
+        p.interval = 1000 * NS_PER_MS;
+    if (p.interval > cfg->interval)
+        p.interval = cfg->interval;
+    int rc = 0, retries = 0;
+    fprintf(stderr, "mailsoak capacity: steps of %.0f s + %.0f s, results in %s/\n", c.ramp_s, c.window_s, dir);
+    while (search_next(&c.s) > 0) {
+        if (!stop_signal)
+            stop_signal = pending_stop();
+        if (stop_signal) {
+            c.interrupted = 1;
+            search_stop(&c.s, "interrupted by a signal");
+            break;
+        }
+        uint64_t elapsed = mono_ns() - t0, step = k->ramp + k->window + tail;
+        if (elapsed + step > k->time_limit) {
+            char why[200];
+            snprintf(why, sizeof why, "capacity.time_limit: a step of about %.0f s would end after it",
+                     (double)step / 1e9);
+            search_stop(&c.s, why);
+            break;
+        }
+        p.rate = search_next(&c.s);
+        struct step_record *st = new_step(&c);
+        p.n = st->n;
+        search_phase_name(&c.s, st->phase, sizeof st->phase);
+        st->rate = p.rate;
+        st->senders = p.senders;
+        st->readers = p.readers;
+        char out[600];
+        snprintf(st->json, sizeof st->json, "%s/step-%02u.json", dir, st->n);
+        snprintf(out, sizeof out, "%s/step-%02u.out", dir, st->n);
+        unlink(st->json);
+        fprintf(stderr, "mailsoak capacity: step %u (%s): %.1f msg/s, %u senders, %u readers\n", st->n, st->phase,
+                p.rate, p.senders, p.readers);
+        uint64_t ts = mono_ns();
+        st->exit_status = run_step(cfg, argc, argv, &p, st->json, out, &stop_signal);
+        uint64_t took = mono_ns() - ts;
+        if (took > k->ramp + k->window && took - k->ramp - k->window > tail)
+            tail = took - k->ramp - k->window;
+        p.check = 0;
+        if (st->exit_status == 2 || st->exit_status == 3) {
+            /* the settings or the preflight: every step would fail alike */
+            fprintf(stderr, "mailsoak capacity: step %u could not run (exit %d): see %s\n", st->n, st->exit_status, out);
+            st->j.verdict = STEP_INVALID;
+            snprintf(st->j.why, sizeof st->j.why, "its run could not start (exit %d, see step-%02u.out)", st->exit_status,
+                     st->n);
+            search_stop(&c.s, "a step could not run");
+            rc = 2;
+            break;
+        }
+        judge_step(&c, st);
+        capacity_step_line(stderr, st);
+        if (stop_signal) {
+            c.interrupted = 1;
+            search_stop(&c.s, "interrupted by a signal");
+            break;
+        }
+        if (st->j.verdict == STEP_INVALID) {
+            /* the tester limited the step: more of what it lacked, the same rate again */
+            unsigned *what = st->j.fix == FIX_SENDERS ? &p.senders : st->j.fix == FIX_READERS ? &p.readers : NULL;
+            uint64_t max = st->j.fix == FIX_SENDERS ? k->max_senders : k->max_readers;
+            if (what && *what < max && retries < 4) {
+                *what = *what * 2 > max ? (unsigned)max : *what * 2;
+                retries++;
+                continue;
+            }
+            char why[300];
+            snprintf(why, sizeof why, "the tester limited the step at %.1f msg/s: %s", p.rate, st->j.why);
+            search_stop(&c.s, why);
+            break;
+        }
+        retries = 0;
+        search_result(&c.s, st->j.verdict == STEP_PASS);
+    }
+    c.elapsed_s = (double)(mono_ns() - t0) / 1e9;
+    if (write_outputs(cfg, &c) != 0 && rc == 0)
+        rc = 1;
+    if (rc == 0)
+        rc = c.interrupted ? 128 + stop_signal : search_found(&c.s) ? 0 : 1;
+    capacity_record_free(&c);
+    return rc;
+}
+
+int cmd_capacity(int argc, char **argv)
+{
+    struct config cfg = { 0 };
+    const struct cli_opt opts[] = { { 0 } };
+    const struct cli_cmd cmd = { .name = "mailsoak capacity", .usage = usage, .opts = opts, .words = CLI_SETTINGS,
+                                 .settings = config_from_words, .ud = &cfg };
+    char **files;
+    size_t nfiles;
+    int rc;
+    if (cli_parse(&cmd, argc, argv, stdout, stderr, &files, &nfiles, &rc)) {
+        char err[400], dir[512];
+        if (config_check(&cfg, err, sizeof err) < 0) {
+            fprintf(stderr, "mailsoak capacity: %s\n", err);
+            rc = 2;
+        } else if (!cfg.smtp_targets.n || !cfg.pop3_targets.n || !cfg.senders || !cfg.readers) {
+            fprintf(stderr, "mailsoak capacity: needs an SMTP and a POP3 target, senders and readers: the capacity "
+                            "is of mail delivered, and only reading it proves that\n");
+            rc = 2;
+        } else if (make_dir(&cfg, dir, sizeof dir) < 0) {
+            rc = 2;
+        } else {
+            sigset_t set, old;
+            stop_set(&set);
+            sigprocmask(SIG_BLOCK, &set, &old);
+            rc = search(&cfg, argc, argv, dir);
+            sigprocmask(SIG_SETMASK, &old, NULL);
+        }
+    }
+    config_free(&cfg);
+    return rc;
+}

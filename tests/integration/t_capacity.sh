@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# t_capacity.sh: `mailsoak capacity` finds the reference server's known ceiling. The
+# server delivers at most 200 msg/s into its store ([fault.rate] limit = 200,
+# burst = 10, over = queue: above the limit the 250 still comes at once and its
+# queue grows), so the search must report a capacity within 10 % of 200 msg/s,
+# name the gate that failed above it (the backlog's growth), write its JSON (every
+# step with its figures and verdict) and its HTML page; then a search ended by
+# SIGTERM mid-step still writes its report with the steps done, and exits 143.
+# Steps of 1 s + 6 s (the CI's: minutes by default; at 200 msg/s the Poisson noise
+# of 6 s is 3 %), about 100 s in all.
+set -uo pipefail
+. "$(dirname "$0")/server_lib.sh"
+: "${MAILSOAK:?run through tests/run or set MAILSOAK}"
+[[ -x $MAILSOAK ]] || { echo "no $MAILSOAK: run make"; exit 77; }
+command -v jq >/dev/null || { echo "skip: needs jq"; exit 77; }
+
+LIMIT=200
+srv_start --set users.count=100 --set fault.rate.limit=$LIMIT --set fault.rate.burst=10
+search() {   # search NAME [args...]: a short search of the server started last
+    local name=$1
+    shift
+    exec "$MAILSOAK" capacity --smtp "127.0.0.1:$SMTP_PORT" --pop3 "127.0.0.1:$POP3_PORT" --set users.count=100 \
+        --no-check --drain 3s --settle 1s --set run.sweep_timeout=3s --seed 5 \
+        --set capacity.start=50 --set capacity.ramp=1s --set capacity.window=6s --set capacity.precision=0.08 \
+        --json "$WORK/$name.json" --set capacity.report="$WORK/$name.html" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
+}
+
+(search found)
+rc=$?
+[[ $rc == 0 ]] || { cat "$WORK/found.out" "$WORK/found.err"; fail "the search exited $rc"; }
+cap=$(jq -r .capacity_msg_s "$WORK/found.json")
+jq -e --argjson c "$cap" --argjson l $LIMIT '$c >= 0.9 * $l and $c <= 1.1 * $l' <<<null >/dev/null ||
+    { cat "$WORK/found.out"; fail "capacity $cap msg/s, the server's ceiling is $LIMIT"; }
+ok "capacity $cap msg/s found, within 10 % of the server's $LIMIT"
+[[ $(jq -r .format "$WORK/found.json") == mailsoak-capacity ]] || fail "not a capacity file"
+first=$(jq -r .first_failed.name "$WORK/found.json")
+[[ $first == "queue growth" ]] || { cat "$WORK/found.out"; fail "first gate to fail above it: $first"; }
+grep -q "^capacity     $(printf %.1f "$cap") msg/s" "$WORK/found.out" || { cat "$WORK/found.out"; fail "the table does not say the capacity"; }
+grep -q "^first to fail above it: queue growth" "$WORK/found.out" || fail "the table does not name the failed gate"
+ok "the first gate to fail above it: the backlog's growth, in the JSON and the table"
+# every step has its figures and a verdict, and its own result file
+n=$(jq '.steps | length' "$WORK/found.json")
+((n >= 5)) || fail "only $n steps"
+[[ $(jq '[.steps[] | select(.verdict == "pass" or .verdict == "fail")] | length' "$WORK/found.json") == "$n" ]] ||
+    fail "steps without a verdict: $(jq -c '[.steps[] | .verdict]' "$WORK/found.json")"
+jq -e '[.steps[] | (.offered > 0) and (.accepted > 0) and (.p95_ms | has("smtp.mail")) and (.p95_ms | has("delivery"))
+        and (.queue_slope | type == "number")] | all' "$WORK/found.json" >/dev/null || fail "a step without its figures"
+for f in $(jq -r '.steps[].result' "$WORK/found.json"); do
+    [[ -s $f ]] || fail "no step result $f"
+done
+# the steps above the limit failed, those well below it passed
+jq -e --argjson l $LIMIT '[.steps[] | select(.offered > 1.3 * $l) | .verdict == "fail"] | all' "$WORK/found.json" >/dev/null ||
+    fail "a step well above the limit passed"
+jq -e --argjson l $LIMIT '[.steps[] | select(.offered < 0.6 * $l) | .verdict == "pass"] | all' "$WORK/found.json" >/dev/null ||
+    fail "a step well below the limit failed"
+ok "$n steps, each with its figures, verdict and result file; above 130 % failed, below 60 % passed"
+grep -q "<svg" "$WORK/found.html" && grep -q "Offered against accepted and delivered rate" "$WORK/found.html" ||
+    fail "the HTML page has no knee chart"
+ok "the HTML page has the knee"
+
+# SIGTERM in the second step: that step's run ends in order, and the search writes
+# what it has.
+(search stopped --set capacity.window=8s) &
+pid=$!
+for _ in $(seq 300); do
+    [[ -s $WORK/stopped.steps/step-01.json ]] && grep -q "step 2" "$WORK/stopped.err" && break
+    sleep 0.1
+done
+sleep 2
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[[ $rc == 143 ]] || { cat "$WORK/stopped.err"; fail "the interrupted search exited $rc, not 143"; }
+[[ $(jq -r .interrupted "$WORK/stopped.json") == true ]] || fail "the JSON does not say interrupted"
+((2 == $(jq '.steps | length' "$WORK/stopped.json"))) || fail "steps: $(jq -c '[.steps[] | .verdict]' "$WORK/stopped.json")"
+[[ $(jq -r '.steps[1].verdict' "$WORK/stopped.json") == invalid ]] || fail "the interrupted step was judged"
+[[ $(jq -r '.interrupted' "$WORK/stopped.steps/step-02.json") == true ]] || fail "the step's run did not end in order"
+grep -q "interrupted" "$WORK/stopped.out" || fail "the table does not say interrupted"
+[[ -s $WORK/stopped.html ]] || fail "no HTML page after the signal"
+ok "SIGTERM mid-step: the step's run ended in order, the search wrote its report and exited 143"
+srv_stop

@@ -1,0 +1,230 @@
+/* Unit tests of the capacity search (capacity/search.c) and of a step's window and
+ * judgement (capacity/step.c). The search runs against servers of known ceilings
+ * (a step passes when its rate is at most the ceiling) and must bracket each within
+ * its precision, confirm at 80/100/120 %, go down when the first step fails and
+ * stop at max_rate; a step's figures are cut from a result file made here: only
+ * the send intervals after the ramp count, the backlog's slope is its least-squares
+ * growth, histograms add up; and a step the tester limited is invalid with the fix
+ * it needs, never a failure of the server. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "analyse/latency.h"
+#include "capacity/search.h"
+#include "capacity/step.h"
+
+static const struct search_rules rules = { .start = 10, .factor = 2, .max_rate = 10000, .precision = 0.05, .confirm = 1 };
+
+/* Runs a search against a ceiling; returns the number of steps. */
+static unsigned search_against(struct search *s, const struct search_rules *r, double ceiling)
+{
+    unsigned steps = 0;
+    search_init(s, r);
+    while (search_next(s) > 0 && steps < 100) {
+        search_result(s, search_next(s) <= ceiling);
+        steps++;
+    }
+    return steps;
+}
+
+static void brackets_known_ceilings(void **st)
+{
+    (void)st;
+    const double ceilings[] = { 7, 10, 55.5, 100, 333, 1234, 9000 };
+    for (unsigned i = 0; i < sizeof ceilings / sizeof ceilings[0]; i++) {
+        struct search s;
+        unsigned steps = search_against(&s, &rules, ceilings[i]);
+        double c = ceilings[i];
+        assert_true(search_found(&s));
+        assert_true(s.lo <= c && s.hi > c);
+        assert_true(s.hi - s.lo <= rules.precision * s.lo);
+        assert_true(c / s.lo - 1 < 0.1);         /* found within 10 % */
+        assert_true(search_confirmed(&s));       /* 80 % and 100 % pass, 120 % fails */
+        assert_true(steps < 30);
+        assert_non_null(strstr(s.end, "confirmed"));
+    }
+}
+
+static void goes_down_and_stops(void **st)
+{
+    (void)st;
+    struct search s;
+    search_against(&s, &rules, 2.6);          /* the first step (10) fails: 5, then 2.5 pass */
+    assert_true(search_found(&s) && s.lo <= 2.6 && s.hi > 2.6);
+    search_against(&s, &rules, 0.001);        /* nothing passes down to 0.01 */
+    assert_false(search_found(&s));
+    assert_non_null(strstr(s.end, "no rate passed"));
+    struct search_rules low = rules;
+    low.max_rate = 50;
+    search_against(&s, &low, 1e9);            /* everything passes: stops at max_rate */
+    assert_true(search_found(&s) && s.lo == 50 && s.hi == 0);
+    assert_non_null(strstr(s.end, "max_rate"));
+    struct search_rules noconf = rules;
+    noconf.confirm = 0;
+    search_against(&s, &noconf, 100);
+    assert_int_equal(s.confirmed[0], -1);
+    assert_false(search_confirmed(&s));
+    /* a confirmation step that fails at 100 % is not a confirmation */
+    search_init(&s, &rules);
+    while (s.phase != SP_CONFIRM)
+        search_result(&s, search_next(&s) <= 100);
+    search_result(&s, 1);
+    search_result(&s, 0);
+    search_result(&s, 0);
+    assert_true(search_found(&s));
+    assert_false(search_confirmed(&s));
+    /* stopped early: no more steps */
+    search_init(&s, &rules);
+    search_stop(&s, "time");
+    assert_true(search_next(&s) == 0);
+    assert_string_equal(s.end, "time");
+}
+
+/* A result file: n intervals of 1 s, the first `ramp` in the ramp, then the send
+ * phase, then two of drain; each steady one with sent 100, read read_per, the
+ * backlog growing by growth a second, and a latency class. */
+static json_t *result(unsigned n, unsigned ramp, double growth, unsigned read_per, uint64_t lat_ns)
+{
+    json_t *tl = json_array();
+    struct hist h;
+    double unread = 50;
+    for (unsigned i = 1; i <= n + 2; i++) {
+        int send = i <= n;
+        int steady = send && i > ramp;
+        if (steady)
+            unread += growth;
+        hist_reset(&h);
+        for (int k = 0; k < 100; k++)
+            hist_record(&h, lat_ns);
+        json_t *lat = json_object();
+        json_object_set_new(lat, "smtp.rcpt", latency_json(&h));
+        json_object_set_new(lat, "delivery", latency_json(&h));
+        json_array_append_new(tl, json_pack("{s:f, s:s, s:i, s:i, s:i, s:{s:i}, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o}",
+                                            "t", (double)i, "phase", send ? "send" : "drain", "sent", steady ? 100 : 7,
+                                            "read", steady ? (int)read_per : 3, "errors", 1, "errors_by_class",
+                                            "smtp_rcpt_450", 1, "unread", (int)unread, "smtp_sessions", 40,
+                                            "pop3_sessions", 60, "arrivals", steady ? 100 : 7, "late_busy", 0,
+                                            "late_engine", 0, "left_behind", 0, "latency", lat));
+    }
+    return json_pack("{s:b, s:o, s:{s:i, s:i, s:i, s:i, s:i, s:b}}", "interrupted", 0, "timeline", tl, "summary",
+                     "sent", 1000, "lost", 0, "duplicated", 0, "corrupted", 0, "pending", 0, "settled", 1);
+}
+
+static void window_figures(void **st)
+{
+    (void)st;
+    char err[200];
+    struct step_figures *f = calloc(1, sizeof *f);
+    json_t *r = result(10, 2, 4, 96, 3000000);
+    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_int_equal(f->intervals, 8);        /* 3..10: began at or after 2 s */
+    assert_true(fabs(f->window_s - 8) < 1e-9);
+    assert_int_equal(f->c.sent, 800);         /* the ramp's and the drain's 7s are not in it */
+    assert_int_equal(f->c.read, 8 * 96);
+    assert_int_equal(f->c.arrivals, 800);
+    assert_int_equal(f->c.errors, 8);
+    assert_int_equal(f->nerr, 1);
+    assert_int_equal(f->err[0].count, 8);
+    assert_int_equal(f->c.smtp_sessions, 320);
+    assert_true(fabs(f->accepted - 100) < 1e-9 && fabs(f->delivered - 96) < 1e-9 && fabs(f->offered - 100) < 1e-9);
+    assert_true(fabs(f->unread_slope - 4) < 0.01);
+    assert_int_equal(f->lat[LAT_SMTP_RCPT].count, 800);   /* histograms added, not percentiles */
+    assert_int_equal(f->settled, 1);
+
+    struct step_rules rl;
+    step_rules_specmail(&rl, 0.05);
+    struct step_judgement j;
+    step_judge(&rl, f, &j);                   /* growth 4 <= 5 % of 100: steady */
+    assert_int_equal(j.verdict, STEP_PASS);
+    assert_int_equal(j.first_failed, -1);
+    json_decref(r);
+
+    r = result(10, 2, 9, 91, 3000000);        /* the backlog grows 9 a second */
+    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_FAIL);
+    assert_string_equal(j.v[j.first_failed].name, "queue growth");
+    char b[200];
+    assert_non_null(strstr(step_check_describe(&j.v[j.first_failed], b, sizeof b), "must be <= 5.00 msg/s"));
+    json_decref(r);
+
+    r = result(10, 2, 0, 100, 6000000000ull);  /* every command 6 s: the p95 gate */
+    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_FAIL);
+    assert_string_equal(j.v[j.first_failed].name, "smtp.rcpt p95");
+    json_decref(r);
+
+    r = result(10, 2, 0, 100, 3000000);
+    json_object_set_new(json_object_get(r, "summary"), "lost", json_integer(1));
+    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_FAIL);
+    assert_string_equal(j.v[j.first_failed].name, "lost");
+    json_decref(r);
+
+    r = result(2, 2, 0, 100, 3000000);         /* all ramp: nothing to judge */
+    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_INVALID);
+    json_decref(r);
+
+    r = json_pack("{s:[{s:f, s:s}, {s:f, s:s}], s:{}}", "timeline", "t", 2.0, "phase", "send", "t", 3.0, "phase", "send",
+                  "summary");
+    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), -1);   /* an entry without its counts */
+    assert_non_null(strstr(err, "unread"));
+    json_decref(r);
+    free(f);
+}
+
+/* The tester's limits make a step invalid, with what to add; never a failure. */
+static void tester_limits(void **st)
+{
+    (void)st;
+    char err[200];
+    struct step_figures *f = calloc(1, sizeof *f);
+    struct step_rules rl;
+    struct step_judgement j;
+    step_rules_specmail(&rl, 0.05);
+    json_t *r = result(10, 2, 9, 91, 3000000);
+    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    f->c.late_busy = 2;                       /* 2 of 800: over 1 in 1000 */
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_INVALID);
+    assert_int_equal(j.fix, FIX_SENDERS);
+    f->c.late_busy = 0;
+    f->c.late_engine = 1;                     /* 1 of 800 */
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_INVALID);
+    assert_int_equal(j.fix, FIX_NONE);
+    assert_non_null(strstr(j.why, "engine"));
+    f->c.late_engine = 0;
+    f->c.left_behind = 100;                   /* of 480 visits, while the backlog grows */
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_INVALID);
+    assert_int_equal(j.fix, FIX_READERS);
+    f->unread_slope = 0;                      /* mail left behind, but no growth: the readers keep up */
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_PASS);
+    f->interrupted = 1;
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_INVALID);
+    json_decref(r);
+    free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(goes_down_and_stops),
+        cmocka_unit_test(window_figures), cmocka_unit_test(tester_limits),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
