@@ -39,6 +39,7 @@ struct srv {
     struct srv_rate *rate;           /* [fault.rate], or NULL */
     uint64_t nconns, seq[2], next_qid, start_wall;
     int stopping;                    /* set by the signal thread (atomic) */
+    uint64_t signal_ns;              /* when it took the signal (atomic; 0: none) */
 };
 
 enum srv_timer_mode { TM_IDLE, TM_DELAY, TM_LINGER, TM_NONE };

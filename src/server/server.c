@@ -463,6 +463,7 @@ static void *sig_main(void *arg)
     stop_signals(&set);
     if (sigwait(&set, &sig) != 0)
         return NULL;
+    __atomic_store_n(&srv->signal_ns, mono_ns(), __ATOMIC_RELEASE);
     srv_log("received signal %d: shutting down", sig);
     __atomic_store_n(&srv->stopping, 1, __ATOMIC_RELEASE);
     loop_wake(srv->loop);
