@@ -1,6 +1,6 @@
 /* fuzz_reply: the parsers of server replies, fed line by line as the sessions feed
  * them: SMTP replies (multi-line, codes) and EHLO keywords, POP3 status lines, -ERR
- * kinds, counts and LIST/UIDL listing lines, the queue id of an end-of-data reply
+ * kinds, counts and LIST/UIDL listing lines, the SIZE an EHLO line advertises, the queue id of an end-of-data reply
  * (bounded, and made of id characters only). */
 #include "fuzz.h"
 
@@ -15,6 +15,8 @@ static void line(char *l, size_t len, void *arg)
     if (r->len >= sizeof r->text)
         abort();
     (void)ehlo_keywords(len > 4 ? l + 4 : l, len > 4 ? len - 4 : 0);
+    if (ehlo_size(len > 4 ? l + 4 : l, len > 4 ? len - 4 : 0) > (1ull << 53))
+        abort();
     char qid[SMTP_QID_MAX + 1];
     size_t qn = smtp_queue_id(l, len, qid);
     if (qn > SMTP_QID_MAX || strlen(qid) != qn)

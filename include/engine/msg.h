@@ -67,6 +67,23 @@ size_t msg_wire_max(const struct msg_gen *g, const struct msg_params *p, size_t 
 size_t msg_write(struct msg_gen *g, const struct msg_params *p, size_t body_len,
                  const uint8_t digest[MSG_DIGEST_LEN], char *out);
 
+/* The headers alone (ending with the blank line), as msg_write writes them; the
+ * same length whatever the digest. out: msg_wire_max(g, p, 0) bytes. */
+size_t msg_headers(struct msg_gen *g, const struct msg_params *p, const uint8_t digest[MSG_DIGEST_LEN], char *out);
+
+/* A body made a piece at a time, never held whole (the size ladder's large
+ * messages): random text (smtp.content = random), the same bytes msg_body makes
+ * for the same params. */
+struct msg_stream {
+    struct rng r;
+    size_t rem;                  /* body bytes still to make */
+};
+void msg_stream_begin(struct msg_gen *g, struct msg_stream *st, const struct msg_params *p);
+/* The next whole lines, dot-stuffed, into out (cap >= 160); 0 once the body is out. */
+size_t msg_stream_next(struct msg_gen *g, struct msg_stream *st, char *out, size_t cap);
+/* The body's digest, made once without keeping it (the header comes first). */
+void msg_stream_digest(struct msg_gen *g, const struct msg_params *p, uint8_t digest[MSG_DIGEST_LEN]);
+
 /* Dot-stuffing of a buffer of CRLF lines into out (capacity >= 2*len). */
 size_t msg_dot_stuff(const char *in, size_t len, char *out);
 

@@ -30,6 +30,9 @@ enum ehlo_ext {
 };
 /* Extensions named by one EHLO reply line (its text after the code and separator). */
 uint32_t ehlo_keywords(const char *line, size_t len);
+/* The limit of "SIZE n" in such a line (RFC 1870); 0 for no SIZE, no number (no
+ * fixed limit) or a number past 2^53 (taken as none). */
+uint64_t ehlo_size(const char *line, size_t len);
 
 /* The server's id for an accepted message, from the text of its end-of-data reply
  * (the reply's first line, code included), in the wordings of the real servers:

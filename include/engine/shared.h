@@ -11,6 +11,7 @@
 
 #include "engine/foreign.h"
 #include "engine/known.h"
+#include "engine/ladder.h"
 #include "engine/ledger.h"
 #include "engine/msg.h"
 #include "engine/sizes.h"
@@ -81,6 +82,19 @@ struct run {
      * (ms since the start, 0 = never): a message accepted before it and not in it
      * was the server's delay */
     _Atomic uint32_t *list_ms;
+    /* smtp.size_dist = ladder: each sender takes the ladder's next message by the
+     * cursor; the rungs follow from the SIZE its EHLO named (the same for every
+     * session of one server). What a rung's messages became is in the ledger; what
+     * the server said to those it refused, here. */
+    int ladder;
+    _Atomic uint64_t ladder_next;
+    _Atomic uint64_t ladder_total;   /* messages of the whole ladder, once an EHLO told; 0 before */
+    _Atomic uint64_t ladder_limit;   /* the SIZE advertised, + 1 (1: none); 0 before an EHLO */
+    struct ladder_seen {
+        _Atomic uint64_t tried, refused; /* bodies sent; refused at the end of data */
+        _Atomic int said;            /* 0, 1 being written, 2 reply set */
+        char reply[160];             /* the first refusal, printable */
+    } ladder_seen[LADDER_RUNGS_MAX];
 };
 
 /* A mailbox check due (pop3.poll_interval). */

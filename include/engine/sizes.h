@@ -11,7 +11,8 @@
 #include "lib/rng.h"
 #include "lib/units.h"
 
-enum size_dist { SIZE_UNIFORM, SIZE_FIXED, SIZE_LOGNORMAL, SIZE_FILE, SIZE_CDF };
+enum size_dist { SIZE_UNIFORM, SIZE_FIXED, SIZE_LOGNORMAL, SIZE_FILE, SIZE_CDF,
+                 SIZE_LADDER };     /* engine/ladder.h: sizes by the server's SIZE, not drawn */
 
 struct size_model {
     enum size_dist dist;

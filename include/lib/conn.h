@@ -73,6 +73,10 @@ struct conn {
     uint64_t bytes_in, bytes_out;
     uint64_t last_in;                /* loop time of the last bytes read (0 = none): a slow peer is not a silent one */
     uint64_t deadline;               /* monotonic ns, 0 = none; the timer may run early */
+    /* From the loop, when the socket took all the output a flush had left: a body
+     * written a piece at a time is given its next piece (NULL = none; cleared by
+     * conn_close). */
+    void (*on_drain)(struct conn *c, void *ud);
 };
 
 void conn_init(struct conn *c, struct loop *l, conn_cb cb, void *ud);

@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "analyse/results.h"
+#include "engine/ladder.h"
 #include "engine/ledger.h"
 #include "engine/stats.h"
 #include "engine/worker.h"
@@ -41,6 +42,21 @@ struct fill_summary {
     int settled;                     /* a verification pass began after the server settled */
 };
 
+/* The size ladder's result (ladder_result.c): each rung's messages, from the ledger
+ * and the senders' counts. */
+struct ladder_rung_result {
+    uint64_t size, tried, refused, accepted, delivered, lost, pending, duplicated, corrupted;
+    const char *reply;               /* the first refusal ("" when none) */
+};
+struct ladder_result {
+    int on;
+    uint64_t advertised;             /* the server's SIZE, 0 when it named none */
+    unsigned n;
+    struct ladder_rung_result v[LADDER_RUNGS_MAX];
+    int largest;                     /* the largest rung all of whose messages came back intact, -1 */
+    unsigned failures;               /* rungs whose accepted messages were lost or corrupted */
+};
+
 struct run_result {
     const struct config *cfg;
     const struct run *run;
@@ -63,6 +79,7 @@ struct run_result {
     unsigned nexamples[EX_KINDS];
     struct message_example examples[EX_KINDS][LOST_EXAMPLES_MAX];
     struct trails *trails;           /* the examples' trails (verdict/trail.h), or NULL */
+    struct ladder_result ladder;     /* smtp.size_dist = ladder */
     /* With a rate: arrivals due before the send phase ended that no sender started
      * (owed), and of those the ones due more than smtp.late_after before it (held:
      * the tester's backlog; the others were not late yet). */

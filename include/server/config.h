@@ -36,6 +36,7 @@ enum srv_fault_kind {
     SF_ENDLESS,                      /* a multi-line reply that never ends */
     SF_OVERLONG,                     /* a reply line of size bytes */
     SF_FORGE,                        /* RETR: X-Mailsoak-Id rewritten to RUNID-text */
+    SF_DROP,                         /* end of data: 250 queued, and the message (of size bytes or more) never stored */
 };
 
 /* A delay drawn per use: fixed, uniform in [lo, hi], or exponential with mean lo

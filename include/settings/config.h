@@ -106,6 +106,7 @@ struct config {
     int arrivals;                               /* enum arrivals (engine/pacer.h) */
     uint64_t late_after;                        /* ns: an arrival this late was held by the tester */
     int size_dist;                              /* enum size_dist (sizes.h) */
+    uint64_t ladder_count, ladder_max;          /* size_dist = ladder (engine/ladder.h) */
     int smtp_protocol;                          /* enum smtp_protocol */
     struct range rcpts;
     char *rcpts_weights;                        /* "70,15,8": shares of 1, 2, 3 recipients */

@@ -131,6 +131,7 @@ static void shut(struct conn *c)
 
 void conn_close(struct conn *c)
 {
+    c->on_drain = NULL;
     c->err = CE_NONE;
     shut(c);
 }
@@ -388,6 +389,11 @@ static void conn_io(struct loop *l, struct io_handler *h, uint32_t ev)
         conn_flush(c);
         if (c->io.fd != fd || c->err != CE_NONE)
             return;
+        if (c->on_drain && !conn_pending_out(c)) {
+            c->on_drain(c, c->ud);
+            if (c->io.fd != fd || c->err != CE_NONE)
+                return;
+        }
     }
     if (ev & (rd_events(c) | EPOLLERR | EPOLLHUP))
         do_read(c);

@@ -108,7 +108,7 @@ static int parse_kind(const char *v, enum srv_fault_kind *k)
         { "421", SF_421 }, { "disconnect", SF_DISCONNECT }, { "delay", SF_DELAY },
         { "stall", SF_STALL }, { "reset", SF_RESET }, { "reply", SF_REPLY }, { "extra", SF_EXTRA },
         { "trickle", SF_TRICKLE }, { "endless", SF_ENDLESS }, { "overlong", SF_OVERLONG },
-        { "forge", SF_FORGE },
+        { "forge", SF_FORGE }, { "drop", SF_DROP },
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcasecmp(v, t[i].n)) {
@@ -259,7 +259,7 @@ int srv_fault_set(struct srv_faults *f, const char *section, const char *key, co
     if (!strcasecmp(key, "kind")) {
         if (parse_kind(v, &c->kind) < 0) {
             w = "expected 4xx, 5xx, 421, disconnect, delay, stall, reset, reply, extra, trickle, endless, "
-                "overlong or forge";
+                "overlong, forge or drop";
             goto bad;
         }
     } else if (!strcasecmp(key, "odds")) {
@@ -318,6 +318,10 @@ int srv_faults_check(const struct srv_faults *f, char *why, size_t n)
         }
         if ((c->kind == SF_REPLY || c->kind == SF_EXTRA || c->kind == SF_FORGE) && !c->text) {
             snprintf(why, n, "[%s]: kind = reply, extra and forge need text = (escapes: \\r \\n \\xNN)", c->name);
+            return -1;
+        }
+        if (c->kind == SF_DROP && c->stage != ST_SMTP_EOD) {
+            snprintf(why, n, "[%s]: kind = drop accepts a message and loses it: fault.smtp.eod only", c->name);
             return -1;
         }
         if (c->kind == SF_FORGE && c->stage != ST_POP3_RETR) {

@@ -322,6 +322,7 @@ int srv_sess_apply_fault(struct srv_sess *s, const struct srv_cmd_fault *f, int 
         timer_arm_in(s->srv->loop, &s->spew, 0);
         return 1;
     case SF_FORGE:                   /* the protocol rewrites what it retrieves */
+    case SF_DROP:                    /* the protocol accepts the message and loses it */
         return 0;
     case SF_DELAY: {
         uint64_t ns = srv_dist_draw(&f->delay, &s->rng);

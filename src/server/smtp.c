@@ -204,6 +204,15 @@ static void end_of_data(struct smtp *s, int faults)
     }
     if (faults) {
         const struct srv_cmd_fault *f = srv_sess_fault(&s->b, ST_SMTP_EOD);
+        if (f && f->kind == SF_DROP && s->msg.len >= f->size) {
+            /* docker-mailserver #974's 115 MB message: accepted, then never delivered */
+            conn_printf(&s->b.c, "250 2.0.0 Ok: queued as %s\r\n", s->qid);
+            char logl[200];
+            snprintf(logl, sizeof logl, "warning: %s: message of %zu bytes accepted and dropped", s->qid, s->msg.len);
+            srv_fault_log(&s->b, f, logl);
+            reset_tx(s);
+            return;
+        }
         if (f && apply_fault(s, f, ST_SMTP_EOD, "", 0)) {
             if (f->kind != SF_DELAY && f->kind != SF_STALL)
                 reset_tx(s);

@@ -196,12 +196,43 @@ static void verdicts(void **st)
     assert_int_equal(check_wire(f, no_digest, strlen(no_digest), &m), MSG_CORRUPT);
 }
 
+/* A streamed body is the body msg_body makes, dot-stuffed, with the same digest,
+ * made in pieces whatever their size; the headers are what msg_write starts with. */
+static void streamed_bodies_are_the_same_bytes(void **st)
+{
+    struct fx *f = *st;
+    static const size_t sizes[] = { 1, 2, 3, 79, 80, 81, 82, 1000, 300000 };
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        struct msg_params p = params(sizes[k], 7 + k);
+        uint8_t d1[MSG_DIGEST_LEN], d2[MSG_DIGEST_LEN];
+        size_t n = msg_body(&f->g, &p, d1);
+        char *whole = malloc(msg_wire_max(&f->g, &p, n));
+        size_t wl = msg_write(&f->g, &p, n, d1, whole);
+        msg_stream_digest(&f->g, &p, d2);
+        assert_memory_equal(d1, d2, MSG_DIGEST_LEN);
+        char *streamed = malloc(msg_wire_max(&f->g, &p, n));
+        size_t o = msg_headers(&f->g, &p, d2, streamed);
+        struct msg_stream s;
+        msg_stream_begin(&f->g, &s, &p);
+        size_t cap = 160 + k * 37, got;  /* odd piece sizes */
+        while ((got = msg_stream_next(&f->g, &s, streamed + o, cap)) > 0)
+            o += got;
+        memcpy(streamed + o, ".\r\n", 3);
+        o += 3;
+        assert_int_equal(o, wl);
+        assert_memory_equal(streamed, whole, wl);
+        free(whole);
+        free(streamed);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(body_sizes_and_lines), cmocka_unit_test(reproducible),
         cmocka_unit_test(dot_stuffing), cmocka_unit_test(round_trip_and_corruption),
         cmocka_unit_test(verdicts), cmocka_unit_test(mime_messages),
+        cmocka_unit_test(streamed_bodies_are_the_same_bytes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -69,22 +69,29 @@ static void reserve(struct msg_gen *g, size_t n)
     }
 }
 
+/* The next line of text (with its CRLF) into out, at most MAX_LINE + 2 bytes; rem
+ * counts down the bytes still to make. The one definition of the text's bytes:
+ * text_lines and the stream (msg_stream_next) make the same ones. */
+static size_t next_line(const struct msg_gen *g, struct rng *r, size_t *rem, char *out)
+{
+    uint64_t v = rng_next(r);
+    /* rem > MAX_LINE+2 leaves at least 3 bytes after a full line, so the last
+     * line can always take what remains */
+    size_t len = *rem <= MAX_LINE + 2 ? *rem - 2 : (size_t)(v % (MAX_LINE - 1));
+    size_t off = (size_t)((v >> 16) % (g->poolsize - MAX_LINE));
+    memcpy(out, g->pool + off, len);
+    out[len] = '\r';
+    out[len + 1] = '\n';
+    *rem -= len + 2;
+    return len + 2;
+}
+
 /* n bytes (n >= 2) of CRLF lines of the pool at out. */
 static void text_lines(const struct msg_gen *g, struct rng *r, char *out, size_t n)
 {
     size_t o = 0, rem = n;
-    while (rem) {
-        uint64_t v = rng_next(r);
-        /* rem > MAX_LINE+2 leaves at least 3 bytes after a full line, so the last
-         * line can always take what remains */
-        size_t len = rem <= MAX_LINE + 2 ? rem - 2 : (size_t)(v % (MAX_LINE - 1));
-        size_t off = (size_t)((v >> 16) % (g->poolsize - MAX_LINE));
-        memcpy(out + o, g->pool + off, len);
-        o += len;
-        out[o++] = '\r';
-        out[o++] = '\n';
-        rem -= len + 2;
-    }
+    while (rem)
+        o += next_line(g, r, &rem, out + o);
 }
 
 static void hdr_printf(struct corpus_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -294,8 +301,43 @@ static char *hex(char *o, const uint8_t *b, size_t n)
     return o;
 }
 
-size_t msg_write(struct msg_gen *g, const struct msg_params *p, size_t body_len,
-                 const uint8_t digest[MSG_DIGEST_LEN], char *out)
+void msg_stream_begin(struct msg_gen *g, struct msg_stream *st, const struct msg_params *p)
+{
+    rng_seed(&st->r, p->body_seed);
+    st->rem = p->body_size == 1 ? 2 : p->body_size;
+    g->own_headers = 1;              /* random text under our headers, as msg_body makes it */
+    g->hdr.len = 0;
+}
+
+size_t msg_stream_next(struct msg_gen *g, struct msg_stream *st, char *out, size_t cap)
+{
+    size_t o = 0;
+    char line[MAX_LINE + 2];
+    while (st->rem && cap - o >= 2 * (MAX_LINE + 2)) {
+        size_t n = next_line(g, &st->r, &st->rem, line);
+        if (line[0] == '.')
+            out[o++] = '.';
+        memcpy(out + o, line, n);
+        o += n;
+    }
+    return o;
+}
+
+void msg_stream_digest(struct msg_gen *g, const struct msg_params *p, uint8_t digest[MSG_DIGEST_LEN])
+{
+    struct msg_stream st;
+    char line[MAX_LINE + 2];
+    unsigned int dl = 0;
+    msg_stream_begin(g, &st, p);
+    EVP_DigestInit_ex(g->mdctx, g->sha256, NULL);
+    while (st.rem) {
+        size_t n = next_line(g, &st.r, &st.rem, line);
+        EVP_DigestUpdate(g->mdctx, line, n);
+    }
+    EVP_DigestFinal_ex(g->mdctx, digest, &dl);
+}
+
+size_t msg_headers(struct msg_gen *g, const struct msg_params *p, const uint8_t digest[MSG_DIGEST_LEN], char *out)
 {
     char dig[2 * MSG_DIGEST_LEN + 1];
     *hex(dig, digest, MSG_DIGEST_LEN) = 0;
@@ -326,6 +368,13 @@ size_t msg_write(struct msg_gen *g, const struct msg_params *p, size_t body_len,
     o += g->hdr.len;
     out[o++] = '\r';
     out[o++] = '\n';
+    return o;
+}
+
+size_t msg_write(struct msg_gen *g, const struct msg_params *p, size_t body_len,
+                 const uint8_t digest[MSG_DIGEST_LEN], char *out)
+{
+    size_t o = msg_headers(g, p, digest, out);
     o += msg_dot_stuff(g->body, body_len, out + o);
     memcpy(out + o, ".\r\n", 3);
     return o + 3;

@@ -163,6 +163,23 @@ uint32_t ehlo_keywords(const char *line, size_t len)
     return f;
 }
 
+uint64_t ehlo_size(const char *line, size_t len)
+{
+    const char *p = line, *end = line + len;
+    while (p < end && *p == ' ')
+        p++;
+    if (end - p < 5 || strncasecmp(p, "SIZE", 4) || (p[4] != ' ' && p[4] != '='))
+        return 0;
+    p += 5;
+    uint64_t v = 0;
+    for (; p < end && *p >= '0' && *p <= '9'; p++) {
+        v = v * 10 + (uint64_t)(*p - '0');
+        if (v > (1ull << 53))
+            return 0;
+    }
+    return v;
+}
+
 int pop3_status(const char *line, size_t len, const char **text)
 {
     if (len >= 3 && !strncmp(line, "+OK", 3) && (len == 3 || line[3] == ' ')) {

@@ -12,6 +12,7 @@
 #include "lib/alloc.h"
 #include "lib/conn.h"
 #include "engine/reply.h"
+#include "lib/printable.h"
 #include "lib/rng.h"
 #include "engine/sasl.h"
 #include "lib/tls.h"
@@ -21,16 +22,24 @@ enum sm {
     SM_IDLE, SM_CONNECT, SM_BANNER, SM_EHLO, SM_MAIL, SM_RCPT, SM_DATA, SM_EOD, SM_RSET, SM_QUIT,
     SM_WAIT,                         /* connected, waiting for the next message to be due */
     SM_TLS, SM_STARTTLS, SM_AUTH,
+    SM_BODY,                         /* a large body going out a piece at a time (the size ladder) */
 };
 static const char *const sm_stage[] = {
     "idle", "connect", "banner", "ehlo", "mail", "rcpt", "data", "eod", "rset", "quit", "wait",
-    "tls", "starttls", "auth",
+    "tls", "starttls", "auth", "body",
 };
 static const enum lat sm_lat[] = {
     LAT_COUNT, LAT_SMTP_CONNECT, LAT_SMTP_BANNER, LAT_SMTP_EHLO, LAT_SMTP_MAIL, LAT_SMTP_RCPT,
     LAT_SMTP_DATA, LAT_SMTP_EOD, LAT_COUNT, LAT_SMTP_QUIT, LAT_COUNT,
     LAT_COUNT, LAT_COUNT, LAT_COUNT,  /* TLS and AUTH are timed as a whole exchange */
+    LAT_COUNT,
 };
+
+/* Bodies of this size and more are written a piece at a time as the socket takes
+ * them, never held whole: at most STREAM_WINDOW bytes wait in the output. */
+#define STREAM_MIN (256u * 1024)
+#define STREAM_WINDOW (256u * 1024)
+#define STREAM_PIECE (64u * 1024)
 
 struct smtp_session {
     struct conn c;
@@ -58,6 +67,10 @@ struct smtp_session {
     uint64_t rcpt_defer;             /* bit i: RCPT i got a 4xx (smtp.retry) */
     struct ledger_entry *entries[MAX_RCPTS];
     uint64_t seq0;                   /* the ledger id of entries[0]; the others follow it */
+    uint64_t size_limit;             /* the SIZE this connection's EHLO advertised (0: none) */
+    int rung;                        /* the size ladder's rung of the message in hand */
+    uint64_t plan_size;              /* and its whole size */
+    struct msg_stream stream;        /* a body going out a piece at a time (SM_BODY) */
     /* smtp.retry: the claimed transaction of rcpt[] (not yet a body on the wire), a
      * message taken from the retry queue, its attempts before this one and when the
      * first began; the same for the message whose end of data is awaited, and its
@@ -218,7 +231,8 @@ static void transaction_failed(struct smtp_session *s, int code, uint64_t mask)
  * have the message; the ledger will tell if it turns up. */
 static void abandon_transaction(struct smtp_session *s)
 {
-    if (s->state == SM_EOD && !s->drain_data) {
+    s->c.on_drain = NULL;
+    if ((s->state == SM_EOD || s->state == SM_BODY) && !s->drain_data) {
         if (retrying(s)) {
             /* as an MTA does: not answered is not delivered; it goes out again */
             uint32_t u[MAX_RCPTS];
@@ -338,6 +352,19 @@ static int claim_message(struct smtp_session *s)
     }
     if (atomic_load_explicit(&r->phase, memory_order_relaxed) != PH_SEND)
         return 0;
+    if (r->ladder) {
+        /* the size ladder's next message: its rung from the cursor */
+        uint64_t rungs[LADDER_RUNGS_MAX], per = cfg_of(s)->ladder_count;
+        unsigned n = ladder_rungs(s->size_limit, cfg_of(s)->ladder_max, rungs);
+        uint64_t k = atomic_fetch_add_explicit(&r->ladder_next, 1, memory_order_relaxed);
+        if (k >= n * per)
+            return 0;
+        s->rung = (int)(k / per);
+        s->plan_size = rungs[s->rung];
+        s->tries = 0;
+        s->t_first = s->t_next = now;
+        return 1;
+    }
     if (r->fill_mode) {
         /* the fill: the plan's next message, one recipient, as fast as it goes */
         uint64_t k = atomic_fetch_add_explicit(&r->fill_next, 1, memory_order_relaxed);
@@ -473,6 +500,59 @@ static void next_transaction(struct smtp_session *s)
     send_now(s);
 }
 
+/* The size ladder: the body that makes the message its rung's size, headers
+ * included (as SIZE counts it), the headers being those msg_write will write. */
+static void ladder_body(struct smtp_session *s, struct msg_params *p, uint64_t now)
+{
+    struct run *r = s->env->run;
+    unsigned n = 0;
+    for (unsigned i = 0; i < s->nrcpt; i++)
+        n += s->rcpt_ok >> i & 1;
+    p->nrcpt = n;
+    p->seq = ledger_seq(s->env->shard, atomic_load_explicit(&r->ledger.shards[s->env->shard].n, memory_order_relaxed));
+    p->sent_unix_ms = r->t0_unix_ms + (now - r->t0) / NS_PER_MS;
+    if (s->env->gen->content == MSG_RANDOM) {
+        s->env->gen->own_headers = 1;    /* the headers the body will have, not the last message's */
+        s->env->gen->hdr.len = 0;
+    }
+    uint8_t zero[MSG_DIGEST_LEN] = { 0 };
+    char hdr[MAX_RCPTS * 8 + 1024];
+    size_t hl = msg_wire_max(s->env->gen, p, 0) <= sizeof hdr ? msg_headers(s->env->gen, p, zero, hdr) : 0;
+    p->body_size = s->plan_size > hl + 2 ? (size_t)(s->plan_size - hl) : 2;
+}
+
+/* A streamed body: pieces while the output holds less than STREAM_WINDOW, then the
+ * final dot and the wait for the end-of-data reply. Called again from the loop
+ * whenever the socket took what was written (body_drained). */
+static void pump_body(struct smtp_session *s)
+{
+    for (;;) {
+        while (s->stream.rem && conn_pending_out(&s->c) < STREAM_WINDOW) {
+            char *o = conn_reserve(&s->c, STREAM_PIECE);
+            conn_commit(&s->c, msg_stream_next(s->env->gen, &s->stream, o, STREAM_PIECE));
+        }
+        if (!s->stream.rem) {
+            s->c.on_drain = NULL;
+            conn_puts(&s->c, ".\r\n");
+            await(s, SM_EOD);
+            send_now(s);
+            return;
+        }
+        conn_flush(&s->c);
+        conn_deadline(&s->c, cfg_of(s)->smtp_timeout);   /* the body moves: not a timeout */
+        if (!conn_is_open(&s->c) || s->c.err != CE_NONE || conn_pending_out(&s->c))
+            return;
+    }
+}
+
+static void body_drained(struct conn *c, void *ud)
+{
+    struct smtp_session *s = ud;
+    (void)c;
+    if (s->state == SM_BODY)
+        pump_body(s);
+}
+
 static void write_body(struct smtp_session *s)
 {
     struct session_env *env = s->env;
@@ -486,10 +566,18 @@ static void write_body(struct smtp_session *s)
             tl += (size_t)snprintf(to + tl, sizeof to - tl, "%s%s", tl ? ">, <" : "", r->users.v[s->rcpt[i]].addr);
     struct msg_params p = {
         .run_id = r->run_id, .from = cfg->mail_from, .to = to,
-        .body_size = (size_t)size_draw(&r->sizes, &s->rng),
+        .body_size = r->ladder ? 0 : (size_t)size_draw(&r->sizes, &s->rng),
         .body_seed = rng_next(&s->rng),
     };
-    size_t blen = msg_body(env->gen, &p, digest);
+    uint64_t now = mono_ns();
+    if (r->ladder)
+        ladder_body(s, &p, now);
+    int streamed = p.body_size >= STREAM_MIN && env->gen->content == MSG_RANDOM;
+    size_t blen = p.body_size == 1 ? 2 : p.body_size;
+    if (streamed)
+        msg_stream_digest(env->gen, &p, digest);
+    else
+        blen = msg_body(env->gen, &p, digest);
     uint64_t d8;
     memcpy(&d8, digest, sizeof d8);
     /* one entry per accepted recipient, consecutive in this worker's shard, so the
@@ -511,8 +599,21 @@ static void write_body(struct smtp_session *s)
     s->eod_tries = s->tries;
     s->eod_first = s->t_first;
     s->n_eod_defer = 0;
-    uint64_t now = mono_ns();
     p.sent_unix_ms = r->t0_unix_ms + (now - r->t0) / NS_PER_MS;
+    if (r->ladder)
+        atomic_fetch_add_explicit(&r->ladder_seen[s->rung].tried, 1, memory_order_relaxed);
+    if (streamed) {
+        char *out = conn_reserve(&s->c, msg_wire_max(env->gen, &p, 0));
+        conn_commit(&s->c, msg_headers(env->gen, &p, digest, out));
+        msg_stream_begin(env->gen, &s->stream, &p);
+        s->ahead = AHEAD_NONE;       /* nothing rides behind a body this long */
+        s->t_sent = now;
+        set_state(s, SM_BODY);
+        conn_deadline(&s->c, cfg->smtp_timeout);
+        s->c.on_drain = body_drained;
+        pump_body(s);
+        return;
+    }
     char *out = conn_reserve(&s->c, msg_wire_max(env->gen, &p, blen));
     conn_commit(&s->c, msg_write(env->gen, &p, blen, digest, out));
     /* RFC 2920 lets message content open a group: with PIPELINING the next
@@ -541,6 +642,17 @@ static void transaction_done(struct smtp_session *s)
     next_transaction(s);
 }
 
+/* The first refusal of a rung's messages, kept printable for the ladder's table. */
+static void ladder_refused(struct ladder_seen *ls, const struct smtp_reply *r)
+{
+    atomic_fetch_add_explicit(&ls->refused, 1, memory_order_relaxed);
+    int none = 0;
+    if (atomic_compare_exchange_strong_explicit(&ls->said, &none, 1, memory_order_acq_rel, memory_order_relaxed)) {
+        printable(ls->reply, sizeof ls->reply, r->text, r->len);
+        atomic_store_explicit(&ls->said, 2, memory_order_release);
+    }
+}
+
 /* A reply to the end of data: SMTP answers once for all recipients, LMTP once per
  * accepted recipient. Returns 1 when the message is settled, 0 if more replies are
  * due. */
@@ -565,8 +677,11 @@ static int eod_reply(struct smtp_session *s, const struct smtp_reply *r, uint64_
             env->st->c.bounced += r->code / 100 == 5;
         }
     }
-    if (r->code != 250)
+    if (r->code != 250) {
         fail_reply(s, SM_EOD, r);
+        if (env->run->ladder)
+            ladder_refused(&env->run->ladder_seen[s->rung], r);
+    }
     s->eod_i = upto;
     if (s->eod_i < s->nentries) {
         await(s, SM_EOD);
@@ -602,6 +717,7 @@ static void send_ehlo(struct smtp_session *s)
     conn_printf(&s->c, "%s %s\r\n", s->lmtp ? "LHLO" : "EHLO", cfg_of(s)->helo);
     s->t_sent = mono_ns();
     s->ext = 0;
+    s->size_limit = 0;
     await(s, SM_EHLO);
     send_now(s);
 }
@@ -637,6 +753,14 @@ static void ready_to_send(struct smtp_session *s)
                    (cfg_of(s)->pipelining == PIPE_AUTO && (s->ext & EXT_PIPELINING || s->lmtp));
     s->fails = 0;
     s->msgs_left = (unsigned)rng_range(&s->rng, cfg_of(s)->msgs_per_conn.lo, cfg_of(s)->msgs_per_conn.hi);
+    struct run *r = s->env->run;
+    if (r->ladder) {
+        /* the ladder's rungs follow from what the server advertised: told once */
+        uint64_t none = 0, rungs[LADDER_RUNGS_MAX];
+        if (atomic_compare_exchange_strong(&r->ladder_limit, &none, s->size_limit + 1))
+            atomic_store(&r->ladder_total,
+                         ladder_rungs(s->size_limit, cfg_of(s)->ladder_max, rungs) * cfg_of(s)->ladder_count);
+    }
     next_transaction(s);
 }
 
@@ -849,13 +973,19 @@ static void on_data(struct smtp_session *s)
             return;
         }
         /* nothing was asked while idle or waiting for the next message to be due */
-        int done = s->state == SM_IDLE || s->state == SM_WAIT ? -1 : smtp_reply_feed(&s->reply, line, len);
+        /* nor while a body is still going out: an early reply answers nothing */
+        int done = s->state == SM_IDLE || s->state == SM_WAIT || s->state == SM_BODY
+                       ? -1 : smtp_reply_feed(&s->reply, line, len);
         if (done < 0) {
             protocol_error(s, line, len);
             return;
         }
-        if (s->state == SM_EHLO && s->reply.lines > 1)
+        if (s->state == SM_EHLO && s->reply.lines > 1) {
             s->ext |= ehlo_keywords(line + 4, len > 4 ? len - 4 : 0);
+            uint64_t limit = ehlo_size(line + 4, len > 4 ? len - 4 : 0);
+            if (limit)
+                s->size_limit = limit;
+        }
         if (done) {
             struct smtp_reply rep = s->reply;
             on_reply(s, &rep, line, len);

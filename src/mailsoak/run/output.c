@@ -80,6 +80,31 @@ static json_t *examples_json(const struct run_result *r, int kind)
     return a;
 }
 
+/* The size ladder: every rung, the largest that came back intact, the failures. */
+static json_t *ladder_json(const struct ladder_result *lr)
+{
+    json_t *a = json_array(), *fails = json_array();
+    for (unsigned i = 0; i < lr->n; i++) {
+        const struct ladder_rung_result *x = &lr->v[i];
+        uint64_t unanswered = x->tried > x->accepted + x->refused ? x->tried - x->accepted - x->refused : 0;
+        json_array_append_new(a, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}",
+                                           "size", (json_int_t)x->size, "tried", (json_int_t)x->tried,
+                                           "refused", (json_int_t)x->refused, "unanswered", (json_int_t)unanswered,
+                                           "accepted", (json_int_t)x->accepted, "delivered", (json_int_t)x->delivered,
+                                           "lost", (json_int_t)x->lost, "corrupted", (json_int_t)x->corrupted,
+                                           "duplicated", (json_int_t)x->duplicated, "pending", (json_int_t)x->pending,
+                                           "reply", x->reply));
+        if (x->lost + x->corrupted)
+            json_array_append_new(fails, json_pack("{s:I, s:I, s:I}", "size", (json_int_t)x->size, "accepted",
+                                                   (json_int_t)x->accepted, "not_intact",
+                                                   (json_int_t)(x->lost + x->corrupted)));
+    }
+    return json_pack("{s:o, s:o, s:o, s:o}", "size_advertised",
+                     lr->advertised ? json_integer((json_int_t)lr->advertised) : json_null(), "rungs", a,
+                     "largest_intact", lr->largest >= 0 ? json_integer((json_int_t)lr->v[lr->largest].size) : json_null(),
+                     "failures", fails);
+}
+
 static json_t *config_json(const struct config *cfg)
 {
     json_t *root = json_object();
@@ -309,6 +334,8 @@ json_t *run_result_json(const struct run_result *r)
     if (servers)
         json_object_set_new(root, "servers", servers);
     json_object_set_new(root, "summary", s);
+    if (r->ladder.on)
+        json_object_set_new(root, "ladder", ladder_json(&r->ladder));
     json_object_set_new(root, "timeline", json_incref(r->timeline));
     struct probe_events pe;
     sources_events(r->sources, &pe);
@@ -393,6 +420,36 @@ static void table_examples(FILE *f, const struct run_result *r, int kind)
         if (tr->nlines > n)
             fprintf(f, "    | ... %llu more line%s in the JSON's trail\n", (unsigned long long)(tr->nlines - n),
                     tr->nlines - n == 1 ? "" : "s");
+    }
+}
+
+static void table_ladder(FILE *f, const struct ladder_result *lr)
+{
+    if (lr->advertised)
+        fprintf(f, "\nsize ladder: the server advertised SIZE %llu\n", (unsigned long long)lr->advertised);
+    else
+        fprintf(f, "\nsize ladder: the server advertised no SIZE limit\n");
+    fprintf(f, "  %10s %6s %8s %9s %10s %5s %8s %8s  %s\n", "size", "tried", "refused", "accepted", "delivered",
+            "lost", "corrupt", "pending", "reply to the refused");
+    for (unsigned i = 0; i < lr->n; i++) {
+        const struct ladder_rung_result *x = &lr->v[i];
+        fprintf(f, "  %10llu %6llu %8llu %9llu %10llu %5llu %8llu %8llu  %s\n", (unsigned long long)x->size,
+                (unsigned long long)x->tried, (unsigned long long)x->refused, (unsigned long long)x->accepted,
+                (unsigned long long)x->delivered, (unsigned long long)x->lost, (unsigned long long)x->corrupted,
+                (unsigned long long)x->pending, x->reply);
+    }
+    if (lr->largest >= 0)
+        fprintf(f, "largest size delivered intact: %llu bytes\n", (unsigned long long)lr->v[lr->largest].size);
+    else
+        fprintf(f, "no size was delivered intact\n");
+    for (unsigned i = 0; i < lr->n; i++) {
+        const struct ladder_rung_result *x = &lr->v[i];
+        if (x->lost + x->corrupted)
+            fprintf(f, "FAILURE: the server accepted %llu message%s of %llu bytes and did not deliver %llu of them "
+                       "intact (%llu lost, %llu corrupted)\n",
+                    (unsigned long long)x->accepted, x->accepted == 1 ? "" : "s", (unsigned long long)x->size,
+                    (unsigned long long)(x->lost + x->corrupted), (unsigned long long)x->lost,
+                    (unsigned long long)x->corrupted);
     }
 }
 
@@ -525,6 +582,8 @@ void run_result_table(FILE *f, const struct run_result *r)
         fprintf(f, "\n(readers limited: %llu of %llu checks began over a second late, every reader busy; "
                    "the login rate is the tester's, not the profile's: add readers)\n",
                 (unsigned long long)r->c.polls_late, (unsigned long long)r->c.polls);
+    if (r->ladder.on)
+        table_ladder(f, &r->ladder);
     if (r->interrupted)
         fprintf(f, "\n(interrupted: the run ended early on a signal; unread mail is pending)\n");
 }

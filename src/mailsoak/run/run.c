@@ -22,6 +22,7 @@
 #include "run/embedded.h"
 #include "run/examples.h"
 #include "run/interval_output.h"
+#include "run/ladder_result.h"
 #include "run/metrics.h"
 #include "run/output.h"
 #include "run/setup.h"
@@ -249,6 +250,11 @@ static int next_phase(struct controller *ct, int phase, uint64_t now, uint64_t p
     const struct config *cfg = r->cfg;
     if (phase == PH_SEND && r->fill_mode)   /* the fill sends its plan, then waits */
         return atomic_load(&r->fill_next) >= r->fill_total ? PH_DRAIN : PH_SEND;
+    if (phase == PH_SEND && r->ladder && now - r->t0 < cfg->duration) {
+        /* the size ladder: its messages, then the drain (the first EHLO tells how many) */
+        uint64_t total = atomic_load(&r->ladder_total);
+        return total && atomic_load(&r->ladder_next) >= total ? PH_DRAIN : PH_SEND;
+    }
     if (phase == PH_SEND) {
         int over = now - r->t0 >= cfg->duration || (cfg->messages && atomic_load(&r->accepted) >= cfg->messages);
         if (!cfg->senders)
@@ -589,6 +595,8 @@ static int soak_finish(struct controller *ct)
         return fill_finish(ct);
     res->fill = ct->fill_done;
     examples_collect(res, ct->sources);  /* and their trails in the server's logs */
+    if (r->ladder)
+        ladder_result(res);
     run_result_table(stdout, res);
     int rc = 0;
     if (cfg->ledger_csv[0] && write_ledger_csv(cfg->ledger_csv, res, err, sizeof err) < 0) {
@@ -603,6 +611,10 @@ static int soak_finish(struct controller *ct)
         }
         json_decref(root);
     }
+    /* a server that accepted what it did not deliver intact: an integrity failure
+     * (exit status 4, as the integrity gates' in mailsoak(1)) */
+    if (res->ladder.failures && rc == 0 && !res->interrupted)
+        rc = 4;
     if (res->interrupted && rc == 0)
         rc = 128 + stop_signal;
     return rc;

@@ -172,6 +172,7 @@ int setup_run(struct run *r, const struct config *cfg, unsigned nw)
     if (cfg->content == MSG_CORPUS && r->corpus.skipped)
         fprintf(stderr, "mailsoak: smtp.corpus: %llu messages of %s skipped (empty, or over 16 MiB)\n",
                 (unsigned long long)r->corpus.skipped, cfg->corpus);
+    r->ladder = cfg->size_dist == SIZE_LADDER;
     r->seed = cfg->seed;
     if (!r->seed && getrandom(&r->seed, sizeof r->seed, 0) != sizeof r->seed)
         r->seed = (uint64_t)time(NULL);

@@ -17,7 +17,9 @@ static const char *const pipelining_choices[] = { "auto", "on", "off", NULL };
 static const char *const protocol_choices[] = { "smtp", "lmtp", NULL };
 /* Indexed by enum arrivals (engine/pacer.h). */
 static const char *const arrivals_choices[] = { "constant", "exponential", NULL };
-static const char *const size_dist_choices[] = { "uniform", "fixed", "lognormal", "file", "cdf", NULL };
+static const char *const ladder_counts[] = { "1", "1000", NULL };
+static const char *const ladder_maxes[] = { "1k", "4G", NULL };
+static const char *const size_dist_choices[] = { "uniform", "fixed", "lognormal", "file", "cdf", "ladder", NULL };
 static const char *const content_choices[] = { "random", "mime", "corpus", NULL };
 /* Indexed by enum tls_mode, smtp_auth and pop3_auth in config.h. */
 static const char *const smtp_tls_choices[] = { "none", "starttls", "implicit", NULL };
@@ -76,7 +78,9 @@ const struct opt config_opts[] = {
     { "smtp", "senders", OPT_COUNT, O(senders), "20", "senders", "concurrent SMTP sessions", sessions },
     { "smtp", "msgs_per_conn", OPT_RANGE, O(msgs_per_conn), "1-5", "msgs-per-conn", "messages per connection, uniform in MIN-MAX", at_least_1 },
     { "smtp", "size", OPT_BYTERANGE, O(size), "0-1000", "size", "body size in bytes: uniform in MIN-MAX, or the bounds of other distributions", body_size },
-    { "smtp", "size_dist", OPT_ENUM, O(size_dist), "uniform", NULL, "distribution of body sizes (fixed = the low end of size)", size_dist_choices },
+    { "smtp", "size_dist", OPT_ENUM, O(size_dist), "uniform", NULL, "distribution of body sizes (fixed = the low end of size; ladder = whole-message sizes doubling from 1 KiB past the server's advertised SIZE, ladder_count of each, then the run ends: the size ladder)", size_dist_choices },
+    { "smtp", "ladder_count", OPT_COUNT, O(ladder_count), "3", NULL, "size ladder: messages of each size", ladder_counts },
+    { "smtp", "ladder_max", OPT_BYTES, O(ladder_max), "64M", NULL, "size ladder: the largest size when the server advertises no SIZE limit", ladder_maxes },
     { "smtp", "size_median", OPT_BYTES, O(size_median), "2k", NULL, "lognormal: median body size", NULL },
     { "smtp", "size_spread", OPT_DOUBLE, O(size_spread), "3", NULL, "lognormal: geometric standard deviation (68 % within median/spread..median*spread)", spread },
     { "smtp", "size_file", OPT_STR, O(size_file), "", NULL, "file: one observed size in bytes per line, drawn at random; cdf: 'BYTES SHARE' lines, the share of messages of at most BYTES, ascending (conf/sizes/email-2002.cdf), drawn between the points log-linearly", opt_path },
