@@ -40,6 +40,7 @@ struct fill_summary {
     uint64_t deferrals, errors, foreign;
     double elapsed_s;
     int settled;                     /* a verification pass began after the server settled */
+    const char *from;                /* read from this file (fill.from), or NULL: this run filled */
 };
 
 /* The size ladder's result (ladder_result.c): each rung's messages, from the ledger

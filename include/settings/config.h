@@ -83,7 +83,7 @@ struct config {
     /* [fill]: every mailbox filled before the window, verified, then left alone */
     struct range fill_messages;                 /* per mailbox; 0 = no fill */
     uint64_t fill_senders;
-    char *fill_ledger_csv;
+    char *fill_ledger_csv, *fill_from;
     int fill_only;
 
     /* [probe]: `mailsoak probe` on the server's host */

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # fill.messages against the real testbed: every mailbox filled through Postfix to a
 # seeded count, verified by listing every mailbox, and counted independently in
-# the store (scripts/testbed count: the maildir files); then a soak after a second
-# fill, whose readers leave the filled messages and clear the first run's away.
+# the store (scripts/testbed count: the maildir files); a soak on that store
+# (fill.from) that leaves it as it was; then a soak after a second fill, whose
+# readers leave the filled messages and clear the first run's away.
 source "$(dirname "$0")/lib.sh"
 testbed_up maildir 30
 
@@ -31,7 +32,18 @@ check "none duplicated or missing" eq "$(jget "$WORK/fill.json" '.fill.duplicate
 check "the fill ledger lists each, verified" eq "$(grep -c ',verified$' "$WORK/fill.csv")" "$planned"
 check "the store holds exactly the planned count (independent count)" eq "$(count_store)" "$planned"
 
-# 2. A soak after a second fill in the same run. The readers leave this fill's
+# 2. A soak on that store (fill.from: the fill-only run's JSON): its readers leave
+# the filled messages as if it had filled them, and the store keeps them exactly.
+"$MAILSOAK" run -c "$TB/mailsoak.conf" --fill-from "$WORK/fill.json" --seed 4 --senders 4 --readers 4 \
+    --messages 200 --duration 30s --drain 20s --json "$WORK/reuse.json" >"$WORK/reuse.out" 2>&1
+check "soak on the filled store exits 0" eq "$?" 0
+check "it names the fill it left" eq "$(jget "$WORK/reuse.json" .fill.run_id)" "$(jget "$WORK/fill.json" .fill.run_id)"
+check "soak: 200 sent, all delivered once" eq "$(jget "$WORK/reuse.json" .summary.delivered)" 200
+check "soak: nothing lost, pending, duplicated" eq "$(jget "$WORK/reuse.json" '.summary.lost + .summary.pending + .summary.duplicated')" 0
+check "soak: no filled message taken for stale" eq "$(jget "$WORK/reuse.json" .summary.stale)" 0
+check "the store still holds exactly the fill" eq "$(count_store)" "$planned"
+
+# 3. A soak after a second fill in the same run. The readers leave this fill's
 # messages (skipped by UIDL) and clear what they meet of the first run's as stale:
 # at the end the store holds exactly the second fill and the first's not met.
 "$MAILSOAK" run -c "$TB/mailsoak.conf" --fill 2-4 --seed 4 --set run.settle=2s --senders 4 --readers 4 \

@@ -359,18 +359,21 @@ static void row_count(FILE *f, const char *name, double v)
 
 json_t *fill_json(const struct fill_summary *fs)
 {
-    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:b}", "run_id", fs->run_id,
+    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:b, s:o}", "run_id", fs->run_id,
                      "mailboxes", (json_int_t)fs->mailboxes, "planned", (json_int_t)fs->planned,
                      "accepted", (json_int_t)fs->accepted, "verified", (json_int_t)fs->verified,
                      "duplicated", (json_int_t)fs->duplicated, "missing", (json_int_t)fs->missing,
                      "unverified", (json_int_t)fs->unverified, "bytes", (json_int_t)fs->bytes,
                      "deferrals", (json_int_t)fs->deferrals, "errors", (json_int_t)fs->errors,
-                     "foreign", (json_int_t)fs->foreign, "elapsed_s", fs->elapsed_s, "settled", fs->settled);
+                     "foreign", (json_int_t)fs->foreign, "elapsed_s", fs->elapsed_s, "settled", fs->settled,
+                     "from", fs->from ? json_string(fs->from) : json_null());
 }
 
 void fill_table(FILE *f, const struct fill_summary *fs)
 {
     char a[16], b[16], c[16];
+    if (fs->from)                    /* an earlier run's, left where it is */
+        fprintf(f, "fill (of run %s, from %s): ", fs->run_id, fs->from);
     fprintf(f, "fill: %s messages in %s mailboxes (%s) in %.1f s, %.0f/s: accepted %llu, verified %llu",
             fmt_count(a, sizeof a, (double)fs->planned), fmt_count(b, sizeof b, (double)fs->mailboxes),
             fmt_bytes(c, sizeof c, (double)fs->bytes), fs->elapsed_s,

@@ -20,6 +20,7 @@
 #include "preflight/check.h"
 #include "probe/spool.h"
 #include "run/embedded.h"
+#include "run/fill_file.h"
 #include "run/examples.h"
 #include "run/interval_output.h"
 #include "run/ladder_result.h"
@@ -75,6 +76,8 @@ struct controller {
     uint32_t *plan;
     struct fill_summary *fill_sum;
     const struct fill_summary *fill_done;
+    const char *fill_out;            /* the fill: --fill-only's --json, to write with its UIDLs */
+    struct fill_summary *fill_loaded; /* the soak: fill.from read into this (and known) */
     struct sweep sw;                 /* the settle rule's state (verdict/sweep.h) */
 };
 
@@ -373,6 +376,13 @@ static int soak_setup(struct controller *ct, const struct config *cfg)
         return rc;
     if (ct->fill && (rc = fill_setup(ct)) != 0)
         return rc;
+    if (ct->fill_loaded) {
+        if (fill_read_json(cfg->fill_from, ct->fill_loaded, &r->users, ct->known, err, sizeof err) < 0) {
+            fprintf(stderr, "mailsoak: fill.from: %s\n", err);
+            return 2;
+        }
+        ct->fill_done = ct->fill_loaded;
+    }
     if (ct->fill_done) {
         r->known = ct->known;
         memcpy(r->fill_run_id, ct->fill_done->run_id, sizeof r->fill_run_id);
@@ -546,6 +556,10 @@ static int fill_finish(struct controller *ct)
         fprintf(stderr, "mailsoak: %s\n", err);
         return 1;
     }
+    if (ct->fill_out && fill_write_json(ct->fill_out, fs, &ct->run->users, ct->known, err, sizeof err) < 0) {
+        fprintf(stderr, "mailsoak: %s\n", err);
+        return 1;
+    }
     return res->interrupted ? 128 + stop_signal : 0;
 }
 
@@ -658,7 +672,7 @@ static int run_controller(struct controller *ct, const struct config *cfg)
  * per message, no rates, 4xx retried after 1 s to 30 s (the tester's own
  * preparation must not leave a mailbox short), its readers only verifying, and
  * nothing written but its ledger. */
-static int run_fill(const struct config *cfg, struct known *known, struct fill_summary *fs)
+static int run_fill(const struct config *cfg, struct known *known, struct fill_summary *fs, const char *out)
 {
     struct config fc = *cfg;         /* shallow: strings and lists are cfg's, never freed through fc */
     char empty[] = "";               /* fc lives no longer than this call */
@@ -676,22 +690,10 @@ static int run_fill(const struct config *cfg, struct known *known, struct fill_s
     fc.start_after = 0;
     fc.sweep = 1;
     fc.json = fc.ledger_csv = fc.metrics = empty;
-    struct controller ct = { .fill = 1, .known = known, .fill_sum = fs };
+    struct controller ct = { .fill = 1, .known = known, .fill_sum = fs, .fill_out = out };
     fprintf(stderr, "mailsoak: filling every mailbox with %llu-%llu messages before the window\n",
             (unsigned long long)cfg->fill_messages.lo, (unsigned long long)cfg->fill_messages.hi);
     return run_controller(&ct, &fc);
-}
-
-/* fill.only: the fill's result as JSON, atomically. */
-static int write_fill_json(const char *path, const struct fill_summary *fs)
-{
-    char err[400];
-    json_t *root = json_pack("{s:s, s:o}", "format", "mailsoak-fill", "fill", fill_json(fs));
-    int rc = write_json_atomic(path, root, err, sizeof err);
-    json_decref(root);
-    if (rc < 0)
-        fprintf(stderr, "mailsoak: %s\n", err);
-    return rc < 0 ? 1 : 0;
 }
 
 static int run_soak(const struct config *cfg)
@@ -700,23 +702,21 @@ static int run_soak(const struct config *cfg)
     struct fill_summary fs = { 0 };
     int rc = 0;
     if (cfg->fill_messages.hi) {
-        rc = run_fill(cfg, &known, &fs);
+        rc = run_fill(cfg, &known, &fs, cfg->fill_only && cfg->json[0] ? cfg->json : NULL);
         int exact = fs.on && fs.verified == fs.planned && fs.accepted == fs.planned;
         if (rc == 0 && !exact)
             fprintf(stderr, "mailsoak: the fill is not proven exact (above)%s\n",
                     cfg->fill_only ? "" : "; the soak goes on, its verdicts are its own messages'");
-        if (rc == 0 && cfg->fill_only) {
-            if (cfg->json[0])
-                rc = write_fill_json(cfg->json, &fs);
-            if (rc == 0 && !exact)
-                rc = 1;
-        }
+        if (rc == 0 && cfg->fill_only && !exact)
+            rc = 1;
         if (rc != 0 || cfg->fill_only || stop_signal) {
             known_free(&known);
             return rc ? rc : stop_signal ? 128 + stop_signal : 0;
         }
     }
-    struct controller ct = { .known = fs.on ? &known : NULL, .fill_done = fs.on ? &fs : NULL };
+    /* the soak: after its own fill, or leaving an earlier one's (fill.from) */
+    struct controller ct = { .known = fs.on || cfg->fill_from[0] ? &known : NULL, .fill_done = fs.on ? &fs : NULL,
+                             .fill_loaded = cfg->fill_from[0] ? &fs : NULL };
     rc = run_controller(&ct, cfg);
     known_free(&known);
     return rc;

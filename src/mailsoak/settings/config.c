@@ -140,6 +140,7 @@ const struct opt config_opts[] = {
     { "fill", "messages", OPT_RANGE, O(fill_messages), "0", "fill", "before the window, fill every mailbox with this many messages (uniform in MIN-MAX, from the seed; sizes as [smtp]) through smtp.target, then list every mailbox (UIDL, TOP) to verify the store holds them exactly; the soak's readers leave them (0 = no fill)", NULL },
     { "fill", "senders", OPT_COUNT, O(fill_senders), "20", NULL, "concurrent SMTP sessions of the fill (as fast as the server takes it; 4xx retried after 1 s to 30 s)", at_least_1 },
     { "fill", "ledger_csv", OPT_STR, O(fill_ledger_csv), "", NULL, "write every filled message (id, mailbox, size, UIDL, outcome: verified, duplicated, missing, unverified) to this CSV file", opt_path },
+    { "fill", "from", OPT_STR, O(fill_from), "", "fill-from", "the --json of an earlier --fill-only run: its filled messages are left where they are, as if this run had filled them (no fill of its own)", opt_path },
     { "fill", "only", OPT_BOOL, O(fill_only), "no", "fill-only", "fill and verify, report, and stop: no window (for scripts that soak a filled store several times)", NULL },
 
     { "server", "pid", OPT_LIST, O(server.pids), NULL, NULL, "PID of a server process to sample (repeatable)", NULL },
@@ -219,6 +220,10 @@ int config_check(const struct config *cfg, char *err, size_t errlen)
     }
     if (cfg->pop3_leave && !cfg->exclusive) {
         snprintf(err, errlen, "pop3.leave: needs pop3.exclusive = yes (a client's memory of its mailbox is its own)");
+        return -1;
+    }
+    if (cfg->fill_from[0] && cfg->fill_messages.hi) {
+        snprintf(err, errlen, "fill.from: a run fills (fill.messages) or reuses a fill (fill.from), not both");
         return -1;
     }
     if (cfg->fill_only && !cfg->fill_messages.hi) {
