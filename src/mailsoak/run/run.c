@@ -689,6 +689,10 @@ static int run_fill(const struct config *cfg, struct known *known, struct fill_s
     fc.retry_lifetime = cfg->drain > 120 * NS_PER_S ? cfg->drain : 120 * NS_PER_S;
     fc.start_after = 0;
     fc.sweep = 1;
+    /* the verification lists every filled message, which takes longer than a
+     * soak's sweep; it ends as soon as everything is verified, or proven missing */
+    if (fc.sweep_timeout < 600 * NS_PER_S)
+        fc.sweep_timeout = 600 * NS_PER_S;
     fc.json = fc.ledger_csv = fc.metrics = empty;
     struct controller ct = { .fill = 1, .known = known, .fill_sum = fs, .fill_out = out };
     fprintf(stderr, "mailsoak: filling every mailbox with %llu-%llu messages before the window\n",

@@ -137,7 +137,7 @@ const struct opt config_opts[] = {
     { "users", "count", OPT_COUNT, O(user_count), "1200", NULL, "number of users made from the pattern", user_count },
     { "users", "password", OPT_SECRET, O(user_password), "", NULL, "password of every pattern user (printf pattern allowed)", NULL },
 
-    { "fill", "messages", OPT_RANGE, O(fill_messages), "0", "fill", "before the window, fill every mailbox with this many messages (uniform in MIN-MAX, from the seed; sizes as [smtp]) through smtp.target, then list every mailbox (UIDL, TOP) to verify the store holds them exactly; the soak's readers leave them (0 = no fill)", NULL },
+    { "fill", "messages", OPT_RANGE, O(fill_messages), "0", "fill", "before the window, fill every mailbox with this many messages (uniform in MIN-MAX, from the seed; sizes as [smtp]) through smtp.target, then list every mailbox (UIDL, TOP) to verify the store holds them exactly (for up to run.sweep_timeout, at least 10 minutes); the soak's readers leave them (0 = no fill)", NULL },
     { "fill", "senders", OPT_COUNT, O(fill_senders), "20", NULL, "concurrent SMTP sessions of the fill (as fast as the server takes it; 4xx retried after 1 s to 30 s)", at_least_1 },
     { "fill", "ledger_csv", OPT_STR, O(fill_ledger_csv), "", NULL, "write every filled message (id, mailbox, size, UIDL, outcome: verified, duplicated, missing, unverified) to this CSV file", opt_path },
     { "fill", "from", OPT_STR, O(fill_from), "", "fill-from", "the --json of an earlier --fill-only run: its filled messages are left where they are, as if this run had filled them (no fill of its own)", opt_path },
