@@ -7,7 +7,7 @@ DESTDIR ?=
 CC      ?= cc
 BUILD   ?= build
 
-PKGS     := openssl inih jansson libcurl sqlite3 libmicrohttpd
+PKGS     := openssl inih jansson libcurl sqlite3 libmicrohttpd libpq libmariadb
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

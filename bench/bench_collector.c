@@ -11,7 +11,13 @@
  * Only the collector's public API and the settings table are used, so the same file
  * builds against an older tree for a before/after comparison.
  * Usage: collector [FILES] [SECONDS] [LINES] [DIR]
- *   FILES 100000 per tree, SECONDS 30, LINES 2000, DIR $TMPDIR or /tmp */
+ *   FILES 100000 per tree, SECONDS 30, LINES 2000, DIR $TMPDIR or /tmp
+ * or:    collector --database SPEC PIDFILE [READINGS]
+ *   what reading a running database's counters ([server] database = SPEC, e.g. a
+ *   `testbed --sql` one's) costs: this thread's CPU per reading (median), its wall
+ *   time, and the CPU the database's own processes (PIDFILE's master and its children)
+ *   spent on READINGS (200) readings a second apart at most, less what they spent
+ *   over the same time unread (the idle baseline), per reading. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -353,8 +359,82 @@ static int machine_procs(void)
     return n;
 }
 
+/* CPU ms of a process and of the children it reaped, and of its live children:
+ * utime + stime + cutime + cstime of /proc/PID/stat over PID and those whose ppid is PID. */
+static double tree_cpu_ms(int master)
+{
+    double ticks = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char path[300], buf[1024];
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        char *close = strrchr(buf, ')');
+        int pid = atoi(buf), ppid = 0;
+        unsigned long long ut, st, cut, cst;
+        if (!close || sscanf(close + 2, "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &ppid, &ut,
+                             &st, &cut, &cst) != 5)
+            continue;
+        if (pid == master || ppid == master)
+            ticks += (double)(ut + st + cut + cst);
+    }
+    if (d)
+        closedir(d);
+    return ticks * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+}
+
+static int database_cost(const char *spec, const char *pidfile, int readings)
+{
+    char set[1200], buf[64];
+    snprintf(set, sizeof set, "server.database=%s", spec);
+    FILE *f = fopen(pidfile, "r");
+    if (!f || !fgets(buf, sizeof buf, f))
+        die(pidfile);
+    fclose(f);
+    int master = atoi(buf);
+    struct config cfg;
+    const char *sets[] = { set };
+    struct collector *c = start(sets, 1, 1, &cfg);
+    double *ms = calloc((size_t)readings, sizeof *ms);
+    if (!ms)
+        die("calloc");
+    uint64_t w0 = mono_ns();
+    double db0 = tree_cpu_ms(master);
+    for (int r = 0; r < readings; r++) {
+        double t = thread_cpu_ms();
+        collector_sample(c);
+        ms[r] = thread_cpu_ms() - t;
+        usleep(5000);
+    }
+    double db_read = tree_cpu_ms(master) - db0, wall_ms = (double)(mono_ns() - w0) / 1e6;
+    collector_free(c);
+    config_free(&cfg);
+    /* The same time with no reading: the database's own background work. */
+    db0 = tree_cpu_ms(master);
+    usleep((useconds_t)(wall_ms * 1000));
+    double db_idle = tree_cpu_ms(master) - db0;
+    qsort(ms, (size_t)readings, sizeof ms[0], by_double);
+    printf("database readings (%s): %d readings in %.0f ms\n", spec[0] == 'p' ? "pgsql" : spec[0] == 'm' ? "mysql" : "sqlite",
+           readings, wall_ms);
+    printf("  the collector's CPU per reading (median)      %8.3f ms\n", ms[readings / 2]);
+    printf("  the database's CPU per reading (less idle)    %8.3f ms  (%.1f ms read, %.1f ms idle)\n",
+           (db_read - db_idle) / readings, db_read, db_idle);
+    free(ms);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 4 && !strcmp(argv[1], "--database"))
+        return database_cost(argv[2], argv[3], argc > 4 ? atoi(argv[4]) : 200);
     long files = argc > 1 ? atol(argv[1]) : 100000;
     int seconds = argc > 2 ? atoi(argv[2]) : 30;
     long lines = argc > 3 ? atol(argv[3]) : 2000;

@@ -8,7 +8,7 @@
 
 #include "analyse/results.h"
 
-enum cmp_unit { CU_COUNT, CU_BYTES, CU_MS, CU_RATE };
+enum cmp_unit { CU_COUNT, CU_BYTES, CU_MS, CU_RATE, CU_SEC };
 enum cmp_format { CMP_TEXT, CMP_MARKDOWN, CMP_CSV, CMP_JSON, CMP_HTML };
 
 #define CMP_RUNS 1u      /* each run as its own column too */
@@ -19,7 +19,8 @@ struct cmp_row {
     const char *key;     /* path in "summary", see json_path_number */
     enum cmp_unit unit;
     int better;          /* +1 more is better, -1 less is better */
-    int detail;          /* shown only when some run has a value other than 0 */
+    int detail;          /* 1: shown only when some run has a value other than 0;
+                            2: only when some run has the key (the server's parts, its database) */
 };
 
 struct cmp_stat {

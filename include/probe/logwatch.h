@@ -25,7 +25,9 @@ struct logwatch *logwatch_from_config(const struct tested_server *cfg, uint64_t 
                                       char *err, size_t errlen);
 
 /* The built-in classes: sql_lock, deadlock, lock, timeout, oom, java_exception, fatal,
- * defer (deliveries the server will retry), io (I/O and TLS failures). */
+ * defer (deliveries the server will retry), io (I/O and TLS failures), lock_wait,
+ * too_many_connections, dict (Dovecot's dict failures) and db_error (queries and
+ * connections to the database that failed). */
 void logwatch_add_defaults(struct logwatch *lw);
 /* "name: ERE" adds a class or replaces the one of that name (case-sensitive);
  * "name/i: ERE" the same, ignoring case; "name:" removes the class. */

@@ -16,6 +16,7 @@ struct proc_stat {
     char comm[32];              /* the kernel keeps 15 characters */
     uint64_t starttime;         /* clock ticks after boot */
     uint64_t rss_pages;
+    uint64_t cpu_ticks;         /* utime + stime + cutime + cstime, clock ticks */
     int exit_code;              /* waitpid() status of a zombie (Linux >= 3.5) */
     int has_exit_code;
 };
@@ -27,9 +28,13 @@ struct proc_status {
     int ppid, have_rss;
 };
 
-/* /proc/PID/io: a thread group's own counts plus those of every child it reaped. */
+/* /proc/PID/io: a thread group's own counts plus those of every child it reaped.
+ * cpu_ms comes from /proc/PID/stat (utime + stime + cutime + cstime) and follows the
+ * same rule: the kernel adds a reaped child's CPU time to its parent's cutime and
+ * cstime as it adds its I/O, so it is summed, carried and subtracted alongside. */
 struct proc_io {
     uint64_t rchar, wchar, syscr, syscw, read_bytes, write_bytes, cancelled_write_bytes;
+    uint64_t cpu_ms;
 };
 
 /* Each returns 0, or -1 when a field the struct needs is missing or malformed. */
@@ -37,7 +42,8 @@ int procfs_parse_stat(const char *buf, struct proc_stat *out);
 int procfs_parse_status(const char *buf, struct proc_status *out);
 int procfs_parse_io(const char *buf, struct proc_io *out);
 int procfs_parse_pss(const char *buf, uint64_t *bytes);        /* smaps_rollup "Pss:" */
-int procfs_parse_pidfile(const char *buf, int *pid);           /* "  1234\n" */
+int procfs_parse_pidfile(const char *buf, int *pid);           /* "  1234\n"; lines after the first
+                                                               (PostgreSQL's postmaster.pid) ignored */
 
 void proc_io_add(struct proc_io *acc, const struct proc_io *x);
 void proc_io_sub(struct proc_io *acc, const struct proc_io *x);

@@ -14,10 +14,38 @@
 
 #include "probe/procfs.h"
 
+/* The parts of the server, by the name of the master each process descends from
+ * (procset.c's table: master, exim4, sendmail, smtpd -> mta; dovecot, courier,
+ * pop3d -> pop3; postgres, mariadbd, mysqld -> db; anything else -> other). */
+enum probe_part { PART_MTA, PART_POP3, PART_DB, PART_OTHER, PROBE_NPARTS };
+extern const char *const probe_part_names[PROBE_NPARTS];
+
+/* The database's kind ([server] database); probe/db.h says what each measures. */
+enum probe_db_kind { DBK_NONE, DBK_SQLITE, DBK_PGSQL, DBK_MYSQL };
+const char *probe_db_kind_name(int kind);
+/* Which of struct probe_db's counters a kind has (SQLite: lock_waits and errors only,
+ * from the logs). Names: lock_waits, waiting, deadlocks, errors, conns, conns_max. */
+int probe_db_measures(int kind, const char *counter);
+
 /* What a source measures; the writers print "-" or null for the rest. */
 struct probe_has {
     int active;                 /* measures anything at all */
     int procs, spool, store, logs;
+    int db;                     /* enum probe_db_kind */
+};
+
+/* One part's share of the process set in a sample (its cpu and io since the start). */
+struct probe_use {
+    uint64_t mem, pss;
+    unsigned procs;
+    struct proc_io io;
+};
+
+/* The database's own counters as last read (probe/db.h): lock_waits, deadlocks and
+ * errors are the server's totals since it started; waiting and conns are now. */
+struct probe_db {
+    uint64_t lock_waits, waiting, deadlocks, errors, conns, conns_max;
+    uint64_t unreadable;        /* readings that failed, since the start */
 };
 
 /* One sample of the server. */
@@ -30,6 +58,8 @@ struct probe_sample {
     uint64_t crashes;           /* since the start */
     unsigned procs;
     struct proc_io io;          /* since the start, field by field never decreasing */
+    struct probe_use part[PROBE_NPARTS];
+    struct probe_db db;
 };
 
 struct probe_example {
@@ -53,6 +83,9 @@ struct probe_summary {
     struct probe_sample first, last;
     uint64_t mem_peak, pss_peak, spool_peak, samples;
     unsigned procs_peak;
+    uint64_t part_mem_peak[PROBE_NPARTS], part_pss_peak[PROBE_NPARTS];
+    unsigned part_procs_peak[PROBE_NPARTS];
+    uint64_t db_waiting_peak, db_conns_peak;
     uint64_t log_hits;          /* lines that matched at least one class */
     struct probe_class *classes;
     size_t ncls;

@@ -46,6 +46,7 @@ struct wire_state {
     struct wire_query next;          /* the query for the next pull */
     struct probe_sample last;        /* the last sample added, carries included */
     struct proc_io carry;            /* what a restarted probe's counters start above */
+    struct proc_io carry_part[PROBE_NPARTS];
     uint64_t carry_crashes;
     unsigned restarts, gaps;
     int more;                        /* the last response was full: more samples wait */

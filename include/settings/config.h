@@ -33,6 +33,7 @@ struct tested_server {
     uint64_t log_examples;                      /* first N lines kept per class */
     struct strlist probes;                      /* [LABEL=]http://HOST:PORT: pulled, not sampled here */
     char *probe_token;
+    char *database;                             /* KIND:PARAMETERS, "" = none (probe/db.h) */
 };
 
 struct config {

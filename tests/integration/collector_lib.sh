@@ -14,7 +14,7 @@ build_probe() {
     # shellcheck disable=SC2046
     if ! (cd "$TOP" && "${cc_flags[@]}" -o "$PROBE" tests/integration/collector_probe.c \
         "$BUILD/libmsclient.a" "$BUILD/libmscommon.a" \
-        $(pkg-config --libs openssl inih jansson libcurl sqlite3) -lpthread -lm); then
+        $(pkg-config --libs openssl inih jansson libcurl sqlite3 libpq libmariadb) -lpthread -lm); then
         echo "FAIL: cannot build the collector probe"
         exit 1
     fi

@@ -50,8 +50,9 @@ int main(int argc, char **argv)
     json_array_append_new(timeline, entry);
     probe_json_events(&pe, events);
     char name[64], value[64];
-    for (int i = 0; probe_table_row(&ps, i, name, sizeof name, value, sizeof value); i++)
-        json_array_append_new(rows, json_pack("[s, s]", name, value));
+    for (int i = 0, rc; (rc = probe_table_row(&ps, i, name, sizeof name, value, sizeof value)); i++)
+        if (rc > 0)
+            json_array_append_new(rows, json_pack("[s, s]", name, value));
     probe_summary_free(&ps);
     probe_interval_free(&iv);
     probe_events_free(&pe);

@@ -25,3 +25,22 @@ wait_for() {
         sleep 0.2
     done
 }
+
+# soak_bg JSON SECONDS [mailsoak run ARG...]: a soak of the testbed in the background at a
+# modest constant rate, its result in JSON; SOAK_PID is its PID (wait for it).
+soak_bg() {
+    local json=$1 secs=$2
+    shift 2
+    "$MAILSOAK" run -c "$TB/mailsoak.conf" --duration "${secs}s" --json "$json" \
+        --set smtp.senders=2 --set pop3.readers=2 --set smtp.rate=15 --set run.drain=20s \
+        --set server.sample_interval=250ms "$@" >"$json.log" 2>&1 &
+    SOAK_PID=$!
+}
+
+# soak_wait: the soak's exit status (its log shown when it wrote no result).
+soak_wait() {
+    local rc=0
+    wait "$SOAK_PID" || rc=$?
+    [[ -s $1 ]] || { tail -n 20 "$1.log" >&2; }
+    return "$rc"
+}

@@ -98,7 +98,10 @@ check "server_crashes = 1 (the restart)" eq "$(jget "$P" .summary.server_crashes
 check "timeline entry: spool" eq "$(jget "$P" '.timeline[0].server.spool')" "$queue"
 check "timeline entry: marker hit" eq "$(jget "$P" '.timeline[0].server.log_hits.marker')" 1
 check "timeline entry: obytes = summary" eq "$(jget "$P" '.timeline[0].server.obytes')" "$(jget "$P" .summary.obytes)"
-check "seven table rows" eq "$(jq '.table | length' "$P")" 7
+# the classic seven, cpu, and four of each part (Postfix's master: mta; dovecot: pop3)
+check "sixteen table rows" eq "$(jq '.table | length' "$P")" 16
+check "the parts' rows" eq "$(jq -r '[.table[][0] | select(test("^(mta|pop3) "))] | join(",")' "$P")" \
+    "mta cpu,mta mem,mta ibytes,mta obytes,pop3 cpu,pop3 mem,pop3 ibytes,pop3 obytes"
 check "table spool row" eq "$(jq -r '.table[0] | join(" ")' "$P")" "spool $queue"
 
 # Once `mailsoak run` starts the collector itself, its JSON carries the same keys.

@@ -7,7 +7,7 @@
 # counted once as in a run, and bad input refused with exit 2.
 source "$(dirname "$0")/lib.sh"
 
-classes="sql_lock deadlock lock timeout oom java_exception fatal defer io"
+classes="sql_lock deadlock lock timeout oom java_exception fatal defer io lock_wait too_many_connections dict db_error"
 for tsv in "$TOP"/tests/fixtures/logs/*.tsv; do
     name=$(basename "$tsv" .tsv)
     grep -v '^#' "$tsv" | grep -v '^$' >"$WORK/$name.expected"

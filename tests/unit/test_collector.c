@@ -99,7 +99,14 @@ static void spool_counts_queue_files_in_hashed_dirs(void **state)
     assert_string_equal(value, "-");
     assert_int_equal(collector_table_row(c, 6, name, sizeof name, value, sizeof value), 1);
     assert_string_equal(name, "log hits");
-    assert_int_equal(collector_table_row(c, 7, name, sizeof name, value, sizeof value), 0);
+    assert_int_equal(collector_table_row(c, 7, name, sizeof name, value, sizeof value), 1);
+    assert_string_equal(name, "cpu");
+    assert_string_equal(value, "-");
+    /* no parts, no database: nothing more is shown */
+    int i = 8, rc;
+    while ((rc = collector_table_row(c, i, name, sizeof name, value, sizeof value)) < 0)
+        i++;
+    assert_int_equal(rc, 0);
     release(c, &cfg);
     rmtree(q);
 }

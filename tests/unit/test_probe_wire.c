@@ -21,7 +21,7 @@ static const char *const names[] = { "lock", "fatal" };
 
 static struct series *make(uint64_t keep)
 {
-    struct series_opts o = { .has = { 1, 1, 1, 1, 1 }, .t0 = 1000, .classes = names, .ncls = 2, .examples = 2,
+    struct series_opts o = { .has = { 1, 1, 1, 1, 1, DBK_PGSQL }, .t0 = 1000, .classes = names, .ncls = 2, .examples = 2,
                              .keep_ns = keep };
     return series_new(&o);
 }
@@ -34,6 +34,17 @@ static void add(struct series *s, unsigned k)
                               .store_messages = 2 * k, .crashes = k / 4, .procs = 3, .log_lines = k % 2 };
     x.io.syscr = 10 * k;
     x.io.wchar = 7 * k;
+    x.io.cpu_ms = 30 * k;
+    /* the parts, the database's counters: each field its own value, so a field the
+     * wire drops or swaps shows */
+    for (int p = 0; p < PROBE_NPARTS; p++) {
+        x.part[p] = (struct probe_use){ .mem = 1000u * (unsigned)p + k, .pss = 500u * (unsigned)p + k, .procs = (unsigned)p + 1 };
+        x.part[p].io.cpu_ms = 10 * k + (unsigned)p;
+        x.part[p].io.rchar = 100 * k + (unsigned)p;
+        x.part[p].io.cancelled_write_bytes = (unsigned)p;
+    }
+    x.db = (struct probe_db){ .lock_waits = k, .waiting = k % 3, .deadlocks = k / 2, .errors = 2 * k, .conns = 7 + k,
+                              .conns_max = 197, .unreadable = k / 5 };
     uint64_t hits[2] = { k % 2, 0 };
     struct series_line *l = xcalloc(3, sizeof *l);
     size_t n = 0;
@@ -149,6 +160,11 @@ static void roundtrip(void **st)
     series_summary(w.series, 1500, &b);
     assert_memory_equal(&a.first, &b.first, sizeof a.first);
     assert_memory_equal(&a.last, &b.last, sizeof a.last);
+    assert_int_equal(b.last.db.deadlocks, 4);
+    assert_int_equal(b.last.part[PART_DB].io.cpu_ms, 82);
+    assert_int_equal(b.has.db, DBK_PGSQL);
+    assert_memory_equal(a.part_mem_peak, b.part_mem_peak, sizeof a.part_mem_peak);
+    assert_int_equal(a.db_conns_peak, b.db_conns_peak);
     assert_int_equal(a.log_hits, b.log_hits);
     assert_int_equal(a.classes[0].count, b.classes[0].count);
     assert_int_equal(a.classes[0].nex, b.classes[0].nex);
@@ -179,6 +195,7 @@ static void roundtrip(void **st)
     free(txt);
     json_decref(j);
     assert_int_equal(w.last.io.syscr, 80 + 10);   /* 8 samples' worth before, 1 after */
+    assert_int_equal(w.last.part[PART_MTA].io.rchar, 800 + 100);   /* the parts carry on too */
     series_free(s2);
     wire_state_free(&w);
     series_free(s);

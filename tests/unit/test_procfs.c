@@ -46,6 +46,18 @@ static void stat_of_a_sleeping_process(void **state)
     assert_int_equal(st.exit_code, 0);
 }
 
+/* A bash that spent CPU itself and reaped a subshell that spent more: utime, stime,
+ * cutime and cstime (fields 14-17: 33 3 44 7) add up. */
+static void stat_cpu_counts_self_and_reaped_children(void **state)
+{
+    struct proc_stat st;
+    assert_int_equal(procfs_parse_stat(load("stat_cpu"), &st), 0);
+    assert_string_equal(st.comm, "bash");
+    assert_int_equal(st.cpu_ticks, 33 + 3 + 44 + 7);
+    assert_int_equal(procfs_parse_stat(load("stat_sleep"), &st), 0);
+    assert_int_equal(st.cpu_ticks, 0);
+}
+
 static void stat_of_a_zombie_has_its_wait_status(void **state)
 {
     struct proc_stat st;
@@ -130,16 +142,19 @@ static void io_without_storage_accounting(void **state)
 
 static void io_arithmetic(void **state)
 {
-    struct proc_io a = { 10, 20, 30, 40, 50, 60, 70 }, b = { 1, 2, 3, 4, 5, 6, 7 }, m = { 0, 100, 0, 100, 0, 100, 0 };
+    struct proc_io a = { 10, 20, 30, 40, 50, 60, 70, 80 }, b = { 1, 2, 3, 4, 5, 6, 7, 8 },
+                   m = { 0, 100, 0, 100, 0, 100, 0, 100 };
     proc_io_add(&a, &b);
     assert_int_equal(a.rchar, 11);
     assert_int_equal(a.cancelled_write_bytes, 77);
+    assert_int_equal(a.cpu_ms, 88);     /* CPU time is carried like the I/O counts */
     proc_io_sub(&a, &b);
     assert_int_equal(a.wchar, 20);
     proc_io_max(&a, &m);
     assert_int_equal(a.rchar, 10);
     assert_int_equal(a.wchar, 100);
     assert_int_equal(a.read_bytes, 50);
+    assert_int_equal(a.cpu_ms, 100);
 }
 
 static void pss_from_smaps_rollup(void **state)
@@ -162,6 +177,10 @@ static void pidfiles(void **state)
     assert_int_equal(procfs_parse_pidfile("0\n", &pid), -1);
     assert_int_equal(procfs_parse_pidfile("-5\n", &pid), -1);
     assert_int_equal(procfs_parse_pidfile("1 2\n", &pid), -1);
+    /* PostgreSQL's postmaster.pid: the pid, then the data directory, start time, port... */
+    assert_int_equal(procfs_parse_pidfile("25256\n/tmp/tb/db/pgdata\n1796160662\n5432\n/tmp/tb/run/db\n", &pid), 0);
+    assert_int_equal(pid, 25256);
+    assert_int_equal(procfs_parse_pidfile("25256 x\n/tmp\n", &pid), -1);
 }
 
 static void scan_fixture_tree(void **state)
@@ -202,6 +221,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stat_of_a_sleeping_process),
+        cmocka_unit_test(stat_cpu_counts_self_and_reaped_children),
         cmocka_unit_test(stat_of_a_zombie_has_its_wait_status),
         cmocka_unit_test(stat_comm_with_spaces_and_parentheses),
         cmocka_unit_test(stat_of_an_old_kernel_has_no_exit_code),

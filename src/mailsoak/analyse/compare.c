@@ -33,6 +33,19 @@ const struct cmp_row cmp_rows[] = {
     { "duplicated", "duplicated", CU_COUNT, -1, 0 },
     { "corrupted", "corrupted", CU_COUNT, -1, 0 },
     { "log hits", "log_hits", CU_COUNT, -1, 0 },
+    /* Which part of the server spends the CPU, memory and I/O, and its database's own
+     * counters (probe/db.h): rows only where some run measured them. */
+    { "cpu", "cpu", CU_SEC, -1, 2 },
+    { "mta cpu", "parts/mta/cpu", CU_SEC, -1, 2 },
+    { "pop3 cpu", "parts/pop3/cpu", CU_SEC, -1, 2 },
+    { "db cpu", "parts/db/cpu", CU_SEC, -1, 2 },
+    { "db mem", "parts/db/mem_pss", CU_BYTES, -1, 2 },
+    { "db obytes", "parts/db/obytes", CU_BYTES, -1, 2 },
+    { "db disk write", "parts/db/disk_write_bytes", CU_BYTES, -1, 2 },
+    { "db waits", "db/lock_waits", CU_COUNT, -1, 2 },
+    { "db deadlocks", "db/deadlocks", CU_COUNT, -1, 2 },
+    { "db errors", "db/errors", CU_COUNT, -1, 2 },
+    { "db conns", "db/conns_peak", CU_COUNT, -1, 2 },
     { "delivery p50", "latency/delivery/p50", CU_MS, -1, 0 },
     { "delivery p99", "latency/delivery/p99", CU_MS, -1, 0 },
     { "msg/s in", "rate_in", CU_RATE, +1, 0 },
@@ -40,21 +53,22 @@ const struct cmp_row cmp_rows[] = {
     { NULL, NULL, 0, 0, 0 },
 };
 
-static const char *const unit_names[] = { "count", "bytes", "ms", "msg/s" };
+static const char *const unit_names[] = { "count", "bytes", "ms", "msg/s", "s" };
 
 static int run_value(const struct cmp_table *t, size_t row, size_t run, double *v)
 {
     return json_path_number(t->rs->v[run].summary, t->rows[row].key, v);
 }
 
-/* A detail row (a reason of pending) earns its place when some run has it nonzero. */
+/* A detail row (a reason of pending) earns its place when some run has it nonzero;
+ * a row of detail 2 when some run has it at all. */
 static int wanted(const struct cmp_row *row, const struct result_set *rs)
 {
     double v;
     if (!row->detail)
         return 1;
     for (size_t i = 0; i < rs->n; i++)
-        if (json_path_number(rs->v[i].summary, row->key, &v) == 0 && v != 0)
+        if (json_path_number(rs->v[i].summary, row->key, &v) == 0 && (v != 0 || row->detail == 2))
             return 1;
     return 0;
 }
@@ -135,6 +149,9 @@ char *cmp_fmt_value(char *buf, size_t n, enum cmp_unit u, double v)
         break;
     case CU_MS:
         fmt_duration(buf, n, v <= 0 ? 0 : (uint64_t)llround(v * 1e6));
+        break;
+    case CU_SEC:
+        fmt_duration(buf, n, v <= 0 ? 0 : (uint64_t)llround(v * 1e9));
         break;
     case CU_RATE:
         if (fabs(v) < 10000)

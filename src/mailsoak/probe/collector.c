@@ -1,5 +1,6 @@
 /* collector: the server side of a run. One thread samples, every sample_interval:
- * the process set (procset.c: memory, I/O, crashes) and the logs (logwatch.c); and
+ * the process set (procset.c: memory, CPU, I/O, crashes, by part), the database's own
+ * counters (db.c) and the logs (logwatch.c); and
  * every walk_interval, the readings that walk directories or page tables: the spool
  * (spool.c), the mail store (store.c) and PSS. Between walks a sample carries the
  * last walk's figures. Samples are kept whole, so any interval of the timeline can
@@ -20,6 +21,7 @@
 
 #include "lib/alloc.h"
 #include "lib/clock.h"
+#include "probe/db.h"
 #include "probe/logwatch.h"
 #include "probe/procset.h"
 #include "probe/spool.h"
@@ -35,6 +37,9 @@ struct collector {
     struct procset *procs;
     struct store *store;
     struct logwatch *lw;
+    struct dbmon *db;
+    int db_failing;             /* the last reading failed (said once, as an event) */
+    size_t cls_locked, cls_error;   /* SQLite's counters: these classes' lines (SIZE_MAX: none) */
     size_t ncls, examples;
     struct series *series;      /* the samples; thread-safe itself */
     struct probe_events early;  /* events of the set-up, before the series exists */
@@ -83,6 +88,28 @@ static void add_line(void *ctx, size_t cls, uint64_t t, const char *line, size_t
 /* ------------------------------------------------------------------------------ */
 /* Sampling */
 
+/* The database's counters: read from the server (PostgreSQL, MariaDB), or SQLite's
+ * from the logs' classes (the totals up to and with this sample's hits). */
+static void sample_db(struct collector *c, struct probe_sample *s)
+{
+    if (dbmon_kind(c->db) == DBK_SQLITE) {
+        if (c->cls_locked != SIZE_MAX)
+            s->db.lock_waits = series_class_total(c->series, c->cls_locked) + c->hits_scratch[c->cls_locked];
+        if (c->cls_error != SIZE_MAX)
+            s->db.errors = series_class_total(c->series, c->cls_error) + c->hits_scratch[c->cls_error];
+        return;
+    }
+    char why[300];
+    int rc = dbmon_read(c->db, &s->db, why, sizeof why);
+    if (rc < 0 && !c->db_failing)
+        probe_eventf(add_event, c, s->t, "db_unreadable", "server.database: %s: %s (the last figures stand)",
+                     probe_db_kind_name(dbmon_kind(c->db)), why);
+    else if (rc == 0 && c->db_failing)
+        probe_eventf(add_event, c, s->t, "db_readable", "server.database: %s: read again",
+                     probe_db_kind_name(dbmon_kind(c->db)));
+    c->db_failing = rc < 0;
+}
+
 /* One sample; walk: the spool, the store and PSS are read too, else the last
  * reading of each stands. */
 static void sample(struct collector *c, int walk)
@@ -102,6 +129,8 @@ static void sample(struct collector *c, int walk)
         logwatch_poll(c->lw, s.t);
         s.log_lines = logwatch_take(c->lw, c->hits_scratch);
     }
+    if (c->db)
+        sample_db(c, &s);
     series_add(c->series, &s, c->hits_scratch, c->lines, c->nlines);
     c->nlines = 0;
     if (c->ncls)
@@ -249,16 +278,33 @@ static int configure(struct collector *c, const struct tested_server *cfg, const
         c->lines_per_class = xcalloc(c->ncls, sizeof *c->lines_per_class);
     }
     c->examples = (size_t)cfg->log_examples;
-    if ((c->has_procs || c->has_spool || c->has_store || c->has_logs) && cfg->sample_interval == 0)
+    c->cls_locked = c->cls_error = SIZE_MAX;
+    if (cfg->database && *cfg->database) {
+        c->db = dbmon_new(cfg->database, err, errlen);
+        if (!c->db)
+            return -1;
+        if (dbmon_kind(c->db) == DBK_SQLITE) {
+            for (size_t k = 0; k < c->ncls; k++) {
+                if (!strcmp(logwatch_class_name(c->lw, k), "lock_wait"))
+                    c->cls_locked = k;
+                if (!strcmp(logwatch_class_name(c->lw, k), "db_error"))
+                    c->cls_error = k;
+            }
+            if (c->cls_locked == SIZE_MAX)
+                return probe_fail(err, errlen, "server.database: sqlite: its lock waits and errors are counted from "
+                                  "the servers' logs: set server.log and keep the log classes lock_wait and db_error");
+        }
+    }
+    if ((c->has_procs || c->has_spool || c->has_store || c->has_logs || c->db) && cfg->sample_interval == 0)
         return probe_fail(err, errlen, "server.sample_interval: must be above 0");
     c->interval = cfg->sample_interval;
     c->walk_interval = cfg->walk_interval;
-    c->active = c->has_procs || c->has_spool || c->has_store || c->has_logs;
+    c->active = c->has_procs || c->has_spool || c->has_store || c->has_logs || c->db;
     const char **names = xcalloc(c->ncls, sizeof *names);
     for (size_t k = 0; k < c->ncls; k++)
         names[k] = logwatch_class_name(c->lw, k);
     struct series_opts so = {
-        .has = { c->active, c->has_procs, c->has_spool, c->has_store, c->has_logs },
+        .has = { c->active, c->has_procs, c->has_spool, c->has_store, c->has_logs, dbmon_kind(c->db) },
         .t0 = c->t0, .classes = names, .ncls = c->ncls, .examples = c->examples,
         .keep_ns = opts ? opts->keep_ns : 0,
     };
@@ -354,6 +400,7 @@ void collector_free(struct collector *c)
         free(c->store_dirs[i]);
     free(c->store_dirs);
     logwatch_free(c->lw);
+    dbmon_free(c->db);
     free(c->hits_scratch);
     for (size_t i = 0; i < c->nlines; i++)
         free(c->lines[i].line);

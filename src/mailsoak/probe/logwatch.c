@@ -148,6 +148,28 @@ static const struct builtin {
       "SSL_[a-z_]+(\\(\\))? (error|failed)|TLS (library problem|error|failure|handshake failed)|"
       "broken pipe|no space left on device|disk quota exceeded|short write",
       NULL, 1, 0 },
+    /* The database's and the dicts' failures, as PostgreSQL 15, MariaDB 10.11, SQLite
+     * (through Dovecot and Postfix) and Dovecot's dict and quota plugins write them
+     * (tests/fixtures/logs/sql.tsv, made by the real programs). lock_wait: PostgreSQL's
+     * log_lock_waits ("still waiting for ShareLock"), InnoDB's timeout, SQLite's busy
+     * database (its lock waits, counted for server.database = sqlite:). */
+    { "lock_wait", "still waiting for [[:alpha:]]*lock|lock wait timeout exceeded|database( table)? is locked|"
+      "SQLITE_BUSY", NULL, 1, 0 },
+    { "too_many_connections",
+      "too many (connections|clients)|remaining connection slots are reserved|max_user_connections", NULL, 1, 0 },
+    /* Dovecot's dict clients and server ("quota-dict: Quota update failed", "last_login_dict:
+     * Failed to write value", "dict(PID): Error: quota: dict(pgsql): ...", a dict process
+     * killed by a signal). */
+    { "dict",
+      "[[:alnum:]_-]*dict(\\([^)]*\\))?: (.*(failed|error|fatal|panic)|write was unconfirmed)|"
+      "dict-server returned failure", NULL, 1, 0 },
+    /* A query or a connection to the database that failed, as the mail servers log it
+     * (Dovecot's sql and sqlpool, Postfix's pgsql/mysql/sqlite tables and proxymap); for
+     * server.database = sqlite: its errors. */
+    { "db_error",
+      "query failed|connect failed to database|lookup error for|sql (step|prepare|finalize) failed|"
+      "finalize failed|server has gone away|connect to (pgsql|mysql) server|"
+      "dict_proxy_lookup: service proxymap: application error", NULL, 1, 0 },
 };
 
 /* Lines that continue a Java stack trace. */

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 /* Field numbers of /proc/PID/stat as proc(5) counts them (1 = pid, 2 = comm). */
-enum { F_STATE = 3, F_PPID = 4, F_STARTTIME = 22, F_RSS = 24, F_EXIT_CODE = 52 };
+enum { F_STATE = 3, F_PPID = 4, F_UTIME = 14, F_CSTIME = 17, F_STARTTIME = 22, F_RSS = 24, F_EXIT_CODE = 52 };
 
 /* The next space-separated number; a negative one (priority, nice) wraps, which is
  * harmless since none of the fields we keep can be negative. */
@@ -69,7 +69,10 @@ int procfs_parse_stat(const char *buf, struct proc_stat *out)
         case F_STARTTIME: out->starttime = v; have_start = 1; break;
         case F_RSS: out->rss_pages = v; have_rss = 1; break;
         case F_EXIT_CODE: out->exit_code = (int)v; out->has_exit_code = 1; break;
-        default: break;
+        default:
+            if (field >= F_UTIME && field <= F_CSTIME)
+                out->cpu_ticks += v;
+            break;
         }
     }
     return have_ppid && have_start && have_rss ? 0 : -1;
@@ -154,15 +157,18 @@ int procfs_parse_pidfile(const char *buf, int *pid)
     long v = strtol(buf, &end, 10);
     if (errno || v <= 0 || v > 0x3fffffff)
         return -1;
-    while (isspace((unsigned char)*end))
+    /* PostgreSQL's postmaster.pid goes on after its first line (data directory, start
+     * time, port, socket directory...): only that first line is the pid. */
+    while (*end == ' ' || *end == '\t' || *end == '\r')
         end++;
-    if (*end)
+    if (*end && *end != '\n')
         return -1;
     *pid = (int)v;
     return 0;
 }
 
-#define IO_FIELDS(X) X(rchar) X(wchar) X(syscr) X(syscw) X(read_bytes) X(write_bytes) X(cancelled_write_bytes)
+#define IO_FIELDS(X) X(rchar) X(wchar) X(syscr) X(syscw) X(read_bytes) X(write_bytes) X(cancelled_write_bytes) \
+    X(cpu_ms)
 
 void proc_io_add(struct proc_io *acc, const struct proc_io *x)
 {

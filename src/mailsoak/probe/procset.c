@@ -12,7 +12,13 @@
  * parent's counts. What this cannot see: children of a parent that does not wait
  * (SIGCHLD ignored: the kernel reaps them and the counts are dropped), children
  * orphaned and reaped by init or a subreaper outside the set before we saw them,
- * and processes outside the tree (a server started by another supervisor). */
+ * and processes outside the tree (a server started by another supervisor).
+ *
+ * Parts. Each member belongs to the part of the root it descends from, told by the
+ * root's name (parts[] below): the MTA, the POP3 server, the database, or other. The
+ * same rules hold per part, so the parts add up to the set (a member reaped by a
+ * parent of another part would move its counts there; a server's own children do
+ * not cross to another master's tree). */
 #include "probe/procset.h"
 
 #include <errno.h>
@@ -52,7 +58,8 @@ struct slot {
 struct member {
     int pid, ppid;
     uint64_t start;
-    int kind;
+    int kind, part;
+    uint64_t cpu_ms;            /* from the scan's stat */
     char state;
     int have_io, io_denied, zombie_noted;
     struct proc_io io;
@@ -91,9 +98,28 @@ struct procset {
     struct proc_table table;
     struct members prev;
     struct proc_io departed, offsets, io_total;
+    struct proc_io part_departed[PROBE_NPARTS], part_offsets[PROBE_NPARTS], part_total[PROBE_NPARTS];
     struct probe_sample last;
     uint64_t crashes;
 };
+
+/* A root's part by its name, as /proc/PID/comm has it (15 characters at most). */
+static const struct { const char *comm; int part; } parts[] = {
+    { "master", PART_MTA },         /* Postfix */
+    { "exim4", PART_MTA }, { "exim", PART_MTA }, { "sendmail", PART_MTA },
+    { "smtpd", PART_MTA },          /* OpenSMTPD */
+    { "dovecot", PART_POP3 }, { "courierpop3d", PART_POP3 }, { "couriertcpd", PART_POP3 },
+    { "pop3d", PART_POP3 },         /* GNU mailutils */
+    { "postgres", PART_DB }, { "postmaster", PART_DB }, { "mariadbd", PART_DB }, { "mysqld", PART_DB },
+};
+
+static int part_of(const char *comm)
+{
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (!strcmp(comm, parts[i].comm))
+            return parts[i].part;
+    return PART_OTHER;
+}
 
 /* Crashes and restarts, to the collector (a macro: C cannot pass "..." on). */
 #define add_event(ps, ...) probe_eventf((ps)->on_event, (ps)->ctx, __VA_ARGS__)
@@ -190,7 +216,14 @@ static int matches_pattern(const struct procset *ps, const struct proc_stat *e)
     return 0;
 }
 
-static void push_member(struct members *m, const struct proc_stat *e, int kind)
+/* Clock ticks per second of /proc/PID/stat's times (glibc answers from a constant). */
+static long clock_hz(void)
+{
+    long hz = sysconf(_SC_CLK_TCK);
+    return hz > 0 ? hz : 100;
+}
+
+static void push_member(struct members *m, const struct proc_stat *e, int kind, int part)
 {
     m->v = grow(m->v, &m->cap, m->n, 1, sizeof *m->v);
     struct member *x = &m->v[m->n++];
@@ -199,6 +232,8 @@ static void push_member(struct members *m, const struct proc_stat *e, int kind)
     x->ppid = e->ppid;
     x->start = e->starttime;
     x->kind = kind;
+    x->part = part;
+    x->cpu_ms = e->cpu_ticks * 1000 / (uint64_t)clock_hz();
     x->state = e->state;
     x->rss = e->rss_pages * (uint64_t)sysconf(_SC_PAGESIZE);
     snprintf(x->comm, sizeof x->comm, "%s", e->comm);
@@ -207,21 +242,21 @@ static void push_member(struct members *m, const struct proc_stat *e, int kind)
 /* Breadth first from each root, so a parent is always read before its children: a
  * child reaped between the two reads is then missed (and the read retried), never
  * counted twice. */
-static void bfs(const struct proc_table *t, const struct kids *k, char *mark, size_t root, int kind,
+static void bfs(const struct proc_table *t, const struct kids *k, char *mark, size_t root, int kind, int part,
                 struct members *out)
 {
     size_t head = out->n;
     if (mark[root])
         return;
     mark[root] = 1;
-    push_member(out, &t->v[root], kind);
+    push_member(out, &t->v[root], kind, part);
     while (head < out->n) {
         int pid = out->v[head++].pid;
         for (size_t j = first_kid(t, k, pid); j < k->n && t->v[k->idx[j]].ppid == pid; j++) {
             size_t i = k->idx[j];
             if (!mark[i]) {
                 mark[i] = 1;
-                push_member(out, &t->v[i], R_NONE);
+                push_member(out, &t->v[i], R_NONE, part);
             }
         }
     }
@@ -259,7 +294,7 @@ static void build_set(struct procset *ps, struct members *out)
                 break;
             }
         if (top)
-            bfs(t, &k, mark, i, named[i], out);
+            bfs(t, &k, mark, i, named[i], part_of(t->v[i].comm), out);
     }
     /* Members orphaned since (reparented to init) stay members until they exit;
      * start from the highest unvisited ancestor that is also a former member. */
@@ -274,7 +309,8 @@ static void build_set(struct procset *ps, struct members *out)
                 break;
             e = up;
         }
-        bfs(t, &k, mark, tindex(t, e), R_NONE, out);
+        const struct member *was = find_member(&ps->prev, e->pid);
+        bfs(t, &k, mark, tindex(t, e), R_NONE, was ? was->part : PART_OTHER, out);
     }
     free(k.idx);
     free(mark);
@@ -361,6 +397,7 @@ static int read_members(struct procset *ps, struct members *m, int pss)
             x->io_denied = errno == EACCES || errno == EPERM;
         } else {
             x->have_io = procfs_parse_io(buf, &x->io) == 0;
+            x->io.cpu_ms = x->cpu_ms;
         }
         if (x->state == 'Z' || !pss)
             continue;
@@ -480,6 +517,15 @@ static int wanted(void *ctx, const struct proc_stat *e)
     return 0;
 }
 
+/* Field by field: sum - offsets, never below zero, never below the last total. */
+static void run_total(struct proc_io *total, const struct proc_io *sum, const struct proc_io *offsets)
+{
+    struct proc_io t = *sum, off = *offsets;
+    proc_io_max(&t, &off);
+    proc_io_sub(&t, &off);
+    proc_io_max(total, &t);
+}
+
 void procset_sample(struct procset *ps, uint64_t now, int pss, struct probe_sample *s)
 {
     struct members cur = { 0 };
@@ -492,6 +538,7 @@ void procset_sample(struct procset *ps, uint64_t now, int pss, struct probe_samp
             s->pss = ps->last.pss;
             s->procs = ps->last.procs;
             s->io = ps->io_total;
+            memcpy(s->part, ps->last.part, sizeof s->part);
             s->crashes = ps->crashes;
             return;
         }
@@ -505,19 +552,25 @@ void procset_sample(struct procset *ps, uint64_t now, int pss, struct probe_samp
     int denied = 0;
     for (size_t i = 0; i < ps->prev.n; i++) {
         const struct member *p = &ps->prev.v[i];
-        if (!live(&ps->table, p->pid, p->start) && p->have_io && !io_stayed_in_set(ps, p))
+        if (!live(&ps->table, p->pid, p->start) && p->have_io && !io_stayed_in_set(ps, p)) {
             proc_io_add(&ps->departed, &p->io);
+            proc_io_add(&ps->part_departed[p->part], &p->io);
+        }
     }
-    struct proc_io sum = ps->departed;
+    struct proc_io sum = ps->departed, part_sum[PROBE_NPARTS];
+    memcpy(part_sum, ps->part_departed, sizeof part_sum);
     for (size_t i = 0; i < cur.n; i++) {
         struct member *m = &cur.v[i];
         const struct member *p = find_member(&ps->prev, m->pid);
         int is_new = !p || p->start != m->start;
         if (m->have_io) {
             proc_io_add(&sum, &m->io);
+            proc_io_add(&part_sum[m->part], &m->io);
             /* What a process did before the run is not the run's. */
-            if (is_new && m->start < ps->start_ticks)
+            if (is_new && m->start < ps->start_ticks) {
                 proc_io_add(&ps->offsets, &m->io);
+                proc_io_add(&ps->part_offsets[m->part], &m->io);
+            }
         }
         if (m->io_denied && (is_new || !p->io_denied))
             denied++;
@@ -525,19 +578,25 @@ void procset_sample(struct procset *ps, uint64_t now, int pss, struct probe_samp
             s->procs++;
             s->mem += m->rss;
             s->pss += m->pss;
+            s->part[m->part].procs++;
+            s->part[m->part].mem += m->rss;
+            s->part[m->part].pss += m->pss;
         }
     }
-    if (!pss)
+    if (!pss) {
         s->pss = ps->last.pss;      /* the last reading stands until the next */
+        for (int k = 0; k < PROBE_NPARTS; k++)
+            s->part[k].pss = ps->last.part[k].pss;
+    }
     if (denied)
         add_event(ps, now, "io_unreadable", "/proc/PID/io of %d new server process(es) is not readable "
                   "(permission): their I/O is not counted", denied);
-    /* Field by field: sum - offsets, never below zero, never below the last total. */
-    struct proc_io total = sum, off = ps->offsets;
-    proc_io_max(&total, &off);
-    proc_io_sub(&total, &off);
-    proc_io_max(&ps->io_total, &total);
+    run_total(&ps->io_total, &sum, &ps->offsets);
     s->io = ps->io_total;
+    for (int k = 0; k < PROBE_NPARTS; k++) {
+        run_total(&ps->part_total[k], &part_sum[k], &ps->part_offsets[k]);
+        s->part[k].io = ps->part_total[k];
+    }
     s->crashes = ps->crashes;
     ps->last = *s;
 

@@ -1,10 +1,30 @@
-/* sample: frees for the plain data of probe/sample.h, and the error helper the
- * probe's parts share. */
+/* sample: frees for the plain data of probe/sample.h, the names of its parts and
+ * database kinds, and the error helper the probe's parts share. */
 #include "probe/sample.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+const char *const probe_part_names[PROBE_NPARTS] = { "mta", "pop3", "db", "other" };
+
+const char *probe_db_kind_name(int kind)
+{
+    switch (kind) {
+    case DBK_SQLITE: return "sqlite";
+    case DBK_PGSQL: return "pgsql";
+    case DBK_MYSQL: return "mysql";
+    default: return "";
+    }
+}
+
+int probe_db_measures(int kind, const char *counter)
+{
+    if (kind == DBK_PGSQL || kind == DBK_MYSQL)
+        return 1;
+    return kind == DBK_SQLITE && (!strcmp(counter, "lock_waits") || !strcmp(counter, "errors"));
+}
 
 void probe_classes_free(struct probe_class *v, size_t n)
 {

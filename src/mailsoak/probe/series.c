@@ -33,6 +33,9 @@ struct series {
     uint64_t first;                  /* index of v[0] */
     uint64_t mem_peak, pss_peak, spool_peak;
     unsigned procs_peak;
+    uint64_t part_mem_peak[PROBE_NPARTS], part_pss_peak[PROBE_NPARTS];
+    unsigned part_procs_peak[PROBE_NPARTS];
+    uint64_t db_waiting_peak, db_conns_peak;
     uint64_t *cls_total;
     struct probe_event *ev;
     size_t nev, evcap;
@@ -131,6 +134,18 @@ void series_add(struct series *s, const struct probe_sample *x, const uint64_t *
         s->spool_peak = x->spool;
     if (x->procs > s->procs_peak)
         s->procs_peak = x->procs;
+    for (int k = 0; k < PROBE_NPARTS; k++) {
+        if (x->part[k].mem > s->part_mem_peak[k])
+            s->part_mem_peak[k] = x->part[k].mem;
+        if (x->part[k].pss > s->part_pss_peak[k])
+            s->part_pss_peak[k] = x->part[k].pss;
+        if (x->part[k].procs > s->part_procs_peak[k])
+            s->part_procs_peak[k] = x->part[k].procs;
+    }
+    if (x->db.waiting > s->db_waiting_peak)
+        s->db_waiting_peak = x->db.waiting;
+    if (x->db.conns > s->db_conns_peak)
+        s->db_conns_peak = x->db.conns;
     drop_old(s);
     pthread_mutex_unlock(&s->mu);
 }
@@ -267,6 +282,11 @@ void series_summary(struct series *s, uint64_t t0, struct probe_summary *out)
     out->pss_peak = s->pss_peak;
     out->spool_peak = s->spool_peak;
     out->procs_peak = s->procs_peak;
+    memcpy(out->part_mem_peak, s->part_mem_peak, sizeof out->part_mem_peak);
+    memcpy(out->part_pss_peak, s->part_pss_peak, sizeof out->part_pss_peak);
+    memcpy(out->part_procs_peak, s->part_procs_peak, sizeof out->part_procs_peak);
+    out->db_waiting_peak = s->db_waiting_peak;
+    out->db_conns_peak = s->db_conns_peak;
     pthread_mutex_unlock(&s->mu);
 }
 

@@ -75,6 +75,49 @@ char *probe_metrics_text(struct series *s, const char *host, const char *probe, 
             prom_family(&p, f[i].name, f[i].type, f[i].help);
             prom_u64(&p, f[i].name, v[i], NULL);
         }
+        prom_family(&p, "mailsoak_server_cpu_seconds_total", "counter",
+                    "CPU time of the server's processes and the children they reaped, since the probe started");
+        prom_double(&p, "mailsoak_server_cpu_seconds_total", (double)x.io.cpu_ms / 1000, NULL);
+        /* The same by part: which of MTA, POP3 server and database spends it. */
+        static const struct { const char *name, *type, *help; } pf[] = {
+            { "mailsoak_server_part_cpu_seconds_total", "counter", "CPU time by part of the server (mta, pop3, db, other)" },
+            { "mailsoak_server_part_memory_rss_bytes", "gauge", "resident memory by part" },
+            { "mailsoak_server_part_processes", "gauge", "processes by part" },
+            { "mailsoak_server_part_read_bytes_total", "counter", "bytes read by part (rchar)" },
+            { "mailsoak_server_part_written_bytes_total", "counter", "bytes written by part (wchar)" },
+        };
+        for (size_t i = 0; i < sizeof pf / sizeof pf[0]; i++) {
+            prom_family(&p, pf[i].name, pf[i].type, pf[i].help);
+            for (int k = 0; k < PROBE_NPARTS; k++) {
+                const struct probe_use *u = &x.part[k];
+                if (i == 0)
+                    prom_double(&p, pf[i].name, (double)u->io.cpu_ms / 1000, "part", probe_part_names[k], NULL);
+                else
+                    prom_u64(&p, pf[i].name, i == 1 ? u->mem : i == 2 ? u->procs : i == 3 ? u->io.rchar : u->io.wchar,
+                             "part", probe_part_names[k], NULL);
+            }
+        }
+    }
+    if (has.db) {
+        /* The database's own counters (probe/db.h): totals since the database started. */
+        static const struct { const char *counter, *name, *type, *help; } df[] = {
+            { "lock_waits", "mailsoak_server_db_lock_waits_total", "counter", "lock waits the database counted (or, SQLite, its lock failures logged)" },
+            { "waiting", "mailsoak_server_db_lock_waiting", "gauge", "sessions waiting for a lock now" },
+            { "deadlocks", "mailsoak_server_db_deadlocks_total", "counter", "deadlocks the database detected" },
+            { "errors", "mailsoak_server_db_errors_total", "counter", "rolled-back transactions (or, SQLite, its errors logged)" },
+            { "conns", "mailsoak_server_db_connections", "gauge", "client connections now, the probe's own not counted" },
+            { "conns_max", "mailsoak_server_db_connections_max", "gauge", "the connections the database allows its clients" },
+        };
+        const uint64_t dv[] = { x.db.lock_waits, x.db.waiting, x.db.deadlocks, x.db.errors, x.db.conns, x.db.conns_max };
+        const char *kind = probe_db_kind_name(has.db);
+        for (size_t i = 0; i < sizeof dv / sizeof dv[0]; i++) {
+            if (!probe_db_measures(has.db, df[i].counter))
+                continue;
+            prom_family(&p, df[i].name, df[i].type, df[i].help);
+            prom_u64(&p, df[i].name, dv[i], "kind", kind, NULL);
+        }
+        prom_family(&p, "mailsoak_server_db_unreadable_total", "counter", "readings of the database that failed");
+        prom_u64(&p, "mailsoak_server_db_unreadable_total", x.db.unreadable, "kind", kind, NULL);
     }
     if (has.spool) {
         prom_family(&p, "mailsoak_server_spool_messages", "gauge", "files in the server's queue directories");

@@ -33,9 +33,26 @@ static json_t *text(const char *s)
 
 static json_t *io_json(const struct proc_io *io)
 {
-    return json_pack("[I, I, I, I, I, I, I]", (json_int_t)io->rchar, (json_int_t)io->wchar, (json_int_t)io->syscr,
+    return json_pack("[I, I, I, I, I, I, I, I]", (json_int_t)io->rchar, (json_int_t)io->wchar, (json_int_t)io->syscr,
                      (json_int_t)io->syscw, (json_int_t)io->read_bytes, (json_int_t)io->write_bytes,
-                     (json_int_t)io->cancelled_write_bytes);
+                     (json_int_t)io->cancelled_write_bytes, (json_int_t)io->cpu_ms);
+}
+
+/* Each part as [mem, pss, procs, io]; the database's counters in struct probe_db's order. */
+static json_t *parts_json(const struct probe_sample *x)
+{
+    json_t *a = json_array();
+    for (int k = 0; k < PROBE_NPARTS; k++)
+        json_array_append_new(a, json_pack("[I, I, I, o]", (json_int_t)x->part[k].mem, (json_int_t)x->part[k].pss,
+                                           (json_int_t)x->part[k].procs, io_json(&x->part[k].io)));
+    return a;
+}
+
+static json_t *db_json(const struct probe_db *d)
+{
+    return json_pack("[I, I, I, I, I, I, I]", (json_int_t)d->lock_waits, (json_int_t)d->waiting,
+                     (json_int_t)d->deadlocks, (json_int_t)d->errors, (json_int_t)d->conns,
+                     (json_int_t)d->conns_max, (json_int_t)d->unreadable);
 }
 
 struct enc {
@@ -54,13 +71,15 @@ static int enc_sample(void *ud, uint64_t idx, const struct probe_sample *x, cons
         json_array_append_new(l, json_pack("{s:I, s:I, s:o}", "t", (json_int_t)lines[j].t, "class",
                                            (json_int_t)lines[j].cls, "line",
                                            text(lines[j].line)));
-    json_array_append_new(e->samples,
-                          json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "i",
-                                    (json_int_t)idx, "t", (json_int_t)x->t, "mem", (json_int_t)x->mem, "pss",
-                                    (json_int_t)x->pss, "spool", (json_int_t)x->spool, "store_messages",
-                                    (json_int_t)x->store_messages, "store_bytes", (json_int_t)x->store_bytes,
-                                    "log_lines", (json_int_t)x->log_lines, "crashes", (json_int_t)x->crashes,
-                                    "procs", (json_int_t)x->procs, "io", io_json(&x->io), "hits", h, "lines", l));
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "i",
+                          (json_int_t)idx, "t", (json_int_t)x->t, "mem", (json_int_t)x->mem, "pss",
+                          (json_int_t)x->pss, "spool", (json_int_t)x->spool, "store_messages",
+                          (json_int_t)x->store_messages, "store_bytes", (json_int_t)x->store_bytes,
+                          "log_lines", (json_int_t)x->log_lines, "crashes", (json_int_t)x->crashes,
+                          "procs", (json_int_t)x->procs, "io", io_json(&x->io), "hits", h, "lines", l);
+    json_object_set_new(o, "parts", parts_json(x));
+    json_object_set_new(o, "db", db_json(&x->db));
+    json_array_append_new(e->samples, o);
     /* A response stays a few MB however many lines a burst of log errors left: the
      * puller asks again for the rest. A line's byte may become five: printable()'s
      * \xNN, its backslash escaped again in JSON. */
@@ -93,10 +112,10 @@ json_t *wire_encode(struct series *s, const char *probe_id, const char *host, ui
     events_next = q->has_events ? series_each_event(s, q->events, WIRE_MAX_EVENTS, enc_event, &e) : all_events;
     /* more: what was asked for did not all fit (samples added meanwhile count too) */
     int more = next < all || events_next < all_events;
-    return json_pack("{s:s, s:i, s:s, s:o, s:I, s:{s:b, s:b, s:b, s:b}, s:o, s:I, s:I, s:I, s:b, s:o, s:o}", "format",
-                     "mailsoak-probe", "version", 1, "probe", probe_id, "host", text(host),
+    return json_pack("{s:s, s:i, s:s, s:o, s:I, s:{s:b, s:b, s:b, s:b, s:s}, s:o, s:I, s:I, s:I, s:b, s:o, s:o}",
+                     "format", "mailsoak-probe", "version", 1, "probe", probe_id, "host", text(host),
                      "now", (json_int_t)now_ns, "has", "procs", has.procs, "spool", has.spool, "store", has.store,
-                     "logs", has.logs, "classes", classes, "examples", (json_int_t)series_examples(s), "next",
+                     "logs", has.logs, "db", probe_db_kind_name(has.db), "classes", classes, "examples", (json_int_t)series_examples(s), "next",
                      (json_int_t)next, "events_next", (json_int_t)events_next, "more", more, "samples", e.samples,
                      "events", e.events);
 }
@@ -117,10 +136,13 @@ static int get_u64(json_t *o, const char *key, uint64_t *out)
 static int get_io(json_t *a, struct proc_io *io)
 {
     uint64_t *f[] = { &io->rchar, &io->wchar, &io->syscr, &io->syscw, &io->read_bytes, &io->write_bytes,
-                      &io->cancelled_write_bytes };
-    if (!json_is_array(a) || json_array_size(a) != sizeof f / sizeof f[0])
+                      &io->cancelled_write_bytes, &io->cpu_ms };
+    size_t n = json_array_size(a);
+    /* A probe older than the CPU figure sends 7. */
+    memset(io, 0, sizeof *io);
+    if (!json_is_array(a) || (n != sizeof f / sizeof f[0] && n != sizeof f / sizeof f[0] - 1))
         return -1;
-    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+    for (size_t i = 0; i < n; i++) {
         json_t *v = json_array_get(a, i);
         if (!json_is_integer(v) || json_integer_value(v) < 0)
             return -1;
@@ -164,6 +186,36 @@ static int decode_sample(json_t *o, size_t ncls, uint64_t examples, struct dsamp
         get_u64(o, "procs", &procs) || procs > 10000000 || get_io(json_object_get(o, "io"), &d->x.io))
         return bad(err, errlen, "a sample's numbers");
     d->x.procs = (unsigned)procs;
+    /* parts and db: absent from an older probe's samples (nothing measured). */
+    json_t *parts = json_object_get(o, "parts"), *db = json_object_get(o, "db");
+    if (parts) {
+        if (!json_is_array(parts) || json_array_size(parts) != PROBE_NPARTS)
+            return bad(err, errlen, "a sample's parts");
+        for (size_t k = 0; k < PROBE_NPARTS; k++) {
+            json_t *p = json_array_get(parts, k);
+            struct probe_use *u = &d->x.part[k];
+            json_int_t mem, pss, n;
+            json_t *io;
+            if (json_unpack(p, "[I, I, I, o!]", &mem, &pss, &n, &io) || mem < 0 || pss < 0 || n < 0 ||
+                n > 10000000 || get_io(io, &u->io))
+                return bad(err, errlen, "a sample's parts");
+            u->mem = (uint64_t)mem;
+            u->pss = (uint64_t)pss;
+            u->procs = (unsigned)n;
+        }
+    }
+    if (db) {
+        uint64_t *f[] = { &d->x.db.lock_waits, &d->x.db.waiting, &d->x.db.deadlocks, &d->x.db.errors,
+                          &d->x.db.conns, &d->x.db.conns_max, &d->x.db.unreadable };
+        if (!json_is_array(db) || json_array_size(db) != sizeof f / sizeof f[0])
+            return bad(err, errlen, "a sample's db");
+        for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
+            json_t *v = json_array_get(db, k);
+            if (!json_is_integer(v) || json_integer_value(v) < 0)
+                return bad(err, errlen, "a sample's db");
+            *f[k] = (uint64_t)json_integer_value(v);
+        }
+    }
     json_t *h = json_object_get(o, "hits"), *l = json_object_get(o, "lines");
     if (!json_is_array(h) || json_array_size(h) != ncls)
         return bad(err, errlen, "a sample's hits");
@@ -202,9 +254,14 @@ static int make_series(struct wire_state *w, json_t *root, char *err, size_t err
         if (!names[k] || !names[k][0] || strlen(names[k]) > MAX_NAME)
             return bad(err, errlen, "a class name");
     }
+    const char *db = json_string_value(json_object_get(has, "db"));
+    int kind = DBK_NONE;
+    for (int k = DBK_SQLITE; db && k <= DBK_MYSQL; k++)
+        if (!strcmp(db, probe_db_kind_name(k)))
+            kind = k;
     struct series_opts so = {
         .has = { 1, json_is_true(json_object_get(has, "procs")), json_is_true(json_object_get(has, "spool")),
-                 json_is_true(json_object_get(has, "store")), json_is_true(json_object_get(has, "logs")) },
+                 json_is_true(json_object_get(has, "store")), json_is_true(json_object_get(has, "logs")), kind },
         .classes = names, .ncls = json_array_size(cls), .examples = w->examples,
     };
     w->series = series_new(&so);
@@ -214,6 +271,8 @@ static int make_series(struct wire_state *w, json_t *root, char *err, size_t err
 static void add_carry(struct wire_state *w, struct probe_sample *x)
 {
     proc_io_add(&x->io, &w->carry);
+    for (int k = 0; k < PROBE_NPARTS; k++)
+        proc_io_add(&x->part[k].io, &w->carry_part[k]);
     x->crashes += w->carry_crashes;
 }
 
@@ -254,6 +313,8 @@ int wire_decode(struct wire_state *w, const char *body, size_t len, char *err, s
         /* Restarted: its counters begin again. Ask for its newest sample as a new
          * baseline; everything after the old one adds to what was counted. */
         w->carry = w->last.io;
+        for (int k = 0; k < PROBE_NPARTS; k++)
+            w->carry_part[k] = w->last.part[k].io;
         w->carry_crashes = w->last.crashes;
         w->restarts++;
         series_event(w->series, w->last.t, "probe_restart",

@@ -469,8 +469,9 @@ void run_result_table(FILE *f, const struct run_result *r)
     char name[32], value[32];
     struct probe_summary ps;
     sources_summary(r->sources, &ps);
-    for (int i = 0; probe_table_row(&ps, i, name, sizeof name, value, sizeof value); i++)
-        row(f, name, value);
+    for (int i = 0, rc; (rc = probe_table_row(&ps, i, name, sizeof name, value, sizeof value)); i++)
+        if (rc > 0)
+            row(f, name, value);
     probe_summary_free(&ps);
     row_count(f, "errors", (double)r->c.errors);
     row_count(f, "delivered", (double)lo->delivered);
@@ -544,10 +545,24 @@ void run_result_table(FILE *f, const struct run_result *r)
         struct probe_summary *each = xcalloc(nsrc, sizeof *each);
         for (size_t k = 0; k < nsrc; k++)
             sources_summary_one(r->sources, k, &each[k]);
-        for (int i = 0; probe_table_row(&each[0], i, name, sizeof name, value, sizeof value); i++) {
-            fprintf(f, "%-12s", name);
+        /* A row shows when some source has it (a part, a database). */
+        for (int i = 0, more = 1; more; i++) {
+            int shown = 0;
+            more = 0;
+            for (size_t k = 0; k < nsrc; k++) {
+                int rc = probe_table_row(&each[k], i, name, sizeof name, value, sizeof value);
+                more |= rc != 0;
+                shown |= rc > 0;
+            }
+            if (!shown)
+                continue;
+            char label[32] = "";
+            for (size_t k = 0; k < nsrc && !*label; k++)
+                if (probe_table_row(&each[k], i, label, sizeof label, value, sizeof value) <= 0)
+                    *label = 0;
+            fprintf(f, "%-12s", label);
             for (size_t k = 0; k < nsrc; k++)
-                fprintf(f, " %12s", probe_table_row(&each[k], i, name, sizeof name, value, sizeof value) ? value : "-");
+                fprintf(f, " %12s", probe_table_row(&each[k], i, name, sizeof name, value, sizeof value) > 0 ? value : "-");
             fputc('\n', f);
         }
         for (size_t k = 0; k < nsrc; k++)

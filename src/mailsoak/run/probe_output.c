@@ -68,6 +68,53 @@ json_t *probe_json_classes(const struct probe_class *v, size_t n, uint64_t t0)
     return obj;
 }
 
+/* CPU time in seconds, to the millisecond. */
+static json_t *cpu_json(int measured, uint64_t ms)
+{
+    return measured ? json_real((double)ms / 1000) : json_null();
+}
+
+/* A part's growth over the run (io is cumulative) and its peaks. */
+static json_t *part_json(const struct probe_summary *s, int k)
+{
+    const struct proc_io *a = &s->first.part[k].io, *b = &s->last.part[k].io;
+    return json_pack("{s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "procs_peak",
+                     (json_int_t)s->part_procs_peak[k], "cpu", cpu_json(1, sub0(b->cpu_ms, a->cpu_ms)), "mem",
+                     (json_int_t)s->part_mem_peak[k], "mem_pss", (json_int_t)s->part_pss_peak[k], "input",
+                     (json_int_t)sub0(b->syscr, a->syscr), "output", (json_int_t)sub0(b->syscw, a->syscw), "ibytes",
+                     (json_int_t)sub0(b->rchar, a->rchar), "obytes", (json_int_t)sub0(b->wchar, a->wchar),
+                     "disk_write_bytes",
+                     (json_int_t)sub0(sub0(b->write_bytes, a->write_bytes),
+                                      sub0(b->cancelled_write_bytes, a->cancelled_write_bytes)));
+}
+
+/* Parts that had a process at some sample. */
+static int part_seen(const struct probe_summary *s, int k)
+{
+    return s->has.procs && s->part_procs_peak[k] > 0;
+}
+
+static json_t *db_json(const struct probe_summary *s)
+{
+    int kind = s->has.db;
+    if (!kind)
+        return json_null();
+    const struct probe_db *a = &s->first.db, *b = &s->last.db;
+#define M(name, v) json_object_set_new(o, #name, num_or_null(probe_db_measures(kind, #name), v))
+    json_t *o = json_pack("{s:s}", "kind", probe_db_kind_name(kind));
+    M(lock_waits, sub0(b->lock_waits, a->lock_waits));
+    M(deadlocks, sub0(b->deadlocks, a->deadlocks));
+    M(errors, sub0(b->errors, a->errors));
+#undef M
+    int c = probe_db_measures(kind, "conns");
+    json_object_set_new(o, "waiting_peak", num_or_null(probe_db_measures(kind, "waiting"), s->db_waiting_peak));
+    json_object_set_new(o, "conns_peak", num_or_null(c, s->db_conns_peak));
+    json_object_set_new(o, "conns_final", num_or_null(c, b->conns));
+    json_object_set_new(o, "conns_max", num_or_null(c, b->conns_max));
+    json_object_set_new(o, "unreadable", json_integer((json_int_t)sub0(b->unreadable, a->unreadable)));
+    return o;
+}
+
 void probe_json_summary(const struct probe_summary *s, json_t *summary)
 {
     int p = s->has.procs, sp = s->has.spool, st = s->has.store, lg = s->has.logs;
@@ -94,6 +141,13 @@ void probe_json_summary(const struct probe_summary *s, json_t *summary)
     json_object_set_new(summary, "store_bytes", num_or_null(st, last->store_bytes));
     json_object_set_new(summary, "log_hits", num_or_null(lg, s->log_hits));
     json_object_set_new(summary, "log_classes", lg ? probe_json_classes(s->classes, s->ncls, s->t0) : json_null());
+    json_object_set_new(summary, "cpu", cpu_json(p, sub0(last->io.cpu_ms, first->io.cpu_ms)));
+    json_t *parts = json_object();
+    for (int k = 0; k < PROBE_NPARTS; k++)
+        if (part_seen(s, k))
+            json_object_set_new(parts, probe_part_names[k], part_json(s, k));
+    json_object_set_new(summary, "parts", p ? parts : (json_decref(parts), json_null()));
+    json_object_set_new(summary, "db", db_json(s));
     json_object_set_new(summary, "server_crashes", num_or_null(p, last->crashes));
     json_object_set_new(summary, "server_procs_peak", num_or_null(p, s->procs_peak));
     json_object_set_new(summary, "server_samples", json_integer((json_int_t)s->samples));
@@ -115,6 +169,16 @@ void probe_json_interval(const struct probe_interval *iv, json_t *entry)
     json_object_set_new(o, "output", num_or_null(p, sub0(sb->io.syscw, sa->io.syscw)));
     json_object_set_new(o, "ibytes", num_or_null(p, sub0(sb->io.rchar, sa->io.rchar)));
     json_object_set_new(o, "obytes", num_or_null(p, sub0(sb->io.wchar, sa->io.wchar)));
+    json_object_set_new(o, "cpu", cpu_json(p, sub0(sb->io.cpu_ms, sa->io.cpu_ms)));
+    if (iv->has.db) {
+        json_t *d = json_object();
+        int kind = iv->has.db;
+        json_object_set_new(d, "lock_waits", num_or_null(probe_db_measures(kind, "lock_waits"),
+                                                         sub0(sb->db.lock_waits, sa->db.lock_waits)));
+        json_object_set_new(d, "waiting", num_or_null(probe_db_measures(kind, "waiting"), sb->db.waiting));
+        json_object_set_new(d, "conns", num_or_null(probe_db_measures(kind, "conns"), sb->db.conns));
+        json_object_set_new(o, "db", d);
+    }
     if (iv->has.logs) {
         json_t *h = json_object();
         for (size_t k = 0; k < iv->ncls; k++)
@@ -135,12 +199,72 @@ void probe_json_events(const struct probe_events *e, json_t *events)
     }
 }
 
+/* The table's rows past the classic ones: the server's CPU, each part's share when
+ * there are several parts, the database's counters. */
+enum { ROW_CLASSIC = 7, ROW_PART_FIELDS = 4, ROW_PARTS = PROBE_NPARTS * ROW_PART_FIELDS, ROW_DB = 4 };
+static const char *const part_fields[ROW_PART_FIELDS] = { "cpu", "mem", "ibytes", "obytes" };
+static const char *const db_rows[ROW_DB] = { "lock_waits", "deadlocks", "errors", "conns" };
+
+static void fmt_cpu(char *buf, size_t n, uint64_t ms)
+{
+    fmt_duration(buf, n, ms * 1000000ull);
+}
+
+static int parts_seen(const struct probe_summary *s)
+{
+    int n = 0;
+    for (int k = 0; k < PROBE_NPARTS; k++)
+        n += part_seen(s, k);
+    return n;
+}
+
 int probe_table_row(const struct probe_summary *s, int i, char *name, size_t nlen, char *value, size_t vlen)
 {
-    static const char *const rows[] = { "spool", "mem", "input", "output", "ibytes", "obytes", "log hits" };
-    if (!s->has.active || i < 0 || i >= (int)(sizeof rows / sizeof rows[0]))
+    static const char *const rows[ROW_CLASSIC] = { "spool", "mem", "input", "output", "ibytes", "obytes", "log hits" };
+    if (!s->has.active || i < 0 || i >= ROW_CLASSIC + 1 + ROW_PARTS + ROW_DB)
         return 0;
     const struct probe_sample *first = &s->first, *last = &s->last;
+    if (i == ROW_CLASSIC) {
+        snprintf(name, nlen, "cpu");
+        if (s->has.procs)
+            fmt_cpu(value, vlen, sub0(last->io.cpu_ms, first->io.cpu_ms));
+        else
+            snprintf(value, vlen, "-");
+        return 1;
+    }
+    if (i > ROW_CLASSIC && i <= ROW_CLASSIC + ROW_PARTS) {
+        int k = (i - ROW_CLASSIC - 1) / ROW_PART_FIELDS, f = (i - ROW_CLASSIC - 1) % ROW_PART_FIELDS;
+        if (parts_seen(s) < 2 || !part_seen(s, k))
+            return -1;
+        const struct proc_io *a = &first->part[k].io, *b = &last->part[k].io;
+        snprintf(name, nlen, "%s %s", probe_part_names[k], part_fields[f]);
+        switch (f) {
+        case 0: fmt_cpu(value, vlen, sub0(b->cpu_ms, a->cpu_ms)); break;
+        case 1: fmt_bytes(value, vlen, (double)s->part_mem_peak[k]); break;
+        case 2: fmt_bytes(value, vlen, (double)sub0(b->rchar, a->rchar)); break;
+        default: fmt_bytes(value, vlen, (double)sub0(b->wchar, a->wchar)); break;
+        }
+        return 1;
+    }
+    if (i > ROW_CLASSIC + ROW_PARTS) {
+        int d = i - ROW_CLASSIC - ROW_PARTS - 1;
+        if (!s->has.db)
+            return -1;
+        const struct probe_db *a = &first->db, *b = &last->db;
+        snprintf(name, nlen, "db %s", d == 0 ? "waits" : db_rows[d]);
+        if (!probe_db_measures(s->has.db, db_rows[d]))
+            snprintf(value, vlen, "-");
+        else if (d == 0)
+            fmt_count(value, vlen, (double)sub0(b->lock_waits, a->lock_waits));
+        else if (d == 1)
+            fmt_count(value, vlen, (double)sub0(b->deadlocks, a->deadlocks));
+        else if (d == 2)
+            fmt_count(value, vlen, (double)sub0(b->errors, a->errors));
+        else    /* the peak in use, of the limit */
+            snprintf(value, vlen, "%llu/%llu", (unsigned long long)s->db_conns_peak,
+                     (unsigned long long)b->conns_max);
+        return 1;
+    }
     snprintf(name, nlen, "%s", rows[i]);
     int measured = i == 0 ? s->has.spool : i == 6 ? s->has.logs : s->has.procs;
     if (!measured) {

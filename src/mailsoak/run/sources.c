@@ -120,6 +120,9 @@ static void has_add(struct probe_has *a, const struct probe_has *b)
     a->spool |= b->spool;
     a->store |= b->store;
     a->logs |= b->logs;
+    /* Several hosts' databases add up; the kind shown is the first one's. */
+    if (!a->db)
+        a->db = b->db;
 }
 
 static void sample_add(struct probe_sample *a, const struct probe_sample *b)
@@ -133,6 +136,19 @@ static void sample_add(struct probe_sample *a, const struct probe_sample *b)
     a->crashes += b->crashes;
     a->procs += b->procs;
     proc_io_add(&a->io, &b->io);
+    for (int k = 0; k < PROBE_NPARTS; k++) {
+        a->part[k].mem += b->part[k].mem;
+        a->part[k].pss += b->part[k].pss;
+        a->part[k].procs += b->part[k].procs;
+        proc_io_add(&a->part[k].io, &b->part[k].io);
+    }
+    a->db.lock_waits += b->db.lock_waits;
+    a->db.waiting += b->db.waiting;
+    a->db.deadlocks += b->db.deadlocks;
+    a->db.errors += b->db.errors;
+    a->db.conns += b->db.conns;
+    a->db.conns_max += b->db.conns_max;
+    a->db.unreadable += b->db.unreadable;
 }
 
 static int by_t(const void *a, const void *b)
@@ -212,6 +228,13 @@ void sources_summary(struct sources *s, struct probe_summary *out)
         out->pss_peak += x.pss_peak;
         out->spool_peak += x.spool_peak;
         out->procs_peak += x.procs_peak;
+        for (int k = 0; k < PROBE_NPARTS; k++) {
+            out->part_mem_peak[k] += x.part_mem_peak[k];
+            out->part_pss_peak[k] += x.part_pss_peak[k];
+            out->part_procs_peak[k] += x.part_procs_peak[k];
+        }
+        out->db_waiting_peak += x.db_waiting_peak;
+        out->db_conns_peak += x.db_conns_peak;
         out->samples += x.samples;
         out->log_hits += x.log_hits;
         classes_add(&out->classes, &out->ncls, x.classes, x.ncls, off, s->examples);

@@ -158,6 +158,7 @@ const struct opt config_opts[] = {
     { "server", "log_examples", OPT_COUNT, O(server.log_examples), "5", NULL, "matching lines kept per log class", examples },
     { "server", "probe", OPT_LIST, O(server.probes), NULL, "probe", "[LABEL=]http://HOST:PORT of a `mailsoak probe` on a server's host, pulled every sample_interval instead of sampling here (repeatable: one per host)", NULL },
     { "server", "probe_token", OPT_SECRET, O(server.probe_token), "", NULL, "token the probes require (their probe.token)", NULL },
+    { "server", "database", OPT_SECRET, O(server.database), "", NULL, "the database the server uses, whose own counters (lock waits, deadlocks, connections, errors) are sampled: pgsql:CONNINFO (libpq's keywords or a postgresql:// URI), mysql:KEY=VALUE... (socket, host, port, user, password) or sqlite:PATH (counted from the servers' logs)", NULL },
 
     { "probe", "listen", OPT_STR, O(probe_listen), "127.0.0.1:9470", "listen", "mailsoak probe: serve /metrics and /samples on ADDR:PORT", NULL },
     { "probe", "token", OPT_SECRET, O(probe_token), "", "token", "mailsoak probe: require 'Authorization: Bearer TOKEN' on every request", NULL },

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# t_db_sqlite.sh: SQLite's counters (server.database = sqlite:PATH), which come from the
+# servers' logs, on `testbed --sql sqlite` under a soak. Mid-run a writer holds BEGIN
+# EXCLUSIVE on the database for 3 s (Dovecot's sqlite driver gives up after 1 s, Postfix's
+# at once): db.lock_waits is the lines of the class lock_wait, and those are the lines that
+# say "database is locked" in the testbed's logs (grep's count, not ours); db.errors
+# counts the class db_error; the database has no process of its own (no db part).
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/sql_lib.sh
+source "$(dirname "$0")/sql_lib.sh"
+need_root
+"$TOP/scripts/deps" install test >/dev/null || { echo "skip: scripts/deps install test failed" >&2; exit 77; }
+testbed_up maildir 10 --sql sqlite
+
+R=$WORK/r.json
+soak_bg "$R" 12
+# shellcheck disable=SC2317 # called through wait_for
+quota_rows() { [[ $(db_query 'SELECT count(*) FROM quota') -gt 0 ]]; }
+check "deliveries write the quota dict" wait_for 30 quota_rows
+python3 -c 'import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10); c.execute("BEGIN EXCLUSIVE")
+time.sleep(3); c.execute("COMMIT")' "$SQLITE_DB"
+soak_wait "$R"
+check "the soak wrote its result" test -s "$R"
+
+locked=$(cat "$POSTFIX_LOG" "$DOVECOT_LOG" | grep -ci 'database is locked')
+j() { jget "$R" "$1"; }
+check "the servers logged the locked database" gt "$locked" 0
+check "db.kind is sqlite" eq "$(j .summary.db.kind)" sqlite
+check "db.lock_waits: the lines saying 'database is locked' ($locked)" eq "$(j .summary.db.lock_waits)" "$locked"
+check "db.lock_waits: the class lock_wait's count" eq "$(j .summary.db.lock_waits)" "$(j .summary.log_classes.lock_wait.count)"
+check "db.errors: the class db_error's count" eq "$(j .summary.db.errors)" "$(j .summary.log_classes.db_error.count)"
+check "db.deadlocks: not measured (null)" eq "$(j .summary.db.deadlocks)" null
+check "db.conns_max: not measured (null)" eq "$(j .summary.db.conns_max)" null
+check "no db part: SQLite runs inside the servers" eq "$(j '.summary.parts | has("db")')" false
+check "the table's db waits row" grep -qE "^db waits +$locked\$" "$R.log"
+finish
