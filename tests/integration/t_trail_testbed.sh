@@ -87,6 +87,6 @@ check "CSV: the four lost with their causes" eq \
         "$bounced,bounced" | sort)"
 # The HTML report shows each message with its cause and its trail.
 check "report written" "$MAILSOAK" report -o "$WORK/report.html" "$WORK/run.json"
-check "the report shows the messages' causes" eq "$(grep -c '<td class="l">lost</td>' "$WORK/report.html")" 4
+check "the report shows the four with their evidence" eq "$(grep -c '<td class="l">lost</td><td class="l"><code>' "$WORK/report.html")" 4
 check "the report holds the postsuper line" grep -qF "postsuper[" "$WORK/report.html"
 finish
