@@ -88,6 +88,11 @@ void count_conn_error(struct session_env *env, const char *proto, const char *st
 #define UNANSWERED_NS (1000 * NS_PER_MS)
 void count_unanswered(struct session_env *env, const char *proto, const char *stage, const struct conn *c,
                       uint64_t timeout);
+/* "<proto>_<stage>_timeout" when the phase's deadline passed, with what was awaited
+ * and for how long as its example ("no reply to RETR within 30s; 1234 bytes of it
+ * had come"), as other classes keep the server's words. */
+void count_timeout(struct session_env *env, const char *proto, const char *stage, const struct conn *c,
+                   uint64_t timeout);
 /* "<proto>_<stage>_protocol" for input already buffered when a command went out:
  * sent before the server saw the command, it answers nothing (issue 13). Its
  * first line is the example. */

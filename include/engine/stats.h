@@ -44,6 +44,9 @@ struct counters {
     /* Reader visits that listed more than they retrieve (pop3.max_per_session):
      * mail the store holds and the readers left for later. */
     uint64_t left_behind;
+    /* SMTP sessions that pipelined MAIL, RCPT and DATA (the table says those three
+     * latencies are one group's) */
+    uint64_t smtp_pipelined;
 };
 
 #define ERR_CLASSES_MAX 192

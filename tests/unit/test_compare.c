@@ -150,9 +150,10 @@ static void test_units(void **s)
     char b[64];
     assert_string_equal(cmp_fmt_value(b, sizeof b, CU_COUNT, 16488), "16488");
     assert_string_equal(cmp_fmt_value(b, sizeof b, CU_COUNT, 99999), "99999");
-    assert_string_equal(cmp_fmt_value(b, sizeof b, CU_COUNT, 100000), "100K");
-    assert_string_equal(cmp_fmt_value(b, sizeof b, CU_COUNT, 5000000), "5000K");
-    assert_string_equal(cmp_fmt_value(b, sizeof b, CU_COUNT, 120000000), "120M");
+    /* exact counts, so a row or a column never mixes 274K with 54609 */
+    assert_string_equal(cmp_fmt_value(b, sizeof b, CU_COUNT, 100000), "100000");
+    assert_string_equal(cmp_fmt_value(b, sizeof b, CU_COUNT, 5000000), "5000000");
+    assert_string_equal(cmp_fmt_value(b, sizeof b, CU_COUNT, 120000000), "120000000");
     assert_string_equal(cmp_fmt_value(b, sizeof b, CU_COUNT, 0), "0");
     assert_string_equal(cmp_fmt_value(b, sizeof b, CU_COUNT, 2.5), "2.5");
     assert_string_equal(cmp_fmt_value(b, sizeof b, CU_BYTES, 73400320), "70MB");
@@ -162,6 +163,8 @@ static void test_units(void **s)
     assert_string_equal(cmp_fmt_value(b, sizeof b, CU_MS, 0.12), "120us");
     assert_string_equal(cmp_fmt_value(b, sizeof b, CU_MS, 150.3), "150.3ms");
     assert_string_equal(cmp_fmt_value(b, sizeof b, CU_MS, 1500), "1.5s");
+    assert_string_equal(cmp_fmt_value(b, sizeof b, CU_MS, 120000), "120.0s");   /* not 2m00s */
+    assert_string_equal(cmp_fmt_value(b, sizeof b, CU_RATE, 12345.6), "12345.6");
     assert_string_equal(cmp_fmt_value(b, sizeof b, CU_RATE, 27.5), "27.5");
     assert_string_equal(cmp_fmt_value(b, sizeof b, CU_RATE, 17), "17.0");
     /* fmt_count must not print 99.999K as "100.0K". */
@@ -227,6 +230,27 @@ static void text_cell(const char *table, const char *row, int col, char *buf, si
         assert_true(*end == ' ');
         line = end;
     }
+}
+
+/* A row's cells share one style: durations that of the row's largest (seconds
+ * beside seconds, not 950.0ms beside 2m00s), counts exact (not 274K beside 54609). */
+static void test_one_style_per_row(void **s)
+{
+    (void)s;
+    char *a = result("sa.json", "fast", WORKLOAD,
+                     "{\"output\": 54609, \"latency\": {\"delivery\": {\"p50\": 900, \"p99\": 0.5}}}");
+    char *b = result("sb.json", "slow", WORKLOAD,
+                     "{\"output\": 274123, \"latency\": {\"delivery\": {\"p50\": 120000, \"p99\": 20}}}");
+    char *argv[] = { "compare", a, b };
+    struct run r = run_compare(3, argv);
+    assert_int_equal(r.rc, 0);
+    expect_cell(r.out, "output", 0, "54609");
+    expect_cell(r.out, "output", 1, "274123");
+    expect_cell(r.out, "delivery p50", 0, "0.9s");
+    expect_cell(r.out, "delivery p50", 1, "120.0s");
+    expect_cell(r.out, "delivery p99", 0, "0.5ms");
+    expect_cell(r.out, "delivery p99", 1, "20.0ms");
+    run_free(&r);
 }
 
 static void test_mean_and_spread(void **s)
@@ -495,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_golden_numbers_match_fixtures),
         cmocka_unit_test(test_units),
         cmocka_unit_test(test_mean_and_spread),
+        cmocka_unit_test(test_one_style_per_row),
         cmocka_unit_test(test_missing_collector_prints_dash),
         cmocka_unit_test(test_marks),
         cmocka_unit_test(test_refuses_different_workloads),

@@ -130,7 +130,16 @@ void cmp_free(struct cmp_table *t)
     memset(t, 0, sizeof *t);
 }
 
-char *cmp_fmt_value(char *buf, size_t n, enum cmp_unit u, double v)
+/* Milliseconds in one style for a whole row: us below a millisecond, ms below a
+ * second, else seconds (never "2m00s" beside "118.6s"). SCALE_AUTO picks by v. */
+enum { SCALE_US, SCALE_MS, SCALE_S, SCALE_AUTO };
+
+static int ms_scale_of(double ms)
+{
+    return ms < 1 ? SCALE_US : ms < 1000 ? SCALE_MS : SCALE_S;
+}
+
+static char *fmt_value_scaled(char *buf, size_t n, enum cmp_unit u, double v, int scale)
 {
     if (!isfinite(v)) {
         snprintf(buf, n, "-");
@@ -138,58 +147,80 @@ char *cmp_fmt_value(char *buf, size_t n, enum cmp_unit u, double v)
     }
     switch (u) {
     case CU_COUNT:
-        /* A mean of repeats may be fractional; "2.5 errors" says more than "2". */
-        if (fabs(v) < 100 && v != round(v))
-            snprintf(buf, n, "%.1f", v);
-        else
-            fmt_count(buf, n, v);
+        /* Exact, as counts are in every table (a row's 274K beside its 54609 read as
+         * two styles); a mean of repeats may be fractional: "2.5 errors" says more
+         * than "2". */
+        snprintf(buf, n, fabs(v) < 100 && v != round(v) ? "%.1f" : "%.0f", v);
         break;
     case CU_BYTES:
         fmt_bytes(buf, n, v);
         break;
     case CU_MS:
-        fmt_duration(buf, n, v <= 0 ? 0 : (uint64_t)llround(v * 1e6));
+        if (v < 0)
+            v = 0;
+        switch (scale == SCALE_AUTO ? ms_scale_of(v) : scale) {
+        case SCALE_US: snprintf(buf, n, "%.0fus", v * 1e3); break;
+        case SCALE_MS: snprintf(buf, n, "%.1fms", v); break;
+        default: snprintf(buf, n, "%.1fs", v / 1e3); break;
+        }
         break;
     case CU_SEC:
         fmt_duration(buf, n, v <= 0 ? 0 : (uint64_t)llround(v * 1e9));
         break;
     case CU_RATE:
-        if (fabs(v) < 10000)
-            snprintf(buf, n, "%.1f", v);
-        else
-            fmt_count(buf, n, v);
+        snprintf(buf, n, "%.1f", v);
         break;
     }
     return buf;
 }
 
+char *cmp_fmt_value(char *buf, size_t n, enum cmp_unit u, double v)
+{
+    return fmt_value_scaled(buf, n, u, v, SCALE_AUTO);
+}
+
+/* The style of row r's durations: that of its largest value. */
+static int row_scale(const struct cmp_table *t, size_t r)
+{
+    double top = 0;
+    for (size_t g = 0; g < t->rs->ngroups; g++)
+        if (t->stat[r * t->rs->ngroups + g].n)
+            top = fmax(top, t->stat[r * t->rs->ngroups + g].max);
+    return ms_scale_of(top);
+}
+
 /* "16218-16528", or "" when there is no spread worth printing. */
-static char *fmt_spread(char *buf, size_t n, enum cmp_unit u, const struct cmp_stat *s)
+static char *fmt_spread(char *buf, size_t n, enum cmp_unit u, const struct cmp_stat *s, int scale)
 {
     char lo[32], hi[32];
     buf[0] = 0;
     if (s->n < 2)
         return buf;
-    cmp_fmt_value(lo, sizeof lo, u, s->min);
-    cmp_fmt_value(hi, sizeof hi, u, s->max);
+    fmt_value_scaled(lo, sizeof lo, u, s->min, scale);
+    fmt_value_scaled(hi, sizeof hi, u, s->max, scale);
     if (strcmp(lo, hi))
         snprintf(buf, n, "%s-%s", lo, hi);
     return buf;
 }
 
-char *cmp_fmt_cell(char *buf, size_t n, enum cmp_unit u, const struct cmp_stat *s)
+static char *fmt_cell_scaled(char *buf, size_t n, enum cmp_unit u, const struct cmp_stat *s, int scale)
 {
     char mean[32], sp[80];
     if (!s->n) {
         snprintf(buf, n, "-");
         return buf;
     }
-    cmp_fmt_value(mean, sizeof mean, u, s->mean);
-    if (*fmt_spread(sp, sizeof sp, u, s))
+    fmt_value_scaled(mean, sizeof mean, u, s->mean, scale);
+    if (*fmt_spread(sp, sizeof sp, u, s, scale))
         snprintf(buf, n, "%s (%s)", mean, sp);
     else
         snprintf(buf, n, "%s", mean);
     return buf;
+}
+
+char *cmp_fmt_cell(char *buf, size_t n, enum cmp_unit u, const struct cmp_stat *s)
+{
+    return fmt_cell_scaled(buf, n, u, s, SCALE_AUTO);
 }
 
 /* A column of the printed table: a label's mean, or one of its runs (--runs). */
@@ -228,14 +259,14 @@ static int cell(char *buf, size_t n, const struct cmp_table *t, size_t r, const 
 {
     size_t ng = t->rs->ngroups;
     if (!c->is_run) {
-        cmp_fmt_cell(buf, n, t->rows[r].unit, &t->stat[r * ng + c->g]);
+        fmt_cell_scaled(buf, n, t->rows[r].unit, &t->stat[r * ng + c->g], row_scale(t, r));
         return t->mark[r * ng + c->g];
     }
     double v;
     if (run_value(t, r, t->rs->groups[c->g].runs[c->k], &v) < 0)
         snprintf(buf, n, "-");
     else
-        cmp_fmt_value(buf, n, t->rows[r].unit, v);
+        fmt_value_scaled(buf, n, t->rows[r].unit, v, row_scale(t, r));
     return 0;
 }
 
@@ -498,8 +529,8 @@ static void write_html(FILE *f, const struct cmp_table *t, const struct col *col
             const struct cmp_stat *s = &t->stat[r * ng + cols[c].g];
             int m = t->mark[r * ng + cols[c].g];
             fprintf(f, "<td%s>%s", m > 0 ? " class=\"best\"" : m < 0 ? " class=\"worst\"" : "",
-                    s->n ? cmp_fmt_value(buf, sizeof buf, t->rows[r].unit, s->mean) : "-");
-            if (s->n && *fmt_spread(sp, sizeof sp, t->rows[r].unit, s))
+                    s->n ? fmt_value_scaled(buf, sizeof buf, t->rows[r].unit, s->mean, row_scale(t, r)) : "-");
+            if (s->n && *fmt_spread(sp, sizeof sp, t->rows[r].unit, s, row_scale(t, r)))
                 fprintf(f, " <span class=\"spread\">%s</span>", sp);
             fputs("</td>", f);
         }

@@ -798,7 +798,7 @@ static void pop3_event(struct conn *c, enum conn_event ev, void *ud)
         on_data(s);
         return;
     case CONN_TIMEOUT:
-        count_error(s, "timeout", NULL);
+        count_timeout(s->env, "pop3", ps_stage[s->state], &s->c, cfg_of(s)->pop3_timeout);
         finish(s, 1);
         return;
     case CONN_CLOSED:

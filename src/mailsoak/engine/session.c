@@ -4,12 +4,14 @@
  * or of input nobody asked for. */
 #include "engine/session.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/alloc.h"
 #include "lib/conn.h"
+#include "lib/units.h"
 
 static void *nth(const struct session_set *set, unsigned i)
 {
@@ -101,6 +103,38 @@ void count_unanswered(struct session_env *env, const char *proto, const char *st
     char name[ERR_NAME_LEN];
     snprintf(name, sizeof name, "%s_%s_unanswered", proto, stage);
     stats_error(env->st, name, NULL);
+}
+
+/* What a stage waits for, in words after "no": "connection", "greeting", "reply to
+ * RETR". */
+static void awaited(char *buf, size_t n, const char *stage)
+{
+    if (!strcmp(stage, "connect"))
+        snprintf(buf, n, "connection");
+    else if (!strcmp(stage, "banner"))
+        snprintf(buf, n, "greeting");
+    else if (!strcmp(stage, "eod"))
+        snprintf(buf, n, "reply to the end of data");
+    else if (!strcmp(stage, "tls"))
+        snprintf(buf, n, "TLS handshake");
+    else {
+        size_t k = (size_t)snprintf(buf, n, "reply to ");
+        for (; *stage && k + 1 < n; stage++)
+            buf[k++] = (char)toupper((unsigned char)*stage);
+        buf[k < n ? k : n - 1] = 0;
+    }
+}
+
+void count_timeout(struct session_env *env, const char *proto, const char *stage, const struct conn *c,
+                   uint64_t timeout)
+{
+    char name[ERR_NAME_LEN], ex[ERR_EXAMPLE_LEN], what[48], t[32];
+    awaited(what, sizeof what, stage);
+    snprintf(name, sizeof name, "%s_%s_timeout", proto, stage);
+    size_t k = (size_t)snprintf(ex, sizeof ex, "no %s within %s", what, fmt_duration(t, sizeof t, timeout));
+    if (conn_avail(c) && k < sizeof ex)
+        snprintf(ex + k, sizeof ex - k, "; %zu bytes of it had come", conn_avail(c));
+    stats_error(env->st, name, ex);
 }
 
 void count_unasked(struct session_env *env, const char *proto, const char *stage, const struct conn *c)

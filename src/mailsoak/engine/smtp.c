@@ -751,6 +751,7 @@ static void ready_to_send(struct smtp_session *s)
     /* RFC 2033: every LMTP server pipelines */
     s->pipelined = cfg_of(s)->pipelining == PIPE_ON ||
                    (cfg_of(s)->pipelining == PIPE_AUTO && (s->ext & EXT_PIPELINING || s->lmtp));
+    s->env->st->c.smtp_pipelined += s->pipelined;
     s->fails = 0;
     s->msgs_left = (unsigned)rng_range(&s->rng, cfg_of(s)->msgs_per_conn.lo, cfg_of(s)->msgs_per_conn.hi);
     struct run *r = s->env->run;
@@ -1013,13 +1014,10 @@ static void smtp_event(struct conn *c, enum conn_event ev, void *ud)
     case CONN_DATA:
         on_data(s);
         return;
-    case CONN_TIMEOUT: {
-        char name[ERR_NAME_LEN];
-        snprintf(name, sizeof name, "smtp_%s_timeout", sm_stage[s->state]);
-        stats_error(s->env->st, name, NULL);
+    case CONN_TIMEOUT:
+        count_timeout(s->env, "smtp", sm_stage[s->state], &s->c, cfg_of(s)->smtp_timeout);
         close_and_reconnect(s, 1);
         return;
-    }
     case CONN_CLOSED:
         if (s->state == SM_QUIT) {   /* closed instead of 221: still a finished session */
             count_conn_error(s->env, "smtp", "quit", &s->c);   /* _closed, or _reset */

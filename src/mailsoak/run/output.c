@@ -351,10 +351,34 @@ static void row(FILE *f, const char *name, const char *value)
     fprintf(f, "%-12s %12s\n", name, value);
 }
 
+/* Counts exact, as the server's rows are: one style in the column (not 274K above
+ * 54609). */
 static void row_count(FILE *f, const char *name, double v)
 {
     char b[32];
-    row(f, name, fmt_count(b, sizeof b, v));
+    snprintf(b, sizeof b, "%.0f", v);
+    row(f, name, b);
+}
+
+/* Whether delivery latency measured the readers rather than the server: when the
+ * senders stopped, more mail waited unread than the readers take in one round
+ * (readers x max_per_session) while the server's queue, where it is known, held
+ * under a tenth of it: the mail sat in mailboxes waiting for a reader. Sets the
+ * unread count and the queue (-1: not measured). */
+static int readers_bound(const struct run_result *r, uint64_t *unread, long long *queued)
+{
+    const struct config *cfg = r->cfg;
+    const json_t *last = NULL, *e;
+    size_t i;
+    json_array_foreach(r->timeline, i, e)
+        if (json_is_string(json_object_get(e, "phase")) && !strcmp(json_string_value(json_object_get(e, "phase")), "send"))
+            last = e;
+    const json_t *u = json_object_get(last, "unread"), *q = json_object_get(json_object_get(last, "server"), "spool");
+    if (!json_is_integer(u) || !cfg->readers)
+        return 0;
+    *unread = (uint64_t)json_integer_value(u);
+    *queued = json_is_integer(q) ? (long long)json_integer_value(q) : -1;
+    return *unread > cfg->readers * cfg->max_per_session && (*queued < 0 || (uint64_t)*queued * 10 < *unread);
 }
 
 json_t *fill_json(const struct fill_summary *fs)
@@ -579,10 +603,27 @@ void run_result_table(FILE *f, const struct run_result *r)
         const struct hist *h = &r->lat[k];
         if (!h->count)
             continue;
-        fprintf(f, "  %-14s %9llu %8.2f %8.2f %8.2f %8.2f %8.2f\n", lat_names[k], (unsigned long long)h->count,
+        /* a pipelined MAIL, RCPT and DATA are written at once and timed as one group */
+        int group = r->c.smtp_pipelined && (k == LAT_SMTP_MAIL || k == LAT_SMTP_RCPT || k == LAT_SMTP_DATA);
+        char lname[32];
+        snprintf(lname, sizeof lname, "%s%s", lat_names[k], group ? "*" : "");
+        fprintf(f, "  %-14s %9llu %8.2f %8.2f %8.2f %8.2f %8.2f\n", lname, (unsigned long long)h->count,
                 ms(hist_percentile(h, 50)), ms(hist_percentile(h, 90)), ms(hist_percentile(h, 99)),
                 ms(hist_percentile(h, 99.9)), ms(h->max));
     }
+    if (r->c.smtp_pipelined)
+        fprintf(f, "  * one pipelined group (MAIL, RCPT and DATA in one write): timed together, from that write\n");
+    uint64_t unread;
+    long long queued;
+    if (r->lat[LAT_DELIVERY].count && readers_bound(r, &unread, &queued))
+        fprintf(f, "\n(deliv p50 and p99 %s the readers rather than the server: when the senders stopped, %llu "
+                   "messages waited unread, more than the %llu readers take in a round of %llu each, %s; add "
+                   "pop3.readers to measure the server's delivery)\n",
+                queued < 0 ? "may measure" : "measure", (unsigned long long)unread,
+                (unsigned long long)r->cfg->readers, (unsigned long long)r->cfg->max_per_session,
+                queued < 0 ? "and the server's queue was not measured ([server] spool_dir), so where they waited "
+                             "is not known"
+                           : "while the server's queue held under a tenth of them");
     if (run_result_tester_limited(r)) {
         const struct config *cfg = r->cfg;
         uint64_t due = r->c.arrivals + r->arrivals_owed;

@@ -272,13 +272,13 @@ int probe_table_row(const struct probe_summary *s, int i, char *name, size_t nle
         return 1;
     }
     switch (i) {
-    case 0: fmt_count(value, vlen, (double)last->spool); break;
+    case 0: snprintf(value, vlen, "%llu", (unsigned long long)last->spool); break;
     case 1: fmt_bytes(value, vlen, (double)s->mem_peak); break;
-    case 2: fmt_count(value, vlen, (double)(last->io.syscr - first->io.syscr)); break;
-    case 3: fmt_count(value, vlen, (double)(last->io.syscw - first->io.syscw)); break;
+    case 2: snprintf(value, vlen, "%llu", (unsigned long long)(last->io.syscr - first->io.syscr)); break;
+    case 3: snprintf(value, vlen, "%llu", (unsigned long long)(last->io.syscw - first->io.syscw)); break;
     case 4: fmt_bytes(value, vlen, (double)(last->io.rchar - first->io.rchar)); break;
     case 5: fmt_bytes(value, vlen, (double)(last->io.wchar - first->io.wchar)); break;
-    default: fmt_count(value, vlen, (double)s->log_hits); break;
+    default: snprintf(value, vlen, "%llu", (unsigned long long)s->log_hits); break;
     }
     return 1;
 }
