@@ -1,6 +1,11 @@
 /* compare: the classic side-by-side table, one column per label (runs with the same
- * label are repeats: mean and min-max), rows in the classic order. The table is built
- * once and printed as text, Markdown, CSV, JSON, or HTML (for the report). */
+ * label are repeats: mean and min-max), rows in the classic order, then what the
+ * server spent per accepted message (its CPU time, read and write calls and bytes).
+ * Best and worst are marked only where the columns' ranges over their repeats do not
+ * overlap (the difference exceeds the spread), and only among columns of the same
+ * kind of server (run.server_kind: the reference server apart from Postfix +
+ * Dovecot). The table is built once and printed as text, Markdown, CSV, JSON, or
+ * HTML (for the report). */
 #ifndef MS_COMPARE_H
 #define MS_COMPARE_H
 
@@ -12,7 +17,7 @@ enum cmp_unit { CU_COUNT, CU_BYTES, CU_MS, CU_RATE, CU_SEC };
 enum cmp_format { CMP_TEXT, CMP_MARKDOWN, CMP_CSV, CMP_JSON, CMP_HTML };
 
 #define CMP_RUNS 1u      /* each run as its own column too */
-#define CMP_MARK 2u      /* mark the best and the worst column of each row */
+#define CMP_MARK 2u      /* mark the best and the worst column of each row (see above) */
 
 struct cmp_row {
     const char *name;    /* as printed */
@@ -21,6 +26,8 @@ struct cmp_row {
     int better;          /* +1 more is better, -1 less is better */
     int detail;          /* 1: shown only when some run has a value other than 0;
                             2: only when some run has the key (the server's parts, its database) */
+    const char *per;     /* divided by this key of "summary" (per accepted message), or NULL */
+    double scale;        /* and multiplied by this (1 when 0): seconds per message as ms */
 };
 
 struct cmp_stat {
@@ -34,6 +41,8 @@ struct cmp_table {
     size_t nrows;
     struct cmp_stat *stat;   /* [row * ngroups + group] */
     signed char *mark;       /* same index: +1 best, -1 worst, 0 neither */
+    const char **kind;       /* [group]: its run.server_kind ("" unknown: one kind) */
+    int kinds;               /* how many different kinds the columns are */
 };
 
 extern const struct cmp_row cmp_rows[];

@@ -42,6 +42,7 @@ struct config {
     uint64_t messages, seed, workers, error_examples;
     int sweep, check;
     char *label, *json, *ledger_csv;
+    char *server_kind;                          /* for compare: columns of one kind are marked among themselves */
     char *metrics, *metrics_token;              /* --metrics ADDR:PORT, "" = off */
     struct shard shard;                         /* part K of N: owns users with index mod N = K */
 
@@ -94,7 +95,7 @@ struct config {
     /* [capacity]: `mailsoak capacity`, a search over the arrival rate (cmd/capacity.c) */
     struct capacity_config {
         double start, factor, max_rate, precision, queue_growth;
-        uint64_t ramp, window, time_limit;     /* ns */
+        uint64_t ramp, window, time_limit, drain;   /* ns */
         uint64_t max_senders, max_readers;
         int confirm, arrivals;
         char *dir, *report;

@@ -20,7 +20,7 @@ search() {   # search NAME [args...]: a short search of the server started last
     local name=$1
     shift
     exec "$MAILSOAK" capacity --smtp "127.0.0.1:$SMTP_PORT" --pop3 "127.0.0.1:$POP3_PORT" --set users.count=100 \
-        --no-check --drain 3s --settle 1s --set run.sweep_timeout=3s --seed 5 \
+        --no-check --set capacity.drain=20s --settle 1s --set run.sweep_timeout=3s --seed 5 \
         --set capacity.start=50 --set capacity.ramp=1s --set capacity.window=6s --set capacity.precision=0.08 \
         --json "$WORK/$name.json" --set capacity.report="$WORK/$name.html" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
 }

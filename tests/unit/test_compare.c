@@ -362,6 +362,41 @@ static void test_marks(void **s)
     run_free(&r);
 }
 
+/* A column is marked best (or worst) only when its range over the repeats is clear
+ * of every other column's, and only against columns of the same run.server_kind;
+ * per-message rows divide by the accepted messages. */
+static void test_marks_need_clear_ranges_and_one_kind(void **s)
+{
+    (void)s;
+#define PF "{\"format\": \"mailsoak-result\", \"format_version\": 1, \"label\": \"%s\", \"workload\": " WORKLOAD \
+           ", \"config\": {\"run\": {\"server_kind\": \"%s\"}}, \"summary\": {\"sent\": %d, \"errors\": %d, " \
+           "\"cpu\": %g, \"input\": %d}, \"timeline\": []}\n"
+    char *a1 = write_file("k-a1.json", PF, "a", "postfix+dovecot", 100, 1, 2.0, 500);
+    char *a2 = write_file("k-a2.json", PF, "a", "postfix+dovecot", 120, 1, 2.4, 600);
+    char *b1 = write_file("k-b1.json", PF, "b", "postfix+dovecot", 110, 9, 1.1, 200);
+    char *b2 = write_file("k-b2.json", PF, "b", "postfix+dovecot", 200, 7, 2.0, 400);
+    char *r1 = write_file("k-r1.json", PF, "ref", "reference", 9000, 0, 0.1, 10);
+    char *argv[] = { "compare", "--mark", a1, a2, b1, b2, r1 };
+    struct run r = run_compare(7, argv);
+    assert_int_equal(r.rc, 0);
+    /* sent: a 100-120 and b 110-200 overlap: no mark, though b's mean is higher; the
+     * reference server's 9000 is of another kind and marks nothing */
+    expect_cell(r.out, "sent", 0, "110 (100-120)");
+    expect_cell(r.out, "sent", 1, "155 (110-200)");
+    expect_cell(r.out, "sent", 2, "9000");
+    /* errors: a 1-1 clear of b 7-9: a best, b worst */
+    expect_cell(r.out, "errors", 0, "1*");
+    expect_cell(r.out, "errors", 1, "8 (7-9)!");
+    expect_cell(r.out, "errors", 2, "0");
+    /* per message: a 5 calls (500/100, 600/120), b 1.8-2: clear */
+    expect_cell(r.out, "input/msg", 0, "5.0!");
+    expect_cell(r.out, "input/msg", 1, "1.9 (1.8-2.0)*");
+    expect_cell(r.out, "cpu/msg", 0, "20.0ms!");
+    expect_cell(r.out, "cpu/msg", 1, "10.0ms*");
+    assert_non_null(strstr(r.out, "among columns of the same run.server_kind only"));
+    run_free(&r);
+}
+
 static void test_refuses_different_workloads(void **s)
 {
     (void)s;
@@ -514,6 +549,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_text),
         cmocka_unit_test(test_golden_markdown),
+        cmocka_unit_test(test_marks_need_clear_ranges_and_one_kind),
         cmocka_unit_test(test_golden_csv),
         cmocka_unit_test(test_golden_json),
         cmocka_unit_test(test_golden_numbers_match_fixtures),

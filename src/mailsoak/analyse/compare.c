@@ -14,50 +14,120 @@
 #include "lib/units.h"
 
 const struct cmp_row cmp_rows[] = {
-    { "sent", "sent", CU_COUNT, +1, 0 },
-    { "read", "read", CU_COUNT, +1, 0 },
-    { "spool", "spool", CU_COUNT, -1, 0 },
-    { "mem", "mem", CU_BYTES, -1, 0 },
-    { "input", "input", CU_COUNT, -1, 0 },
-    { "output", "output", CU_COUNT, -1, 0 },
-    { "ibytes", "ibytes", CU_BYTES, -1, 0 },
-    { "obytes", "obytes", CU_BYTES, -1, 0 },
-    { "errors", "errors", CU_COUNT, -1, 0 },
-    { "lost", "lost", CU_COUNT, -1, 0 },
+    { "sent", "sent", CU_COUNT, +1, 0, NULL, 0 },
+    { "read", "read", CU_COUNT, +1, 0, NULL, 0 },
+    { "spool", "spool", CU_COUNT, -1, 0, NULL, 0 },
+    { "mem", "mem", CU_BYTES, -1, 0, NULL, 0 },
+    { "input", "input", CU_COUNT, -1, 0, NULL, 0 },
+    { "output", "output", CU_COUNT, -1, 0, NULL, 0 },
+    { "ibytes", "ibytes", CU_BYTES, -1, 0, NULL, 0 },
+    { "obytes", "obytes", CU_BYTES, -1, 0, NULL, 0 },
+    { "errors", "errors", CU_COUNT, -1, 0, NULL, 0 },
+    { "lost", "lost", CU_COUNT, -1, 0, NULL, 0 },
     /* Unread mail the run could not call lost, and why (issue 12's reasons). */
-    { "pending", "pending", CU_COUNT, -1, 0 },
-    { "pending queued", "pending_queued", CU_COUNT, -1, 1 },
-    { "pending peeked", "pending_peeked", CU_COUNT, -1, 1 },
-    { "pending unswept", "pending_unswept", CU_COUNT, -1, 1 },
-    { "pending unsettled", "pending_unsettled", CU_COUNT, -1, 1 },
-    { "duplicated", "duplicated", CU_COUNT, -1, 0 },
-    { "corrupted", "corrupted", CU_COUNT, -1, 0 },
-    { "log hits", "log_hits", CU_COUNT, -1, 0 },
+    { "pending", "pending", CU_COUNT, -1, 0, NULL, 0 },
+    { "pending queued", "pending_queued", CU_COUNT, -1, 1, NULL, 0 },
+    { "pending peeked", "pending_peeked", CU_COUNT, -1, 1, NULL, 0 },
+    { "pending unswept", "pending_unswept", CU_COUNT, -1, 1, NULL, 0 },
+    { "pending unsettled", "pending_unsettled", CU_COUNT, -1, 1, NULL, 0 },
+    { "duplicated", "duplicated", CU_COUNT, -1, 0, NULL, 0 },
+    { "corrupted", "corrupted", CU_COUNT, -1, 0, NULL, 0 },
+    { "log hits", "log_hits", CU_COUNT, -1, 0, NULL, 0 },
     /* Which part of the server spends the CPU, memory and I/O, and its database's own
      * counters (probe/db.h): rows only where some run measured them. */
-    { "cpu", "cpu", CU_SEC, -1, 2 },
-    { "mta cpu", "parts/mta/cpu", CU_SEC, -1, 2 },
-    { "pop3 cpu", "parts/pop3/cpu", CU_SEC, -1, 2 },
-    { "db cpu", "parts/db/cpu", CU_SEC, -1, 2 },
-    { "db mem", "parts/db/mem_pss", CU_BYTES, -1, 2 },
-    { "db obytes", "parts/db/obytes", CU_BYTES, -1, 2 },
-    { "db disk write", "parts/db/disk_write_bytes", CU_BYTES, -1, 2 },
-    { "db waits", "db/lock_waits", CU_COUNT, -1, 2 },
-    { "db deadlocks", "db/deadlocks", CU_COUNT, -1, 2 },
-    { "db errors", "db/errors", CU_COUNT, -1, 2 },
-    { "db conns", "db/conns_peak", CU_COUNT, -1, 2 },
-    { "delivery p50", "latency/delivery/p50", CU_MS, -1, 0 },
-    { "delivery p99", "latency/delivery/p99", CU_MS, -1, 0 },
-    { "msg/s in", "rate_in", CU_RATE, +1, 0 },
-    { "msg/s out", "rate_out", CU_RATE, +1, 0 },
-    { NULL, NULL, 0, 0, 0 },
+    { "cpu", "cpu", CU_SEC, -1, 2, NULL, 0 },
+    { "mta cpu", "parts/mta/cpu", CU_SEC, -1, 2, NULL, 0 },
+    { "pop3 cpu", "parts/pop3/cpu", CU_SEC, -1, 2, NULL, 0 },
+    { "db cpu", "parts/db/cpu", CU_SEC, -1, 2, NULL, 0 },
+    { "db mem", "parts/db/mem_pss", CU_BYTES, -1, 2, NULL, 0 },
+    { "db obytes", "parts/db/obytes", CU_BYTES, -1, 2, NULL, 0 },
+    { "db disk write", "parts/db/disk_write_bytes", CU_BYTES, -1, 2, NULL, 0 },
+    { "db waits", "db/lock_waits", CU_COUNT, -1, 2, NULL, 0 },
+    { "db deadlocks", "db/deadlocks", CU_COUNT, -1, 2, NULL, 0 },
+    { "db errors", "db/errors", CU_COUNT, -1, 2, NULL, 0 },
+    { "db conns", "db/conns_peak", CU_COUNT, -1, 2, NULL, 0 },
+    { "delivery p50", "latency/delivery/p50", CU_MS, -1, 0, NULL, 0 },
+    { "delivery p99", "latency/delivery/p99", CU_MS, -1, 0, NULL, 0 },
+    { "msg/s in", "rate_in", CU_RATE, +1, 0, NULL, 0 },
+    { "msg/s out", "rate_out", CU_RATE, +1, 0, NULL, 0 },
+    /* What the server spent per accepted message, so that backends that moved
+     * different amounts of mail compare by what each message cost them. */
+    { "cpu/msg", "cpu", CU_MS, -1, 2, "sent", 1000 },
+    { "input/msg", "input", CU_RATE, -1, 2, "sent", 1 },
+    { "output/msg", "output", CU_RATE, -1, 2, "sent", 1 },
+    { "ibytes/msg", "ibytes", CU_BYTES, -1, 2, "sent", 1 },
+    { "obytes/msg", "obytes", CU_BYTES, -1, 2, "sent", 1 },
+    { NULL, NULL, 0, 0, 0, NULL, 0 },
 };
 
 static const char *const unit_names[] = { "count", "bytes", "ms", "msg/s", "s" };
 
+/* A run's value of a row: the summary's key, or per accepted message (not measured
+ * when nothing was accepted). */
+static int row_value(const struct cmp_row *row, const json_t *summary, double *v)
+{
+    double d;
+    if (json_path_number(summary, row->key, v) < 0)
+        return -1;
+    if (!row->per)
+        return 0;
+    if (json_path_number(summary, row->per, &d) < 0 || !(d > 0))
+        return -1;
+    *v = *v / d * (row->scale ? row->scale : 1);
+    return 0;
+}
+
 static int run_value(const struct cmp_table *t, size_t row, size_t run, double *v)
 {
-    return json_path_number(t->rs->v[run].summary, t->rows[row].key, v);
+    return row_value(&t->rows[row], t->rs->v[run].summary, v);
+}
+
+static const char *kind_of(const struct result_set *rs, size_t g)
+{
+    const json_t *cfg = rs->v[rs->groups[g].runs[0]].config;
+    const char *k = json_string_value(json_object_get(json_object_get(cfg, "run"), "server_kind"));
+    return k ? k : "";
+}
+
+/* Whether column a's range lies wholly on the better side of column b's: the
+ * difference exceeds the spread of both columns' repeats. */
+static int clearly_better(const struct cmp_stat *a, const struct cmp_stat *b, int better)
+{
+    return better > 0 ? a->min > b->max : a->max < b->min;
+}
+
+/* Marks the best and the worst column of row r among the columns of one kind: the
+ * best only when its range is clear of every other's, the worst likewise. */
+static void mark_row(struct cmp_table *t, size_t r, const char *kind)
+{
+    size_t ng = t->rs->ngroups, have = 0, best = 0, worst = 0;
+    int better = t->rows[r].better;
+    for (size_t g = 0; g < ng; g++) {
+        const struct cmp_stat *s = &t->stat[r * ng + g];
+        if (!s->n || strcmp(t->kind[g], kind))
+            continue;
+        if (!have || s->mean * better > t->stat[r * ng + best].mean * better)
+            best = g;
+        if (!have || s->mean * better < t->stat[r * ng + worst].mean * better)
+            worst = g;
+        have++;
+    }
+    if (have < 2)
+        return;
+    int best_clear = 1, worst_clear = 1;
+    for (size_t g = 0; g < ng; g++) {
+        const struct cmp_stat *s = &t->stat[r * ng + g];
+        if (!s->n || strcmp(t->kind[g], kind))
+            continue;
+        if (g != best && !clearly_better(&t->stat[r * ng + best], s, better))
+            best_clear = 0;
+        if (g != worst && !clearly_better(s, &t->stat[r * ng + worst], better))
+            worst_clear = 0;
+    }
+    if (best_clear)
+        t->mark[r * ng + best] = 1;
+    if (worst_clear)
+        t->mark[r * ng + worst] = -1;
 }
 
 /* A detail row (a reason of pending) earns its place when some run has it nonzero;
@@ -68,7 +138,7 @@ static int wanted(const struct cmp_row *row, const struct result_set *rs)
     if (!row->detail)
         return 1;
     for (size_t i = 0; i < rs->n; i++)
-        if (json_path_number(rs->v[i].summary, row->key, &v) == 0 && (v != 0 || row->detail == 2))
+        if (row_value(row, rs->v[i].summary, &v) == 0 && (v != 0 || row->detail == 2))
             return 1;
     return 0;
 }
@@ -87,9 +157,15 @@ void cmp_build(struct cmp_table *t, const struct result_set *rs)
     t->rows = rows;
     t->stat = xcalloc(t->nrows * ng, sizeof *t->stat);
     t->mark = xcalloc(t->nrows * ng, sizeof *t->mark);
+    t->kind = xcalloc(ng ? ng : 1, sizeof *t->kind);
+    for (size_t g = 0; g < ng; g++) {
+        t->kind[g] = kind_of(rs, g);
+        size_t h = 0;
+        while (h < g && strcmp(t->kind[h], t->kind[g]))
+            h++;
+        t->kinds += h == g;
+    }
     for (size_t r = 0; r < t->nrows; r++) {
-        double best = NAN, worst = NAN;
-        size_t have = 0;
         for (size_t g = 0; g < ng; g++) {
             struct cmp_stat *s = &t->stat[r * ng + g];
             double sum = 0, v;
@@ -101,23 +177,16 @@ void cmp_build(struct cmp_table *t, const struct result_set *rs)
                 sum += v;
                 s->n++;
             }
-            if (!s->n)
-                continue;
-            s->mean = sum / (double)s->n;
-            double score = s->mean * t->rows[r].better;
-            best = have ? fmax(best, score) : score;
-            worst = have ? fmin(worst, score) : score;
-            have++;
+            if (s->n)
+                s->mean = sum / (double)s->n;
         }
-        /* Marks need something to compare: two columns and not all equal. */
-        if (have < 2 || best == worst)
-            continue;
+        /* each kind of server apart: its first column stands for the kind */
         for (size_t g = 0; g < ng; g++) {
-            const struct cmp_stat *s = &t->stat[r * ng + g];
-            if (s->n && s->mean * t->rows[r].better == best)
-                t->mark[r * ng + g] = 1;
-            else if (s->n && s->mean * t->rows[r].better == worst)
-                t->mark[r * ng + g] = -1;
+            size_t h = 0;
+            while (h < g && strcmp(t->kind[h], t->kind[g]))
+                h++;
+            if (h == g)
+                mark_row(t, r, t->kind[g]);
         }
     }
 }
@@ -127,6 +196,7 @@ void cmp_free(struct cmp_table *t)
     free((void *)t->rows);
     free(t->stat);
     free(t->mark);
+    free(t->kind);
     memset(t, 0, sizeof *t);
 }
 
@@ -318,7 +388,8 @@ static void write_text(FILE *f, const struct cmp_table *t, const struct col *col
         free(line);
     }
     if (flags & CMP_MARK)
-        fputs("(* best, ! worst of each row)\n", f);
+        fprintf(f, "(* best, ! worst of each row, where its range over the repeats is clear of every other column's%s)\n",
+                t->kinds > 1 ? "; among columns of the same run.server_kind only" : "");
     for (size_t i = 0; i < nr * (nc + 1); i++)
         free(g[i]);
     free(g);
@@ -356,7 +427,8 @@ static void write_markdown(FILE *f, const struct cmp_table *t, const struct col 
         fputc('\n', f);
     }
     if (flags & CMP_MARK)
-        fputs("\n**bold**: best of the row; _italic_: worst.\n", f);
+        fprintf(f, "\n**bold**: best of the row; _italic_: worst; each only where its range over the repeats is clear "
+                   "of every other column's%s.\n", t->kinds > 1 ? ", among columns of the same run.server_kind" : "");
 }
 
 static void csv_number(FILE *f, double v)

@@ -33,6 +33,7 @@
 #include "lib/atomicfile.h"
 #include "lib/cli.h"
 #include "lib/clock.h"
+#include "probe/spool.h"
 #include "settings/config.h"
 
 /* SIGINT, SIGTERM and SIGCHLD are blocked for the whole search and taken with
@@ -123,6 +124,9 @@ static int run_step(const struct config *cfg, int argc, char **argv, const struc
     snprintf(kv[k++], sizeof kv[0], "smtp.senders=%u", p->senders);
     snprintf(kv[k++], sizeof kv[0], "pop3.readers=%u", p->readers);
     snprintf(kv[k++], sizeof kv[0], "run.messages=0");
+    /* the drain ends as soon as the step's mail is read: a long one costs only the
+     * overloaded steps, which must deliver their backlog before the next starts */
+    snprintf(kv[k++], sizeof kv[0], "run.drain=%llums", (unsigned long long)(cfg->capacity.drain / 1000000));
     snprintf(kv[k++], sizeof kv[0], "run.check=%s", p->check ? "yes" : "no");
     snprintf(kv[k++], sizeof kv[0], "run.label=%.6g msg/s", p->rate);
     /* a seed of its own per step, so the steps' Poisson noise is independent, and the
@@ -182,6 +186,31 @@ static int run_step(const struct config *cfg, int argc, char **argv, const struc
         }
     }
     return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+}
+
+/* Before a step: the server's queue ([server] spool_dir) empty, so that a step does
+ * not pay for the backlog of the one before (mail its drain did not see through).
+ * Waits at most capacity.drain; returns what is still queued (0 without a spool). */
+static uint64_t wait_for_queue(const struct config *cfg, struct spool *sp, int *stop)
+{
+    if (!sp)
+        return 0;
+    uint64_t t0 = mono_ns(), n = spool_count(sp);
+    if (n)
+        fprintf(stderr, "mailsoak capacity: the server's queue holds %llu messages: waiting for it to empty\n",
+                (unsigned long long)n);
+    while (n && mono_ns() - t0 < cfg->capacity.drain && !*stop) {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGTERM);
+        struct timespec tick = { 1, 0 };
+        int sig = sigtimedwait(&set, NULL, &tick);
+        if (sig > 0)
+            *stop = sig;
+        n = spool_count(sp);
+    }
+    return n;
 }
 
 static struct step_record *new_step(struct capacity_record *c)
@@ -260,7 +289,7 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(c.start_time, sizeof c.start_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    uint64_t t0 = mono_ns(), tail = 0;   /* tail: the longest drain and sweep of a step so far */
+    uint64_t t0 = mono_ns(), tail = 0;   /* tail: the last step's drain and sweep */
     struct step_plan p = {
         .senders = (unsigned)(cfg->senders ? cfg->senders : 1), .readers = (unsigned)(cfg->readers ? cfg->readers : 1),
         .check = cfg->check,
@@ -272,6 +301,8 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
     if (p.interval > cfg->interval)
         p.interval = cfg->interval;
     int rc = 0, retries = 0;
+    char err[400];
+    struct spool *sp = cfg->server.spool_dirs.n ? spool_new(&cfg->server, err, sizeof err) : NULL;
     fprintf(stderr, "mailsoak capacity: steps of %.0f s + %.0f s, results in %s/\n", c.ramp_s, c.window_s, dir);
     while (search_next(&c.s) > 0) {
         if (!stop_signal)
@@ -302,11 +333,14 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
         unlink(st->json);
         fprintf(stderr, "mailsoak capacity: step %u (%s): %.1f msg/s, %u senders, %u readers\n", st->n, st->phase,
                 p.rate, p.senders, p.readers);
+        uint64_t left = wait_for_queue(cfg, sp, &stop_signal);
+        if (left)
+            fprintf(stderr, "mailsoak capacity: the server's queue still holds %llu messages after capacity.drain\n",
+                    (unsigned long long)left);
         uint64_t ts = mono_ns();
         st->exit_status = run_step(cfg, argc, argv, &p, st->json, out, &stop_signal);
         uint64_t took = mono_ns() - ts;
-        if (took > k->ramp + k->window && took - k->ramp - k->window > tail)
-            tail = took - k->ramp - k->window;
+        tail = took > k->ramp + k->window ? took - k->ramp - k->window : 0;
         p.check = 0;
         if (st->exit_status == 2 || st->exit_status == 3) {
             /* the settings or the preflight: every step would fail alike */
@@ -342,6 +376,7 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
         retries = 0;
         search_result(&c.s, st->j.verdict == STEP_PASS);
     }
+    spool_free(sp);
     c.elapsed_s = (double)(mono_ns() - t0) / 1e9;
     if (write_outputs(cfg, &c) != 0 && rc == 0)
         rc = 1;
