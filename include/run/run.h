@@ -10,6 +10,8 @@
 #include "engine/ledger.h"
 #include "engine/stats.h"
 #include "engine/worker.h"
+#include "verdict/gate.h"
+#include "verdict/verdict.h"
 
 struct sources;
 struct trail;
@@ -85,6 +87,11 @@ struct run_result {
      * (owed), and of those the ones due more than smtp.late_after before it (held:
      * the tester's backlog; the others were not late yet). */
     uint64_t arrivals_owed, arrivals_held;
+    struct verdict_window window;    /* the send window, for the verdict */
+    struct gates gates;              /* [gate], made at setup */
+    struct gate_judgement judged;
+    struct run_verdict verdict;
+    int exit_status;                 /* what the run exits with (lib/exitcodes.h) */
 };
 
 /* `mailsoak run` once its settings are read (cmd/run.c): the demo's server when no

@@ -36,6 +36,20 @@ struct tested_server {
     char *database;                             /* KIND:PARAMETERS, "" = none (probe/db.h) */
 };
 
+/* [gate]: what a run must show to pass; verdict/gate.c judges it, the exit status
+ * says which group failed (lib/exitcodes.h). */
+enum gate_preset { GATE_PRESET_INTEGRITY, GATE_PRESET_SPECMAIL2001, GATE_PRESET_OFF };
+enum gate_classes { GATE_CLASSES_ANY, GATE_CLASSES_ALLOWED };
+struct gate_config {
+    int integrity, settled;                     /* integrity gates: on by default */
+    double proven;                              /* least share proven delivered exactly once, 0 = off */
+    int preset;                                 /* enum gate_preset: QoS gates added, or none at all */
+    struct strlist latency;                     /* "CLASS pNN DURATION" */
+    double errors;                              /* most errors per session attempt, 1 = off */
+    int error_classes;                          /* enum gate_classes */
+    struct strlist allow;                       /* "CLASS: reason" */
+};
+
 struct config {
     /* [run] */
     uint64_t duration, drain, interval, sweep_timeout, settle;   /* ns */
@@ -87,6 +101,7 @@ struct config {
     uint64_t fill_senders;
     char *fill_ledger_csv, *fill_from;
     int fill_only;
+    struct gate_config gate;
 
     /* [probe]: `mailsoak probe` on the server's host */
     char *probe_listen, *probe_token;

@@ -26,7 +26,7 @@ marker_pid=$!
     >"$WORK/table.txt" 2>"$WORK/live.txt" 7>&-
 rc=$?
 wait "$marker_pid"
-check "mailsoak run exits 0" eq "$rc" 0
+check "mailsoak run exits 4: the proven gate fails on the mail left unread on purpose" eq "$rc" 4
 sent=$(jget "$WORK/run.json" .summary.sent)
 check "mail was sent" gt "$sent" 20
 

@@ -21,7 +21,9 @@ command -v jq >/dev/null && command -v iconv >/dev/null && [[ -x /usr/bin/time ]
 USERS=5
 WALL_MAX=25          # s: the run's own bounds below add up to about 10 s
 RSS_MAX=$((64 * 1024))   # KiB
-BASE=(--senders 2 --readers 2 --duration 1s --drain 1s --set run.sweep_timeout=2s
+# --gate off: what a hostile server does to the mail is the verdict's business
+# (t_verdict.sh); here the exit status says whether the run itself held.
+BASE=(--gate off --senders 2 --readers 2 --duration 1s --drain 1s --set run.sweep_timeout=2s
       --set smtp.timeout=1s --set pop3.timeout=1s --messages 40 --seed 1
       --set users.count=$USERS --set pop3.max_per_session=10)
 

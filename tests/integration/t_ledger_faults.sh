@@ -36,7 +36,11 @@ cp -p "$dup" "$(dirname "$dup")/$(date +%s).dup$$.copy"
 wait $pid
 rc=$?
 cat "$WORK/table.txt"
-check "run exits 0" eq "$rc" 0
+check "run exits 4: the integrity gates fail" eq "$rc" 4
+for line in "FAILED: $K lost, 1 duplicated, $J corrupted of $N accepted" "FAIL lost $K, must be = 0" \
+    "FAIL duplicated 1, must be = 0" "FAIL corrupted $J, must be = 0"; do
+    check "the verdict says '$line'" grep -qF -- "$line" "$WORK/table.txt"
+done
 s() { jget "$WORK/run.json" ".summary.$1"; }
 check "sent = $N" eq "$(s sent)" $N
 check "lost = $K" eq "$(s lost)" $K

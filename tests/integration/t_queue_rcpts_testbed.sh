@@ -49,7 +49,7 @@ rc=$?
 cat "$WORK/table.txt"
 chmod 755 "$HOME1"
 cp "$WORK/run.json" "$ARTEFACTS/queue-rcpts-testbed.json" 2>/dev/null || true
-check "run exits 0" eq "$rc" 0
+check "run exits 4: the lost gate fails on the removed messages" eq "$rc" 4
 s() { jget "$WORK/run.json" ".summary.$1"; }
 check "settled" eq "$(s settled)" true
 check "lost = what was deleted from user0002" eq "$(s lost)" "$lost"

@@ -42,7 +42,7 @@ wait $run
 rc=$?
 cat "$WORK/table.txt"
 cp "$WORK/run.json" "$ARTEFACTS/queue-testbed.json" 2>/dev/null || true
-check "run exits 0" eq "$rc" 0
+check "run exits 4: the lost gate fails on the removed messages" eq "$rc" 4
 s() { jget "$WORK/run.json" ".summary.$1"; }
 check "sent = $N" eq "$(s sent)" $N
 check "settled" eq "$(s settled)" true

@@ -180,7 +180,10 @@ seed=2636132211000123        # above 2^53 / 4: printed as a double it would not 
 timeout 60 "$MAILSOAK" run --no-check --smtp "${smtp#smtp=}" --pop3 "${pop3#pop3=}" --set users.count=20 \
     --senders 4 --readers 2 --messages 300 --duration 2s --drain 2s --set run.sweep_timeout=5s --settle 1s --seed $seed \
     --set server.pid=$SRV --set server.log="$WORK/srv/log" --set server.spool_dir="$WORK/spool" --set server.spool_format=files \
-    --json "$WORK/real.json" >/dev/null 2>"$WORK/real.err" || fail "the real run failed: $(tail -3 "$WORK/real.err")"
+    --json "$WORK/real.json" >/dev/null 2>"$WORK/real.err"
+rc=$?
+# 4: the integrity gates fail on the losses and corruption made on purpose
+[[ $rc == 4 ]] || fail "the real run failed (exit $rc, want 4): $(tail -3 "$WORK/real.err")"
 stop_pid "$SRV"
 SRV=
 R=$WORK/real.json
@@ -190,6 +193,8 @@ R=$WORK/real.json
 jq '.label = "crashed" | .events += [{"t": 1.5, "kind": "crash", "text": "master gone"}]' "$R" >"$WORK/crash.json"
 # --force: jq writes the rate 0.0 as 0, which report takes for another workload
 "$MAILSOAK" report --force -o "$WORK/real.html" "$R" "$WORK/crash.json" || fail "report of the real run failed"
+grep -q '<h2 id="verdict">Verdict</h2>' "$WORK/real.html" && grep -qE '<p class="warn"><b>[^<]*</b>: FAILED: [0-9]+ lost' "$WORK/real.html" &&
+    grep -qE '<li>lost [0-9]+, must be = 0</li>' "$WORK/real.html" || fail "the report has no verdict with its failed gates"
 cp "$WORK/real.html" "$ARTEFACTS/report-real.html"
 chrome "$WORK/real.dom" "$WORK/real.log" "file://$WORK/real.html" --dump-dom || fail "chromium failed on the real report"
 if console_lines "$WORK/real.log" | grep .; then

@@ -43,8 +43,10 @@ soak() {
     timeout 60 "$MAILSOAK" run --no-check --smtp "127.0.0.1:$SMTP_PORT" --pop3 "127.0.0.1:$POP3_PORT" \
         --set users.count=20 --senders 4 --readers 1 --duration 2s --drain 2s \
         --set run.sweep_timeout=3s --settle 1s --set smtp.timeout=2s --set pop3.timeout=2s \
-        --messages 120 --seed 1 --json "$WORK/out.json" "${margs[@]}" >"$WORK/$name.table" 2>&1 \
-        || { cat "$WORK/$name.table"; fail "$name: mailsoak run failed"; }
+        --messages 120 --seed 1 --json "$WORK/out.json" "${margs[@]}" >"$WORK/$name.table" 2>&1
+    # 4 and 5 are the gates' (t_verdict.sh): here the faults' counts are the point
+    local rc=$?
+    ((rc == 0 || rc == 4 || rc == 5)) || { cat "$WORK/$name.table"; fail "$name: mailsoak run failed (exit $rc)"; }
     srv_stop
     [[ -s $WORK/out.json ]] || fail "$name: no JSON"
 }

@@ -103,6 +103,54 @@ static void td_pending_reasons(FILE *o, const json_t *summary)
     fputs("</td>", o);
 }
 
+static int any_verdict(const struct result_set *rs)
+{
+    for (size_t i = 0; i < rs->n; i++)
+        if (json_is_object(json_object_get(rs->v[i].root, "verdict")))
+            return 1;
+    return 0;
+}
+
+/* Each run's verdict (result JSON "verdict"): its headline, the remedy, the gates
+ * that failed with their measured values. Runs of files without one are skipped. */
+static void write_verdicts(FILE *o, const struct result_set *rs)
+{
+    int any = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        const json_t *v = json_object_get(rs->v[i].root, "verdict");
+        const char *state = json_string_value(json_object_get(v, "state"));
+        const char *head = json_string_value(json_object_get(v, "headline"));
+        if (!state || !head)
+            continue;
+        if (!any++)
+            fputs("<h2 id=\"verdict\">Verdict</h2>\n", o);
+        fprintf(o, "<p class=\"%s\"><b>", strcmp(state, "proven") ? "warn" : "note");
+        html_puts(o, rs->v[i].label);
+        fputs("</b>: ", o);
+        html_puts(o, head);
+        fputs("</p>\n", o);
+        const char *remedy = json_string_value(json_object_get(v, "remedy"));
+        if (remedy) {
+            fputs("<p class=\"note\">What to change: ", o);
+            html_puts(o, remedy);
+            fputs("</p>\n", o);
+        }
+        const json_t *results = json_object_get(json_object_get(v, "gates"), "results"), *g;
+        size_t k;
+        int failed = 0;
+        json_array_foreach(results, k, g) {
+            if (json_is_true(json_object_get(g, "pass")))
+                continue;
+            fputs(failed++ ? "<li>" : "<p class=\"warn\">Failed gates:</p>\n<ul><li>", o);
+            html_puts(o, json_string_value(json_object_get(g, "text")) ? json_string_value(json_object_get(g, "text")) : "");
+            fputs("</li>", o);
+        }
+        if (failed)
+            fprintf(o, "</ul>\n<p class=\"note\">Exit status %lld.</p>\n",
+                    (long long)json_integer_value(json_object_get(json_object_get(v, "gates"), "exit_status")));
+    }
+}
+
 static void write_runs(FILE *o, const struct result_set *rs)
 {
     static const char *const keys[] = { "run_id", "seed", "start_time", "duration_s", "elapsed_s", "interrupted", "version" };
@@ -588,10 +636,14 @@ int report_write_html(FILE *o, const struct result_set *rs, const char *workload
         html_puts(o, workload_warning);
         fputs(" (compared anyway because of --force).</p>\n", o);
     }
-    fputs("<p class=\"note\"><a href=\"#summary\">Summary</a> · <a href=\"#charts\">Over time</a> · "
+    fputs("<p class=\"note\">", o);
+    if (any_verdict(rs))
+        fputs("<a href=\"#verdict\">Verdict</a> · ", o);
+    fputs("<a href=\"#summary\">Summary</a> · <a href=\"#charts\">Over time</a> · "
           "<a href=\"#latency\">Latency</a> · <a href=\"#classes\">Errors by class</a> · <a href=\"#runs\">Runs</a> · "
           "<a href=\"#examples\">Examples</a> · <a href=\"#config\">Configuration</a></p>\n", o);
 
+    write_verdicts(o, rs);
     fputs("<h2 id=\"summary\">Summary</h2>\n", o);
     struct cmp_table t;
     cmp_build(&t, rs);

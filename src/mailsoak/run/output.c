@@ -17,6 +17,7 @@
 #include "settings/config.h"
 #include "run/probe_output.h"
 #include "run/examples.h"
+#include "run/verdict_output.h"
 #include "run/sources.h"
 #include "run/run.h"
 #include "verdict/trail.h"
@@ -336,6 +337,7 @@ json_t *run_result_json(const struct run_result *r)
     json_object_set_new(root, "summary", s);
     if (r->ladder.on)
         json_object_set_new(root, "ladder", ladder_json(&r->ladder));
+    json_object_set_new(root, "verdict", verdict_json(r));
     json_object_set_new(root, "timeline", json_incref(r->timeline));
     struct probe_events pe;
     sources_events(r->sources, &pe);
@@ -645,6 +647,7 @@ void run_result_table(FILE *f, const struct run_result *r)
         table_ladder(f, &r->ladder);
     if (r->interrupted)
         fprintf(f, "\n(interrupted: the run ended early on a signal; unread mail is pending)\n");
+    verdict_table(f, r);
 }
 
 struct csv_ctx {

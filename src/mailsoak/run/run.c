@@ -29,6 +29,7 @@
 #include "run/setup.h"
 #include "run/sources.h"
 #include "lib/alloc.h"
+#include "lib/exitcodes.h"
 #include "verdict/reconcile.h"
 #include "verdict/sweep.h"
 
@@ -39,7 +40,7 @@ static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig)
 {
     if (stop_signal)
-        _exit(128 + sig);            /* a second signal: out at once */
+        _exit(MS_EXIT_SIGNAL + sig);    /* a second signal: out at once */
     stop_signal = sig;
 }
 
@@ -147,9 +148,9 @@ static void interval(struct controller *ct, int phase, int live)
     json_array_append_new(ct->timeline, interval_json(&v));
     probe_interval_free(&iv);
     free(derr);
+    struct series_now cn;
+    sources_now(ct->sources, &cn);
     if (live) {
-        struct series_now cn;
-        sources_now(ct->sources, &cn);
         if (ct->fill) {              /* the fill's progress */
             char a[16], b[16], n[16];
             fprintf(stderr, "[%6.0fs %-6s] filled %s of %s (%.0f/s)  verified %s  errors %llu  conns %llu\n", v.t,
@@ -159,6 +160,16 @@ static void interval(struct controller *ct, int phase, int live)
         } else {
             interval_line(stderr, &v, &cn);
         }
+    }
+    struct verdict_window *win = &ct->res->window;
+    if (!ct->fill && phase == PH_SEND && cn.has.spool) {  /* the queue's growth over the send window */
+        if (!win->has_spool) {
+            win->has_spool = 1;
+            win->spool_t0 = v.t;
+            win->spool_first = cn.spool;
+        }
+        win->spool_t1 = v.t;
+        win->spool_last = cn.spool;
     }
     ct->prev = c;
     ct->prev_nerr = nerr;
@@ -353,6 +364,26 @@ static int fill_setup(struct controller *ct)
     return 0;
 }
 
+/* The gates and the verdict, from what the run measured; the exit status a run
+ * that wrote its results and was not interrupted gives. */
+static void judge(struct run_result *res)
+{
+    const struct config *cfg = res->cfg;
+    int settled = res->run->ledger.swept ? res->settled : -1;
+    struct gate_input gi = { &res->c, &res->lo, settled, cfg->senders, cfg->readers, res->lat, res->err, res->nerr };
+    gate_judge(&res->gates, &gi, &res->judged);
+    res->exit_status = gate_exit_status(&res->judged);
+    struct verdict_input vi = {
+        .c = &res->c, .lo = &res->lo, .settled = settled, .swept = res->run->ledger.swept,
+        .interrupted = res->interrupted, .senders = cfg->senders, .readers = cfg->readers,
+        .elapsed_s = res->elapsed_s, .send = res->window, .rate = cfg->rate,
+        .tester_limited = run_result_tester_limited(res),
+        .sweep_timeout_s = (double)cfg->sweep_timeout / 1e9, .settle_s = (double)cfg->settle / 1e9,
+        .err = res->err, .nerr = res->nerr, .gates = &res->judged,
+    };
+    verdict_make(&vi, &res->verdict);
+}
+
 /* Setup: the settings checked, what the workers share, the workers, the clock's
  * start, the collector and --metrics. 0, 1 or 2 (bad settings), with the reason
  * printed; what was set up stays for soak_free. */
@@ -370,7 +401,11 @@ static int soak_setup(struct controller *ct, const struct config *cfg)
         nw = 1;
     if (config_check(cfg, err, sizeof err) < 0) {
         fprintf(stderr, "mailsoak: %s\n", err);
-        return 2;
+        return MS_EXIT_SETUP;
+    }
+    if (gates_from_config(cfg, &res->gates, err, sizeof err) < 0) {
+        fprintf(stderr, "mailsoak: %s\n", err);
+        return MS_EXIT_SETUP;
     }
     if ((rc = setup_run(r, cfg, nw)) != 0)
         return rc;
@@ -402,7 +437,7 @@ static int soak_setup(struct controller *ct, const struct config *cfg)
     res->sources = ct->sources = sources_start(cfg, r->t0, err, sizeof err);
     if (!ct->sources) {
         fprintf(stderr, "mailsoak: %s\n", err);
-        return 2;
+        return MS_EXIT_SETUP;
     }
     /* The queue read per message, in this thread: an instance apart from the
      * collector's, which counts it on its own thread. */
@@ -411,7 +446,7 @@ static int soak_setup(struct controller *ct, const struct config *cfg)
     if (cfg->metrics[0]) {
         if (!(ct->metrics = metrics_start(cfg->metrics, cfg->metrics_token, err, sizeof err))) {
             fprintf(stderr, "mailsoak: run.metrics: %s\n", err);
-            return 2;
+            return MS_EXIT_SETUP;
         }
         fprintf(stderr, "mailsoak: metrics on http://%s/metrics\n", metrics_address(ct->metrics));
         publish_metrics(ct, PH_SEND);   /* zeros until the first interval */
@@ -426,7 +461,7 @@ static int soak_setup(struct controller *ct, const struct config *cfg)
         unsigned pb = (unsigned)(cfg->readers / nw * i + (i < cfg->readers % nw ? i : cfg->readers % nw));
         if (worker_init(&ct->w[i], i, r, ns, np, sb, pb) < 0) {
             fprintf(stderr, "mailsoak: cannot set up worker %u\n", i);
-            return 1;
+            return MS_EXIT_FAILURE;
         }
     }
     return 0;
@@ -503,6 +538,11 @@ static void soak_loop(struct controller *ct)
             publish_metrics(ct, next);
             ct->next_iv = now + ct->cfg->interval;
         }
+        if (ct->phase == PH_SEND && next != PH_SEND) {   /* the send window, as of its last interval */
+            ct->res->window.seconds = (double)(now - r->t0) / 1e9;
+            ct->res->window.accepted = ct->prev.sent;
+            ct->res->window.read = ct->prev.read;
+        }
         if (next != ct->phase) {
             /* For the senders' sake, the drain starts only after the switch: a
              * sender mid-transaction finishes it and QUITs. */
@@ -560,11 +600,12 @@ static int fill_finish(struct controller *ct)
         fprintf(stderr, "mailsoak: %s\n", err);
         return 1;
     }
-    return res->interrupted ? 128 + stop_signal : 0;
+    return res->interrupted ? MS_EXIT_SIGNAL + stop_signal : 0;
 }
 
-/* Finish: the workers joined, their totals merged, the verdicts, then the table,
- * the ledger CSV and the JSON. 0, 1 (a file not written) or 128 + the signal. */
+/* Finish: the workers joined, their totals merged, the verdicts and the gates, then
+ * the table, the ledger CSV and the JSON. 1 (a file not written), else 128 + the
+ * signal, else the gates' status: 0, 4 (integrity) or 5 (quality of service). */
 static int soak_finish(struct controller *ct)
 {
     const struct config *cfg = ct->cfg;
@@ -611,17 +652,18 @@ static int soak_finish(struct controller *ct)
     examples_collect(res, ct->sources);  /* and their trails in the server's logs */
     if (r->ladder)
         ladder_result(res);
+    judge(res);
     run_result_table(stdout, res);
     int rc = 0;
     if (cfg->ledger_csv[0] && write_ledger_csv(cfg->ledger_csv, res, err, sizeof err) < 0) {
         fprintf(stderr, "mailsoak: %s\n", err);
-        rc = 1;
+        rc = MS_EXIT_FAILURE;
     }
     if (cfg->json[0]) {
         json_t *root = run_result_json(res);
         if (write_json_atomic(cfg->json, root, err, sizeof err) < 0) {
             fprintf(stderr, "mailsoak: %s\n", err);
-            rc = 1;
+            rc = MS_EXIT_FAILURE;
         }
         json_decref(root);
     }
@@ -630,8 +672,8 @@ static int soak_finish(struct controller *ct)
     if (res->ladder.failures && rc == 0 && !res->interrupted)
         rc = 4;
     if (res->interrupted && rc == 0)
-        rc = 128 + stop_signal;
-    return rc;
+        rc = MS_EXIT_SIGNAL + stop_signal;
+    return rc ? rc : res->exit_status;
 }
 
 /* Everything the controller owns, whichever step it reached. */
@@ -652,6 +694,8 @@ static void soak_free(struct controller *ct)
     spool_free(ct->queue);
     json_decref(ct->timeline);
     run_free(r);
+    if (ct->res)
+        gate_judgement_free(&ct->res->judged);
     free(ct->res);
 }
 
@@ -715,7 +759,7 @@ static int run_soak(const struct config *cfg)
             rc = 1;
         if (rc != 0 || cfg->fill_only || stop_signal) {
             known_free(&known);
-            return rc ? rc : stop_signal ? 128 + stop_signal : 0;
+            return rc ? rc : stop_signal ? MS_EXIT_SIGNAL + stop_signal : 0;
         }
     }
     /* the soak: after its own fill, or leaving an earlier one's (fill.from) */
@@ -742,7 +786,7 @@ int run_configured(struct config *cfg, int demo_duration)
         return 2;
     }
     if (!cfg->smtp_targets.n && !cfg->pop3_targets.n && embedded_start(cfg, &demo, demo_duration) < 0)
-        rc = 1;
+        rc = MS_EXIT_FAILURE;
     if (rc == 0 && cfg->check) {
         /* an independent look (libcurl) at every target before any load: a typo
          * in a port or a password is one line here, not ten minutes of errors */
@@ -750,11 +794,11 @@ int run_configured(struct config *cfg, int demo_duration)
         if (stop_signal) {
             fprintf(stderr, "mailsoak: %s: interrupted during the preflight check; no load was sent\n",
                     strsignal(stop_signal));
-            rc = 128 + stop_signal;
+            rc = MS_EXIT_SIGNAL + stop_signal;
         } else if (c != 0) {
             fprintf(stderr, "mailsoak: the preflight check found problems (above); no load was sent. "
                             "Fix them, or skip the check with --no-check.\n");
-            rc = 3;
+            rc = MS_EXIT_PREFLIGHT;
         }
     }
     if (rc == 0)

@@ -54,6 +54,9 @@ static const char *const a_rate[] = { "0.01", "1000000", NULL };
 static const char *const a_factor[] = { "1.1", "100", NULL };
 static const char *const a_precision[] = { "0.001", "1", NULL };
 static const char *const a_window[] = { "1s", "", NULL };
+/* Indexed by enum gate_preset and gate_classes in config.h. */
+static const char *const gate_preset_choices[] = { "integrity", "specmail2001", "off", NULL };
+static const char *const gate_classes_choices[] = { "any", "allowed", NULL };
 
 const struct opt config_opts[] = {
     { "run", "duration", OPT_DURATION, O(duration), "10m", "duration", "how long senders send", NULL },
@@ -160,6 +163,15 @@ const struct opt config_opts[] = {
     { "server", "probe", OPT_LIST, O(server.probes), NULL, "probe", "[LABEL=]http://HOST:PORT of a `mailsoak probe` on a server's host, pulled every sample_interval instead of sampling here (repeatable: one per host)", NULL },
     { "server", "probe_token", OPT_SECRET, O(server.probe_token), "", NULL, "token the probes require (their probe.token)", NULL },
     { "server", "database", OPT_SECRET, O(server.database), "", NULL, "the database the server uses, whose own counters (lock waits, deadlocks, connections, errors) are sampled: pgsql:CONNINFO (libpq's keywords or a postgresql:// URI), mysql:KEY=VALUE... (socket, host, port, user, password) or sqlite:PATH (counted from the servers' logs)", NULL },
+
+    { "gate", "integrity", OPT_BOOL, O(gate.integrity), "yes", NULL, "fail the run (exit 4) when mail was lost, duplicated or corrupted, or nothing was sent (with senders) or read (with readers)", NULL },
+    { "gate", "settled", OPT_BOOL, O(gate.settled), "yes", NULL, "fail the run (exit 4) when a sweep was needed and did not settle, so no loss could be proven or ruled out", NULL },
+    { "gate", "proven", OPT_DOUBLE, O(gate.proven), "0.99", "gate-proven", "fail the run (exit 4) when less than this share of the accepted mail is proven delivered exactly once (with readers; 0 = off)", a_share },
+    { "gate", "preset", OPT_ENUM, O(gate.preset), "integrity", "gate", "the gates a run must pass: integrity (the integrity keys below), specmail2001 (those and SPECmail2001's quality of service: every SMTP and POP3 command class answered within 5 s and delivery within 60 s for 95%, errors under 1%; exit 5), off (none: the verdict is printed, the exit status ignores it)", gate_preset_choices },
+    { "gate", "latency", OPT_LIST, O(gate.latency), NULL, "gate-latency", "'CLASS pNN DURATION': fail (exit 5) when that percentile of CLASS is over DURATION; CLASS is a latency (smtp.rcpt, pop3.retr, delivery) or smtp / pop3 for each of its command classes", NULL },
+    { "gate", "errors", OPT_DOUBLE, O(gate.errors), "1", "gate-errors", "fail (exit 5) when the errors are more than this share of the session attempts (sessions + errors; 1 = off)", a_share },
+    { "gate", "error_classes", OPT_ENUM, O(gate.error_classes), "any", NULL, "allowed: fail (exit 5) on any error class gate.allow does not name; any: classes are not judged", gate_classes_choices },
+    { "gate", "allow", OPT_LIST, O(gate.allow), NULL, "gate-allow", "'CLASS: reason': an error class tolerated when error_classes = allowed, and why, shown in the verdict", NULL },
 
     { "probe", "listen", OPT_STR, O(probe_listen), "127.0.0.1:9470", "listen", "mailsoak probe: serve /metrics and /samples on ADDR:PORT", NULL },
     { "probe", "token", OPT_SECRET, O(probe_token), "", "token", "mailsoak probe: require 'Authorization: Bearer TOKEN' on every request", NULL },

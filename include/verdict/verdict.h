@@ -1,0 +1,78 @@
+/* verdict: what a run proved, in words a user cannot misread. From the ledger's
+ * outcomes, the send window's figures and the gates' judgement: the state (proven,
+ * failed, unproven, nothing), what was proven (delivered exactly once, N of M),
+ * what failed (lost, duplicated, corrupted), what is unproven and why (each pending
+ * reason as a share of the accepted mail), whether the server kept up (accepted
+ * against delivered rate, the queue's and the backlog's growth over the window),
+ * and, when it did not settle or keep up, the remedy measured from the run. Pure:
+ * figures in, verdict out; run/output.c prints it, result_json writes it. */
+#ifndef MS_VERDICT_VERDICT_H
+#define MS_VERDICT_VERDICT_H
+
+#include <stdint.h>
+
+#include "engine/ledger.h"
+#include "engine/stats.h"
+#include "verdict/gate.h"
+
+/* The send window, as the controller saw it at its intervals. */
+struct verdict_window {
+    double seconds;                  /* its length */
+    uint64_t accepted, read;         /* within it */
+    int has_spool;                   /* the server's queue was counted */
+    double spool_t0, spool_t1;       /* s: the first and the last count within the window */
+    uint64_t spool_first, spool_last;
+};
+
+struct verdict_input {
+    const struct counters *c;
+    const struct ledger_outcome *lo;
+    int settled;                     /* 1, 0, -1: no sweep was needed (or none ran) */
+    int swept;                       /* a sweep ran */
+    int interrupted;
+    uint64_t senders, readers;
+    double elapsed_s;                /* the whole run */
+    struct verdict_window send;
+    double rate;                     /* smtp.rate as set (0: as fast as the senders go) */
+    double sweep_timeout_s, settle_s;
+    int tester_limited;              /* the senders or the engine held back the offered load */
+    const struct err_count *err;     /* errors by class: the most frequent names the remedy */
+    unsigned nerr;
+    const struct gate_judgement *gates;
+};
+
+enum verdict_state {
+    VERDICT_PROVEN,                  /* every accepted message delivered exactly once, proven */
+    VERDICT_FAILED,                  /* mail lost, duplicated or corrupted, or nothing sent or read */
+    VERDICT_UNPROVEN,                /* nothing failed, but not all of it is proven */
+    VERDICT_NO_PROOF,                /* no readers: nothing could be proven (a senders-only run) */
+};
+extern const char *const verdict_state_names[];   /* "proven", "failed", "unproven", "no proof" */
+
+#define VERDICT_TEXT 400
+
+struct run_verdict {
+    enum verdict_state state;
+    uint64_t accepted, proven;       /* proven: delivered exactly once */
+    double proven_share, unproven_share;          /* of accepted, 0..1 */
+    double pending_share[PR_COUNT];
+    /* Kept up: 1 yes, 0 no, -1 cannot tell (the server's queue not counted, no
+     * senders, no window): by the queue's growth, since the unread backlog also
+     * holds what sits in mailboxes the readers have not reached yet. */
+    int kept_up;
+    double accepted_rate, read_rate;              /* msg/s in the send window */
+    double delivered_rate;                        /* msg/s the server delivered in it: accepted less the
+                                                   * queue's growth, or read when the queue is not counted */
+    double after_rate;                            /* msg/s read after the window (drain and sweep) */
+    double backlog_rate;                          /* msg/s the unread backlog grew in the window */
+    int has_queue_rate;
+    double queue_rate;                            /* msg/s the server's queue grew in the window */
+    double suggested_rate;                        /* smtp.rate to rerun with, 0: none */
+    double more_sweep_s;                          /* seconds more the sweep would need, 0: none */
+    char headline[VERDICT_TEXT];                  /* one line: the state and the main figure */
+    char remedy[VERDICT_TEXT];                    /* what to change, "" when nothing */
+};
+
+void verdict_make(const struct verdict_input *in, struct run_verdict *out);
+
+#endif

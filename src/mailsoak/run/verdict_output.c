@@ -1,0 +1,116 @@
+/* verdict_output: the verdict and the gates as the table's last section and as the
+ * JSON's "verdict" (include/run/verdict_output.h). Writers only: the examples of
+ * the failed messages are output.c's (summary.*_examples, the table's lists). */
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/exitcodes.h"
+#include "run/verdict_output.h"
+
+static const char *const group_names[] = { "integrity", "qos" };
+
+static void pending_line(FILE *f, const struct run_result *r)
+{
+    const struct run_verdict *v = &r->verdict;
+    fprintf(f, "  %-10s %llu (%.1f %%)", "unproven", (unsigned long long)r->lo.pending, 100 * v->unproven_share);
+    const char *sep = ": ";
+    for (unsigned k = 0; k < PR_COUNT; k++)
+        if (r->lo.pending_by[k]) {
+            fprintf(f, "%s%s %llu (%.1f %%)", sep, pending_reason_names[k], (unsigned long long)r->lo.pending_by[k],
+                    100 * v->pending_share[k]);
+            sep = ", ";
+        }
+    fputc('\n', f);
+}
+
+static void kept_up_line(FILE *f, const struct run_result *r)
+{
+    const struct run_verdict *v = &r->verdict;
+    if (!v->accepted_rate)
+        return;
+    if (v->kept_up < 0 && r->window.has_spool)
+        fprintf(f, "  %-10s cannot tell (the server's queue was counted once in the send window: a longer run, or "
+                "a shorter run.interval): accepted %.0f msg/s, read %.0f msg/s\n", "kept up", v->accepted_rate,
+                v->read_rate);
+    else if (v->kept_up >= 0)
+        fprintf(f, "  %-10s %s: accepted %.0f msg/s, delivered %.0f msg/s in the send window (its queue grew "
+                "%.1f msg/s); read %.0f msg/s\n", "kept up", v->kept_up ? "yes" : "NO", v->accepted_rate,
+                v->delivered_rate, v->queue_rate, v->read_rate);
+    else
+        fprintf(f, "  %-10s cannot tell without the server's queue (server.spool_dir): accepted %.0f msg/s, "
+                "read %.0f msg/s in the send window\n", "kept up", v->accepted_rate, v->read_rate);
+}
+
+void verdict_table(FILE *f, const struct run_result *r)
+{
+    const struct run_verdict *v = &r->verdict;
+    const struct gate_judgement *j = &r->judged;
+    char b[200];
+    fprintf(f, "\nverdict  %s\n", v->headline);
+    if (r->lo.accepted)
+        fprintf(f, "  %-10s %llu of %llu accepted delivered exactly once (%.1f %%)\n", "proven",
+                (unsigned long long)v->proven, (unsigned long long)v->accepted, 100 * v->proven_share);
+    fprintf(f, "  %-10s lost %llu, duplicated %llu, corrupted %llu\n", "failed", (unsigned long long)r->lo.lost,
+            (unsigned long long)r->lo.duplicated, (unsigned long long)r->lo.corrupted);
+    if (r->lo.pending)
+        pending_line(f, r);
+    kept_up_line(f, r);
+    if (v->remedy[0])
+        fprintf(f, "  %-10s %s\n", "remedy", v->remedy);
+    int status = gate_exit_status(j);
+    fprintf(f, "  %-10s %s", "gates", j->failed ? "FAILED" : "passed");
+    if (j->failed)
+        fprintf(f, " (exit %d: %s)", status, status == MS_EXIT_GATE_INTEGRITY ? "integrity" : "quality of service");
+    fprintf(f, ", %u of %u passed\n", j->n - j->failed, j->n);
+    for (unsigned i = 0; i < j->n; i++)
+        if (!j->v[i].pass || j->v[i].reason)
+            fprintf(f, "    %s %s\n", j->v[i].pass ? "ok  " : "FAIL", gate_describe(&j->v[i], b, sizeof b));
+}
+
+static json_t *num_or_null(int has, double v) { return has ? json_real(v) : json_null(); }
+
+json_t *verdict_json(const struct run_result *r)
+{
+    const struct run_verdict *v = &r->verdict;
+    const struct gate_judgement *j = &r->judged;
+    json_t *o = json_object();
+    json_object_set_new(o, "state", json_string(verdict_state_names[v->state]));
+    json_object_set_new(o, "headline", json_string(v->headline));
+    json_object_set_new(o, "accepted", json_integer((json_int_t)v->accepted));
+    json_object_set_new(o, "proven", json_integer((json_int_t)v->proven));
+    json_object_set_new(o, "proven_share", json_real(v->proven_share));
+    json_object_set_new(o, "unproven_share", json_real(v->unproven_share));
+    json_t *ps = json_object();
+    for (unsigned k = 0; k < PR_COUNT; k++)
+        json_object_set_new(ps, pending_reason_names[k], json_real(v->pending_share[k]));
+    json_object_set_new(o, "pending_share", ps);
+    json_object_set_new(o, "kept_up", v->kept_up < 0 ? json_null() : json_boolean(v->kept_up));
+    json_object_set_new(o, "accepted_rate", json_real(v->accepted_rate));
+    json_object_set_new(o, "read_rate", json_real(v->read_rate));
+    json_object_set_new(o, "delivered_rate", json_real(v->delivered_rate));
+    json_object_set_new(o, "after_rate", json_real(v->after_rate));
+    json_object_set_new(o, "backlog_rate", json_real(v->backlog_rate));
+    json_object_set_new(o, "queue_rate", num_or_null(v->has_queue_rate, v->queue_rate));
+    json_object_set_new(o, "remedy", v->remedy[0] ? json_string(v->remedy) : json_null());
+    json_object_set_new(o, "suggested_rate", num_or_null(v->suggested_rate > 0, v->suggested_rate));
+    json_object_set_new(o, "more_sweep_s", num_or_null(v->more_sweep_s > 0, v->more_sweep_s));
+    json_t *g = json_object(), *res = json_array(), *failed = json_array();
+    char b[200];
+    for (unsigned i = 0; i < j->n; i++) {
+        const struct gate_result *x = &j->v[i];
+        json_t *e = json_pack("{s:s, s:s, s:b, s:f, s:f, s:s, s:s, s:s}", "name", x->name, "group",
+                              group_names[x->group], "pass", x->pass, "value", x->value, "bound", x->bound, "op", x->op,
+                              "unit", x->unit, "text", gate_describe(x, b, sizeof b));
+        if (x->reason)
+            json_object_set_new(e, "reason", json_string(x->reason));
+        json_array_append_new(res, e);
+        if (!x->pass)
+            json_array_append_new(failed, json_string(x->name));
+    }
+    json_object_set_new(g, "passed", json_boolean(!j->failed));
+    json_object_set_new(g, "exit_status", json_integer(gate_exit_status(j)));
+    json_object_set_new(g, "failed", failed);
+    json_object_set_new(g, "results", res);
+    json_object_set_new(o, "gates", g);
+    return o;
+}

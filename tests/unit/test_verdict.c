@@ -1,0 +1,211 @@
+/* Unit tests of the verdict (verdict/verdict.c): its state (proven, failed,
+ * unproven, no proof) and headline from the ledger's outcomes; "lost 0" with half
+ * the mail unproven says so; the remedy measured from the run (the server's
+ * delivery rate, 80 % of it as the rate to rerun with, the sweep time the pending
+ * mail needs at that rate); kept up judged by the server's queue, not by our
+ * readers' backlog; a run that sent or read nothing names the target and its most
+ * frequent error; a run the tester held back says so. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "verdict/verdict.h"
+
+struct fix {
+    struct counters c;
+    struct ledger_outcome lo;
+    struct err_count err[3];
+    struct verdict_input in;
+    struct run_verdict v;
+};
+
+/* 60 s of sending at 300 msg/s, all of it read: 18000 messages. */
+static struct fix *clean(void)
+{
+    static struct fix f;
+    memset(&f, 0, sizeof f);
+    f.c = (struct counters){ .sent = 18000, .read = 18000, .smtp_sessions = 6000, .pop3_sessions = 3000 };
+    f.lo = (struct ledger_outcome){ .accepted = 18000, .delivered = 18000 };
+    f.in = (struct verdict_input){
+        .c = &f.c, .lo = &f.lo, .settled = -1, .senders = 20, .readers = 10, .elapsed_s = 70,
+        .send = { .seconds = 60, .accepted = 18000, .read = 17000 }, .sweep_timeout_s = 60, .settle_s = 10,
+        .err = f.err,
+    };
+    return &f;
+}
+
+static struct run_verdict *make(struct fix *f)
+{
+    verdict_make(&f->in, &f->v);
+    return &f->v;
+}
+
+static void everything_read_once_is_proven(void **st)
+{
+    struct run_verdict *v = make(clean());
+    assert_int_equal(v->state, VERDICT_PROVEN);
+    assert_string_equal(v->headline, "PROVEN: all 18000 accepted messages delivered exactly once");
+    assert_true(v->proven_share == 1);
+    assert_string_equal(v->remedy, "");
+    assert_int_equal(v->kept_up, -1);           /* the queue was not counted */
+}
+
+static void losses_fail(void **st)
+{
+    struct fix *f = clean();
+    f->lo.lost = 3;
+    f->lo.corrupted = 1;
+    f->lo.delivered = 17996;
+    struct run_verdict *v = make(f);
+    assert_int_equal(v->state, VERDICT_FAILED);
+    assert_string_equal(v->headline, "FAILED: 3 lost, 0 duplicated, 1 corrupted of 18000 accepted");
+    assert_non_null(strstr(v->remedy, "server's logs"));
+}
+
+/* The issue's run: sent 18666, read 8692, lost 0, pending 9974 (queued 3715,
+ * unsettled 6259). */
+static void half_unproven_says_so_and_what_to_change(void **st)
+{
+    struct fix *f = clean();
+    f->c.sent = 18666;
+    f->c.read = 8692;
+    f->lo = (struct ledger_outcome){ .accepted = 18666, .delivered = 8692, .pending = 9974,
+                                     .pending_by = { [PR_QUEUED] = 3715, [PR_UNSETTLED] = 6259 } };
+    f->in.settled = 0;
+    f->in.swept = 1;
+    f->in.elapsed_s = 180;                       /* 60 s of sending, 120 of drain and sweep */
+    f->in.send = (struct verdict_window){ .seconds = 60, .accepted = 18666, .read = 3000, .has_spool = 1,
+                                          .spool_t0 = 1, .spool_t1 = 59, .spool_first = 0, .spool_last = 5800 };
+    struct run_verdict *v = make(f);
+    assert_int_equal(v->state, VERDICT_UNPROVEN);
+    assert_non_null(strstr(v->headline, "UNPROVEN: 9974 of 18666 accepted messages (53.4 %)"));
+    assert_non_null(strstr(v->headline, "\"lost 0\" says nothing"));
+    assert_true(v->pending_share[PR_QUEUED] > 0.199 && v->pending_share[PR_QUEUED] < 0.2);
+    /* the queue grew 100 msg/s of the 311 accepted: the server delivered 211 */
+    assert_int_equal(v->kept_up, 0);
+    assert_true(v->queue_rate > 99.9 && v->queue_rate < 100.1);
+    assert_true(v->delivered_rate > 211 && v->delivered_rate < 212);
+    /* after the window it read (8692 - 3000) / 120 = 47 msg/s: the higher rate counts */
+    assert_true(v->suggested_rate == 168);       /* 80 % of 211.1 */
+    assert_true(v->more_sweep_s == 58);          /* 9974 / 211.1 = 47.2 s, + settle 10 s */
+    assert_string_equal(v->remedy, "the server delivered 211 msg/s (it accepted 311): rerun with smtp.rate = 168, "
+                                   "or give the sweep 58 s more (run.sweep_timeout = 118s)");
+}
+
+static void kept_up_is_the_queue_not_our_backlog(void **st)
+{
+    struct fix *f = clean();
+    /* the readers fell 1000 behind (mail in mailboxes), the queue stayed flat */
+    f->in.send = (struct verdict_window){ .seconds = 60, .accepted = 18000, .read = 17000, .has_spool = 1,
+                                          .spool_t0 = 1, .spool_t1 = 59, .spool_first = 40, .spool_last = 60 };
+    struct run_verdict *v = make(f);
+    assert_int_equal(v->kept_up, 1);
+    assert_true(v->backlog_rate > 16 && v->backlog_rate < 17);
+    assert_string_equal(v->remedy, "");
+    /* a queue growing by more than 5 % of the accepted rate: not kept up, even with all of it proven */
+    f->in.send.spool_last = 1200;
+    v = make(f);
+    assert_int_equal(v->kept_up, 0);
+    assert_int_equal(v->state, VERDICT_PROVEN);
+    assert_non_null(strstr(v->remedy, "its queue grew 20 msg/s"));
+    assert_non_null(strstr(v->remedy, "rerun with smtp.rate = 224"));   /* 80 % of 300 - 20 */
+}
+
+static void nothing_sent_or_read_names_the_target(void **st)
+{
+    struct fix *f = clean();
+    f->c = (struct counters){ .errors = 3 };
+    f->lo = (struct ledger_outcome){ 0 };
+    f->in.send = (struct verdict_window){ .seconds = 2 };
+    f->err[0] = (struct err_count){ "smtp_banner_unanswered", 3 };
+    f->in.nerr = 1;
+    struct run_verdict *v = make(f);
+    assert_int_equal(v->state, VERDICT_FAILED);
+    assert_string_equal(v->headline, "FAILED: nothing was sent (3 errors, most smtp_banner_unanswered)");
+    assert_string_equal(v->remedy, "no message was accepted: check smtp.target (smtp_banner_unanswered: see errors "
+                                   "by class)");
+    f = clean();
+    f->c.read = 0;
+    f->lo.delivered = 0;
+    f->lo.pending = 18000;
+    f->lo.pending_by[PR_UNSWEPT] = 18000;
+    f->c.errors = 40;
+    f->err[0] = (struct err_count){ "smtp_rcpt_450", 4 };
+    f->err[1] = (struct err_count){ "pop3_pass_auth", 30 };
+    f->err[2] = (struct err_count){ "pop3_user_other", 6 };
+    f->in.nerr = 3;
+    v = make(f);
+    assert_int_equal(v->state, VERDICT_FAILED);
+    assert_string_equal(v->headline, "FAILED: none of the 18000 accepted messages was read (40 errors, most "
+                                     "pop3_pass_auth)");
+    assert_non_null(strstr(v->remedy, "pop3.target and the users' passwords (pop3_pass_auth"));
+}
+
+static void no_readers_no_proof(void **st)
+{
+    struct fix *f = clean();
+    f->in.readers = 0;
+    f->c.read = 0;
+    f->lo.delivered = 0;
+    f->lo.pending = 18000;
+    struct run_verdict *v = make(f);
+    assert_int_equal(v->state, VERDICT_NO_PROOF);
+    assert_non_null(strstr(v->headline, "NO PROOF: no readers"));
+}
+
+static void the_tester_held_back(void **st)
+{
+    struct fix *f = clean();
+    f->in.tester_limited = 1;
+    f->lo.delivered = 17000;
+    f->lo.pending = 1000;
+    f->in.settled = 0;
+    struct run_verdict *v = make(f);
+    assert_non_null(strstr(v->remedy, "this run measured mailsoak, not the server"));
+}
+
+static void a_queue_that_does_not_move(void **st)
+{
+    struct fix *f = clean();
+    f->c.read = 0;
+    f->c.sent = 500;
+    f->lo = (struct ledger_outcome){ .accepted = 500, .pending = 500, .pending_by = { [PR_QUEUED] = 500 } };
+    f->in.readers = 10;
+    f->in.send = (struct verdict_window){ .seconds = 10, .accepted = 500, .read = 0 };
+    struct run_verdict *v = make(f);
+    assert_int_equal(v->state, VERDICT_FAILED);                  /* nothing read: the queue holds it */
+    assert_non_null(strstr(v->remedy, "the server's queue still holds 500 of them, it delivered none"));
+    f->c.read = 1;                                               /* one message, read at once */
+    f->lo.delivered = 1;
+    f->lo.pending = 499;
+    f->lo.pending_by[PR_QUEUED] = 499;
+    f->in.send.read = 1;
+    f->in.send.has_spool = 1;
+    f->in.send.spool_t0 = 1;
+    f->in.send.spool_t1 = 9;
+    f->in.send.spool_last = 400;
+    f->in.swept = 1;
+    f->in.settled = 0;
+    v = make(f);
+    assert_int_equal(v->state, VERDICT_UNPROVEN);
+    assert_true(v->delivered_rate == 0);
+    assert_non_null(strstr(v->remedy, "its queue does not move"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(everything_read_once_is_proven),
+        cmocka_unit_test(losses_fail),
+        cmocka_unit_test(half_unproven_says_so_and_what_to_change),
+        cmocka_unit_test(kept_up_is_the_queue_not_our_backlog),
+        cmocka_unit_test(nothing_sent_or_read_names_the_target),
+        cmocka_unit_test(no_readers_no_proof),
+        cmocka_unit_test(the_tester_held_back),
+        cmocka_unit_test(a_queue_that_does_not_move),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
