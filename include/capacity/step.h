@@ -24,6 +24,11 @@ struct step_figures {
     struct err_count err[ERR_CLASSES_MAX];
     double offered, accepted, delivered;   /* msg/s in the window: arrivals started, accepted, read */
     double unread_slope;             /* msg/s: growth of the mail accepted and not yet read (least squares) */
+    /* The server's side of that backlog, where the collector measured it: the
+     * queue ([server] spool_dir) and the mailboxes ([server] store_dir). */
+    int has_spool, has_store;
+    double spool_slope, store_slope; /* msg/s */
+    double unread_mean;              /* messages: the backlog's mean over the window */
     /* the whole run */
     uint64_t sent, lost, duplicated, corrupted, pending;
     int settled;                     /* 1, 0, or -1: no sweep was needed */
@@ -72,8 +77,12 @@ struct step_judgement {
 /* A step is invalid, and says nothing of the server, when the tester limited it:
  * its run was interrupted or had no steady interval; its engine ran late on the
  * schedule, or arrivals waited for a free sender (more than 1 in 1000: FIX_SENDERS);
- * its readers left mail in the mailboxes (more than 1 visit in 20) while the
- * backlog grew (FIX_READERS). Otherwise it passes when every check passes:
+ * the backlog grew but not in the server's queue: its readers left mail in the
+ * mailboxes (more than 1 visit in 20), or the mailboxes' count grew by half the
+ * backlog's growth or more, or the queue, measured, grew by under half of it
+ * (FIX_READERS: the store holds the mail and the readers do not come for it). The
+ * backlog may also grow by its own noise: 3 standard deviations of a count of its
+ * mean (3 sqrt(mean + 1)) over the window. Otherwise it passes when every check passes:
  * nothing lost, duplicated or corrupted in the whole run, mail accepted, the
  * backlog steady, every latency and the errors within the rules. */
 void step_judge(const struct step_rules *r, const struct step_figures *f, struct step_judgement *j);

@@ -90,31 +90,89 @@ static void goes_down_and_stops(void **st)
 /* A result file: n intervals of 1 s, the first `ramp` in the ramp, then the send
  * phase, then two of drain; each steady one with sent 100, read read_per, the
  * backlog growing by growth a second, and a latency class. */
-static json_t *result(unsigned n, unsigned ramp, double growth, unsigned read_per, uint64_t lat_ns)
+static json_t *result_srv(unsigned n, unsigned ramp, double growth, unsigned read_per, uint64_t lat_ns,
+                          double spool_growth, double store_growth)
 {
     json_t *tl = json_array();
     struct hist h;
-    double unread = 50;
+    double unread = 50, spool = 10, store = 40;
     for (unsigned i = 1; i <= n + 2; i++) {
         int send = i <= n;
         int steady = send && i > ramp;
-        if (steady)
+        if (steady) {
             unread += growth;
+            spool += spool_growth;
+            store += store_growth;
+        }
         hist_reset(&h);
         for (int k = 0; k < 100; k++)
             hist_record(&h, lat_ns);
         json_t *lat = json_object();
         json_object_set_new(lat, "smtp.rcpt", latency_json(&h));
         json_object_set_new(lat, "delivery", latency_json(&h));
-        json_array_append_new(tl, json_pack("{s:f, s:s, s:i, s:i, s:i, s:{s:i}, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o}",
+        json_t *entry = json_pack("{s:f, s:s, s:i, s:i, s:i, s:{s:i}, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o}",
                                             "t", (double)i, "phase", send ? "send" : "drain", "sent", steady ? 100 : 7,
                                             "read", steady ? (int)read_per : 3, "errors", 1, "errors_by_class",
                                             "smtp_rcpt_450", 1, "unread", (int)unread, "smtp_sessions", 40,
                                             "pop3_sessions", 60, "arrivals", steady ? 100 : 7, "late_busy", 0,
-                                            "late_engine", 0, "left_behind", 0, "latency", lat));
+                                            "late_engine", 0, "left_behind", 0, "latency", lat);
+        if (spool_growth >= 0 || store_growth >= 0)
+            json_object_set_new(entry, "server",
+                                json_pack("{s:o, s:o}", "spool", spool_growth >= 0 ? json_integer((json_int_t)spool)
+                                                                                   : json_null(),
+                                          "store_messages", store_growth >= 0 ? json_integer((json_int_t)store)
+                                                                              : json_null()));
+        json_array_append_new(tl, entry);
     }
     return json_pack("{s:b, s:o, s:{s:i, s:i, s:i, s:i, s:i, s:b}}", "interrupted", 0, "timeline", tl, "summary",
                      "sent", 1000, "lost", 0, "duplicated", 0, "corrupted", 0, "pending", 0, "settled", 1);
+}
+
+static json_t *result(unsigned n, unsigned ramp, double growth, unsigned read_per, uint64_t lat_ns)
+{
+    return result_srv(n, ramp, growth, read_per, lat_ns, -1, -1);
+}
+
+/* The backlog grows: in the server's queue it is the server's failure; in the
+ * mailboxes (or anywhere but a measured queue) the readers are behind. */
+static void where_the_backlog_grows(void **st)
+{
+    (void)st;
+    char err[200];
+    struct step_figures *f = calloc(1, sizeof *f);
+    struct step_rules rl;
+    struct step_judgement j;
+    step_rules_specmail(&rl, 0.05);
+    json_t *r = result_srv(10, 2, 9, 91, 3000000, 9, 0);     /* the queue takes the growth */
+    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_true(f->has_spool && f->has_store && fabs(f->spool_slope - 9) < 0.01);
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_FAIL);
+    assert_string_equal(j.v[j.first_failed].name, "queue growth");
+    json_decref(r);
+    r = result_srv(10, 2, 9, 91, 3000000, 0, 9);             /* the mailboxes take it */
+    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_INVALID);
+    assert_int_equal(j.fix, FIX_READERS);
+    assert_non_null(strstr(j.why, "mailboxes"));
+    json_decref(r);
+    r = result_srv(10, 2, 9, 91, 3000000, 0, -1);            /* a flat queue, no store count */
+    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_INVALID);
+    assert_int_equal(j.fix, FIX_READERS);
+    json_decref(r);
+    /* a backlog of 1-2 messages moving by one is noise, not growth */
+    r = result(10, 2, 0, 100, 3000000);
+    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    f->unread_mean = 2;
+    f->unread_slope = 0.5;                   /* 4 messages over 8 s: within 3 sqrt(3) */
+    f->accepted = 1;
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_PASS);
+    json_decref(r);
+    free(f);
 }
 
 static void window_figures(void **st)
@@ -224,7 +282,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(goes_down_and_stops),
-        cmocka_unit_test(window_figures), cmocka_unit_test(tester_limits),
+        cmocka_unit_test(window_figures), cmocka_unit_test(tester_limits), cmocka_unit_test(where_the_backlog_grows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
