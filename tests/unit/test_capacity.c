@@ -109,6 +109,7 @@ static json_t *result_srv(unsigned n, unsigned ramp, double growth, unsigned rea
             hist_record(&h, lat_ns);
         json_t *lat = json_object();
         json_object_set_new(lat, "smtp.rcpt", latency_json(&h));
+        json_object_set_new(lat, "pop3.pass", latency_json(&h));
         json_object_set_new(lat, "delivery", latency_json(&h));
         json_t *entry = json_pack("{s:f, s:s, s:i, s:i, s:i, s:{s:i}, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o}",
                                             "t", (double)i, "phase", send ? "send" : "drain", "sent", steady ? 100 : 7,
@@ -156,6 +157,11 @@ static void where_the_backlog_grows(void **st)
     assert_int_equal(j.verdict, STEP_INVALID);
     assert_int_equal(j.fix, FIX_READERS);
     assert_non_null(strstr(j.why, "mailboxes"));
+    json_decref(r);
+    r = result_srv(10, 2, 9, 91, 6000000000ull, 0, 9);       /* in the mailboxes, but POP3 takes 6 s */
+    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_FAIL);                  /* the server keeps the readers waiting */
     json_decref(r);
     r = result_srv(10, 2, 9, 91, 3000000, 0, -1);            /* a flat queue, no store count */
     assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);

@@ -282,7 +282,11 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
     const struct capacity_config *k = &cfg->capacity;
     struct search_rules sr = { k->start, k->factor, k->max_rate, k->precision, k->confirm };
     search_init(&c.s, &sr);
-    step_rules_specmail(&c.rules, k->queue_growth);
+    char gerr[300];
+    if (step_rules_from_config(&c.rules, cfg, gerr, sizeof gerr) < 0) {
+        fprintf(stderr, "mailsoak capacity: %s\n", gerr);
+        return 2;
+    }
     c.ramp_s = (double)k->ramp / 1e9;
     c.window_s = (double)k->window / 1e9;
     time_t now = time(NULL);
