@@ -128,7 +128,12 @@ static int run_step(const struct config *cfg, int argc, char **argv, const struc
      * overloaded steps, which must deliver their backlog before the next starts */
     snprintf(kv[k++], sizeof kv[0], "run.drain=%llums", (unsigned long long)(cfg->capacity.drain / 1000000));
     snprintf(kv[k++], sizeof kv[0], "run.check=%s", p->check ? "yes" : "no");
-    snprintf(kv[k++], sizeof kv[0], "run.label=%.6g msg/s", p->rate);
+    /* the column's name in compare: the search's label (its steps are repeats of one
+     * server), else the step's rate */
+    if (cfg->label[0])
+        snprintf(kv[k++], sizeof kv[0], "run.label=%.100s", cfg->label);
+    else
+        snprintf(kv[k++], sizeof kv[0], "run.label=%.6g msg/s", p->rate);
     /* a seed of its own per step, so the steps' Poisson noise is independent, and the
      * search still replays with run.seed */
     snprintf(kv[k++], sizeof kv[0], "run.seed=%llu", (unsigned long long)(cfg->seed ? cfg->seed + p->n : 0));
