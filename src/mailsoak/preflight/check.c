@@ -699,6 +699,12 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile 
 out:
     for (size_t i = 0; pr && i < n; i++) {
         if (pr[i].h) {
+            /* Interrupted: removing a transfer still under way makes curl end the
+             * session politely (SMTP QUIT) and wait for the reply until the 15 s
+             * total, from a server that may never answer; with no time left it
+             * does not wait. */
+            if (stop && *stop && !pr[i].done)
+                curl_easy_setopt(pr[i].h, CURLOPT_TIMEOUT_MS, 1L);
             curl_multi_remove_handle(m, pr[i].h);
             curl_easy_cleanup(pr[i].h);
         }
