@@ -74,3 +74,17 @@ eng=$(a late_engine "$WORK/stopped.json")
 [[ $(a tester_limited "$WORK/stopped.json") == true ]] || fail "stopped: not marked tester-limited"
 ok "engine stopped for 2 s: $eng arrivals late on the engine, tester-limited"
 srv_stop
+
+# 4. pop3.visit = owed: the readers log in only where mail is owed, so over 1200
+# mailboxes they make far fewer logins than the classic random ones, and still read
+# everything, sooner.
+srv_start --set users.count=1200
+(run_on random --senders 20 --set users.count=1200) || fail "the random readers' run failed"
+(run_on owed --senders 20 --set users.count=1200 --set pop3.visit=owed) || fail "the owed readers' run failed"
+lr=$(jq '.summary.latency["pop3.pass"].count' "$WORK/random.json") lo=$(jq '.summary.latency["pop3.pass"].count' "$WORK/owed.json")
+dr=$(jq '.summary.latency.delivery.p90' "$WORK/random.json") do=$(jq '.summary.latency.delivery.p90' "$WORK/owed.json")
+((lo * 3 < lr)) || fail "pop3.visit = owed: $lo logins, random: $lr"
+[[ $(jq -r .summary.delivered "$WORK/owed.json") == $(jq -r .summary.sent "$WORK/owed.json") ]] || fail "pop3.visit = owed: not all delivered"
+jq -e --argjson a "$do" --argjson b "$dr" '$a < $b' <<<null >/dev/null || fail "pop3.visit = owed: delivery p90 $do ms, random $dr ms"
+ok "pop3.visit = owed: $lo logins where random readers made $lr, all read, delivery p90 $do ms (random: $dr ms)"
+srv_stop

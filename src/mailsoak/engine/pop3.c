@@ -239,7 +239,9 @@ static int pick_user(struct pop3_session *s)
         size_t start = (size_t)rng_range(&s->rng, 0, n - 1);
         for (size_t k = 0; k < n; k++) {
             uint32_t u = (uint32_t)((start + k) % n);
-            if (phase == PH_DRAIN && atomic_load_explicit(&l->owed[u], memory_order_relaxed) <= 0)
+            /* the drain, and pop3.visit = owed, go only where mail is owed */
+            if ((phase == PH_DRAIN || cfg_of(s)->visit_owed) &&
+                atomic_load_explicit(&l->owed[u], memory_order_relaxed) <= 0)
                 continue;
             if (hold_mailbox(s, u)) {
                 s->user = u;

@@ -19,6 +19,8 @@ static const char *const protocol_choices[] = { "smtp", "lmtp", NULL };
 static const char *const arrivals_choices[] = { "constant", "exponential", NULL };
 static const char *const ladder_counts[] = { "1", "1000", NULL };
 static const char *const ladder_maxes[] = { "1k", "4G", NULL };
+/* pop3.visit; indexed by the int visit_owed (0 random, 1 owed). */
+static const char *const visit_choices[] = { "random", "owed", NULL };
 static const char *const size_dist_choices[] = { "uniform", "fixed", "lognormal", "file", "cdf", "ladder", NULL };
 static const char *const content_choices[] = { "random", "mime", "corpus", NULL };
 /* Indexed by enum tls_mode, smtp_auth and pop3_auth in config.h. */
@@ -120,6 +122,7 @@ const struct opt config_opts[] = {
     { "pop3", "timeout", OPT_DURATION, O(pop3_timeout), "30s", NULL, "limit on each POP3 phase", a_timeout },
     { "pop3", "start_after", OPT_DURATION, O(start_after), "0s", NULL, "readers begin this long after the senders (lets mail pile up first)", NULL },
     { "pop3", "delete_share", OPT_DOUBLE, O(delete_share), "1", NULL, "share of retrieved messages deleted (the rest stay; rabid's download/delete percentages)", a_share },
+    { "pop3", "visit", OPT_ENUM, O(visit_owed), "random", NULL, "classic readers: log in to mailboxes at random (rabid's readers: most logins find nothing), or only to mailboxes owed mail the ledger knows was accepted (owed: the readers come for the mail, and their logins are few)", visit_choices },
     { "pop3", "poll_interval", OPT_DURATION, O(poll_interval), "0s", "poll-interval", "readers as mail clients: each user checks its mailbox every this long (+- poll_jitter), over the readers' connections, so logins come at poll_users / poll_interval whatever the server's speed (0 = classic readers, one session after another)", NULL },
     { "pop3", "poll_jitter", OPT_DOUBLE, O(poll_jitter), "0.1", NULL, "poll_interval: each check's interval varies uniformly by this share of it", a_share },
     { "pop3", "poll_users", OPT_COUNT, O(poll_users), "0", NULL, "poll_interval: how many users run a mail client, the first N of [users] (0 = all)", NULL },
