@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "lib/cli.h"
+#include "lib/exitcodes.h"
 #include "preflight/check.h"
 #include "settings/config.h"
 
@@ -40,7 +41,7 @@ int cmd_check(int argc, char **argv)
     int parsed = cli_parse(&cmd, argc, argv, stdout, stderr, NULL, NULL, &rc);
     if (parsed && config_check_limits(&cfg, err, sizeof err) < 0) {
         fprintf(stderr, "mailsoak check: %s\n", err);   /* as run says it, with the same status */
-        rc = 2;
+        rc = MS_EXIT_SETUP;
     } else if (parsed) {
         curl_global_init(CURL_GLOBAL_DEFAULT);
         rc = check_config(&cfg, (unsigned)sample, stdout, NULL);

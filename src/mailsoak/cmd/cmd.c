@@ -19,9 +19,11 @@ static void usage(FILE *f)
     fputs("\n'mailsoak COMMAND --help' describes a command's options; 'man mailsoak' all\n"
           "(in a build tree: man -l build/doc/mailsoak.1).\n"
           "\n"
-          "exit status: 0 done, 1 run-time failure, 2 bad configuration or arguments,\n"
-          "3 the preflight check found a problem (run, check), 128+N ended early by\n"
-          "signal N (the report is still written).\n", f);
+          "exit status: 0 done (a run: every gate passed), 1 run-time failure, 2 bad\n"
+          "configuration or arguments, 3 the preflight check found a problem (run,\n"
+          "check), 4 an integrity gate failed (mail lost, duplicated, corrupted, or\n"
+          "too little proven), 5 only quality-of-service gates failed, 128+N ended\n"
+          "early by signal N (the report is still written).\n", f);
 }
 
 int cmd_main(int argc, char **argv)

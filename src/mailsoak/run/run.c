@@ -783,7 +783,7 @@ int run_configured(struct config *cfg, int demo_duration)
     char err[600];
     if (config_check_limits(cfg, err, sizeof err) < 0) {
         fprintf(stderr, "mailsoak: %s\n", err);
-        return 2;
+        return MS_EXIT_SETUP;
     }
     if (!cfg->smtp_targets.n && !cfg->pop3_targets.n && embedded_start(cfg, &demo, demo_duration) < 0)
         rc = MS_EXIT_FAILURE;
