@@ -251,6 +251,19 @@ static void axes(FILE *f, const struct axis *x, const struct axis *y, const char
     fputs("</text>", f);
 }
 
+/* A step's value in series which: accepted, delivered (msg/s), delivery's p95, the
+ * worst command's p95 (s). */
+static double series_value(const struct step_figures *s, int which)
+{
+    int w = step_worst_command(s, 95);
+    switch (which) {
+    case 0: return s->accepted;
+    case 1: return s->delivered;
+    case 2: return ms(hist_percentile(&s->lat[LAT_DELIVERY], 95)) / 1000;
+    default: return w >= 0 ? ms(hist_percentile(&s->lat[w], 95)) / 1000 : 0;
+    }
+}
+
 /* One series: a point per step with figures (hollow when the step failed, grey when
  * invalid), joined in the order of the offered rate. */
 static void series(FILE *f, const struct capacity_record *c, const struct axis *x, const struct axis *y, int which,
@@ -269,18 +282,14 @@ static void series(FILE *f, const struct capacity_record *c, const struct axis *
     fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='1.5' points='", colour);
     for (size_t i = 0; i < n; i++) {
         const struct step_figures *s = c->steps[order[i]].f;
-        double v = which == 0 ? s->accepted : which == 1 ? s->delivered
-                 : which == 2 ? ms(hist_percentile(&s->lat[LAT_DELIVERY], 95)) / 1000
-                 : step_worst_command(s, 95) >= 0 ? ms(hist_percentile(&s->lat[step_worst_command(s, 95)], 95)) / 1000 : 0;
+        double v = series_value(s, which);
         fprintf(f, "%.1f,%.1f ", px(x, s->offered), py(y, v > y->hi ? y->hi : v));
     }
     fputs("'/>", f);
     for (size_t i = 0; i < n; i++) {
         const struct step_record *st = &c->steps[order[i]];
         const struct step_figures *s = st->f;
-        double v = which == 0 ? s->accepted : which == 1 ? s->delivered
-                 : which == 2 ? ms(hist_percentile(&s->lat[LAT_DELIVERY], 95)) / 1000
-                 : step_worst_command(s, 95) >= 0 ? ms(hist_percentile(&s->lat[step_worst_command(s, 95)], 95)) / 1000 : 0;
+        double v = series_value(s, which);
         const char *fill = st->j.verdict == STEP_PASS ? colour : "white";
         const char *stroke = st->j.verdict == STEP_INVALID ? "#999" : colour;
         fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='%s' stroke='%s'><title>step %u, %.1f msg/s: %s</title></circle>",
