@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # t_scripts_help.sh: the scripts a user runs by hand answer --help with their whole
-# usage on stdout and exit 0 (scripts/testbed's once went to stderr with status 2,
-# and was cut at a fixed line of its header); a wrong call still exits 2 with the
-# usage on stderr.
+# usage on stdout and exit 0 (scripts/testbed's and scripts/compare-backends' once
+# went to stderr with status 2, cut at a fixed line of their headers, the latter
+# mid-sentence); a wrong call still exits 2 with the usage on stderr.
 source "$(dirname "$0")/lib.sh"
 
 # help SCRIPT WORD...: SCRIPT --help exits 0, prints on stdout only, and names every WORD.
@@ -25,4 +25,9 @@ help testbed "testbed up" "testbed down" "testbed status" "testbed count" "testb
 check "testbed without a command exits 2" eq "$?" 2
 check "testbed without a command: the usage on stderr" grep -q '^Usage:' "$WORK/none.err"
 check "testbed without a command: nothing on stdout" eq "$(cat "$WORK/none.out")" ""
+help compare-backends --duration --repeat --users --out --conf --backends --stores --capacity \
+    "then the classic table of each search's step at its capacity (what the server spent there)."
+"$TOP/scripts/compare-backends" --bogus >"$WORK/cb.out" 2>"$WORK/cb.err"
+check "compare-backends with a wrong option exits 2" eq "$?" 2
+check "compare-backends with a wrong option: the usage on stderr" grep -q '^Usage:' "$WORK/cb.err"
 finish
