@@ -34,7 +34,8 @@ postfix -c "$POSTFIX_CONF" reload >/dev/null 2>&1
 rc=$?
 stop_stall
 cat "$WORK/table.txt"
-check "run exits 0" eq "$rc" 0
+check "run exits 4: the duplicated gate fails on the copies made" eq "$rc" 4
+check "the verdict names the gate" grep -qF "FAIL duplicated 3, must be = 0" "$WORK/table.txt"
 s() { jget "$WORK/run.json" ".summary.$1"; }
 check "sent = $N" eq "$(s sent)" $N
 check "$K stalled by the relay" eq "$(grep -c '^stalled <' "$WORK/stall.log")" $K

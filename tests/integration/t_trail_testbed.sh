@@ -47,7 +47,7 @@ postqueue -c "$POSTFIX_CONF" -f
 wait $pid
 rc=$?
 cat "$WORK/table.txt"
-check "run exits 0" eq "$rc" 0
+check "run exits 4: the lost gate fails on the messages removed" eq "$rc" 4
 s() { jget "$WORK/run.json" ".summary.$1"; }
 check "sent = $N" eq "$(s sent)" $N
 check "lost = 4" eq "$(s lost)" 4
