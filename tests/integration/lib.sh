@@ -40,6 +40,19 @@ testbed_up() {
     source "$TB/testbed.env"
 }
 
+# testbed_store_count: the messages in the testbed's store (scripts/testbed count,
+# independent of the servers' counters), once Postfix's queue is empty (at most 30 s).
+testbed_store_count() {
+    local q s
+    for _ in $(seq 1 300); do
+        read -r _ q < <("$TOP/scripts/testbed" count --dir "$TB" | grep '^queue')
+        [[ $q == 0 ]] && break
+        sleep 0.1
+    done
+    read -r _ s < <("$TOP/scripts/testbed" count --dir "$TB" | grep '^store')
+    echo "$s"
+}
+
 # jget FILE JQ-EXPRESSION
 jget() { jq -r "$2" "$1"; }
 

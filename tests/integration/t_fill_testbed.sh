@@ -7,16 +7,6 @@
 source "$(dirname "$0")/lib.sh"
 testbed_up maildir 30
 
-count_store() {   # the store's message count once Postfix's queue is empty (at most 30 s)
-    local q s
-    for _ in $(seq 1 300); do
-        read -r _ q < <("$TOP/scripts/testbed" count --dir "$TB" | grep '^queue')
-        [[ $q == 0 ]] && break
-        sleep 0.1
-    done
-    read -r _ s < <("$TOP/scripts/testbed" count --dir "$TB" | grep '^store')
-    echo "$s"
-}
 
 # 1. The fill alone (fill.only), as a script would: 5-15 messages per mailbox.
 "$MAILSOAK" run -c "$TB/mailsoak.conf" --fill 5-15 --fill-only yes --seed 3 --set run.settle=2s \
@@ -30,7 +20,7 @@ check "all accepted" eq "$(jget "$WORK/fill.json" .fill.accepted)" "$planned"
 check "all verified by the listing" eq "$(jget "$WORK/fill.json" .fill.verified)" "$planned"
 check "none duplicated or missing" eq "$(jget "$WORK/fill.json" '.fill.duplicated + .fill.missing + .fill.unverified')" 0
 check "the fill ledger lists each, verified" eq "$(grep -c ',verified$' "$WORK/fill.csv")" "$planned"
-check "the store holds exactly the planned count (independent count)" eq "$(count_store)" "$planned"
+check "the store holds exactly the planned count (independent count)" eq "$(testbed_store_count)" "$planned"
 
 # 2. A soak on that store (fill.from: the fill-only run's JSON): its readers leave
 # the filled messages as if it had filled them, and the store keeps them exactly.
@@ -41,7 +31,7 @@ check "it names the fill it left" eq "$(jget "$WORK/reuse.json" .fill.run_id)" "
 check "soak: 200 sent, all delivered once" eq "$(jget "$WORK/reuse.json" .summary.delivered)" 200
 check "soak: nothing lost, pending, duplicated" eq "$(jget "$WORK/reuse.json" '.summary.lost + .summary.pending + .summary.duplicated')" 0
 check "soak: no filled message taken for stale" eq "$(jget "$WORK/reuse.json" .summary.stale)" 0
-check "the store still holds exactly the fill" eq "$(count_store)" "$planned"
+check "the store still holds exactly the fill" eq "$(testbed_store_count)" "$planned"
 
 # 3. A soak after a second fill in the same run. The readers leave this fill's
 # messages (skipped by UIDL) and clear what they meet of the first run's as stale:
@@ -57,6 +47,6 @@ check "soak: all 200 delivered once" eq "$(jget "$WORK/soak.json" .summary.deliv
 check "soak: nothing lost, pending, duplicated" eq "$(jget "$WORK/soak.json" '.summary.lost + .summary.pending + .summary.duplicated')" 0
 stale=$(jget "$WORK/soak.json" .summary.stale)
 check "soak: some of the first fill cleared as stale" gt "$stale" 0
-check "the store holds the second fill and the first's not cleared" eq "$(count_store)" $((planned2 + planned - stale))
+check "the store holds the second fill and the first's not cleared" eq "$(testbed_store_count)" $((planned2 + planned - stale))
 check "the workload names the fill" eq "$(jget "$WORK/soak.json" .workload.fill)" "2-4"
 finish

@@ -2,14 +2,14 @@
 # The office profile (conf/office.conf) against the real testbed, its clock made
 # short: the store filled first (3-8 messages a mailbox) and counted independently
 # at the end (the clients deleted what they read and left the filled mail, so the
-# store holds exactly the fill); 100 mail clients checking every 10 s over 40
+# store holds exactly the fill); 100 mail clients checking every 10 s over 100
 # connections log in at 10 a second, within 5 %; MIME mail of the published sizes
 # (up to 64 KiB here) to 1-5 recipients, every copy delivered exactly once.
 source "$(dirname "$0")/lib.sh"
 testbed_up maildir 100
 
 "$MAILSOAK" run -c "$TOP/conf/office.conf" -c "$TB/mailsoak.conf" --duration 40s --drain 30s --rate 10 \
-    --readers 40 --set pop3.poll_interval=10s --set fill.messages=3-8 --set smtp.size=0-64k --seed 24 \
+    --readers 100 --set pop3.poll_interval=10s --set fill.messages=3-8 --set smtp.size=0-64k --seed 24 \
     --set run.settle=2s --set smtp.retry_min=2s --interval 10s \
     --json "$WORK/office.json" >"$WORK/office.txt" 2>"$WORK/office.err"
 check "office soak exits 0" eq "$?" 0
@@ -30,11 +30,6 @@ check "nothing lost, pending, duplicated or corrupted" eq "$(j '.summary.lost + 
 check "retries on, as the profile says" eq "$(j .config.smtp.retry)" yes
 check "MIME content" eq "$(j .config.smtp.content)" mime
 # the independent count: Postfix's queue empty, the store holds the fill and nothing else
-for _ in $(seq 1 100); do
-    read -r _ q < <("$TOP/scripts/testbed" count --dir "$TB" | grep '^queue')
-    [[ $q == 0 ]] && break
-    sleep 0.1
-done
-read -r _ store < <("$TOP/scripts/testbed" count --dir "$TB" | grep '^store')
+store=$(testbed_store_count)
 check "the store holds exactly the $planned filled messages (scripts/testbed count)" eq "$store" "$planned"
 finish

@@ -703,16 +703,25 @@ static void csv_line(void *arg, uint64_t seq, const struct ledger_entry *e)
     fputc('\n', c->f);
 }
 
-int write_ledger_csv(const char *path, const struct run_result *r, char *err, size_t errlen)
+/* A CSV of the ledger, atomically: the header, then what line() writes of each entry. */
+static int write_csv(const char *path, const char *header,
+                     void (*line)(void *arg, uint64_t seq, const struct ledger_entry *e),
+                     const struct run_result *r, char *err, size_t errlen)
 {
     struct atomic_file a;
     if (atomic_open(&a, path, err, errlen) < 0)
         return -1;
     struct csv_ctx c = { r, a.f };
-    fputs("id,message_id,mailbox,size,accepted,outcome,reason,queue_id,cause,trail\n", a.f);
-    ledger_each(&r->run->ledger, csv_line, &c);
+    fputs(header, a.f);
+    ledger_each(&r->run->ledger, line, &c);
     int ok = !ferror(a.f);
     return atomic_commit(&a, path, ok, err, errlen);
+}
+
+int write_ledger_csv(const char *path, const struct run_result *r, char *err, size_t errlen)
+{
+    return write_csv(path, "id,message_id,mailbox,size,accepted,outcome,reason,queue_id,cause,trail\n", csv_line, r,
+                     err, errlen);
 }
 
 static const char *fill_outcome(enum verdict v)
@@ -744,12 +753,5 @@ static void fill_csv_line(void *arg, uint64_t seq, const struct ledger_entry *e)
 
 int write_fill_csv(const char *path, const struct run_result *r, char *err, size_t errlen)
 {
-    struct atomic_file a;
-    if (atomic_open(&a, path, err, errlen) < 0)
-        return -1;
-    struct csv_ctx c = { r, a.f };
-    fputs("id,message_id,mailbox,size,accepted,outcome\n", a.f);
-    ledger_each(&r->run->ledger, fill_csv_line, &c);
-    int ok = !ferror(a.f);
-    return atomic_commit(&a, path, ok, err, errlen);
+    return write_csv(path, "id,message_id,mailbox,size,accepted,outcome\n", fill_csv_line, r, err, errlen);
 }
