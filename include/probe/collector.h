@@ -20,6 +20,13 @@
  *   once stays followed until it exits), processes outside the tree, and anything when
  *   /proc/PID/io is not readable (another user's processes need root: start refuses).
  *   What a process did before the run started is subtracted.
+ * - cpu: utime + stime of the set's processes plus the cutime + cstime of the
+ *   children they reaped, by the same rule as the I/O (a reaped child's CPU time goes
+ *   to its parent); what a process spent before the run is subtracted.
+ * - parts: each member counts in the part of the master it descends from (mta, pop3,
+ *   db, other: procset.c names them by the master's name); mem, cpu and I/O per part.
+ * - database ([server] database): the database's own counters, read through its
+ *   client library each sample (probe/db.h says what each kind gives).
  * - spool: the messages queued in the spool_dirs, counted as each MTA keeps them
  *   (spool_format: probe/queue.h), files only for spool_format = files.
  * - store: maildir = files in cur/ and new/ (sizes from ",S=" in the name, else stat);
