@@ -156,6 +156,13 @@ static void bounds_and_words(void **state)
     trails_line(t, "x: ABCDE1.5: status=sent", 24);
     trails_line(t, "smtpd: cbc447d83afc3c4a mda delivery evpid=cbc447d83afc3c4a result=PermFail", 75);
     trails_line(t, "smtpd: cbc447d8999 other", 24);
+    /* a relay's line names the next hop's queue id: its lines are this message's too */
+    trails_want(t, 3, V_LOST, 0, "RELAY1", "<r.1@mailsoak.invalid>");
+    const char *r1 = "postfix/smtp[9]: RELAY1: to=<a@b>, relay=mx[1.2.3.4]:25, dsn=2.0.0, "
+                     "status=sent (250 2.0.0 Ok: queued as NEXT42)";
+    const char *r2 = "postfix/lmtp[9]: NEXT42: to=<a@b>, status=bounced (550 5.1.1 no such user)";
+    trails_line(t, r1, strlen(r1));
+    trails_line(t, r2, strlen(r2));
     trails_done(t);
     const struct trail *tr = trails_find(t, 1);
     assert_int_equal(tr->nlines, 30);
@@ -174,6 +181,9 @@ static void bounds_and_words(void **state)
     tr = trails_find(t, 2);
     assert_int_equal(tr->nlines, 1);        /* its envelope's line, not the longer id */
     assert_int_equal(tr->cause, TC_BOUNCED);
+    tr = trails_find(t, 3);
+    assert_int_equal(tr->nlines, 2);
+    assert_int_equal(tr->cause, TC_BOUNCED);  /* bounced at the next hop */
     trails_free(t);
 }
 

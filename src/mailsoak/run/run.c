@@ -668,9 +668,9 @@ static int soak_finish(struct controller *ct)
         json_decref(root);
     }
     /* a server that accepted what it did not deliver intact: an integrity failure
-     * (exit status 4, as the integrity gates' in mailsoak(1)) */
+     * (lib/exitcodes.h) */
     if (res->ladder.failures && rc == 0 && !res->interrupted)
-        rc = 4;
+        rc = MS_EXIT_GATE_INTEGRITY;
     if (res->interrupted && rc == 0)
         rc = MS_EXIT_SIGNAL + stop_signal;
     return rc ? rc : res->exit_status;

@@ -230,10 +230,10 @@ static void read_line(struct trails *t, struct trail *tr, const char *line, size
         tr->last_queue = "hold";
     /* The id the next server gave it: "status=sent (250 2.0.0 <rcpt> ID Saved)" is
      * Dovecot's LMTP session, which names Dovecot's own lines of this delivery. */
-    const char *paren = memchr(line, '(', len);
-    if (paren && paren + 1 < line + len && (has(line, len, "status=sent") || has(line, len, "status=deferred"))) {
+    const char *paren = memchr(line, '(', len), *close = paren ? memrchr(paren, ')', (size_t)(line + len - paren)) : NULL;
+    if (close && (has(line, len, "status=sent") || has(line, len, "status=deferred"))) {
         char id[SMTP_QID_MAX + 1];
-        size_t n = smtp_queue_id(paren + 1, (size_t)(line + len - paren - 1), id);
+        size_t n = smtp_queue_id(paren + 1, (size_t)(close - paren - 1), id);   /* the reply inside (...) */
         if (n && add_key(tr, id, n))
             reindex(t);
     }
