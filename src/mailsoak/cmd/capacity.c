@@ -5,17 +5,16 @@
  * result file in the search's directory), in a process group of its own so that a
  * terminal's ^C reaches the search only: the search takes SIGINT or SIGTERM with
  * sigtimedwait and passes it on to the step running, which ends in order and writes
- * its result; then the search
- * writes its own (table, JSON, HTML) with the steps done, and exits 128 + N. A step
- * the tester limited (arrivals waiting for a free sender, readers left behind) is
- * run again with twice the senders or readers, within capacity.max_senders and
- * max_readers; one it cannot fix (the engine late) ends the search, never counted
- * against the server. */
+ * its result; then the search writes its own (table, JSON, HTML) with the steps
+ * done, and exits 128 + N. Before each step it waits for the server's queue
+ * ([server] spool_dir) to empty. A step the tester limited (arrivals waiting for a
+ * free sender, readers behind the mail the store holds) is run again with twice the
+ * senders or readers, within capacity.max_senders and max_readers; one it cannot
+ * fix (the engine late) ends the search, never counted against the server. */
 #include "cmd/capacity.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
