@@ -1,11 +1,12 @@
 /* verdict_output: the verdict and the gates as the table's last section and as the
  * JSON's "verdict" (include/run/verdict_output.h). Writers only: the examples of
  * the failed messages are output.c's (summary.*_examples, the table's lists). */
+#include "run/verdict_output.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "lib/exitcodes.h"
-#include "run/verdict_output.h"
 
 static const char *const group_names[] = { "integrity", "qos" };
 
