@@ -336,8 +336,13 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
         st->senders = p.senders;
         st->readers = p.readers;
         char out[600];
-        snprintf(st->json, sizeof st->json, "%s/step-%02u.json", dir, st->n);
-        snprintf(out, sizeof out, "%s/step-%02u.out", dir, st->n);
+        /* dir is bounded where it is made; a path that still does not fit ends the search
+         * rather than writing the step's result somewhere else */
+        if ((size_t)snprintf(st->json, sizeof st->json, "%s/step-%02u.json", dir, st->n) >= sizeof st->json ||
+            (size_t)snprintf(out, sizeof out, "%s/step-%02u.out", dir, st->n) >= sizeof out) {
+            search_stop(&c.s, "the steps' directory path is too long");
+            break;
+        }
         unlink(st->json);
         fprintf(stderr, "mailsoak capacity: step %u (%s): %.1f msg/s, %u senders, %u readers\n", st->n, st->phase,
                 p.rate, p.senders, p.readers);
