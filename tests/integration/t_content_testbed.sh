@@ -6,6 +6,7 @@
 # messages as a folder of .eml files, replayed to the test users, each recipient's
 # copy proven delivered exactly once by its id and the digest of its body as sent.
 source "$(dirname "$0")/lib.sh"
+rm -rf "$ARTEFACTS/t_content_testbed"   # a failure's evidence (soak, below), of an earlier run
 testbed_up mbox 20
 
 # The messages of the corpus: what clients and lists send, with what an mbox must
@@ -55,12 +56,20 @@ cp "$MAIL_DIR/test.local/user0000/mbox" "$WORK/corpus.mbox"
 # the replay goes to the other users: user0000's mailbox (the corpus) stays as it is
 grep -v '^user0000@' "$USERS_FILE" >"$WORK/users"
 
+# outcomes JSON: the summary's outcome counts on one line (a failure's first evidence)
+outcomes() {
+    jq -r '.summary | "sent \(.sent) delivered \(.delivered) lost \(.lost) corrupted \(.corrupted)" +
+        " duplicated \(.duplicated) pending \(.pending) unattributed \(.unattributed) settled \(.settled)" +
+        ([to_entries[] | select((.key | startswith("pending_")) and .value > 0) | " \(.key) \(.value)"] | add // "")' "$1"
+}
+
 soak() {   # soak NAME [flags]: 120 messages to 1-3 recipients, read and proven
-    local name=$1
+    local name=$1 before=$failures
     shift
     "$MAILSOAK" run --users "$WORK/users" --smtp "127.0.0.1:$SMTP_PORT" --pop3 "127.0.0.1:$POP3_PORT" \
         --senders 4 --readers 4 --messages 120 --duration 40s --drain 20s --seed 21 \
-        --set smtp.rcpts_weights=60,30,10 --json "$WORK/$name.json" "$@" >"$WORK/$name.txt" 2>&1
+        --set smtp.rcpts_weights=60,30,10 --json "$WORK/$name.json" \
+        --ledger-csv "$WORK/$name.csv" "$@" >"$WORK/$name.txt" 2>&1
     check "$name: exits 0" eq "$?" 0
     local sent
     sent=$(jget "$WORK/$name.json" .summary.sent)
@@ -68,6 +77,13 @@ soak() {   # soak NAME [flags]: 120 messages to 1-3 recipients, read and proven
     check "$name: every copy delivered exactly once" eq "$(jget "$WORK/$name.json" .summary.delivered)" "$sent"
     check "$name: nothing corrupted, lost, pending or duplicated" eq \
         "$(jget "$WORK/$name.json" '.summary.corrupted + .summary.lost + .summary.pending + .summary.duplicated + .summary.unattributed')" 0
+    if ((failures > before)); then   # the evidence a failure needs, kept with the test's artefacts (CI's too)
+        local keep=$ARTEFACTS/t_content_testbed
+        echo "     $name: $(outcomes "$WORK/$name.json")"
+        mkdir -p "$keep" && cp "$WORK/$name".* "$keep"/ && gzip -c "$POSTFIX_LOG" >"$keep/$name-postfix.log.gz" &&
+            gzip -c "$DOVECOT_LOG" >"$keep/$name-dovecot.log.gz" && tar -C "$MAIL_DIR" -czf "$keep/$name-mail.tar.gz" . &&
+            echo "     $name: its JSON, CSV, output, Postfix's and Dovecot's logs and the mailboxes: $keep"
+    fi
 }
 soak mime --content mime --set smtp.size_dist=cdf --set smtp.size_file="$TOP/conf/sizes/email-2002.cdf" --set smtp.size=0-256k
 soak mbox --content corpus --corpus "$WORK/corpus.mbox"
