@@ -19,18 +19,19 @@ testbed_up maildir 10 --sql pgsql
 stat_sum() { db_query "SELECT sum($1) FROM pg_stat_database"; }
 deadlocks0=$(stat_sum deadlocks) rollbacks0=$(stat_sum xact_rollback)
 R=$WORK/r.json
-soak_bg "$R" 16
-
-# Once deliveries write the quota dict, lock its table for 3 s and watch pg_locks meanwhile.
-quota_rows() { [[ $(db_query 'SELECT count(*) FROM quota') -gt 0 ]]; }
-check "deliveries write the quota dict" wait_for 30 quota_rows
-# Every wait one psql session sees, from here until the deadlock below is over, every
-# 50 ms (\watch): more often than the collector samples (250 ms), so it sees at least the
-# waits the collector can.
+# Every wait one psql session sees, every 50 ms (\watch): more often than the collector
+# samples (250 ms), so it sees at least the waits the collector can. It watches from before
+# the soak to its end, as the collector does: the soak's dict updates also wait for each
+# other, before and after the lock below (a watch of the lock alone saw 12, the run 15).
 printf '%s\n' "SELECT pid || ':' || waitstart FROM pg_locks WHERE NOT granted AND waitstart IS NOT NULL;" \
     '\watch 0.05' | setpriv --reuid=postgres --regid="$(id -g postgres)" --init-groups -- \
     /usr/lib/postgresql/15/bin/psql -X -q -At -h "$DB_RUN" -p "$DB_PORT" -U postgres -d mail >"$WORK/waits" 2>&1 &
 watcher=$!
+soak_bg "$R" 16
+
+# Once deliveries write the quota dict, lock its table for 3 s.
+quota_rows() { [[ $(db_query 'SELECT count(*) FROM quota') -gt 0 ]]; }
+check "deliveries write the quota dict" wait_for 30 quota_rows
 db_query 'BEGIN; LOCK TABLE quota IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT' >/dev/null
 
 # One deadlock: two sessions update two rows in opposite orders.
@@ -42,6 +43,12 @@ db_query 'BEGIN; UPDATE dl SET v = 2 WHERE k = 2; SELECT pg_sleep(1); UPDATE dl 
     >/dev/null 2>&1 &
 b=$!
 wait "$a" "$b"
+# Three failing statements, each its transaction rolled back.
+for _ in 1 2 3; do db_query 'SELECT 1 / 0' >/dev/null 2>&1; done
+soak_wait "$R"
+check "the soak wrote its result" test -s "$R"
+# the client backends now, with the watcher still among them as at the soak's last sample
+conns=$(db_query "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")
 # SIGINT ends psql's \watch, and then psql at the end of its input, writing out what it
 # buffered (SIGTERM would lose it); stop_pid only if it has not ended in 5 s.
 kill -INT "$watcher"
@@ -49,13 +56,8 @@ wait_for 5 eval '! alive "$watcher"' || stop_pid "$watcher"
 wait "$watcher" 2>/dev/null
 seen=$(grep -E '^[0-9]+:' "$WORK/waits" | sort -u | grep -c .)
 check "psql saw sessions wait for locks" gt "$seen" 0
-# Three failing statements, each its transaction rolled back.
-for _ in 1 2 3; do db_query 'SELECT 1 / 0' >/dev/null 2>&1; done
-soak_wait "$R"
-check "the soak wrote its result" test -s "$R"
 
 deadlocks1=$(stat_sum deadlocks) rollbacks1=$(stat_sum xact_rollback)
-conns=$(db_query "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")
 limit=$(db_query "SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int")
 j() { jget "$R" "$1"; }
 check "db.kind is pgsql" eq "$(j .summary.db.kind)" pgsql
