@@ -2,7 +2,10 @@
 # t_runner.sh: tests/run itself. Synthetic tests (one exits 77, one passes with a check
 # reported "# SKIP", one cmocka-style skip, one plain pass) are reported as skipped
 # without CI, fail under CI=true unless tests/allowed-skips names them, and an allowed
-# skip stays a skip. The checked-in list names real tests, each with a reason.
+# skip stays a skip. The checked-in list names real tests, each with a reason. With
+# TEST_JOBS=3, two tests that each wait for the other to have started both pass (they
+# ran at once), a test the serial list names runs after them all with no other test
+# beside it; the checked-in serial list names real tests.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -60,4 +63,43 @@ bad=$(awk '!/^#/ && NF' "$TOP/tests/allowed-skips" | while read -r name reason; 
     [[ -e $TOP/tests/integration/$name || -e $TOP/tests/unit/$name.c ]] || echo "$name: no such test"
 done)
 check "tests/allowed-skips names existing tests, each with a reason" eq "$bad" ""
+# TEST_JOBS: t_busy1 and t_busy2 wait (10 s at most) for each other to have begun;
+# t_solo, named in the serial list and given first, runs last and finds no other test
+# running, t_after's marker already there. A marker NAME.running exists while a test
+# runs, NAME.done once it ended.
+M=$WORK/markers
+mkdir -p "$M" "$T/par"
+busy() {   # busy NAME OTHER: a test that waits for OTHER to be running too
+    printf '%s\n' "touch $M/$1.running" \
+        "for _ in \$(seq 100); do [[ -e $M/$2.running || -e $M/$2.done ]] && break; sleep 0.1; done" \
+        "[[ -e $M/$2.running || -e $M/$2.done ]] || { echo \"$2 never ran beside $1\"; rm $M/$1.running; exit 1; }" \
+        "touch $M/$1.done; rm $M/$1.running" >"$T/par/t_$1.sh"
+}
+busy busy1 busy2
+busy busy2 busy1
+printf '%s\n' "shopt -s nullglob; r=($M/*.running); ((\${#r[@]} == 0)) || { echo \"beside \${r[*]}\"; exit 1; }" \
+    "[[ -e $M/after.done && -e $M/busy1.done && -e $M/busy2.done ]] || { echo 'ran before the others'; exit 1; }" \
+    >"$T/par/t_solo.sh"
+printf '%s\n' "touch $M/after.done" >"$T/par/t_after.sh"
+printf 't_solo.sh  finds no other test running\n' >"$WORK/serial"
+env -u ASAN_OPTIONS -u UBSAN_OPTIONS TEST_JOBS=3 SERIAL_TESTS="$WORK/serial" ARTEFACTS="$WORK/art-par" \
+    "$TOP/tests/run" "$T/par/t_solo.sh" "$T/par/t_busy1.sh" "$T/par/t_busy2.sh" "$T/par/t_after.sh" >"$WORK/par" 2>&1
+check "TEST_JOBS=3: exit 0" eq "$?" 0
+check "TEST_JOBS=3: summary" eq "$(summary par)" "4 passed, 0 failed, 0 skipped"
+for t in t_busy1.sh t_busy2.sh t_solo.sh t_after.sh; do
+    check "TEST_JOBS=3: $t passes" eq "$(status par $t)" PASS
+done
+check "TEST_JOBS=3: the run says how many at a time" grep -q "(3 at a time)" "$WORK/par"
+# one at a time, with fresh markers: the pair cannot meet
+rm -f "$M"/*
+env -u ASAN_OPTIONS -u UBSAN_OPTIONS TEST_JOBS=1 ARTEFACTS="$WORK/art-one" "$TOP/tests/run" \
+    "$T/par/t_busy1.sh" >"$WORK/one" 2>&1
+check "TEST_JOBS=1: a test waiting for another fails alone" eq "$(status one t_busy1.sh)" FAIL
+env TEST_JOBS=0 "$TOP/tests/run" "$T/t_pass.sh" >"$WORK/zero" 2>&1
+check "TEST_JOBS=0: refused, exit 2" eq "$?" 2
+bad=$(awk '!/^#/ && NF' "$TOP/tests/serial" | while read -r name reason; do
+    [[ -n $reason ]] || { echo "$name: no reason"; continue; }
+    [[ -e $TOP/tests/integration/$name ]] || echo "$name: no such test"
+done)
+check "tests/serial names existing tests, each with a reason" eq "$bad" ""
 finish
