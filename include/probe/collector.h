@@ -74,6 +74,9 @@ struct collector_opts {
                                    as in /proc/PID/stat) bring I/O from before the run;
                                    0 = now */
     uint64_t keep_ns;           /* drop samples older than this (mailsoak probe); 0 = keep all */
+    size_t keep_files;          /* /proc files kept open between samples, of each of two kinds
+                                   (0 = a quarter of the soft RLIMIT_NOFILE, at most 4096): a run
+                                   gives what its sessions leave */
 };
 struct collector *collector_start_opts(const struct tested_server *cfg, uint64_t t0_ns,
                                        const struct collector_opts *opts, char *err, size_t errlen);

@@ -15,8 +15,8 @@ struct procset;
 /* Opens and scans proc_root ("/proc" or a fixture tree). Processes started before
  * start_ticks (clock ticks after boot) bring I/O from before the run, which is
  * subtracted. Events (crash, restart, child_crash, io_unreadable) go to on_event. */
-struct procset *procset_new(const char *proc_root, uint64_t start_ticks, probe_event_fn on_event, void *ctx,
-                            char *err, size_t errlen);
+struct procset *procset_new(const char *proc_root, uint64_t start_ticks, size_t keep, probe_event_fn on_event,
+                            void *ctx, char *err, size_t errlen);
 void procset_free(struct procset *ps);
 
 /* Roots, checked now: the process must be running and its I/O readable. Errors name

@@ -38,6 +38,9 @@ struct srv {
     struct srv_sess *sessions;       /* every live session, for shutdown */
     struct srv_rate *rate;           /* [fault.rate], or NULL */
     uint64_t nconns, seq[2], next_qid, start_wall;
+    uint64_t max_conns;              /* server.max_conns, or fewer when the descriptor limit
+                                        cannot hold that many (srv_init says so in the log) */
+    int spare_fd;                    /* kept open to refuse a client when none is left */
     int stopping;                    /* set by the signal thread (atomic) */
     uint64_t signal_ns;              /* when it took the signal (atomic; 0: none) */
 };

@@ -150,6 +150,13 @@ int config_check(const struct config *cfg, char *err, size_t errlen);
  * the sessions must fit the descriptors this process may open. 0, or -1 with
  * "key: reason" in err. */
 int config_check_limits(const struct config *cfg, char *err, size_t errlen);
+/* Descriptors a run needs beyond a session's one each: the collector's logs and
+ * directories, the metrics server, the JSON, the demo's pipes. The /proc files the
+ * collector keeps open between samples come on top, from what the soft limit
+ * leaves (run/setup.c raises it by CONFIG_FD_KEPT when the hard limit allows,
+ * run/sources.c hands the collector what remains). */
+#define CONFIG_FD_RESERVE 64
+#define CONFIG_FD_KEPT 2048
 /* The same into cfg, a struct config, printing usage_fn on --help: the settings
  * reader of the commands taking run's settings (lib/cli.h, struct cli_cmd). The
  * caller frees the config (config_free) whatever it returned, once it was zeroed. */

@@ -30,7 +30,7 @@ const struct opt srv_config_opts[] = {
     { "server", "seed", OPT_COUNT, O(seed), "1", "seed", "seed of every fault decision; the same seed and traffic replay the same faults", NULL },
     { "server", "max_size", OPT_BYTES, O(max_size), "10M", NULL, "largest message accepted (advertised as SIZE)", NULL },
     { "server", "max_rcpts", OPT_COUNT, O(max_rcpts), "100", NULL, "recipients per message", NULL },
-    { "server", "max_conns", OPT_COUNT, O(max_conns), "10000", NULL, "connections at once; more are refused with 421 / -ERR", NULL },
+    { "server", "max_conns", OPT_COUNT, O(max_conns), "10000", NULL, "connections at once; more are refused with 421 / -ERR (fewer when RLIMIT_NOFILE cannot hold them: the log says so)", NULL },
     { "server", "idle_timeout", OPT_DURATION, O(idle_timeout), "5m", NULL, "close a session idle this long", NULL },
     { "server", "auth", OPT_ENUM, O(auth), "none", "auth", "SMTP AUTH PLAIN/LOGIN/CRAM-MD5: none, optional, or required before MAIL", auth_choices },
     { "server", "received", OPT_BOOL, O(received), "yes", NULL, "prepend a Received: line to each message", NULL },

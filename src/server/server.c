@@ -9,12 +9,14 @@
 #include "server/smtp.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -382,6 +384,22 @@ long srv_check_login(const struct srv *srv, const char *user, size_t ulen, const
 
 /* --- listeners --- */
 
+/* A connection beyond what the server can hold: a 421 / -ERR and closed. why is
+ * NULL for max_conns, else the error that left no descriptor. */
+static void refuse(struct srv *srv, enum srv_proto proto, int fd, const char *why)
+{
+    static const char *const busy[] = {
+        "421 4.7.0 Too many connections, try again later\r\n",
+        "-ERR [SYS/TEMP] Too many connections, try again later\r\n",
+    };
+    if (send(fd, busy[proto], strlen(busy[proto]), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) { /* gone */ }
+    if (why)
+        srv_log("warning: accept: %s (%llu connections): refusing one", why, (unsigned long long)srv->nconns);
+    else
+        srv_log("warning: too many connections (%llu): refusing one", (unsigned long long)srv->nconns);
+    close(fd);
+}
+
 static void on_accept(struct loop *l, struct io_handler *h, uint32_t ev)
 {
     struct srv_listener *ls = (struct srv_listener *)h;
@@ -390,20 +408,25 @@ static void on_accept(struct loop *l, struct io_handler *h, uint32_t ev)
     (void)l; (void)ev;
     for (int i = 0; i < 64; i++) {
         int fd = accept4(h->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE) && srv->spare_fd >= 0) {
+            /* Out of descriptors (the store's files took the reserve): the spare one
+             * lets this client hear a 421 now instead of waiting in the queue of a
+             * listener that stays readable, which would spin this loop. */
+            int why = errno;
+            close(srv->spare_fd);
+            fd = accept4(h->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (fd >= 0)
+                refuse(srv, proto, fd, strerror(why));
+            srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+            continue;
+        }
         if (fd < 0) {
             if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
                 srv_log("warning: accept: %s", strerror(errno));
             return;
         }
-        if (srv->nconns >= srv->cfg->max_conns) {
-            static const char *const busy[] = {
-                "421 4.7.0 Too many connections, try again later\r\n",
-                "-ERR [SYS/TEMP] Too many connections, try again later\r\n",
-            };
-            if (send(fd, busy[proto], strlen(busy[proto]), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) { /* gone */ }
-            srv_log("warning: too many connections (%llu): refusing one",
-                    (unsigned long long)srv->nconns);
-            close(fd);
+        if (srv->nconns >= srv->max_conns) {
+            refuse(srv, proto, fd, NULL);
             continue;
         }
         if (proto == SRV_SMTP)
@@ -478,11 +501,42 @@ static void *sig_main(void *arg)
     _exit(1);
 }
 
+/* Descriptors beyond the sessions': listeners, the log, the store's files
+ * (maildir opens one per message it writes or reads), the spare. */
+#define SRV_FD_RESERVE 256
+
+/* server.max_conns sessions need a descriptor each: the soft limit is raised to
+ * hold them (it is 1024 on most machines), and where the hard limit cannot, fewer
+ * are taken and the rest refused with 421, which a client can see, rather than
+ * left unaccepted until they time out. */
+static void fit_nofile(struct srv *srv)
+{
+    struct rlimit rl;
+    srv->max_conns = srv->cfg->max_conns;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+        return;
+    uint64_t need = srv->max_conns + SRV_FD_RESERVE;
+    if (rl.rlim_cur < need) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > need ? need : rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+            getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur < need) {
+        srv->max_conns = rl.rlim_cur > 2 * SRV_FD_RESERVE ? rl.rlim_cur - SRV_FD_RESERVE : rl.rlim_cur / 2;
+        srv_log("warning: server.max_conns %llu lowered to %llu: this process may open %llu files "
+                "(RLIMIT_NOFILE, ulimit -Hn) and keeps %d for the store; more connections are refused with 421",
+                (unsigned long long)srv->cfg->max_conns, (unsigned long long)srv->max_conns,
+                (unsigned long long)rl.rlim_cur, SRV_FD_RESERVE);
+    }
+}
+
 int srv_init(struct srv *srv, const struct srv_config *cfg, char *err, size_t errlen)
 {
     memset(srv, 0, sizeof *srv);
     srv->cfg = cfg;
     srv->lsn[0].io.fd = srv->lsn[1].io.fd = -1;
+    fit_nofile(srv);
+    srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     size_t nf = cfg->faults.ncmd ? cfg->faults.ncmd : 1;
     srv->fst.seen = xcalloc(nf, sizeof *srv->fst.seen);
     srv->fst.fired = xcalloc(nf, sizeof *srv->fst.fired);
@@ -558,6 +612,8 @@ void srv_fini(struct srv *srv)
     for (int p = 0; p < 2; p++)
         if (srv->lsn[p].io.fd >= 0)
             close(srv->lsn[p].io.fd);
+    if (srv->spare_fd >= 0)
+        close(srv->spare_fd);
     loop_free(srv->loop);
     srv_book_free(&srv->book);
     users_free(&srv->users);

@@ -234,8 +234,8 @@ static int configure(struct collector *c, const struct tested_server *cfg, const
 {
     if (cfg->pids.n || cfg->pidfiles.n || cfg->processes.n) {
         c->has_procs = 1;
-        c->procs = procset_new(opts && opts->proc_root ? opts->proc_root : "/proc",
-                               opts ? opts->start_ticks : 0, add_event, c, err, errlen);
+        c->procs = procset_new(opts && opts->proc_root ? opts->proc_root : "/proc", opts ? opts->start_ticks : 0,
+                               opts ? opts->keep_files : 0, add_event, c, err, errlen);
         if (!c->procs)
             return -1;
     }

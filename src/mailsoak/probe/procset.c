@@ -683,8 +683,8 @@ static int add_pattern(struct procset *ps, const char *val, char *err, size_t er
     return 0;
 }
 
-struct procset *procset_new(const char *proc_root, uint64_t start_ticks, probe_event_fn on_event, void *ctx,
-                            char *err, size_t errlen)
+struct procset *procset_new(const char *proc_root, uint64_t start_ticks, size_t keep, probe_event_fn on_event,
+                            void *ctx, char *err, size_t errlen)
 {
     struct procset *ps = xcalloc(1, sizeof *ps);
     ps->proc_root = xstrdup(proc_root);
@@ -698,9 +698,11 @@ struct procset *procset_new(const char *proc_root, uint64_t start_ticks, probe_e
         return NULL;
     }
     /* Files kept open between samples (stat of every process, io of the members):
-     * a quarter of what this process may open, for each kind. */
+     * what the caller gives, else a quarter of what this process may open, for each
+     * kind. */
     struct rlimit rl;
-    ps->keep = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur / 4 : 1024;
+    ps->keep = keep ? keep
+               : getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur / 4 : 1024;
     if (ps->keep > 4096)
         ps->keep = 4096;
     ps->scan = procfs_scan_new(ps->rootfd, ps->keep);

@@ -76,6 +76,13 @@ int embedded_start(struct config *cfg, struct embedded *e, int demo_duration)
     if (write_users(cfg, users) < 0)
         return -1;
     server_path(bin, sizeof bin);
+    /* The demo's server is test equipment: it holds every session the run opens
+     * (its default of 10,000 would refuse a larger demo's senders with 421, charged
+     * to a server the user never chose), and the preflight's few besides. */
+    char max_conns[64];
+    uint64_t sessions = cfg->senders + cfg->readers + 16;
+    snprintf(max_conns, sizeof max_conns, "server.max_conns=%llu",
+             (unsigned long long)(sessions > 10000 ? sessions : 10000));
     pid_t parent = getpid();
     e->pid = fork();
     if (e->pid < 0)
@@ -103,7 +110,7 @@ int embedded_start(struct config *cfg, struct embedded *e, int demo_duration)
         dup2(null, 1);
         execlp(bin, "mailsoak-server", "--listen-smtp", "127.0.0.1:0", "--listen-pop3", "127.0.0.1:0",
                "--users", users, "--store", "maildir", "--store-dir", store, "--log", log,
-               "--ready-file", ready, (char *)NULL);
+               "--ready-file", ready, "--set", max_conns, (char *)NULL);
         fprintf(stderr, "mailsoak: cannot run %s: %s (no target given, so the demo needs the reference server)\n",
                 bin, strerror(errno));
         _exit(127);

@@ -106,12 +106,15 @@ static int setup_users(struct run *r, const struct config *cfg)
     return rc;
 }
 
-/* 10,000 sessions need more descriptors than the usual soft limit of 1024. */
-static void raise_nofile(uint64_t need)
+/* 10,000 sessions need more descriptors than the usual soft limit of 1024; the
+ * collector's kept /proc files come on top where the hard limit has room
+ * (config_check_limits refused a run whose sessions it cannot hold). */
+static void raise_nofile(uint64_t sessions)
 {
     struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < need + 64) {
-        rl.rlim_cur = need + 64 < rl.rlim_max ? need + 64 : rl.rlim_max;
+    uint64_t want = sessions + CONFIG_FD_RESERVE + CONFIG_FD_KEPT;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || want < rl.rlim_max ? want : rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
 }

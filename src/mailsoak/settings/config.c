@@ -264,11 +264,6 @@ int config_check(const struct config *cfg, char *err, size_t errlen)
     return 0;
 }
 
-/* Descriptors beyond the sessions' own: the collector's /proc files and logs, the
- * metrics server, the JSON, the demo's pipes (run/setup.c raises the soft limit to
- * the sessions plus this). */
-#define FD_RESERVE 64
-
 int config_check_limits(const struct config *cfg, char *err, size_t errlen)
 {
     /* Read once here, so that a missing or bad file is the same error, exit 2,
@@ -283,13 +278,13 @@ int config_check_limits(const struct config *cfg, char *err, size_t errlen)
         users_free(&u);
     }
     struct rlimit rl;
-    uint64_t need = cfg->senders + cfg->readers + FD_RESERVE;
+    uint64_t need = cfg->senders + cfg->readers + CONFIG_FD_RESERVE;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY && need > rl.rlim_max) {
         snprintf(err, errlen,
                  "smtp.senders + pop3.readers: %llu sessions need %llu file descriptors (one each, and %d "
                  "more), and this process may open at most %llu (the hard RLIMIT_NOFILE: ulimit -Hn; raise it, "
                  "or run fewer sessions per host with --shard)",
-                 (unsigned long long)(cfg->senders + cfg->readers), (unsigned long long)need, FD_RESERVE,
+                 (unsigned long long)(cfg->senders + cfg->readers), (unsigned long long)need, CONFIG_FD_RESERVE,
                  (unsigned long long)rl.rlim_max);
         return -1;
     }
