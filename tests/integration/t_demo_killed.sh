@@ -8,12 +8,17 @@
 # itself, so the report blames the server for nothing and still has its rows.
 # Before, the server died of the same SIGINT first: 90 errors such as
 # smtp_eod_closed and smtp_connect_refused, and mem 0B.
+# A killed run leaves its mailsoak-demo.* directory (no handler runs on SIGKILL):
+# the next demo removes it, by the owner file in it naming a run and a server that
+# both ended, and leaves alone a live demo's directory and any directory without
+# that file or not named as mkdtemp names ours. Before, the directory stayed.
 source "$(dirname "$0")/lib.sh"
 [[ -x $MAILSOAK && -x $MAILSOAK_SERVER ]] || { echo "skip: build first"; exit 77; }
 
-RUN_PID= SRV=
+RUN_PID= SRV= LIVE_PID=
 stop_all() {
     [[ -n $RUN_PID ]] && { stop_pid "$RUN_PID"; wait "$RUN_PID" 2>/dev/null; }
+    [[ -n $LIVE_PID ]] && { stop_pid "$LIVE_PID"; wait "$LIVE_PID" 2>/dev/null; }
     [[ -n $SRV ]] && stop_pid "$SRV"
     cleanup
 }
@@ -35,6 +40,11 @@ demo() {
         sleep 0.05
     done
     [[ -n $SRV ]] && alive "$SRV"
+}
+
+# demo_dir NAME: the directory the demo NAME said it soaks from.
+demo_dir() {
+    sed -n 's/.*soaking the reference server (pid [0-9]*, .*, \([^,]*\))$/\1/p' "$WORK/$1.err"
 }
 
 # gone PID SECONDS: PID ends within SECONDS.
@@ -59,18 +69,34 @@ RUN_PID=
 check "SIGTERM: the run stopped its server" gone "$SRV" 1
 SRV=
 
+# A demo that stays alive meanwhile: its directory must survive the clean-up.
+check "a live demo starts" demo live
+LIVE_PID=$RUN_PID
+live_dir=$(demo_dir live)
+RUN_PID=
 check "the demo's server starts again" demo kill
+killed_dir=$(demo_dir kill)
 sleep 1
 kill -KILL "$RUN_PID"
 wait "$RUN_PID" 2>/dev/null
 RUN_PID=
 check "SIGKILL: the server gets SIGTERM from the kernel and ends within 2 s" gone "$SRV" 2
-check "SIGKILL: the server logged the signal" grep -q "received signal 15" "$WORK"/mailsoak-demo.*/server.log
+check "SIGKILL: the server logged the signal" grep -q "received signal 15" "$killed_dir/server.log"
+check "SIGKILL: the run's directory is left ($killed_dir): nothing of the run could run" test -d "$killed_dir"
 SRV=
+# Not ours to remove: no owner file; a name mkdtemp would not make, though its
+# owner file names runs long gone.
+mkdir "$WORK/mailsoak-demo.nofile" "$WORK/mailsoak-demo.longername"
+echo "mailsoak-demo run=1 start=1 server=1 server_start=1" >"$WORK/mailsoak-demo.longername/owner"
 
 # As a terminal's Ctrl-C: the run leads a process group of its own (setsid, as a
 # shell's foreground job would), and SIGINT goes to the whole group once mail flows.
 check "the demo's server starts in the run's process group" demo int setsid
+check "the next demo removed the killed run's directory" test ! -e "$killed_dir"
+check "the next demo said so" grep -qF "removed $killed_dir, left by demo run" "$WORK/int.err"
+check "a live demo's directory is kept" test -d "$live_dir" -a -s "$live_dir/owner"
+check "a directory without an owner file is kept" test -d "$WORK/mailsoak-demo.nofile"
+check "a directory named otherwise is kept" test -d "$WORK/mailsoak-demo.longername"
 for ((i = 0; i < 200; i++)); do
     grep -qE 'sent [1-9]' "$WORK/int.err" && break
     sleep 0.05
@@ -91,4 +117,10 @@ check "group SIGINT: the server still there at the last sample" gt "$(jq '.summa
 check "group SIGINT: the table's mem row has a figure" grep -qE '^mem +[1-9][0-9.]*[KMG]B$' "$WORK/int.out"
 dir=$(sed -n 's/.*soaking the reference server (pid [0-9]*, .*, \([^,]*\))$/\1/p' "$WORK/int.err")
 check "group SIGINT: the demo's directory ($dir) is gone" test -n "$dir" -a ! -e "$dir"
+kill -TERM "$LIVE_PID"
+wait "$LIVE_PID"
+rc=$?
+LIVE_PID=
+check "the live demo, stopped, exits 143" eq "$rc" 143
+check "the live demo removed its own directory" test ! -e "$live_dir"
 finish
