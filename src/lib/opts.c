@@ -42,6 +42,14 @@ static const struct opt *find(const struct opt *t, const char *section, const ch
     return NULL;
 }
 
+static int has_section(const struct opt *t, const char *section)
+{
+    for (; t->key; t++)
+        if (!strcasecmp(t->section, section))
+            return 1;
+    return 0;
+}
+
 static size_t min2(size_t a, size_t b)
 {
     return a < b ? a : b;
@@ -96,14 +104,10 @@ static void unknown(const struct opt *t, const char *section, const char *key, c
 {
     const char *words[256];
     size_t n = 0;
-    int known = 0;
-    for (const struct opt *o = t; o->key && n < 256; o++) {
-        if (!strcasecmp(o->section, section))
-            known = 1;
+    for (const struct opt *o = t; o->key && n < 256; o++)
         if (!n || strcmp(words[n - 1], o->section))
             words[n++] = o->section;
-    }
-    if (!known) {
+    if (!has_section(t, section)) {
         const char *near = nearest(section, words, n);
         size_t m = (size_t)snprintf(err, errlen, "[%s]: unknown section", section);
         if (near && m < errlen)
@@ -288,14 +292,17 @@ struct file_ctx {
     void *base;
     FILE *f;
     int line, src, failed;
+    int section_line;           /* of the last section header read */
     const char *path;
     const struct opts_extra *extra;
     char *err;
     size_t errlen;
 };
 
-/* inih's reader, counting lines. It also refuses a section header without its ']',
- * which inih would let pass: the keys after it would land in the section before, and
+/* inih's reader, counting lines and noting where each section header is (inih
+ * calls back per key only: an unknown section is reported at its header's line,
+ * not its first key's). It also refuses a section header without its ']', which
+ * inih would let pass: the keys after it would land in the section before, and
  * the error would name them ("[smtp" then ".senders: unknown key" a line later). */
 static char *count_lines(char *str, int num, void *stream)
 {
@@ -314,6 +321,8 @@ static char *count_lines(char *str, int num, void *stream)
         c->failed = 1;
         return NULL;
     }
+    if (*p == '[')
+        c->section_line = c->line;
     return r;
 }
 
@@ -346,7 +355,10 @@ static int on_kv(void *user, const char *section, const char *name, const char *
     char path[4096];
     value = beside(find(c->t, section, name), value, c->path, path, sizeof path);
     if (opts_set(c->t, c->base, section, name, value, c->src, why, sizeof why) < 0) {
-        snprintf(c->err, c->errlen, "%s:%d: %s", c->path, c->line, why);
+        int line = c->line;
+        if (!has_section(c->t, section) && c->section_line)
+            line = c->section_line;  /* the header is the mistake, not its keys */
+        snprintf(c->err, c->errlen, "%s:%d: %s", c->path, line, why);
         c->failed = 1;
         return 0;
     }

@@ -63,7 +63,8 @@ check "check: and says so the same way" grep -qF "users.file: $WORK/none.txt: No
 # The file's own mistakes, each at its line, with what would have been right.
 conf unclosed.conf '[smtp\nsenders = 1\n'
 fails 2 "$WORK/unclosed.conf:1: '[smtp': a section header ends with ']'" -c "$WORK/unclosed.conf"
-conf section.conf '[smpt]\nsenders = 1\n'
+# an unknown section at its header's line, not its first key's
+conf section.conf '# a comment\n[smpt]\n\nsenders = 1\n'
 fails 2 "$WORK/section.conf:2: [smpt]: unknown section (did you mean [smtp]?)" -c "$WORK/section.conf"
 conf key.conf '[pop3]\nreadrs = 1\n'
 fails 2 "$WORK/key.conf:2: pop3.readrs: unknown key (did you mean pop3.readers?)" -c "$WORK/key.conf"
