@@ -2,7 +2,9 @@
 # mailsoak-server's configuration: the documented example loads as it is and with
 # every fault switched on; bad keys stop it with "file:line: key: reason" and exit
 # status 2; --help lists the keys; --version prints the build's; SIGINT stops it
-# cleanly.
+# cleanly. A relative path in a configuration file (store_dir, log, pidfile,
+# ready_file, users.file) is taken beside that file, whatever the working
+# directory, as mailsoak's own are; before, against the working directory.
 set -uo pipefail
 . "$(dirname "$0")/server_lib.sh"
 CONF=$TOP/conf/server-faults.conf
@@ -50,4 +52,26 @@ SRV_PID=
 grep -q 'received signal 2: shutting down' "$WORK/server.log" || fail "no shutdown line"
 [[ ! -e $WORK/server.pid ]] || fail "pid file left"
 ok "SIGINT: clean exit 0, pid file removed"
+# Relative paths in a file, the server started from elsewhere.
+mkdir -p "$WORK/rel" "$WORK/cwd"
+printf 'a@test.local pw\nb@test.local pw\n' >"$WORK/rel/people"
+printf '[server]\nstore = maildir\nstore_dir = mail\nlog = server.log\npidfile = server.pid\nready_file = ready\n[users]\nfile = people\n' \
+    >"$WORK/rel/srv.conf"
+(cd "$WORK/cwd" && exec "$MAILSOAK_SERVER" -c "$WORK/rel/srv.conf" --listen-smtp 127.0.0.1:0 --listen-pop3 127.0.0.1:0) \
+    >"$WORK/rel/stdout" 2>"$WORK/rel/stderr" &
+SRV_PID=$!
+for _ in $(seq 100); do [[ -s $WORK/rel/ready ]] && break; alive "$SRV_PID" || break; sleep 0.05; done
+[[ -s $WORK/rel/ready ]] || fail "relative paths: no ready file beside the config: $(cat "$WORK/rel/stderr")"
+[[ -s $WORK/rel/server.pid && $(cat "$WORK/rel/server.pid") = "$SRV_PID" ]] || fail "relative paths: no pid file beside the config"
+grep -q 'starting: store=maildir store_dir=.*/rel/mail users=2 ' "$WORK/rel/server.log" ||
+    fail "relative paths: the log beside the config does not say store_dir .../rel/mail and the 2 users of 'people'"
+read -r _ smtp _ <"$WORK/rel/ready"
+SMTP_PORT=${smtp##*:}
+printf 'Subject: t\r\n\r\nbody\r\n' >"$WORK/rel/msg"
+curl_send "$WORK/rel/msg" a@test.local >/dev/null || fail "relative paths: delivery to a@test.local refused"
+for _ in $(seq 100); do compgen -G "$WORK/rel/mail/a@test.local/new/*" >/dev/null && break; sleep 0.05; done
+compgen -G "$WORK/rel/mail/a@test.local/new/*" >/dev/null || fail "relative paths: the message is not in the store beside the config"
+srv_stop
+[[ -z $(ls -A "$WORK/cwd") ]] || fail "relative paths: made in the working directory: $(ls -A "$WORK/cwd")"
+ok "relative paths in a file: taken beside the file"
 echo "all config tests passed"
