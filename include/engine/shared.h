@@ -78,10 +78,17 @@ struct run {
     /* smtp.rcpts_weights: the cumulative shares of 1, 2, ... recipients (0 = rcpts) */
     double rcpt_cdf[MAX_RCPTS];
     unsigned nrcpt_w;
-    /* pop3.poll_interval: per user, when its last complete visit's listing ended
+    /* pop3.poll_interval and pop3.empty_backoff (both delay a retrieval): per
+     * user, when its last complete visit's listing ended
      * (ms since the start, 0 = never): a message accepted before it and not in it
      * was the server's delay */
     _Atomic uint32_t *list_ms;
+    /* pop3.empty_backoff: per user, when a reader that goes only where mail is owed
+     * may visit the mailbox again (monotonic ns, low bits cleared: 0 = at once), and
+     * in its low 4 bits how many visits in a row found none of the mail it owes.
+     * One word, so a reader reads both with one load; only a mailbox in back-off is
+     * ever written. */
+    _Atomic uint64_t *empty_hold;
     /* smtp.size_dist = ladder: each sender takes the ladder's next message by the
      * cursor; the rungs follow from the SIZE its EHLO named (the same for every
      * session of one server). What a rung's messages became is in the ledger; what

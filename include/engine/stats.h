@@ -15,9 +15,10 @@ enum lat {
     LAT_POP3_CONNECT, LAT_POP3_TLS, LAT_POP3_BANNER, LAT_POP3_USER, LAT_POP3_PASS, LAT_POP3_STAT,
     LAT_POP3_LIST, LAT_POP3_RETR, LAT_POP3_DELE, LAT_POP3_QUIT, LAT_POP3_TOP,
     LAT_DELIVERY,
-    /* pop3.poll_interval: of a delivery, the part the server surely took (the
-     * mailbox was listed after the acceptance without it), the rest (at most a
-     * poll interval: polling, or the server), and how late polls began */
+    /* pop3.poll_interval and pop3.empty_backoff: of a delivery, the part the
+     * server surely took (the mailbox was listed after the acceptance without it),
+     * the rest (at most a poll interval, or the back-off's cap, once the mailbox was
+     * listed empty: polling, or the server), and how late polls began */
     LAT_DELIVERY_SERVER, LAT_DELIVERY_POLL, LAT_POLL_LAG,
     LAT_COUNT
 };

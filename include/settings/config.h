@@ -78,6 +78,7 @@ struct config {
     struct strlist pop3_targets;
     uint64_t readers, max_per_session;
     int visit_owed;                             /* pop3.visit: 0 random, 1 owed */
+    uint64_t empty_backoff;                     /* pop3.empty_backoff: ns, 0 = off */
     uint64_t pop3_timeout, start_after;
     int delete_foreign, exclusive;
     int pop3_tls;                               /* enum tls_mode */

@@ -1,7 +1,8 @@
 /* test_pop3: the POP3 client state machine (engine/pop3.c) against scripted server
  * replies over an in-memory connection (session_script.h): a visit that reads one
  * of our messages, and the ledger's view of it (read only once the QUIT commits the
- * DELE); a corrupted copy; mail that is not ours; a refused login. */
+ * DELE); a corrupted copy; mail that is not ours; a refused login; the back-off
+ * from a mailbox owed mail that holds none of it yet (pop3.empty_backoff). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -149,12 +150,69 @@ static void a_refused_login(void **state)
     script_free(sc);
 }
 
+/* The login the session makes next, and how long after the last QUIT it came. */
+static uint64_t next_login(struct script *sc, int within_ms)
+{
+    uint64_t dials = sc->dials, ms = script_run_until_line(sc, within_ms);
+    assert_int_equal(sc->dials, dials + 1);
+    script_talk(sc, "S: +OK POP3 ready", "C: USER ", "S: +OK", "C: PASS ", "S: +OK", "C: STAT", NULL);
+    return ms;
+}
+
+/* An empty mailbox that is owed mail (the server still queues it) is not logged
+ * in to again before its back-off: 50 ms, doubled per empty visit up to
+ * pop3.empty_backoff; a visit that retrieves the mail ends the back-off. Without
+ * it the reader logged in again at once, as fast as the server answered. */
+static void an_owed_empty_mailbox_is_left_a_while(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&pop3_ops, POP3_ARGS, "--set", "pop3.visit=owed", "--set",
+                                   "pop3.empty_backoff=300ms");
+    /* nothing owed: no visit */
+    script_quiet(sc, 500);
+    assert_int_equal(sc->dials, 0);
+    static char msg[8192];
+    size_t body;
+    our_message(sc, msg, sizeof msg, &body);
+    next_login(sc, 200);
+    const uint64_t want[] = { 50, 100, 200, 300, 300 };
+    for (unsigned i = 0; i < sizeof want / sizeof want[0]; i++) {
+        script_talk(sc, "S: +OK 0 0", "C: QUIT", "S: +OK", NULL);
+        uint64_t ms = next_login(sc, 1000);
+        if (ms < want[i] || ms > want[i] + 1)
+            fail_msg("empty visit %u: the next login came %llu ms after it, want %llu", i + 1,
+                     (unsigned long long)ms, (unsigned long long)want[i]);
+    }
+    /* the mail is there now: read, and the back-off ends */
+    char stat[64];
+    snprintf(stat, sizeof stat, "+OK 1 %zu\r\n", strlen(msg));
+    script_say(sc, stat);
+    script_talk(sc, "C: LIST", "S: +OK", "S: 1 300", "S: .", "C: RETR 1", "S: +OK", NULL);
+    script_say(sc, msg);
+    script_talk(sc, "C: DELE 1", "S: +OK", "C: QUIT", "S: +OK", NULL);
+    script_run(sc, 1);
+    assert_int_equal(sc->st->c.read, 1);
+    assert_int_equal(atomic_load(&sc->run->empty_hold[0]), 0);
+    /* owed again: visited at the next look (100 ms), not after a back-off */
+    our_message(sc, msg, sizeof msg, &body);
+    assert_true(next_login(sc, 1000) <= 100);
+    script_talk(sc, "S: +OK 0 0", "C: QUIT", "S: +OK", NULL);
+    assert_int_equal(next_login(sc, 1000), 50);
+    /* the sweep's passes are the proof of loss and keep their own rules: its
+     * visit comes at once, back-off or not */
+    script_talk(sc, "S: +OK 0 0", "C: QUIT", "S: +OK", NULL);
+    script_run(sc, 1);
+    atomic_store(&sc->run->phase, PH_SWEEP);
+    session_set_phase(&sc->set, PH_SWEEP);
+    assert_int_equal(next_login(sc, 1000), 0);
+    script_free(sc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reads_our_message), cmocka_unit_test(a_hang_up_before_quit_reads_nothing),
         cmocka_unit_test(a_corrupted_copy),  cmocka_unit_test(mail_that_is_not_ours),
-        cmocka_unit_test(a_refused_login),
+        cmocka_unit_test(a_refused_login),   cmocka_unit_test(an_owed_empty_mailbox_is_left_a_while),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,9 @@
  * counted as read until the server acknowledged its DELE and then the QUIT,
  * because that is when POP3 commits deletions (RFC 1939 section 6). A visit that
  * listed the whole mailbox and retrieved all of it is complete: only such a visit,
- * in the sweep after the server settled, can prove a message lost. */
+ * in the sweep after the server settled, can prove a message lost. Readers that go
+ * only where mail is owed (the drain, pop3.visit = owed) leave a mailbox whose
+ * visit found none of it alone for a growing while (pop3.empty_backoff). */
 #include "engine/pop3.h"
 
 #include <stdio.h>
@@ -44,6 +46,12 @@ static const enum lat ps_lat[] = {
  * mailbox's visit is partial, so it proves nothing lost. */
 #define SWEEP_MAX_IDS 100000
 
+/* pop3.empty_backoff: the first hold of a mailbox whose visit found none of the
+ * mail it owes, doubled at each further one up to the setting; the empty visits in
+ * a row live in the hold's low bits (struct run's empty_hold). */
+#define EMPTY_FIRST_NS (50 * NS_PER_MS)
+#define EMPTY_STREAK 0xfull
+
 struct listed {
     unsigned id;                     /* message number */
     uint64_t uid;                    /* foreign_key() of its UIDL; 0 when listed by LIST */
@@ -81,6 +89,11 @@ struct pop3_session {
     struct msg_check chk;
     EVP_MD_CTX *md;                  /* a RETR's digest runs across many reads: one per session */
     int retry_user;                  /* next session: same user, no new pick */
+    /* picked as a mailbox owed mail (the drain, visit = owed): its visit sets the
+     * mailbox's back-off; when no pick was possible, the first held-back
+     * mailbox's time (0 = none) */
+    int owed_only;
+    uint64_t hold_next;
     const struct target *target;
     char banner[160];                /* for APOP's timestamp */
     uint64_t t_tls;
@@ -145,12 +158,76 @@ static void release_mailbox(struct pop3_session *s)
     }
 }
 
-static void again_in(struct pop3_session *s, uint64_t ms)
+static void again_at(struct pop3_session *s, uint64_t when_ns)
 {
     set_state(s, PS_IDLE);
     if (atomic_load_explicit(&s->env->run->phase, memory_order_relaxed) == PH_STOP)
         return;
-    timer_arm_in(s->env->loop, &s->backoff, ms * NS_PER_MS);
+    timer_arm(s->env->loop, &s->backoff, when_ns);
+}
+
+static void again_in(struct pop3_session *s, uint64_t ms)
+{
+    again_at(s, loop_now(s->env->loop) + ms * NS_PER_MS);
+}
+
+/* pop3.empty_backoff: how long a mailbox is left after `streak` visits in a row
+ * that found none of the mail it owes (1: the first). */
+static uint64_t empty_delay(const struct config *cfg, unsigned streak)
+{
+    uint64_t d = EMPTY_FIRST_NS << (streak > 1 ? (streak < 16 ? streak - 1 : 15) : 0);
+    return d < cfg->empty_backoff ? d : cfg->empty_backoff;
+}
+
+/* A mailbox's hold: its time rounded up to clear the streak's bits (never early). */
+static uint64_t hold_word(uint64_t due_ns, uint64_t streak)
+{
+    return ((due_ns + EMPTY_STREAK) & ~EMPTY_STREAK) | streak;
+}
+
+/* 1 when user u's mailbox may be visited at now. While the server still queues
+ * its mail, an owed mailbox is empty, and readers that went back at once logged
+ * in to it as fast as the server answered (37,343 logins in a 14 s step to read
+ * 342 messages, at twice a reference server's ceiling): one that found nothing waits its back-off. One whose time came
+ * is claimed for another hold, so the readers that woke for it do not all log in
+ * to it; its visit then sets the hold it earned. Else the earliest time is kept in
+ * s->hold_next. */
+static int hold_due(struct pop3_session *s, uint32_t u, uint64_t now)
+{
+    _Atomic uint64_t *h = s->env->run->empty_hold;
+    if (!h)
+        return 1;
+    uint64_t v = atomic_load_explicit(&h[u], memory_order_relaxed);
+    if (!v)
+        return 1;
+    uint64_t due = v & ~EMPTY_STREAK;
+    if (due > now) {
+        if (!s->hold_next || due < s->hold_next)
+            s->hold_next = due;
+        return 0;
+    }
+    uint64_t k = v & EMPTY_STREAK;
+    uint64_t claim = hold_word(now + empty_delay(cfg_of(s), (unsigned)k), k);
+    return atomic_compare_exchange_strong_explicit(&h[u], &v, claim, memory_order_relaxed, memory_order_relaxed);
+}
+
+/* A visit of a mailbox picked for its owed mail ended with its QUIT answered: one
+ * that retrieved none of it while the mailbox still owes holds the mailbox back
+ * for longer; one that retrieved some, or left nothing owed, ends the back-off. */
+static void empty_visited(struct pop3_session *s, int got)
+{
+    struct run *r = s->env->run;
+    _Atomic uint64_t *h = &r->empty_hold[s->user];
+    uint64_t v = atomic_load_explicit(h, memory_order_relaxed);
+    if (got || atomic_load_explicit(&r->ledger.owed[s->user], memory_order_relaxed) <= 0) {
+        if (v)
+            atomic_store_explicit(h, 0, memory_order_relaxed);
+        return;
+    }
+    uint64_t k = v & EMPTY_STREAK;
+    k += k < EMPTY_STREAK;
+    atomic_store_explicit(h, hold_word(loop_now(s->env->loop) + empty_delay(cfg_of(s), (unsigned)k), k),
+                          memory_order_relaxed);
 }
 
 /* The mail client's next check: one interval (+- the jitter) after the one just
@@ -233,18 +310,22 @@ static int pick_user(struct pop3_session *s)
     struct ledger *l = &r->ledger;
     int phase = atomic_load_explicit(&r->phase, memory_order_relaxed);
     size_t n = r->users.n;
+    s->hold_next = 0;
     if (r->fill_mode && phase != PH_SWEEP)
         return 0;                    /* the fill's readers only verify, after it */
     if (phase == PH_SEND || phase == PH_DRAIN) {
         size_t start = (size_t)rng_range(&s->rng, 0, n - 1);
+        /* the drain, and pop3.visit = owed, go only where mail is owed, and not
+         * back to a mailbox that had none of it before its back-off ends */
+        int owed_only = phase == PH_DRAIN || cfg_of(s)->visit_owed;
+        uint64_t now = loop_now(s->env->loop);
         for (size_t k = 0; k < n; k++) {
             uint32_t u = (uint32_t)((start + k) % n);
-            /* the drain, and pop3.visit = owed, go only where mail is owed */
-            if ((phase == PH_DRAIN || cfg_of(s)->visit_owed) &&
-                atomic_load_explicit(&l->owed[u], memory_order_relaxed) <= 0)
+            if (owed_only && (atomic_load_explicit(&l->owed[u], memory_order_relaxed) <= 0 || !hold_due(s, u, now)))
                 continue;
             if (hold_mailbox(s, u)) {
                 s->user = u;
+                s->owed_only = owed_only;
                 return 1;
             }
         }
@@ -307,6 +388,7 @@ static void start_session(struct pop3_session *s)
     int phase = atomic_load_explicit(&r->phase, memory_order_relaxed);
     if (phase == PH_STOP)
         return;
+    s->owed_only = 0;                /* pick_user says when */
     if (s->retry_user && phase == PH_SWEEP) {
         if (!hold_mailbox(s, s->user)) {
             again_in(s, 50);
@@ -317,7 +399,10 @@ static void start_session(struct pop3_session *s)
         if (!poll_pick(s))
             return;
     } else if (!pick_user(s)) {
-        again_in(s, 100);            /* nothing owed right now; look again soon */
+        /* nothing owed right now, or every owed mailbox held back: look again
+         * soon, or when the first of those may be visited, if sooner */
+        uint64_t soon = loop_now(env->loop) + 100 * NS_PER_MS;
+        again_at(s, s->hold_next && s->hold_next < soon ? s->hold_next : soon);
         return;
     }
     s->limit = s->sweep ? SWEEP_MAX_IDS : (size_t)cfg_of(s)->max_per_session;
@@ -482,6 +567,7 @@ static void commit(struct pop3_session *s)
     /* read by the sweep: the server delivered it after the drain */
     int late = atomic_load_explicit(&r->phase, memory_order_relaxed) == PH_SWEEP;
     int complete = s->listed && !s->partial && !s->refused;
+    int got = s->ngot > 0;
     /* the listing before this visit's (poll_interval): what was accepted before it
      * and not in it was still the server's */
     uint32_t prev_list = r->list_ms ? atomic_load_explicit(&r->list_ms[s->user], memory_order_relaxed) : 0;
@@ -512,6 +598,8 @@ static void commit(struct pop3_session *s)
         }
     }
     s->ngot = 0;
+    if (s->owed_only && r->empty_hold)
+        empty_visited(s, got);
     for (size_t i = 0; i < s->ngone; i++)   /* deleted after keep_polls checks: forgotten */
         known_del(&r->seen, s->user, s->gone[i]);
     s->ngone = 0;

@@ -194,8 +194,12 @@ int setup_run(struct run *r, const struct config *cfg, unsigned nw)
     foreign_init(&r->foreign, r->users.n);
     if (cfg->pop3_leave)
         known_init(&r->seen, r->users.n);
-    if (cfg->poll_interval)
+    /* the delivery's split needs each mailbox's last listing: with polling, and with
+     * the readers' back-off from empty mailboxes (both delay a retrieval) */
+    if (cfg->poll_interval || (cfg->empty_backoff && cfg->readers))
         r->list_ms = xcalloc(r->users.n, sizeof *r->list_ms);
+    if (cfg->empty_backoff && cfg->readers)
+        r->empty_hold = xcalloc(r->users.n, sizeof *r->empty_hold);
     raise_nofile(cfg->senders + cfg->readers);
     return 0;
 }
@@ -217,5 +221,6 @@ void run_free(struct run *r)
     known_free(&r->seen);
     corpus_free(&r->corpus);
     free((void *)r->list_ms);
+    free((void *)r->empty_hold);
     free(r);
 }

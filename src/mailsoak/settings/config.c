@@ -56,6 +56,9 @@ static const char *const a_rate[] = { "0.01", "1000000", NULL };
 static const char *const a_factor[] = { "1.1", "100", NULL };
 static const char *const a_precision[] = { "0.001", "1", NULL };
 static const char *const a_window[] = { "1s", "", NULL };
+/* pop3.empty_backoff: a minute keeps a reader's delay below the drain's and the
+ * settle's own scale (60s, 10s); 0 turns it off. */
+static const char *const an_empty_backoff[] = { "0s", "60s", NULL };
 /* Indexed by enum gate_preset and gate_classes in config.h. */
 static const char *const gate_preset_choices[] = { "integrity", "specmail2001", "off", NULL };
 static const char *const gate_classes_choices[] = { "any", "allowed", NULL };
@@ -123,6 +126,7 @@ const struct opt config_opts[] = {
     { "pop3", "start_after", OPT_DURATION, O(start_after), "0s", NULL, "readers begin this long after the senders (lets mail pile up first)", NULL },
     { "pop3", "delete_share", OPT_DOUBLE, O(delete_share), "1", NULL, "share of retrieved messages deleted (the rest stay; rabid's download/delete percentages)", a_share },
     { "pop3", "visit", OPT_ENUM, O(visit_owed), "random", NULL, "classic readers: log in to mailboxes at random (rabid's readers: most logins find nothing), or only to mailboxes owed mail the ledger knows was accepted (owed: the readers come for the mail, and their logins are few)", visit_choices },
+    { "pop3", "empty_backoff", OPT_DURATION, O(empty_backoff), "1s", NULL, "readers that go only where mail is owed (the drain, visit = owed): a mailbox owed mail whose visit retrieved none of it (the server still queues it) is not visited again for 50 ms, doubled at each further such visit up to this, reset by a visit that retrieves mail; the sweep and poll_interval's clients keep their own schedules (0 = visit again at once)", an_empty_backoff },
     { "pop3", "poll_interval", OPT_DURATION, O(poll_interval), "0s", "poll-interval", "readers as mail clients: each user checks its mailbox every this long (+- poll_jitter), over the readers' connections, so logins come at poll_users / poll_interval whatever the server's speed (0 = classic readers, one session after another)", NULL },
     { "pop3", "poll_jitter", OPT_DOUBLE, O(poll_jitter), "0.1", NULL, "poll_interval: each check's interval varies uniformly by this share of it", a_share },
     { "pop3", "poll_users", OPT_COUNT, O(poll_users), "0", NULL, "poll_interval: how many users run a mail client, the first N of [users] (0 = all)", NULL },
