@@ -112,7 +112,7 @@ static int in_list(const char *list, const char *name)
 static void builtin_classes_on_real_lines(void **state)
 {
     static const char *const files[] = { "classes.tsv", "exim.tsv", "opensmtpd.tsv", "courier.tsv", "sql.tsv",
-                                         "mailutils.tsv" };
+                                         "mailutils.tsv", "reference.tsv" };
     struct logwatch *lw = logwatch_new(T0, 5);
     logwatch_add_defaults(lw);
     assert_int_equal(logwatch_nclasses(lw), 13);
@@ -159,7 +159,7 @@ static void builtin_classes_on_real_lines(void **state)
 static void counts_through_the_prefilter_equal_each_class(void **state)
 {
     static const char *const files[] = { "classes.tsv", "exim.tsv", "opensmtpd.tsv", "courier.tsv", "sql.tsv",
-                                         "mailutils.tsv" };
+                                         "mailutils.tsv", "reference.tsv" };
     static const char *const extra[] = {
         "dup: (ab)\\1", "paren: x)y", "cs: Saved$", "word/i: (^|[^[:alnum:]])mpid=[0-9]+,", NULL,
     };
