@@ -1,7 +1,8 @@
 /* test_pop3: the POP3 client state machine (engine/pop3.c) against scripted server
  * replies over an in-memory connection (session_script.h): a visit that reads one
  * of our messages, and the ledger's view of it (read only once the QUIT commits the
- * DELE); a corrupted copy; mail that is not ours; a refused login; the back-off
+ * DELE); a corrupted copy; mail that is not ours; a refused login; a refused
+ * greeting; the back-off
  * from a mailbox owed mail that holds none of it yet (pop3.empty_backoff). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -150,6 +151,26 @@ static void a_refused_login(void **state)
     script_free(sc);
 }
 
+/* A greeting of -ERR (a server turning the connection away: mailsoak-server's
+ * "-ERR [SYS/TEMP] Too many connections") is one error, and the session closes
+ * without a QUIT: the server closes after such a greeting. Before, it sent QUIT
+ * into the closing connection and counted pop3_quit_closed as well, two errors
+ * for one refusal. */
+static void a_refused_greeting(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&pop3_ops, POP3_ARGS);
+    script_say(sc, "-ERR [SYS/TEMP] Too many connections, try again later\r\n");
+    script_quiet(sc, 5);
+    script_hang_up(sc);
+    script_run(sc, 5);
+    uint64_t total = 0;
+    for (unsigned i = 0; i < sc->st->nerr; i++)
+        total += sc->st->err[i].count;
+    assert_int_equal(script_errors(sc, "pop3_banner_sys_temp"), 1);
+    assert_int_equal(total, 1);
+    script_free(sc);
+}
+
 /* The login the session makes next, and how long after the last QUIT it came. */
 static uint64_t next_login(struct script *sc, int within_ms)
 {
@@ -213,6 +234,7 @@ int main(void)
         cmocka_unit_test(reads_our_message), cmocka_unit_test(a_hang_up_before_quit_reads_nothing),
         cmocka_unit_test(a_corrupted_copy),  cmocka_unit_test(mail_that_is_not_ours),
         cmocka_unit_test(a_refused_login),   cmocka_unit_test(an_owed_empty_mailbox_is_left_a_while),
+        cmocka_unit_test(a_refused_greeting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -712,6 +712,12 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
         /* turned away at the login: the next session waits longer (backoff_ms) */
         s->login_refused = (st == PS_BANNER || st == PS_USER || st == PS_PASS || st == PS_APOP || st == PS_AUTH) &&
                            strcmp(pop3_err_kind(text), "in_use");
+        if (st == PS_BANNER) {
+            /* a greeting of -ERR turns the connection away and the server closes it:
+             * a QUIT would only add a second error (pop3_quit_closed) to this one */
+            finish(s, 1);
+            return;
+        }
         send_cmd(s, PS_QUIT, "QUIT\r\n");
         s->ngot = 0;
         return;
