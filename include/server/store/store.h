@@ -110,8 +110,12 @@ uint64_t srv_crlf_size(const char *p, size_t n);
 int srv_mkdirs(const char *path, char *err, size_t errlen);
 /* Writes all of p to fd (retrying short writes); -1 with errno. */
 int srv_write_all(int fd, const void *p, size_t n);
-/* One syncfs() of the filesystem holding dir: the group commit of a batch. */
-int srv_syncfs(const char *dir, char *err, size_t errlen);
+/* One syncfs() of the filesystem holding dir, through fd, a descriptor of dir the
+ * backend keeps open from its init (so a process out of descriptors can still
+ * commit): the group commit of a batch. */
+int srv_syncfs(int fd, const char *dir, char *err, size_t errlen);
+/* dir opened for srv_syncfs; -1 with "open(DIR) failed: ..." in err. */
+int srv_open_dir(const char *dir, char *err, size_t errlen);
 /* fsyncs a directory so a rename in it survives a crash. */
 int srv_fsync_dir(const char *path);
 

@@ -128,17 +128,21 @@ int srv_fsync_dir(const char *path)
     return r;
 }
 
-int srv_syncfs(const char *dir, char *err, size_t errlen)
+int srv_syncfs(int fd, const char *dir, char *err, size_t errlen)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0 || syncfs(fd) < 0) {
+    if (syncfs(fd) < 0) {
         snprintf(err, errlen, "syncfs(%s) failed: %s", dir, strerror(errno));
-        if (fd >= 0)
-            close(fd);
         return -1;
     }
-    close(fd);
     return 0;
+}
+
+int srv_open_dir(const char *dir, char *err, size_t errlen)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        snprintf(err, errlen, "open(%s) failed: %s", dir, strerror(errno));
+    return fd;
 }
 
 /* --- faults applied to the store --- */

@@ -2,7 +2,8 @@
  * written to tmp/ and renamed into new/ only once its bytes are on disk, so a crash
  * leaves either no message or a whole one. With fsync on, a batch of deliveries is
  * group-committed: all tmp files, one syncfs(), all renames, one more syncfs(),
- * then the 250s. Sizes ride in the name (",S=,W=" as Dovecot does): LIST needs no stat. */
+ * then the 250s; a commit that fails takes the whole batch back (what is renamed
+ * goes again), since every message of it is then answered 451. Sizes ride in the name (",S=,W=" as Dovecot does): LIST needs no stat. */
 #include "server/store/store_maildir.h"
 #include "server/store/store.h"
 #include "lib/alloc.h"
@@ -26,6 +27,7 @@ struct md {
     struct md_pending *v;
     size_t n, cap;
     int dirty;                       /* an expunge to make durable */
+    int dirfd;                       /* the store's directory, for syncfs */
 };
 
 static int box_path(const struct srv_backend *b, size_t user, const char *sub, const char *name,
@@ -70,8 +72,10 @@ static int md_init(struct srv_backend *b, char *err, size_t errlen)
     if (srv_mkdirs(b->dir, err, errlen) < 0)
         return -1;
     clean_tmp(b);
-    b->priv = xcalloc(1, sizeof(struct md));
-    return 0;
+    struct md *m = xcalloc(1, sizeof *m);
+    b->priv = m;
+    m->dirfd = srv_open_dir(b->dir, err, errlen);
+    return m->dirfd < 0 ? -1 : 0;
 }
 
 static void drop_pending(struct md *m, int unlink_tmp)
@@ -91,6 +95,8 @@ static void md_fini(struct srv_backend *b)
     if (!m)
         return;
     drop_pending(m, 1);
+    if (m->dirfd >= 0)
+        close(m->dirfd);
     free(m->v);
     free(m);
     b->priv = NULL;
@@ -103,19 +109,28 @@ static int md_end(struct srv_backend *b, char *err, size_t errlen)
     int rc = 0;
     if (!m->n && !m->dirty)
         return 0;
-    if (m->n && srv_syncfs(b->dir, err, errlen) < 0) {
+    if (m->n && srv_syncfs(m->dirfd, b->dir, err, errlen) < 0) {
         drop_pending(m, 1);
         return -1;
     }
-    for (size_t i = 0; i < m->n; i++)
-        if (rename(m->v[i].tmp, m->v[i].fin) < 0 && rc == 0) {
-            snprintf(err, errlen, "rename(%s, %s) failed: %s", m->v[i].tmp, m->v[i].fin, strerror(errno));
+    size_t renamed = 0;
+    for (; renamed < m->n; renamed++)
+        if (rename(m->v[renamed].tmp, m->v[renamed].fin) < 0) {
+            snprintf(err, errlen, "rename(%s, %s) failed: %s", m->v[renamed].tmp, m->v[renamed].fin,
+                     strerror(errno));
             rc = -1;
+            break;
         }
+    if (rc == 0 && m->n && srv_syncfs(m->dirfd, b->dir, err, errlen) < 0)
+        rc = -1;
+    /* Failed: every message of the batch gets a 451, so none may stay delivered. The
+     * store thread runs retrievals too, between batches: no reader saw these yet. */
+    for (size_t i = 0; rc < 0 && i < renamed; i++)
+        unlink(m->v[i].fin);
     drop_pending(m, rc < 0);
     m->dirty = 0;
-    if (rc == 0 && srv_syncfs(b->dir, err, errlen) < 0)
-        rc = -1;
+    if (rc == 0 && !renamed && srv_syncfs(m->dirfd, b->dir, err, errlen) < 0)
+        rc = -1;                     /* an expunge alone */
     return rc;
 }
 

@@ -29,17 +29,26 @@ static int mbox_path(const struct srv_backend *b, size_t user, char *out)
 
 struct mb {
     int dirty;                       /* appends of this batch not yet on disk */
+    int dirfd;                       /* the store's directory, for syncfs */
 };
 
 static int mb_init(struct srv_backend *b, char *err, size_t errlen)
 {
-    b->priv = xcalloc(1, sizeof(struct mb));
-    return srv_mkdirs(b->dir, err, errlen);
+    struct mb *m = xcalloc(1, sizeof *m);
+    b->priv = m;
+    m->dirfd = -1;
+    if (srv_mkdirs(b->dir, err, errlen) < 0)
+        return -1;
+    m->dirfd = srv_open_dir(b->dir, err, errlen);
+    return m->dirfd < 0 ? -1 : 0;
 }
 
 static void mb_fini(struct srv_backend *b)
 {
-    free(b->priv);
+    struct mb *m = b->priv;
+    if (m && m->dirfd >= 0)
+        close(m->dirfd);
+    free(m);
     b->priv = NULL;
 }
 
@@ -49,7 +58,7 @@ static int mb_end(struct srv_backend *b, char *err, size_t errlen)
     if (!m->dirty)
         return 0;
     m->dirty = 0;
-    return srv_syncfs(b->dir, err, errlen);
+    return srv_syncfs(m->dirfd, b->dir, err, errlen);
 }
 
 /* Opens and locks the live file: after the lock, the path must still name our inode. */
