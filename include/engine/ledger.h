@@ -65,6 +65,10 @@ struct ledger {
     struct ledger_shard *shards;
     size_t nusers;
     _Atomic int32_t *owed;              /* per user: accepted, not yet read */
+    /* Per user: some message to it was accepted. A copy the server delivers again
+     * lands in such a mailbox after it owes nothing: the sweep's closing pass, and
+     * each pass that can prove, visit these too (verdict/sweep.h). */
+    _Atomic uint8_t *mailed;
     _Atomic int64_t owed_total;
     /* Per user: the sweep pass (from 1) of the last complete visit (listed in
      * full, every message retrieved, QUIT acknowledged), and when any complete

@@ -50,9 +50,12 @@ struct run {
     _Atomic uint64_t accepted;
     _Atomic int64_t retry_pending;   /* deferred messages in the workers' queues: the drain waits for them */
     /* The sweep goes in passes over the mailboxes that still owe (the controller
-     * starts each pass: pass number, then the cursor back to 0); gains counts the
+     * starts each pass: full or not, pass number, then the cursor back to 0); gains counts the
      * messages of ours a sweep session retrieved for the first time, the sign that
-     * the server is still delivering. */
+     * the server is still delivering. A full pass also visits the mailboxes that
+     * owe nothing but were sent mail (ledger.mailed): a copy delivered again lands
+     * there (verdict/sweep.h). */
+    _Atomic int sweep_full;
     _Atomic uint32_t sweep_pass;
     _Atomic uint64_t sweep_cursor;   /* next user index of this pass */
     _Atomic int64_t sweep_active;    /* sweep sessions holding a user */

@@ -5,6 +5,15 @@
  * (no pass found new mail since), found no new mail itself, and the server's queue
  * could no longer change a verdict at its start and at its end.
  *
+ * A copy the server delivers again (after a lost final reply, say) lands in a
+ * mailbox whose first copy was read: one that owes nothing, which the drain and the
+ * passes over owing mailboxes never open. So the passes that can end the sweep, one
+ * that begins with nothing owed (the closing pass) and one that began after the
+ * server settled (it may prove), are full: they visit every mailbox the run sent
+ * mail to, and such a copy is read as a duplicate. The other passes stay on the
+ * owing mailboxes, to follow late mail quickly; nothing owed ends the sweep only
+ * after a full pass, so every sweep ends with one unless its time runs out.
+ *
  * Pure decisions: the controller passes what it saw (the time, the sweep sessions'
  * gains, whether the pass is over, the owed count, the queue as a callback) and
  * carries out the decision (a new pass, the end); nothing here reads a clock, an
@@ -17,6 +26,7 @@
 struct sweep_rule {
     uint64_t settle;                 /* ns the mailboxes must stay quiet before a pass can prove */
     uint64_t timeout;                /* ns the sweep may take in all */
+    int full;                        /* full passes as above; 0: only owing mailboxes (the fill's verification) */
 };
 
 /* What the controller sees at one step of the sweep. */
@@ -43,6 +53,7 @@ struct sweep {
     uint32_t proof_pass;             /* the pass that proves (0: none) */
     int qualifies;                   /* the current pass began after the server settled */
     int ended;                       /* the current pass ended and proved nothing */
+    int full;                        /* the current pass visits every mailbox that was sent mail */
 };
 
 enum sweep_next {
@@ -51,13 +62,14 @@ enum sweep_next {
     SWEEP_DONE,                      /* stop: proof_pass says whether a pass proves */
 };
 
-/* The drain is over and mailboxes still owe: the sweep begins with pass 1 (publish
- * it as for SWEEP_NEW_PASS). Mail may have arrived unseen until now, so the quiet
- * period starts now. */
+/* The drain is over (with rule->full, also when nothing is owed: the closing pass):
+ * the sweep begins with pass 1 (publish it and sw->full as for SWEEP_NEW_PASS).
+ * Mail may have arrived unseen until now, so the quiet period starts now. */
 void sweep_begin(struct sweep *sw, const struct sweep_rule *rule, const struct sweep_seen *s);
 /* One step (the controller's, every 20 ms or so). A pass that found new mail, or
  * began too early, proves nothing: another follows, at most one a second (sooner
- * when settle is shorter), until one proves, nothing is owed, or the time is up. */
+ * when settle is shorter), until one proves, a full pass (or, without rule.full,
+ * any) ends with nothing owed, or the time is up. */
 enum sweep_next sweep_step(struct sweep *sw, const struct sweep_seen *s);
 /* At the end of the run, once the readers stopped: the proving pass (0: none).
  * A sweep cut short by its time (in_sweep: the run stopped in the sweep, not on a

@@ -2,8 +2,9 @@
  * replies over an in-memory connection (session_script.h): a visit that reads one
  * of our messages, and the ledger's view of it (read only once the QUIT commits the
  * DELE); a corrupted copy; mail that is not ours; a refused login; a refused
- * greeting; the back-off
- * from a mailbox owed mail that holds none of it yet (pop3.empty_backoff). */
+ * greeting; the back-off from a mailbox owed mail that holds none of it yet
+ * (pop3.empty_backoff); a copy delivered again into a mailbox that owes nothing,
+ * read by the sweep's full pass. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -228,6 +229,50 @@ static void an_owed_empty_mailbox_is_left_a_while(void **state)
     script_free(sc);
 }
 
+/* A copy the server delivers again after the first was read (Postfix after a lost
+ * final reply) lands in a mailbox that owes nothing. A sweep pass over the owing
+ * mailboxes never opens it; a full pass opens every mailbox sent mail, and the copy
+ * is read a second time: duplicated. */
+static void a_full_sweep_pass_reads_a_copy_where_nothing_is_owed(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&pop3_ops, POP3_ARGS);
+    struct run *r = sc->run;
+    static char msg[8192];
+    size_t body;
+    our_message(sc, msg, sizeof msg, &body);
+    visit(sc, msg);
+    /* read in the drain, which then visits only owing mailboxes */
+    atomic_store(&r->phase, PH_DRAIN);
+    script_talk(sc, "C: DELE 1", "S: +OK", "C: QUIT", "S: +OK", NULL);
+    script_quiet(sc, 2000);
+    assert_int_equal(entry_state(sc) & LS_READS, 1);
+    assert_int_equal(atomic_load(&r->ledger.owed_total), 0);
+    assert_int_equal(sc->dials, 1);
+    /* the sweep's pass 1, over owing mailboxes: the one mailbox owes nothing */
+    atomic_store(&r->sweep_pass, 1);
+    atomic_store(&r->sweep_cursor, 0);
+    atomic_store(&r->phase, PH_SWEEP);
+    script_quiet(sc, 2000);
+    assert_int_equal(sc->dials, 1);
+    /* pass 2 is full: the mailbox was sent mail, so it is opened, and the copy there read */
+    atomic_store(&r->sweep_full, 1);
+    atomic_store(&r->sweep_pass, 2);
+    atomic_store(&r->sweep_cursor, 0);
+    script_run(sc, 1000);
+    assert_int_equal(sc->dials, 2);
+    visit(sc, msg);
+    script_talk(sc, "C: DELE 1", "S: +OK", "C: QUIT", "S: +OK", NULL);
+    script_run(sc, 20);
+    assert_int_equal(entry_state(sc) & LS_READS, 2);
+    enum pending_reason why;
+    assert_int_equal(ledger_verdict(&r->ledger, ledger_get(&r->ledger, ledger_seq(0, 0)), &why), V_DUPLICATED);
+    assert_int_equal(atomic_load(&r->ledger.visit_pass[0]), 2);   /* a complete visit of pass 2 */
+    /* and the pass is over: the session opens nothing more */
+    script_quiet(sc, 2000);
+    assert_int_equal(sc->dials, 2);
+    script_free(sc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +280,7 @@ int main(void)
         cmocka_unit_test(a_corrupted_copy),  cmocka_unit_test(mail_that_is_not_ours),
         cmocka_unit_test(a_refused_login),   cmocka_unit_test(an_owed_empty_mailbox_is_left_a_while),
         cmocka_unit_test(a_refused_greeting),
+        cmocka_unit_test(a_full_sweep_pass_reads_a_copy_where_nothing_is_owed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,9 @@
  * period; a queue that can still change a verdict holds the proof back at a pass's
  * start and at its end; passes follow at most a second apart (sooner when settle is
  * shorter); the time limit ends the sweep, and a cut pass proves only if it
- * qualified and no signal cut it; nothing owed ends it with nothing to prove. Then
+ * qualified and no signal cut it; nothing owed ends it with nothing to prove, after
+ * a full pass (one over every mailbox sent mail) when the rule has them, and a pass
+ * that can prove is full. Then
  * the proof as the ledger reads it: lost only in a mailbox read in full by the
  * proving pass. Each of these failed with the rule broken (notes/issue-23-verdict.md). */
 #include <setjmp.h>
@@ -43,12 +45,18 @@ struct rig {
     struct sweep_seen seen;
 };
 
-static void rig_begin(struct rig *g, uint64_t settle, uint64_t timeout)
+/* full: the rule's full passes (sweep.h); owed: what the mailboxes owe as it begins */
+static void rig_begin_as(struct rig *g, uint64_t settle, uint64_t timeout, int full, int64_t owed)
 {
     g->q = (struct fake_queue){ 1, 1, 0, 0 };
-    g->seen = (struct sweep_seen){ .now = 0, .gains = 0, .pass_done = 0, .owed = 10,
+    g->seen = (struct sweep_seen){ .now = 0, .gains = 0, .pass_done = 0, .owed = owed,
                                    .queue_settled = fake_settled, .arg = &g->q };
-    sweep_begin(&g->sw, &(struct sweep_rule){ settle, timeout }, &g->seen);
+    sweep_begin(&g->sw, &(struct sweep_rule){ settle, timeout, full }, &g->seen);
+}
+
+static void rig_begin(struct rig *g, uint64_t settle, uint64_t timeout)
+{
+    rig_begin_as(g, settle, timeout, 0, 10);
 }
 
 /* A step at time t: the pass over or not, the gains so far. */
@@ -201,6 +209,64 @@ static void nothing_owed_ends_the_sweep_unproven(void **st)
     assert_int_equal(sweep_conclude(&g.sw, &g.seen, 1), 0);
 }
 
+/* Full passes: a sweep that begins with nothing owed is one full pass (the closing
+ * one, for copies delivered again where nothing is owed), which ends it. */
+static void nothing_owed_one_full_pass(void **st)
+{
+    struct rig g;
+    rig_begin_as(&g, 2 * S, 60 * S, 1, 0);
+    assert_int_equal(g.sw.pass, 1);
+    assert_true(g.sw.full);
+    assert_int_equal(at(&g, 100 * MS, 0, 0), SWEEP_ON);
+    assert_int_equal(at(&g, 300 * MS, 1, 0), SWEEP_DONE);
+    assert_int_equal(g.sw.proof_pass, 0);              /* nothing to prove: it began before the settle time */
+    assert_int_equal(sweep_conclude(&g.sw, &g.seen, 1), 0);
+}
+
+/* Passes over owing mailboxes until one can prove; the pass that empties the last
+ * owing mailbox is followed by a full one, which ends the sweep. */
+static void a_full_pass_follows_the_last_owing_one(void **st)
+{
+    struct rig g;
+    rig_begin_as(&g, 2 * S, 60 * S, 1, 10);
+    assert_false(g.sw.full);                           /* too early to prove, mail owed */
+    assert_int_equal(at(&g, 1 * S, 1, 4), SWEEP_NEW_PASS);
+    assert_false(g.sw.full);
+    /* pass 2 finds the rest of the late mail: nothing owed, but the pass was not full */
+    g.seen.owed = 0;
+    assert_int_equal(at(&g, 1200 * MS, 1, 9), SWEEP_ON);
+    assert_int_equal(at(&g, 1999 * MS, 1, 9), SWEEP_ON);      /* a second between passes */
+    assert_int_equal(at(&g, 2 * S, 1, 9), SWEEP_NEW_PASS);
+    assert_int_equal(g.sw.pass, 3);
+    assert_true(g.sw.full);
+    assert_int_equal(at(&g, 2500 * MS, 1, 9), SWEEP_DONE);
+    /* without full passes the pass that found the last of it ends the sweep */
+    rig_begin_as(&g, 2 * S, 60 * S, 0, 10);
+    assert_int_equal(at(&g, 1 * S, 1, 4), SWEEP_NEW_PASS);
+    g.seen.owed = 0;
+    assert_int_equal(at(&g, 1200 * MS, 1, 9), SWEEP_DONE);
+    assert_false(g.sw.full);
+}
+
+/* A pass that began after the server settled may prove, so it may be the last: full. */
+static void a_pass_that_can_prove_is_full(void **st)
+{
+    struct rig g;
+    rig_begin_as(&g, 2 * S, 60 * S, 1, 10);
+    assert_int_equal(at(&g, 1 * S, 1, 0), SWEEP_NEW_PASS);
+    assert_false(g.sw.qualifies);
+    assert_false(g.sw.full);
+    assert_int_equal(at(&g, 2 * S, 1, 0), SWEEP_NEW_PASS);
+    assert_true(g.sw.qualifies);
+    assert_true(g.sw.full);
+    assert_int_equal(at(&g, 2500 * MS, 1, 0), SWEEP_DONE);
+    assert_int_equal(g.sw.proof_pass, 3);
+    /* the rule off: never full */
+    rig_begin_as(&g, 0, 60 * S, 0, 0);
+    assert_true(g.sw.qualifies);
+    assert_false(g.sw.full);
+}
+
 /* The proof as the ledger reads it: the sweep's decision, then each mailbox's
  * last complete visit. Mailbox 0 was read in full only by pass 1 (before the server
  * settled), mailbox 1 by the proving pass: only mailbox 1's unread message is lost. */
@@ -246,6 +312,9 @@ int main(void)
         cmocka_unit_test(a_cut_pass_that_did_not_qualify_proves_nothing),
         cmocka_unit_test(nothing_owed_ends_the_sweep_unproven),
         cmocka_unit_test(lost_only_where_the_proving_pass_read_in_full),
+        cmocka_unit_test(nothing_owed_one_full_pass),
+        cmocka_unit_test(a_full_pass_follows_the_last_owing_one),
+        cmocka_unit_test(a_pass_that_can_prove_is_full),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@ int ledger_init(struct ledger *l, unsigned nshards, size_t nusers)
     l->nusers = nusers;
     l->shards = xcalloc(nshards, sizeof *l->shards);
     l->owed = xcalloc(nusers, sizeof *l->owed);
+    l->mailed = xcalloc(nusers, sizeof *l->mailed);
     l->visit_pass = xcalloc(nusers, sizeof *l->visit_pass);
     l->visit_ms = xcalloc(nusers, sizeof *l->visit_ms);
     return 0;
@@ -34,6 +35,7 @@ void ledger_free(struct ledger *l)
     }
     free(l->shards);
     free((void *)l->owed);
+    free((void *)l->mailed);
     free((void *)l->visit_pass);
     free((void *)l->visit_ms);
     memset(l, 0, sizeof *l);
@@ -83,6 +85,9 @@ void ledger_accept(struct ledger *l, struct ledger_entry *e, uint32_t now_ms)
 {
     e->accepted_ms = now_ms;
     uint32_t old = atomic_fetch_or_explicit(&e->state, LS_ACCEPTED, memory_order_acq_rel);
+    /* read first: once set, the byte's cache line stays shared among the senders */
+    if (!atomic_load_explicit(&l->mailed[e->user], memory_order_relaxed))
+        atomic_store_explicit(&l->mailed[e->user], 1, memory_order_relaxed);
     if (!(old & LS_READS)) {
         atomic_fetch_add_explicit(&l->owed[e->user], 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&l->owed_total, 1, memory_order_relaxed);

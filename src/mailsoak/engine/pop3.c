@@ -303,7 +303,8 @@ static void count_error(struct pop3_session *s, const char *kind, const char *ex
 }
 
 /* Picks the mailbox for the next session: any user while sending, one that owes
- * messages while draining, the next owing one in order during the sweep. */
+ * messages while draining, the next owing one in order during the sweep (in a full
+ * pass, the next one sent mail). */
 static int pick_user(struct pop3_session *s)
 {
     struct run *r = s->env->run;
@@ -333,10 +334,15 @@ static int pick_user(struct pop3_session *s)
     }
     if (phase == PH_SWEEP) {
         for (;;) {
-            uint64_t u = atomic_fetch_add_explicit(&r->sweep_cursor, 1, memory_order_relaxed);
+            /* acquire: the cursor's rewind publishes the pass and whether it is full */
+            uint64_t u = atomic_fetch_add_explicit(&r->sweep_cursor, 1, memory_order_acquire);
             if (u >= n)
                 return 0;
-            if (atomic_load_explicit(&l->owed[u], memory_order_relaxed) > 0) {
+            /* a full pass also opens the mailboxes sent mail that owe nothing: a copy
+             * delivered again lands there (verdict/sweep.h) */
+            if (atomic_load_explicit(&l->owed[u], memory_order_relaxed) > 0 ||
+                (atomic_load_explicit(&r->sweep_full, memory_order_relaxed) &&
+                 atomic_load_explicit(&l->mailed[u], memory_order_relaxed))) {
                 s->user = (uint32_t)u;
                 s->sweep = 1;
                 s->pass = atomic_load_explicit(&r->sweep_pass, memory_order_acquire);

@@ -58,6 +58,7 @@ struct controller {
     struct worker *w;
     unsigned nw, started;            /* worker slots; threads running */
     int phase, stopped_in_sweep;
+    int quiet_walked;                /* the drain walked the spool once it was quiet */
     uint64_t phase_start, send_end, next_iv;
     unsigned snap_seq;
     struct counters prev;            /* cumulative as of the previous interval */
@@ -248,9 +249,11 @@ static struct sweep_seen sweep_seen(struct controller *ct, uint64_t now)
     };
 }
 
-/* A new sweep pass for the readers: its number, then the cursor back to 0. */
+/* A new sweep pass for the readers: whether it is full, its number, then the
+ * cursor back to 0. */
 static void publish_pass(struct controller *ct)
 {
+    atomic_store_explicit(&ct->run->sweep_full, ct->sw.full, memory_order_relaxed);
     atomic_store_explicit(&ct->run->sweep_pass, ct->sw.pass, memory_order_release);
     atomic_store_explicit(&ct->run->sweep_cursor, 0, memory_order_release);
 }
@@ -283,25 +286,38 @@ static int next_phase(struct controller *ct, int phase, uint64_t now, uint64_t p
         /* deferred messages (smtp.retry) still go out during the drain */
         int quiet = senders_open(ct) == 0 && (r->fill_mode || atomic_load(&r->ledger.owed_total) <= 0) &&
                     atomic_load(&r->retry_pending) <= 0;
-        if (quiet && queue_busy) {
-            /* the spool is walked every walk_interval: a count this old would hold the drain up */
-            sources_refresh(ct->sources, cfg->server.sample_interval);
+        if (!quiet)
+            ct->quiet_walked = 0;
+        if (quiet && cn.has.spool) {
+            /* The spool is walked every walk_interval: a count this old would hold the
+             * drain up, and an empty one walked before the senders were done (before
+             * the send, even) says nothing: one walk now. A zero walked before the
+             * first message once ended the drain while Postfix still held three for a
+             * retry, whose second copies then went unread. */
+            sources_refresh(ct->sources, ct->quiet_walked ? cfg->server.sample_interval : 0);
+            ct->quiet_walked = 1;
             sources_now(ct->sources, &cn);
             queue_busy = cn.spool > 0;
         }
         int done = quiet && !queue_busy;
         if (!done && now - phase_start < cfg->drain)
             return PH_DRAIN;
-        if (!cfg->sweep || atomic_load(&r->ledger.owed_total) <= 0)
+        /* With nothing owed the sweep is one closing pass over the mailboxes sent
+         * mail, for copies delivered again where nothing is owed (verdict/sweep.h);
+         * the fill's verification needs none. */
+        int owed = atomic_load(&r->ledger.owed_total) > 0, full = !r->fill_mode;
+        if (!cfg->sweep || (!owed && (!full || !atomic_load(&r->accepted))))
             return PH_STOP;
-        r->ledger.swept = 1;
+        r->ledger.swept = owed;
         struct sweep_seen seen = sweep_seen(ct, now);
-        sweep_begin(&ct->sw, &(struct sweep_rule){ cfg->settle, cfg->sweep_timeout }, &seen);
+        sweep_begin(&ct->sw, &(struct sweep_rule){ cfg->settle, cfg->sweep_timeout, full }, &seen);
         publish_pass(ct);
         return PH_SWEEP;
     }
     if (phase == PH_SWEEP) {
         struct sweep_seen seen = sweep_seen(ct, now);
+        if (seen.owed > 0)
+            r->ledger.swept = 1;     /* mail owed in the sweep: what it leaves unread is pending for it */
         enum sweep_next n = sweep_step(&ct->sw, &seen);
         if (n == SWEEP_NEW_PASS)
             publish_pass(ct);

@@ -12,6 +12,9 @@ static void start_pass(struct sweep *sw, const struct sweep_seen *s)
     sw->gains = s->gains;
     int settled = s->queue_settled(s->arg, 1);     /* read at every pass start: fresh marks */
     sw->qualifies = s->now >= sw->quiet_since + sw->rule.settle && settled;
+    /* the passes that can end the sweep look in every mailbox sent mail, for copies
+     * delivered again where nothing is owed */
+    sw->full = sw->rule.full && (sw->qualifies || s->owed <= 0);
 }
 
 /* The current pass proves what it did not find: it began after the server settled
@@ -42,7 +45,7 @@ enum sweep_next sweep_step(struct sweep *sw, const struct sweep_seen *s)
         sw->ended = 1;
         if (s->gains != sw->gains)
             sw->quiet_since = s->now;
-        if (s->owed <= 0)
+        if (s->owed <= 0 && (sw->full || !sw->rule.full))
             return SWEEP_DONE;       /* everything was read: nothing to prove */
     }
     uint64_t gap = sw->rule.settle < NS_PER_S ? sw->rule.settle : NS_PER_S;
