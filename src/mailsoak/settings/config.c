@@ -78,7 +78,7 @@ const struct opt config_opts[] = {
     { "run", "shard", OPT_SHARD, O(shard), "0/1", "shard", "part K of N of a load spread over several hosts: this run owns the users whose index mod N is K (its senders send only to them, its readers read only them); mailsoak merge adds the parts up", NULL },
     { "run", "ledger_csv", OPT_STR, O(ledger_csv), "", "ledger-csv", "write every message not delivered exactly once (id, Message-ID, mailbox, size, accepted, outcome, reason, the server's queue id) to this CSV file", opt_path },
     { "run", "check", OPT_BOOL, O(check), "yes", NULL, "before any load, check every target with libcurl (mailsoak check); --no-check skips it", NULL },
-    { "run", "sweep", OPT_BOOL, O(sweep), "yes", NULL, "after the drain, visit every mailbox that still owes messages, in passes, until the server settled", NULL },
+    { "run", "sweep", OPT_BOOL, O(sweep), "yes", NULL, "after the drain, visit every mailbox that still owes messages, in passes, until the server settled; the passes that can end it (the last, one that may prove) visit every mailbox sent mail, for copies delivered again there", NULL },
     { "run", "sweep_timeout", OPT_DURATION, O(sweep_timeout), "60s", NULL, "upper bound of the final sweep", NULL },
     { "run", "settle", OPT_DURATION, O(settle), "10s", "settle", "the sweep proves a message lost only in a pass that began after no owed mailbox gained mail for this long (and the known spool held none of it)", NULL },
     { "run", "error_examples", OPT_COUNT, O(error_examples), "5", NULL, "server replies kept as examples per error class, and messages shown one by one (with their trail in the server's logs) per outcome: lost, duplicated, corrupted, late (at most 10)", examples },
