@@ -55,6 +55,7 @@ struct config {
     uint64_t duration, drain, interval, sweep_timeout, settle;   /* ns */
     uint64_t messages, seed, workers, error_examples;
     int sweep, check;
+    int sweep_all;                   /* the sweep's closing pass, and a pass that may prove, visit every mailbox sent mail */
     char *label, *json, *ledger_csv;
     char *server_kind;                          /* for compare: columns of one kind are marked among themselves */
     char *metrics, *metrics_token;              /* --metrics ADDR:PORT, "" = off */

@@ -304,8 +304,8 @@ static int next_phase(struct controller *ct, int phase, uint64_t now, uint64_t p
             return PH_DRAIN;
         /* With nothing owed the sweep is one closing pass over the mailboxes sent
          * mail, for copies delivered again where nothing is owed (verdict/sweep.h);
-         * the fill's verification needs none. */
-        int owed = atomic_load(&r->ledger.owed_total) > 0, full = !r->fill_mode;
+         * the fill's verification needs none, and run.sweep_all = no leaves it out. */
+        int owed = atomic_load(&r->ledger.owed_total) > 0, full = !r->fill_mode && cfg->sweep_all;
         if (!cfg->sweep || (!owed && (!full || !atomic_load(&r->accepted))))
             return PH_STOP;
         r->ledger.swept = owed;
