@@ -588,8 +588,12 @@ int srv_run(struct srv *srv)
         srv_sess_drop(s);
     }
     srv_rate_stop(srv->rate);        /* before the store: no new deliveries */
-    srv_store_stop(srv->store);      /* runs the last completions */
+    /* The stop runs the last completions, and a POP3 session freed in one would
+     * submit the unlock of its mailbox (on_free) to the store that no longer
+     * runs, a request nobody frees: the store is gone for them first. */
+    struct srv_store *store = srv->store;
     srv->store = NULL;
+    srv_store_stop(store);
     for (struct srv_sess *s = srv->sessions, *next; s; s = next) {
         next = s->next;
         s->waiting = 0;              /* a store reply that never came: nothing left to wait for */
