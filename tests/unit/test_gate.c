@@ -32,6 +32,7 @@ struct fix {
 static struct fix *clean(void)
 {
     static struct fix f;
+    gate_judgement_free(&f.j);                   /* the last case's, before it is wiped */
     memset(&f, 0, sizeof f);
     f.c = (struct counters){ .sent = 100, .read = 100, .smtp_sessions = 20, .pop3_sessions = 20 };
     f.lo = (struct ledger_outcome){ .accepted = 100, .delivered = 100 };
