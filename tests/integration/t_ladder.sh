@@ -2,8 +2,8 @@
 # The size ladder (issue 26) against mailsoak-server: a server that takes every
 # message of 64 KiB and more (250, a queue id) and drops it ([fault.smtp.eod]
 # kind = drop) must be flagged loudly, per size, with exit status 4; and the ladder's
-# bodies go out as streamed: with 32 MiB messages, mailsoak's peak RSS stays far
-# below one message.
+# bodies go out as streamed: with 32 MiB messages, mailsoak's peak RSS grows by far
+# less than one message over its peak with small ones.
 source "$(dirname "$0")/server_lib.sh"
 command -v jq >/dev/null || { echo "skip: needs jq"; exit 77; }
 run_ladder() { # OUT [mailsoak args]: under GNU time (peak RSS in OUT.time)
@@ -44,6 +44,11 @@ rc=$?
 [[ $rc -eq 0 ]] || { cat "$WORK/big.txt" "$WORK/big.err"; fail "exit status $rc"; }
 [[ "$(rung big 20971520 delivered) $(rung big 33554432 refused)" == "1 1" ]] &&
     ok "20 MiB delivered intact, 32 MiB refused" || fail "$(jq -c .ladder.rungs[-2:] "$WORK/big.json")"
-rss=$(cat "$WORK/big.time")
-[[ $rss -lt 24576 ]] && ok "peak RSS $rss KiB while sending 32 MiB messages" || fail "peak RSS $rss KiB"
+# Against the same program's peak in the first ladder (messages of at most 512 KiB):
+# two senders holding their 32 MiB bodies whole would add 64 MiB, streamed they add
+# next to nothing (plain build 16.8 -> 17.3 MB; under ASan, whose shadow memory and
+# quarantine are in the figure, 36.9 -> 34.2 MB, past the old absolute 24 MiB bound).
+rss=$(tail -n1 "$WORK/big.time") base=$(tail -n1 "$WORK/drop.time")
+((rss < base + 16384)) && ok "peak RSS $rss KiB while sending 32 MiB messages ($base KiB with small ones)" ||
+    fail "peak RSS $rss KiB while sending 32 MiB messages, $base KiB with small ones"
 srv_stop
