@@ -3,7 +3,8 @@
 # servers' logs, on `testbed --sql sqlite` under a soak. Mid-run a writer holds BEGIN
 # EXCLUSIVE on the database for 3 s (Dovecot's sqlite driver gives up after 1 s, Postfix's
 # at once): db.lock_waits is the lines of the class lock_wait, and those are the lines that
-# say "database is locked" in the testbed's logs (grep's count, not ours); db.errors
+# say "database is locked" in the testbed's logs (grep's count, not ours; a line the
+# servers log as the soak ends may fall on either side of its last read); db.errors
 # counts the class db_error; the database has no process of its own (no db part).
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -22,17 +23,25 @@ python3 -c 'import sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10); c.execute("BEGIN EXCLUSIVE")
 time.sleep(3); c.execute("COMMIT")' "$SQLITE_DB"
 soak_wait "$R"
+ended=$(date +%s)
 check "the soak wrote its result" test -s "$R"
 
 locked=$(cat "$POSTFIX_LOG" "$DOVECOT_LOG" | grep -ci 'database is locked')
+# Lines stamped in the soak's last 2 s or after it: the servers' own contention (Dovecot's
+# dict writes against Postfix's reads) can log one as the run reads its logs for the last
+# time, which the run counts or not (8 logged, 7 counted, once at a load of 20).
+late=$(cat "$POSTFIX_LOG" "$DOVECOT_LOG" | grep -i 'database is locked' | cut -c1-15 |
+    while read -r stamp; do t=$(date -d "$stamp" +%s) && ((t >= ended - 2)) && echo late; done | grep -c late)
 j() { jget "$R" "$1"; }
 check "the servers logged the locked database" gt "$locked" 0
 check "db.kind is sqlite" eq "$(j .summary.db.kind)" sqlite
-check "db.lock_waits: the lines saying 'database is locked' ($locked)" eq "$(j .summary.db.lock_waits)" "$locked"
+waits=$(j .summary.db.lock_waits)
+check "db.lock_waits: the lines saying 'database is locked' ($locked, $late of them at the end)" \
+    test "$waits" -le "$locked" -a "$waits" -ge $((locked - late))
 check "db.lock_waits: the class lock_wait's count" eq "$(j .summary.db.lock_waits)" "$(j .summary.log_classes.lock_wait.count)"
 check "db.errors: the class db_error's count" eq "$(j .summary.db.errors)" "$(j .summary.log_classes.db_error.count)"
 check "db.deadlocks: not measured (null)" eq "$(j .summary.db.deadlocks)" null
 check "db.conns_max: not measured (null)" eq "$(j .summary.db.conns_max)" null
 check "no db part: SQLite runs inside the servers" eq "$(j '.summary.parts | has("db")')" false
-check "the table's db waits row" grep -qE "^db waits +$locked\$" "$R.log"
+check "the table's db waits row" grep -qE "^db waits +$waits\$" "$R.log"
 finish
