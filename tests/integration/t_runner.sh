@@ -57,12 +57,15 @@ runner all true $'t_exit77.sh a\nt_tapskip.sh b\nt_cmockaskip.sh c\n'
 check "CI=true, all allowed: exit 0" eq "$?" 0
 check "CI=true, all allowed: summary" eq "$(summary all)" "1 passed, 0 failed, 3 skipped"
 
-# The real list: each entry is a test of this tree, with a reason.
-bad=$(awk '!/^#/ && NF' "$TOP/tests/allowed-skips" | while read -r name reason; do
-    [[ -n $reason ]] || { echo "$name: no reason"; continue; }
-    [[ -e $TOP/tests/integration/$name || -e $TOP/tests/unit/$name.c ]] || echo "$name: no such test"
-done)
-check "tests/allowed-skips names existing tests, each with a reason" eq "$bad" ""
+# bad_entries LIST: the entries of a checked-in list that name no test of this tree, or give
+# no reason.
+bad_entries() {
+    awk '!/^#/ && NF' "$1" | while read -r name reason; do
+        [[ -n $reason ]] || { echo "$name: no reason"; continue; }
+        [[ -e $TOP/tests/integration/$name || -e $TOP/tests/unit/$name.c ]] || echo "$name: no such test"
+    done
+}
+check "tests/allowed-skips names existing tests, each with a reason" eq "$(bad_entries "$TOP/tests/allowed-skips")" ""
 # TEST_JOBS: t_busy1 and t_busy2 wait (10 s at most) for each other to have begun;
 # t_solo, named in the serial list and given first, runs last and finds no other test
 # running, t_after's marker already there. A marker NAME.running exists while a test
@@ -97,9 +100,5 @@ env -u ASAN_OPTIONS -u UBSAN_OPTIONS TEST_JOBS=1 ARTEFACTS="$WORK/art-one" "$TOP
 check "TEST_JOBS=1: a test waiting for another fails alone" eq "$(status one t_busy1.sh)" FAIL
 env TEST_JOBS=0 "$TOP/tests/run" "$T/t_pass.sh" >"$WORK/zero" 2>&1
 check "TEST_JOBS=0: refused, exit 2" eq "$?" 2
-bad=$(awk '!/^#/ && NF' "$TOP/tests/serial" | while read -r name reason; do
-    [[ -n $reason ]] || { echo "$name: no reason"; continue; }
-    [[ -e $TOP/tests/integration/$name ]] || echo "$name: no such test"
-done)
-check "tests/serial names existing tests, each with a reason" eq "$bad" ""
+check "tests/serial names existing tests, each with a reason" eq "$(bad_entries "$TOP/tests/serial")" ""
 finish

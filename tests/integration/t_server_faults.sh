@@ -70,23 +70,12 @@ expect_log() { # name ERE
 }
 # name key ERE: where the count depends on the run (which users got mail, when a
 # window opened), the server's own log is the independent count: one line per strike.
-expect_logged() {
-    local got n
+expect_logged() { # name key ERE [slack]: the count is the server's lines, or that less at most slack
+    local got n slack=${4:-0}
     get got "$1" "$2"
     n=$(grep -cE "$3" "$WORK/server.log")
     ((n > 0)) || fail "$1: no log line matching /$3/"
-    [[ $got == "$n" ]] || { cat "$WORK/$1.table"; fail "$1: $2 = $got, the server logged $n"; }
-}
-# name key ERE: the same, for a case whose run ends while its one reader still logs in
-# to a mailbox the fault keeps refusing (the sweep's time limit ends it): the login in
-# flight at the stop is abandoned unread (engine/pop3.c pop3_phase), so the client counts
-# the server's refusals, or all but that last one (15 logged, 14 counted, once in 28 runs).
-expect_logged_at_stop() {
-    local got n
-    get got "$1" "$2"
-    n=$(grep -cE "$3" "$WORK/server.log")
-    ((n > 0)) || fail "$1: no log line matching /$3/"
-    ((got == n || got == n - 1)) || { cat "$WORK/$1.table"; fail "$1: $2 = $got, the server logged $n (the last may be in flight)"; }
+    ((got <= n && got >= n - slack)) || { cat "$WORK/$1.table"; fail "$1: $2 = $got, the server logged $n"; }
 }
 clean_ledger() { # name: nothing lost, duplicated or corrupted
     expect "$1" lost 0; expect "$1" duplicated 0; expect "$1" corrupted 0; sums "$1"
@@ -276,7 +265,11 @@ ok "user defer/reject -> smtp_rcpt_450 = $(sumnum smtp_rcpt_450), smtp_rcpt_550 
 
 mapfile -t A < <(f user.lock=user001[0-4]@test.local)
 soak userlock "${A[@]}"
-expect_logged_at_stop userlock pop3_pass_in_use "pop3\(user001[0-4]@test\.local\): Error: Couldn't lock mailbox"
+# The run ends while its one reader still logs in to a mailbox the fault keeps refusing
+# (the sweep's time limit ends it): the login in flight at the stop is abandoned unread
+# (engine/pop3.c pop3_phase), so the client counts the server's refusals, or all but that
+# last one (15 logged, 14 counted, once in 28 runs).
+expect_logged userlock pop3_pass_in_use "pop3\(user001[0-4]@test\.local\): Error: Couldn't lock mailbox" 1
 # the locked mailboxes' mail cannot be read, and no visit proves it missing
 expect userlock lost 0; sums userlock
 ok "user lock -> pop3_pass_in_use = $(sumnum pop3_pass_in_use), as logged; their mail pending, not lost"
