@@ -3,15 +3,24 @@
  * multiplying the rate by `factor` while steps pass (dividing it while they fail),
  * then bisection between the highest passing and the lowest failing rate until
  * they are within `precision` of each other, then (SPECmail2001's method) the
- * confirmation at 80 %, 100 % and 120 % of the rate found. The capacity is the
- * highest passing rate; [lo, hi] is how precisely the search knows it. No clock,
- * no files: tests/unit/test_capacity.c drives it against a known ceiling. */
+ * confirmation at 80 %, 100 % and 120 % of the rate found. A server's pass or
+ * fail near its capacity is noisy: a rate that passed in the bisection can fail
+ * when it is run again. So a confirmation whose 80 % or 100 % step fails starts
+ * again at the failed rate less `precision`, and one whose 120 % step passes at
+ * 120 % of its base, up to `confirm_rounds` rounds in all; the capacity is the base
+ * of the round that came out as SPECmail2001 asks. Every judged step is evidence
+ * of where the capacity lies: the interval [search_known_lo, search_known_hi]
+ * spans the capacity, the lowest rate that failed and the highest that passed, so
+ * when the server passed above a rate it failed at, the interval is that band of
+ * chance, measured, not the bisection's precision. No clock, no files:
+ * tests/unit/test_capacity.c drives it against known ceilings, steady and noisy. */
 #ifndef MS_CAPACITY_SEARCH_H
 #define MS_CAPACITY_SEARCH_H
 
 struct search_rules {
     double start, factor, max_rate, precision;
     int confirm;
+    int confirm_rounds;              /* confirmations run at most (0 is taken as 1) */
 };
 
 enum search_phase { SP_COARSE, SP_BISECT, SP_CONFIRM, SP_DONE };
@@ -20,10 +29,15 @@ struct search {
     struct search_rules r;
     enum search_phase phase;
     double next;                     /* the rate to try; 0 once done */
-    double lo, hi;                   /* highest passing, lowest failing; 0: none yet */
+    double lo, hi;                   /* the bracket of coarse steps and bisection: highest passing,
+                                        lowest failing; 0: none yet */
+    double pass_max, fail_min;       /* over every step, confirmations too; 0: none yet */
     int confirm_i;                   /* the confirmation step in progress: 0, 1, 2 (80, 100, 120 %) */
-    int confirmed[3];                /* each confirmation step: 1 pass, 0 fail, -1 not run */
-    double base;                     /* the rate the confirmation is of */
+    int confirmed[3];                /* this round's steps: 1 pass, 0 fail, -1 not run */
+    int round;                       /* the confirmation round, 1, 2, ...; 0: none yet */
+    double base;                     /* the rate this round confirms */
+    double held;                     /* the highest base whose 80 % and 100 % steps passed; 0: none */
+    int is_confirmed;                /* a round came out as SPECmail2001 asks (its base is the capacity) */
     char end[200];                   /* why the search ended */
 };
 
@@ -40,7 +54,17 @@ void search_result(struct search *s, int pass);
 void search_stop(struct search *s, const char *why);
 /* The search found a capacity: a passing rate below a failing one (or max_rate passed). */
 int search_found(const struct search *s);
-/* The confirmation came out as SPECmail2001 asks: 80 % and 100 % pass, 120 % fails. */
+/* A confirmation round came out as SPECmail2001 asks: 80 % and 100 % pass, 120 % fails. */
 int search_confirmed(const struct search *s);
+/* The capacity, msg/s: the confirmed base; unconfirmed, the highest base whose 80 %
+ * and 100 % steps passed, else the bracket's highest pass; 0 when none was found. */
+double search_capacity(const struct search *s);
+/* Where the evidence puts the capacity: from the lower of the capacity and the
+ * lowest failing rate to the higher of the highest passing and the lowest failing
+ * rate. Without noise that is [capacity, lowest failure], the precision; where a
+ * rate passed above one that failed, the band in which steps passed or failed by
+ * chance. Searches agree when their intervals share a rate. */
+double search_known_lo(const struct search *s);
+double search_known_hi(const struct search *s);
 
 #endif

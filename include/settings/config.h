@@ -114,7 +114,7 @@ struct config {
     struct capacity_config {
         double start, factor, max_rate, precision, queue_growth;
         uint64_t ramp, window, time_limit, drain;   /* ns */
-        uint64_t max_senders, max_readers;
+        uint64_t max_senders, max_readers, confirm_rounds;
         int confirm, arrivals;
         char *dir, *report;
     } capacity;

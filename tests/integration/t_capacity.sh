@@ -43,6 +43,11 @@ cap=$(jq -r .capacity_msg_s "$WORK/found.json")
 jq -e --argjson c "$cap" --argjson l $LIMIT '$c >= 0.9 * $l and $c <= 1.1 * $l' <<<null >/dev/null ||
     { cat "$WORK/found.out"; fail "capacity $cap msg/s, the server's ceiling is $LIMIT"; }
 ok "capacity $cap msg/s found, within 10 % of the server's $LIMIT"
+jq -e '.known_between as [$lo, $hi] | $lo <= .capacity_msg_s and .capacity_msg_s <= $hi and $hi < 1.3 * $lo
+       and .confirmed and .confirm_base == .capacity_msg_s' "$WORK/found.json" >/dev/null ||
+    { cat "$WORK/found.out"; fail "the capacity is not confirmed inside the interval the search reports"; }
+grep -q "^known        between " "$WORK/found.out" || fail "the table does not say where the capacity is known"
+ok "confirmed, and inside the interval it reports: $(jq -c .known_between "$WORK/found.json")"
 [[ $(jq -r .format "$WORK/found.json") == mailsoak-capacity ]] || fail "not a capacity file"
 first=$(jq -r .first_failed.name "$WORK/found.json")
 [[ $first == "queue growth" ]] || { cat "$WORK/found.out"; fail "first gate to fail above it: $first"; }

@@ -16,7 +16,7 @@ static double ms(uint64_t ns) { return (double)ns / 1e6; }
 const struct step_record *capacity_at(const struct capacity_record *c)
 {
     for (size_t i = c->nsteps; i-- > 0;)
-        if (c->steps[i].j.verdict == STEP_PASS && c->steps[i].rate == c->s.lo && c->steps[i].f)
+        if (c->steps[i].j.verdict == STEP_PASS && c->steps[i].rate == search_capacity(&c->s) && c->steps[i].f)
             return &c->steps[i];
     return NULL;
 }
@@ -24,9 +24,10 @@ const struct step_record *capacity_at(const struct capacity_record *c)
 const struct step_record *capacity_first_failure(const struct capacity_record *c)
 {
     const struct step_record *best = NULL;
+    double cap = search_capacity(&c->s);
     for (size_t i = 0; i < c->nsteps; i++) {
         const struct step_record *st = &c->steps[i];
-        if (st->j.verdict != STEP_FAIL || st->rate <= c->s.lo)
+        if (st->j.verdict != STEP_FAIL || st->rate <= cap)
             continue;
         if (!best || st->rate < best->rate)
             best = st;
@@ -70,27 +71,54 @@ static void step_header(FILE *f)
             "ms");
 }
 
+/* "known between A and B msg/s (S %): why that wide", or 0 when nothing is known. */
+static int known_line(const struct search *s, char *b, size_t n)
+{
+    double c = search_capacity(s), lo = search_known_lo(s), hi = search_known_hi(s);
+    if (!(c > 0))
+        return 0;
+    int noisy = s->fail_min > 0 && s->fail_min <= s->pass_max;
+    int off = snprintf(b, n, "between %.1f and %.1f msg/s (%.0f %% of the capacity): ", lo, hi, 100 * (hi - lo) / c);
+    if (off < 0 || (size_t)off >= n)
+        return 1;
+    if (noisy)
+        snprintf(b + off, n - (size_t)off,
+                 "steps passed up to %.1f and failed from %.1f msg/s, by chance between them (the server's own noise)",
+                 s->pass_max, s->fail_min);
+    else if (s->fail_min > 0)
+        snprintf(b + off, n - (size_t)off, "the capacity held, the lowest rate that failed %.1f msg/s", s->fail_min);
+    else
+        snprintf(b + off, n - (size_t)off, "no rate failed");
+    return 1;
+}
+
+static const char *confirmation_word(const struct search *s)
+{
+    return !s->r.confirm ? "(no confirmation asked)" : search_confirmed(s) ? "confirmed" : "NOT confirmed";
+}
+
 void capacity_table(FILE *f, const struct capacity_record *c)
 {
     const struct search *s = &c->s;
-    char b[240];
+    char b[400];
     fprintf(f, "\n");
     if (search_found(s)) {
-        fprintf(f, "capacity     %.1f msg/s (%.0f msg/min)", s->lo, s->lo * 60);
-        if (s->hi > 0)
-            fprintf(f, ": passes at %.1f, fails at %.1f msg/s", s->lo, s->hi);
+        double cap = search_capacity(s);
+        fprintf(f, "capacity     %.1f msg/s (%.0f msg/min), %s", cap, cap * 60, confirmation_word(s));
         const struct step_record *at = capacity_at(c);
         if (at)
             fprintf(f, " (its step offered %.1f and delivered %.1f msg/s)", at->f->offered, at->f->delivered);
         fputc('\n', f);
+        if (known_line(s, b, sizeof b))
+            fprintf(f, "known        %s\n", b);
     } else {
         fprintf(f, "capacity     not found%s\n", s->lo > 0 ? " (the search ended before a rate failed)" : "");
         if (s->lo > 0)
             fprintf(f, "             at least %.1f msg/s (%.0f msg/min) passed\n", s->lo, s->lo * 60);
     }
     fprintf(f, "search       %s\n", s->end[0] ? s->end : "not finished");
-    if (s->confirmed[0] >= 0) {
-        fprintf(f, "confirmation");
+    if (s->round > 0) {
+        fprintf(f, "confirmation of %.1f msg/s (round %d):", s->base, s->round);
         for (int i = 0; i < 3; i++)
             fprintf(f, "  %.0f %%: %s", 100 * search_confirm_share[i],
                     s->confirmed[i] < 0 ? "not run" : s->confirmed[i] ? "pass" : "fail");
@@ -171,8 +199,14 @@ json_t *capacity_json(const struct capacity_record *c)
                                   s->r.factor, "max_rate", s->r.max_rate, "precision", s->r.precision, "queue_growth",
                                   c->rules.queue_growth, "p95_bound_ms", 5000.0, "confirm",
                                   s->r.confirm));
-    json_object_set_new(root, "capacity_msg_s", found ? json_real(s->lo) : json_null());
-    json_object_set_new(root, "capacity_msg_min", found ? json_real(s->lo * 60) : json_null());
+    double cap = search_capacity(s);
+    json_object_set_new(root, "capacity_msg_s", found ? json_real(cap) : json_null());
+    json_object_set_new(root, "capacity_msg_min", found ? json_real(cap * 60) : json_null());
+    json_object_set_new(root, "known_between",
+                        found ? json_pack("[f, f]", search_known_lo(s), search_known_hi(s)) : json_null());
+    json_object_set_new(root, "spread", found ? json_real((search_known_hi(s) - search_known_lo(s)) / cap) : json_null());
+    json_object_set_new(root, "highest_pass", s->pass_max > 0 ? json_real(s->pass_max) : json_null());
+    json_object_set_new(root, "lowest_fail", s->fail_min > 0 ? json_real(s->fail_min) : json_null());
     const struct step_record *at = capacity_at(c);
     json_object_set_new(root, "capacity_offered_msg_s", found && at ? json_real(at->f->offered) : json_null());
     json_object_set_new(root, "capacity_delivered_msg_s", found && at ? json_real(at->f->delivered) : json_null());
@@ -186,6 +220,8 @@ json_t *capacity_json(const struct capacity_record *c)
         json_object_set_new(conf, k, s->confirmed[i] < 0 ? json_null() : json_boolean(s->confirmed[i]));
     }
     json_object_set_new(root, "confirmation", conf);
+    json_object_set_new(root, "confirm_round", json_integer(s->round));
+    json_object_set_new(root, "confirm_base", s->round ? json_real(s->base) : json_null());
     json_object_set_new(root, "confirmed", json_boolean(search_confirmed(s)));
     const struct step_record *ff = capacity_first_failure(c);
     if (ff && ff->j.first_failed >= 0) {
@@ -327,10 +363,17 @@ void capacity_html(FILE *f, const struct capacity_record *c)
     fputs("<h1>Capacity: ", f);
     html_puts(f, c->label);
     fputs("</h1>\n<p>", f);
-    if (search_found(s))
-        fprintf(f, "<b>%.1f msg/s</b> (%.0f msg/min)%s", s->lo, s->lo * 60, search_confirmed(s) ? ", confirmed" : "");
-    else
+    char kb[400];
+    if (search_found(s)) {
+        fprintf(f, "<b>%.1f msg/s</b> (%.0f msg/min), ", search_capacity(s), search_capacity(s) * 60);
+        html_puts(f, confirmation_word(s));
+        if (known_line(s, kb, sizeof kb)) {
+            fputs("; known ", f);
+            html_puts(f, kb);
+        }
+    } else {
         fputs("<b>not found</b>", f);
+    }
     fputs(". ", f);
     html_puts(f, s->end);
     const struct step_record *ff = capacity_first_failure(c);

@@ -21,7 +21,12 @@ const char *search_phase_name(const struct search *s, char *buf, unsigned n)
     switch (s->phase) {
     case SP_COARSE: snprintf(buf, n, "coarse"); break;
     case SP_BISECT: snprintf(buf, n, "bisect"); break;
-    case SP_CONFIRM: snprintf(buf, n, "confirm %.0f%%", 100 * search_confirm_share[s->confirm_i]); break;
+    case SP_CONFIRM:
+        if (s->round > 1)
+            snprintf(buf, n, "confirm %.0f%% #%d", 100 * search_confirm_share[s->confirm_i], s->round);
+        else
+            snprintf(buf, n, "confirm %.0f%%", 100 * search_confirm_share[s->confirm_i]);
+        break;
     case SP_DONE: snprintf(buf, n, "done"); break;
     }
     return buf;
@@ -36,16 +41,32 @@ void search_stop(struct search *s, const char *why)
     snprintf(s->end, sizeof s->end, "%s", why);
 }
 
+/* A confirmation round of base, or the search's end when its rounds are used up. */
+static void confirm_round(struct search *s, double base, const char *why)
+{
+    int rounds = s->r.confirm_rounds > 0 ? s->r.confirm_rounds : 1;
+    if (s->round >= rounds) {
+        char b[sizeof s->end];
+        snprintf(b, sizeof b, "not confirmed in %d round%s: %s", s->round, s->round == 1 ? "" : "s", why);
+        search_stop(s, b);
+        return;
+    }
+    s->phase = SP_CONFIRM;
+    s->round++;
+    s->base = base;
+    s->confirm_i = 0;
+    for (int i = 0; i < 3; i++)
+        s->confirmed[i] = -1;
+    s->next = base * search_confirm_share[0];
+}
+
 static void confirm_or_end(struct search *s)
 {
     if (!s->r.confirm || !(s->lo > 0)) {
         search_stop(s, s->lo > 0 ? "the bisection reached its precision" : "no rate passed");
         return;
     }
-    s->phase = SP_CONFIRM;
-    s->base = s->lo;
-    s->confirm_i = 0;
-    s->next = s->base * search_confirm_share[0];
+    confirm_round(s, s->lo, "");
 }
 
 static void bisect_or_end(struct search *s)
@@ -61,6 +82,12 @@ static void bisect_or_end(struct search *s)
 void search_result(struct search *s, int pass)
 {
     double rate = s->next;
+    if (s->phase == SP_DONE)
+        return;
+    if (pass && rate > s->pass_max)
+        s->pass_max = rate;
+    if (!pass && (!(s->fail_min > 0) || rate < s->fail_min))
+        s->fail_min = rate;
     switch (s->phase) {
     case SP_COARSE:
         if (pass) {
@@ -90,15 +117,32 @@ void search_result(struct search *s, int pass)
             s->hi = rate;
         bisect_or_end(s);
         return;
-    case SP_CONFIRM:
+    case SP_CONFIRM: {
+        char why[120];
         s->confirmed[s->confirm_i] = pass;
+        if (s->confirm_i < 2 && !pass) {
+            /* the base did not hold when run again: the next round just below what failed */
+            snprintf(why, sizeof why, "%.0f %% of %.1f msg/s failed", 100 * search_confirm_share[s->confirm_i], s->base);
+            confirm_round(s, rate * (1 - s->r.precision), why);
+            return;
+        }
+        if (s->confirm_i == 1 && s->base > s->held)
+            s->held = s->base;
+        if (s->confirm_i == 2 && pass) {
+            /* the server holds more than the base: the next round is of what passed */
+            snprintf(why, sizeof why, "120 %% of %.1f msg/s passed", s->base);
+            confirm_round(s, rate, why);
+            return;
+        }
         if (++s->confirm_i < 3) {
             s->next = s->base * search_confirm_share[s->confirm_i];
             return;
         }
-        search_stop(s, search_confirmed(s) ? "confirmed at 80 % and 100 %, failed at 120 %"
-                                           : "the confirmation did not come out as 80 % and 100 % pass, 120 % fails");
+        s->is_confirmed = 1;
+        snprintf(why, sizeof why, "confirmed at 80 %% and 100 %%, failed at 120 %% (round %d)", s->round);
+        search_stop(s, why);
         return;
+    }
     case SP_DONE:
         return;
     }
@@ -111,5 +155,29 @@ int search_found(const struct search *s)
 
 int search_confirmed(const struct search *s)
 {
-    return s->confirmed[0] == 1 && s->confirmed[1] == 1 && s->confirmed[2] == 0;
+    return s->is_confirmed;
+}
+
+double search_capacity(const struct search *s)
+{
+    if (!search_found(s))
+        return 0;
+    if (s->is_confirmed)
+        return s->base;
+    return s->held > 0 ? s->held : s->lo;
+}
+
+double search_known_lo(const struct search *s)
+{
+    double c = search_capacity(s);
+    return s->fail_min > 0 && s->fail_min < c ? s->fail_min : c;
+}
+
+double search_known_hi(const struct search *s)
+{
+    double c = search_capacity(s);
+    if (!(c > 0))
+        return 0;
+    double h = s->pass_max > c ? s->pass_max : c;
+    return s->fail_min > h ? s->fail_min : h;
 }

@@ -66,7 +66,8 @@ static void usage(FILE *f)
           "arrivals (SPECmail2001's method), each a ramp then a steady window in which the\n"
           "gates are judged (every command class's p95 within 5 s, delivery's within 60 s,\n"
           "errors under 1 %, nothing lost, duplicated or corrupted, the backlog steady);\n"
-          "coarse steps, then bisection, then 80 %, 100 % and 120 % of the rate found.\n"
+          "coarse steps, then bisection, then 80 %, 100 % and 120 % of the rate found\n"
+          "(again just below a rate that failed there, up to capacity.confirm_rounds).\n"
           "Each step is a `mailsoak run` with these settings; the [capacity] keys shape the\n"
           "search. run.json is the search's JSON; every step's result goes to capacity.dir.\n"
           "Exit 0 when a capacity was found, 1 when none was, 2 on bad settings, 128 + N on\n"
@@ -284,7 +285,7 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
     int stop_signal = 0;
     struct capacity_record c = { .label = cfg->label[0] ? cfg->label : "capacity" };
     const struct capacity_config *k = &cfg->capacity;
-    struct search_rules sr = { k->start, k->factor, k->max_rate, k->precision, k->confirm };
+    struct search_rules sr = { k->start, k->factor, k->max_rate, k->precision, k->confirm, (int)k->confirm_rounds };
     search_init(&c.s, &sr);
     char gerr[300];
     if (step_rules_from_config(&c.rules, cfg, gerr, sizeof gerr) < 0) {

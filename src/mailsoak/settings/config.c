@@ -54,6 +54,7 @@ static const char *const user_count[] = { "1", "10000000", NULL };
  * steady window of at least a second (a timeline entry or more). */
 static const char *const a_rate[] = { "0.01", "1000000", NULL };
 static const char *const a_factor[] = { "1.1", "100", NULL };
+static const char *const a_rounds[] = { "1", "10", NULL };
 static const char *const a_precision[] = { "0.001", "1", NULL };
 static const char *const a_window[] = { "1s", "", NULL };
 /* pop3.empty_backoff: a minute keeps a reader's delay below the drain's and the
@@ -195,6 +196,7 @@ const struct opt config_opts[] = {
     { "capacity", "drain", OPT_DURATION, O(capacity.drain), "10m", NULL, "each step's run.drain (it ends once the step's mail is read): an overloaded step delivers its backlog before the next starts; with [server] spool_dir the search also waits, as long, for the queue to empty", NULL },
     { "capacity", "time_limit", OPT_DURATION, O(capacity.time_limit), "3h", NULL, "the whole search's bound: no step starts that would end after it", NULL },
     { "capacity", "confirm", OPT_BOOL, O(capacity.confirm), "yes", NULL, "after the search, confirm at 80 %, 100 % and 120 % of the rate found (SPECmail2001's method)", NULL },
+    { "capacity", "confirm_rounds", OPT_COUNT, O(capacity.confirm_rounds), "3", NULL, "confirmations at most: one whose 80 % or 100 % step fails is run again just below the rate that failed (less capacity.precision), one whose 120 % step passes at that rate", a_rounds },
     { "capacity", "arrivals", OPT_ENUM, O(capacity.arrivals), "exponential", NULL, "the steps' arrivals (smtp.arrivals): exponential (Poisson, as SPECmail2001 prescribes) or constant", arrivals_choices },
     { "capacity", "max_senders", OPT_COUNT, O(capacity.max_senders), "2000", NULL, "a step whose arrivals waited for a free sender is run again with twice the senders, up to this many", sessions },
     { "capacity", "max_readers", OPT_COUNT, O(capacity.max_readers), "400", NULL, "a step whose readers left mail in the mailboxes while the backlog grew is run again with twice the readers, up to this many", sessions },
