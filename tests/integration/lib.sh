@@ -56,7 +56,7 @@ testbed_store_count() {
 # jget FILE JQ-EXPRESSION
 jget() { jq -r "$2" "$1"; }
 
-check() {   # check DESCRIPTION COMMAND...
+check() {   # check DESCRIPTION COMMAND...: fails (returns 1) with it, so `check ... || show` shows why
     local what=$1
     shift
     if "$@"; then
@@ -64,6 +64,7 @@ check() {   # check DESCRIPTION COMMAND...
     else
         echo "FAIL $what"
         failures=$((failures + 1))
+        return 1
     fi
 }
 
