@@ -4,7 +4,9 @@
  * what failed (lost, duplicated, corrupted), what is unproven and why (each pending
  * reason as a share of the accepted mail), whether the server kept up (accepted
  * against delivered rate, the queue's and the backlog's growth over the window),
- * and, when it did not settle or keep up, the remedy measured from the run. Pure:
+ * and, when it did not settle or keep up, the remedy measured from the run; when a
+ * protocol's sessions failed in large numbers (refused, dropped, timed out), a line
+ * that says the load carried was not the load offered, whatever the ledger proved. Pure:
  * figures in, verdict out; run/output.c prints it, result_json writes it. */
 #ifndef MS_VERDICT_VERDICT_H
 #define MS_VERDICT_VERDICT_H
@@ -71,7 +73,13 @@ struct run_verdict {
     double more_sweep_s;                          /* seconds more the sweep would need, 0: none */
     char headline[VERDICT_TEXT];                  /* one line: the state and the main figure */
     char remedy[VERDICT_TEXT];                    /* what to change, "" when nothing */
+    /* The protocol whose session attempts (sessions + errors, as gate.errors counts
+     * them) failed the most, when more than VERDICT_SESSION_ERRORS of them did. */
+    double session_error_share;                   /* 0..1, of that protocol's attempts */
+    char session_errors[VERDICT_TEXT];            /* "" when under the bound */
 };
+
+#define VERDICT_SESSION_ERRORS 0.10
 
 void verdict_make(const struct verdict_input *in, struct run_verdict *out);
 

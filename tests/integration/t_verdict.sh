@@ -10,7 +10,8 @@
 # remedy); a delayed EHLO over its latency bound (exit 5); RCPT refusals over the
 # error share (exit 5), tolerated by the allow-list with their reason (exit 0) while
 # a class not on it fails (exit 5); integrity winning over QoS (exit 4); a clean run
-# passing the SPECmail2001 preset (exit 0); a bad gate line (exit 2).
+# passing the SPECmail2001 preset (exit 0); most SMTP sessions refused at the banner
+# named in the verdict beside a proven ledger; a bad gate line (exit 2).
 # Each run: 20 users, <= 8 s, <= 120 messages.
 set -uo pipefail
 . "$(dirname "$0")/server_lib.sh"
@@ -154,6 +155,19 @@ has spec "gates      passed"
 [[ $(j spec '[.verdict.gates.results[] | select(.name == "smtp.message p95")] | length') == 0 ]] ||
     fail "spec: smtp.message is no command class"
 ok "a clean run passes the SPECmail2001 preset: every command class p95, delivery p95, errors"
+[[ $(j spec .verdict.session_errors) == null ]] || fail "spec: a clean run has a sessions line: $(j spec .verdict.session_errors)"
+
+# Every SMTP session after the tenth refused at the banner: whatever the ledger proves
+# of the mail that did go through, the verdict says the load carried was not the one
+# asked for (the default gates pass: the errors gate is off unless set).
+soak refused 0 --set fault.smtp.banner.kind=421 --set fault.smtp.banner.every=1 --set fault.smtp.banner.after=10 --
+has refused "  sessions   "
+sed -n '/^verdict/,$p' "$WORK/refused.table" | grep -qE "^  sessions   [0-9]+ SMTP errors in [0-9]+ session attempts \([0-9]+ %; most smtp_banner_421, [0-9]+\): the load the server carried is not the load asked for" ||
+    { sed -n '/^verdict/,$p' "$WORK/refused.table"; fail "refused: the sessions line does not say it"; }
+jq -e '.verdict.session_error_share > 0.1 and (.verdict.session_errors | test("smtp_banner_421"))' "$WORK/refused.json" >/dev/null ||
+    fail "refused: verdict.session_errors $(j refused .verdict.session_errors)"
+has refused "raise the server's session limits"
+ok "most SMTP sessions refused: the verdict says so beside its proof, with the class and the remedy"
 
 # A gate line that does not parse: a setup error, nothing sent.
 "$MAILSOAK" run --no-check --smtp 127.0.0.1:1 --readers 0 --gate-latency 'smtp 95 5s' >"$WORK/bad.out" 2>&1

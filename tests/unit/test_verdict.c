@@ -4,7 +4,8 @@
  * delivery rate, 80 % of it as the rate to rerun with, the sweep time the pending
  * mail needs at that rate); kept up judged by the server's queue, not by our
  * readers' backlog; a run that sent or read nothing names the target and its most
- * frequent error; a run the tester held back says so. */
+ * frequent error; a run the tester held back says so; a run whose sessions mostly
+ * failed says so beside a proven ledger. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -195,9 +196,37 @@ static void a_queue_that_does_not_move(void **st)
     assert_non_null(strstr(v->remedy, "its queue does not move"));
 }
 
+/* 8611 of 9111 SMTP attempts refused, every accepted message read: proven, and the
+ * verdict still says the load carried was not the load asked for. */
+static void most_sessions_refused_says_so(void **st)
+{
+    struct fix *f = clean();
+    f->c.smtp_sessions = 500;
+    f->err[0] = (struct err_count){ "smtp_banner_421", 8600 };
+    f->err[1] = (struct err_count){ "pop3_pass_auth", 40 };
+    f->err[2] = (struct err_count){ "smtp_connect_io", 11 };
+    f->in.nerr = 3;
+    struct run_verdict *v = make(f);
+    assert_int_equal(v->state, VERDICT_PROVEN);
+    assert_string_equal(v->session_errors, "8611 SMTP errors in 9111 session attempts (95 %; most smtp_banner_421, "
+                                           "8600): the load the server carried is not the load asked for");
+    assert_true(v->session_error_share > 0.94 && v->session_error_share < 0.95);
+    assert_non_null(strstr(v->remedy, "raise the server's session limits"));
+    f->c.smtp_sessions = 6000;                   /* 311 of 6311 SMTP attempts failed: under 10 % */
+    f->err[0].count = 300;
+    v = make(f);
+    assert_string_equal(v->session_errors, "");
+    assert_string_equal(v->remedy, "");
+    f->c.pop3_sessions = 100;                    /* POP3: 40 of 140 */
+    v = make(f);
+    assert_non_null(strstr(v->session_errors, "40 POP3 errors in 140 session attempts (29 %; most pop3_pass_auth, 40)"));
+    (void)st;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(most_sessions_refused_says_so),
         cmocka_unit_test(everything_read_once_is_proven),
         cmocka_unit_test(losses_fail),
         cmocka_unit_test(half_unproven_says_so_and_what_to_change),

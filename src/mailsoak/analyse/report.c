@@ -129,6 +129,12 @@ static void write_verdicts(FILE *o, const struct result_set *rs)
         fputs("</b>: ", o);
         html_puts(o, head);
         fputs("</p>\n", o);
+        const char *sessions = json_string_value(json_object_get(v, "session_errors"));
+        if (sessions) {
+            fputs("<p class=\"warn\">Sessions: ", o);
+            html_puts(o, sessions);
+            fputs("</p>\n", o);
+        }
         const char *remedy = json_string_value(json_object_get(v, "remedy"));
         if (remedy) {
             fputs("<p class=\"note\">What to change: ", o);

@@ -55,6 +55,8 @@ void verdict_table(FILE *f, const struct run_result *r)
             (unsigned long long)r->lo.duplicated, (unsigned long long)r->lo.corrupted);
     if (r->lo.pending)
         pending_line(f, r);
+    if (v->session_errors[0])
+        fprintf(f, "  %-10s %s\n", "sessions", v->session_errors);
     kept_up_line(f, r);
     if (v->remedy[0])
         fprintf(f, "  %-10s %s\n", "remedy", v->remedy);
@@ -93,6 +95,8 @@ json_t *verdict_json(const struct run_result *r)
     json_object_set_new(o, "backlog_rate", json_real(v->backlog_rate));
     json_object_set_new(o, "queue_rate", num_or_null(v->has_queue_rate, v->queue_rate));
     json_object_set_new(o, "remedy", v->remedy[0] ? json_string(v->remedy) : json_null());
+    json_object_set_new(o, "session_errors", v->session_errors[0] ? json_string(v->session_errors) : json_null());
+    json_object_set_new(o, "session_error_share", json_real(v->session_error_share));
     json_object_set_new(o, "suggested_rate", num_or_null(v->suggested_rate > 0, v->suggested_rate));
     json_object_set_new(o, "more_sweep_s", num_or_null(v->more_sweep_s > 0, v->more_sweep_s));
     json_t *g = json_object(), *res = json_array(), *failed = json_array();

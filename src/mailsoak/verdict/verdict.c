@@ -79,6 +79,29 @@ static void headline(const struct verdict_input *in, struct run_verdict *v)
     }
 }
 
+/* Errors against session attempts, per protocol: a run whose server turned most away
+ * can still prove every message it accepted, and must not read as healthy. */
+static void session_errors(const struct verdict_input *in, struct run_verdict *v)
+{
+    static const struct { const char *proto, *name; } p[] = { { "smtp", "SMTP" }, { "pop3", "POP3" } };
+    for (unsigned k = 0; k < 2; k++) {
+        uint64_t errs = 0;
+        for (unsigned i = 0; i < in->nerr; i++)
+            if (!strncmp(in->err[i].name, p[k].proto, 4))
+                errs += in->err[i].count;
+        uint64_t sessions = k == 0 ? in->c->smtp_sessions : in->c->pop3_sessions;
+        double sh = share(errs, sessions + errs);
+        if (sh <= VERDICT_SESSION_ERRORS || sh <= v->session_error_share)
+            continue;
+        const struct err_count *top = top_error(in, p[k].proto);
+        v->session_error_share = sh;
+        snprintf(v->session_errors, sizeof v->session_errors,
+                 "%llu %s errors in %llu session attempts (%.0f %%; most %s, %llu): the load the server carried "
+                 "is not the load asked for", (unsigned long long)errs, p[k].name, (unsigned long long)(sessions + errs),
+                 100 * sh, top ? top->name : "?", (unsigned long long)(top ? top->count : 0));
+    }
+}
+
 static void remedy(const struct verdict_input *in, struct run_verdict *v)
 {
     const struct ledger_outcome *lo = in->lo;
@@ -146,6 +169,9 @@ static void remedy(const struct verdict_input *in, struct run_verdict *v)
                  "deletes what it reads, give it time", (unsigned long long)lo->pending_by[PR_PEEKED]);
     } else if (lo->lost || lo->duplicated || lo->corrupted) {
         snprintf(r, n, "look the messages up in the server's logs by their ids (above; --ledger-csv FILE lists all)");
+    } else if (v->session_errors[0]) {
+        snprintf(r, n, "see errors by class: raise the server's session limits or lower smtp.senders and "
+                 "pop3.readers to the load it takes; gate.errors (e.g. 0.01) makes such a run fail");
     }
 }
 
@@ -171,5 +197,6 @@ void verdict_make(const struct verdict_input *in, struct run_verdict *v)
     else
         v->state = VERDICT_UNPROVEN;
     headline(in, v);
+    session_errors(in, v);
     remedy(in, v);
 }
