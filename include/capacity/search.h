@@ -43,6 +43,23 @@ struct search {
 
 extern const double search_confirm_share[3];   /* 0.8, 1.0, 1.2 */
 
+/* What the tester needed, by rate: a step its senders or readers limited at a rate
+ * with N of them needs at least 2N there and at every rate above it; a rate below
+ * starts again from the configured count. Carried down, the readers a high rate
+ * needed were the server's undoing at low ones: the testbed's 144 msg/s steps took
+ * 320 readers, whose logins then held Dovecot's pop3.pass p95 over 5 s at 87 msg/s. */
+enum search_who { NEED_SENDERS, NEED_READERS };
+#define SEARCH_NEEDS_MAX 64
+struct search_needs {
+    unsigned n;
+    struct { double rate; enum search_who who; unsigned count; } v[SEARCH_NEEDS_MAX];
+};
+/* count of who are needed at rate and above (a full list keeps what it has). */
+void search_need(struct search_needs *nd, double rate, enum search_who who, unsigned count);
+/* How many of who to start a step at rate with: the most needed at any rate at or
+ * below it, at least base. */
+unsigned search_need_at(const struct search_needs *nd, double rate, enum search_who who, unsigned base);
+
 void search_init(struct search *s, const struct search_rules *r);
 /* The rate of the next step, or 0 when the search is over (s->end says why). */
 static inline double search_next(const struct search *s) { return s->phase == SP_DONE ? 0 : s->next; }

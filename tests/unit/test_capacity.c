@@ -360,11 +360,34 @@ static void tester_limits(void **st)
     free(f);
 }
 
+/* The tester's needs by rate: readers doubled at 144 msg/s start every step at 144
+ * and above with as many, none below; senders apart from readers. */
+static void needs_by_rate(void **st)
+{
+    (void)st;
+    struct search_needs nd = { 0 };
+    assert_int_equal(search_need_at(&nd, 100, NEED_READERS, 20), 20);
+    search_need(&nd, 144, NEED_READERS, 40);
+    search_need(&nd, 144, NEED_READERS, 80);
+    search_need(&nd, 96, NEED_SENDERS, 40);
+    assert_int_equal(search_need_at(&nd, 144, NEED_READERS, 20), 80);
+    assert_int_equal(search_need_at(&nd, 200, NEED_READERS, 20), 80);
+    assert_int_equal(search_need_at(&nd, 120, NEED_READERS, 20), 20);   /* below: afresh */
+    assert_int_equal(search_need_at(&nd, 87.5, NEED_READERS, 20), 20);
+    assert_int_equal(search_need_at(&nd, 120, NEED_SENDERS, 20), 40);
+    assert_int_equal(search_need_at(&nd, 90, NEED_SENDERS, 20), 20);
+    assert_int_equal(search_need_at(&nd, 144, NEED_READERS, 100), 100); /* never below the configured */
+    for (unsigned i = 0; i < 2 * SEARCH_NEEDS_MAX; i++)                 /* bounded */
+        search_need(&nd, 1, NEED_SENDERS, 7);
+    assert_int_equal(nd.n, SEARCH_NEEDS_MAX);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(goes_down_and_stops),
         cmocka_unit_test(noisy_ceiling_reconfirmed), cmocka_unit_test(confirmation_rounds),
+        cmocka_unit_test(needs_by_rate),
         cmocka_unit_test(window_figures), cmocka_unit_test(tester_limits), cmocka_unit_test(where_the_backlog_grows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

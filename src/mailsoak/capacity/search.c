@@ -181,3 +181,22 @@ double search_known_hi(const struct search *s)
     double h = s->pass_max > c ? s->pass_max : c;
     return s->fail_min > h ? s->fail_min : h;
 }
+
+void search_need(struct search_needs *nd, double rate, enum search_who who, unsigned count)
+{
+    if (nd->n < SEARCH_NEEDS_MAX) {
+        nd->v[nd->n].rate = rate;
+        nd->v[nd->n].who = who;
+        nd->v[nd->n].count = count;
+        nd->n++;
+    }
+}
+
+unsigned search_need_at(const struct search_needs *nd, double rate, enum search_who who, unsigned base)
+{
+    unsigned n = base;
+    for (unsigned i = 0; i < nd->n; i++)
+        if (nd->v[i].who == who && nd->v[i].rate <= rate && nd->v[i].count > n)
+            n = nd->v[i].count;
+    return n;
+}

@@ -9,8 +9,10 @@
  * done, and exits 128 + N. Before each step it waits for the server's queue
  * ([server] spool_dir) to empty. A step the tester limited (arrivals waiting for a
  * free sender, readers behind the mail the store holds) is run again with twice the
- * senders or readers, within capacity.max_senders and max_readers; one it cannot
- * fix (the engine late) ends the search, never counted against the server. */
+ * senders or readers, within capacity.max_senders and max_readers, and steps at that
+ * rate or above start with as many (search_need_at: never a lower rate, whose
+ * server those logins would load); one it cannot fix (the engine late) ends the
+ * search, never counted against the server. */
 #include "cmd/capacity.h"
 
 #include <errno.h>
@@ -299,10 +301,10 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
     gmtime_r(&now, &tm);
     strftime(c.start_time, sizeof c.start_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
     uint64_t t0 = mono_ns(), tail = 0;   /* tail: the last step's drain and sweep */
-    struct step_plan p = {
-        .senders = (unsigned)(cfg->senders ? cfg->senders : 1), .readers = (unsigned)(cfg->readers ? cfg->readers : 1),
-        .check = cfg->check,
-    };
+    const unsigned base_senders = (unsigned)(cfg->senders ? cfg->senders : 1);
+    const unsigned base_readers = (unsigned)(cfg->readers ? cfg->readers : 1);
+    struct search_needs needs = { 0 };
+    struct step_plan p = { .senders = base_senders, .readers = base_readers, .check = cfg->check };
     /* about ten timeline entries per window, within 1 s and run.interval */
     p.interval = k->window / 10;
     if (p.interval < 1000 * NS_PER_MS)
@@ -330,6 +332,8 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
             break;
         }
         p.rate = search_next(&c.s);
+        p.senders = search_need_at(&needs, p.rate, NEED_SENDERS, base_senders);
+        p.readers = search_need_at(&needs, p.rate, NEED_READERS, base_readers);
         struct step_record *st = new_step(&c);
         p.n = st->n;
         search_phase_name(&c.s, st->phase, sizeof st->phase);
@@ -375,10 +379,11 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
         }
         if (st->j.verdict == STEP_INVALID) {
             /* the tester limited the step: more of what it lacked, the same rate again */
-            unsigned *what = st->j.fix == FIX_SENDERS ? &p.senders : st->j.fix == FIX_READERS ? &p.readers : NULL;
+            unsigned what = st->j.fix == FIX_SENDERS ? p.senders : st->j.fix == FIX_READERS ? p.readers : 0;
             uint64_t max = st->j.fix == FIX_SENDERS ? k->max_senders : k->max_readers;
-            if (what && *what < max && retries < 4) {
-                *what = *what * 2 > max ? (unsigned)max : *what * 2;
+            if (st->j.fix != FIX_NONE && what < max && retries < 4) {
+                search_need(&needs, p.rate, st->j.fix == FIX_SENDERS ? NEED_SENDERS : NEED_READERS,
+                            what * 2 > max ? (unsigned)max : what * 2);
                 retries++;
                 continue;
             }
