@@ -37,7 +37,6 @@ struct search {
     int round;                       /* the confirmation round, 1, 2, ...; 0: none yet */
     double base;                     /* the rate this round confirms */
     double held;                     /* the highest base whose 80 % and 100 % steps passed; 0: none */
-    int is_confirmed;                /* a round came out as SPECmail2001 asks (its base is the capacity) */
     char end[200];                   /* why the search ended */
 };
 

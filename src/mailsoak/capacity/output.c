@@ -15,8 +15,9 @@ static double ms(uint64_t ns) { return (double)ns / 1e6; }
 
 const struct step_record *capacity_at(const struct capacity_record *c)
 {
+    double cap = search_capacity(&c->s);
     for (size_t i = c->nsteps; i-- > 0;)
-        if (c->steps[i].j.verdict == STEP_PASS && c->steps[i].rate == search_capacity(&c->s) && c->steps[i].f)
+        if (c->steps[i].j.verdict == STEP_PASS && c->steps[i].rate == cap && c->steps[i].f)
             return &c->steps[i];
     return NULL;
 }

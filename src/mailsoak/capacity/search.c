@@ -138,7 +138,6 @@ void search_result(struct search *s, int pass)
             s->next = s->base * search_confirm_share[s->confirm_i];
             return;
         }
-        s->is_confirmed = 1;
         snprintf(why, sizeof why, "confirmed at 80 %% and 100 %%, failed at 120 %% (round %d)", s->round);
         search_stop(s, why);
         return;
@@ -153,16 +152,18 @@ int search_found(const struct search *s)
     return s->lo > 0 && (s->hi > 0 || s->lo >= s->r.max_rate);
 }
 
+/* A round's steps are reset when the next begins, so these are the last round's: a
+ * round ended early (80 or 100 % failed, or 120 % passed with no rounds left) is not. */
 int search_confirmed(const struct search *s)
 {
-    return s->is_confirmed;
+    return s->confirmed[0] == 1 && s->confirmed[1] == 1 && s->confirmed[2] == 0;
 }
 
 double search_capacity(const struct search *s)
 {
     if (!search_found(s))
         return 0;
-    if (s->is_confirmed)
+    if (search_confirmed(s))
         return s->base;
     return s->held > 0 ? s->held : s->lo;
 }
