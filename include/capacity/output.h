@@ -32,7 +32,7 @@ struct capacity_record {
     int interrupted;
     struct step_rules rules;
     struct search s;
-    double ramp_s, window_s;
+    double ramp_s, warmup_s, window_s;  /* each step's parts: only the window is judged */
     struct step_record *steps;
     size_t nsteps, cap;
 };

@@ -1,6 +1,7 @@
 /* step: one step of a capacity search, judged from its run's result file. The
- * step's run ramps up to its rate and then holds it for the steady window; the
- * window is the timeline's intervals of the send phase that began after the ramp,
+ * step's run ramps up to its rate, holds it through a warm-up that is not judged,
+ * and then for the steady window; the window is the timeline's intervals of the
+ * send phase that began after the ramp and the warm-up,
  * and every figure the step is judged on is added up over them (counts, error
  * classes, the latency histograms themselves, never percentiles), beside the whole
  * run's ledger (lost, duplicated, corrupted). Pure: a parsed file in, figures and a
@@ -36,10 +37,11 @@ struct step_figures {
     int interrupted;
 };
 
-/* Reads a step's result (a `mailsoak run` JSON) whose ramp lasted ramp_s. 0, or -1
+/* Reads a step's result (a `mailsoak run` JSON) whose steady window began start_s
+ * into its run (after the ramp and the warm-up). 0, or -1
  * with the reason in err (not a result file, a timeline entry without its counts,
  * histograms that do not add up). */
-int step_read(const json_t *root, double ramp_s, struct step_figures *f, char *err, size_t errlen);
+int step_read(const json_t *root, double start_s, struct step_figures *f, char *err, size_t errlen);
 
 /* What a step is judged against: the steady state (the backlog of mail accepted
  * and not read may grow by at most queue_growth of the accepted rate) and the
@@ -90,6 +92,14 @@ struct step_judgement {
  * passes: nothing lost, duplicated or corrupted in the whole run, mail accepted,
  * the backlog steady, and every gate of the rules over the window (gate_judge). */
 void step_judge(const struct step_rules *r, const struct step_figures *f, struct step_judgement *j);
+/* How many readers a step its readers limited (FIX_READERS) needs at its rate,
+ * sized by what they read: each of them read delivered / readers msg/s in the
+ * window, so the accepted rate takes readers x accepted / delivered of them, and a
+ * quarter more to read the backlog the window left; at least one more, at most
+ * twice as many (and twice as many when they read nothing). Never plain doubling:
+ * a reader is a login, and the testbed's Dovecot answered pop3.pass in 0.2-0.4 s
+ * with 20 readers but 8-9 s with the 320 that doubling reached. */
+unsigned step_readers_needed(const struct step_figures *f, unsigned readers);
 /* "queue growth 6.1 msg/s, must be <= 5.0 msg/s" */
 const char *step_check_describe(const struct step_check *c, char *buf, size_t n);
 /* The command class of the window with the highest pNN (lat_pct), or -1. */

@@ -113,7 +113,7 @@ struct config {
     /* [capacity]: `mailsoak capacity`, a search over the arrival rate (cmd/capacity.c) */
     struct capacity_config {
         double start, factor, max_rate, precision, queue_growth;
-        uint64_t ramp, window, time_limit, drain;   /* ns */
+        uint64_t ramp, warmup, window, time_limit, drain;   /* ns */
         uint64_t max_senders, max_readers, confirm_rounds;
         int confirm, arrivals;
         char *dir, *report;

@@ -360,6 +360,24 @@ static void tester_limits(void **st)
     free(f);
 }
 
+/* Readers sized by what they read, not doubled: 20 readers that read 130 of 140
+ * msg/s need 27 (a quarter more than 20 x 140 / 130); one more at least, twice as
+ * many at most, and twice as many when they read nothing. */
+static void readers_sized_by_rate(void **st)
+{
+    (void)st;
+    struct step_figures f = { .accepted = 140, .delivered = 130 };
+    assert_int_equal(step_readers_needed(&f, 20), 27);
+    f.delivered = 50;                         /* far behind: twice, no more */
+    assert_int_equal(step_readers_needed(&f, 20), 40);
+    f.delivered = 0;
+    assert_int_equal(step_readers_needed(&f, 20), 40);
+    f.delivered = 140;                        /* 25 % more of 1 is 1.25: still one more */
+    assert_int_equal(step_readers_needed(&f, 1), 2);
+    f.delivered = 200;                        /* read more than accepted: one more, never fewer */
+    assert_int_equal(step_readers_needed(&f, 20), 21);
+}
+
 /* The tester's needs by rate: readers doubled at 144 msg/s start every step at 144
  * and above with as many, none below; senders apart from readers. */
 static void needs_by_rate(void **st)
@@ -387,7 +405,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(goes_down_and_stops),
         cmocka_unit_test(noisy_ceiling_reconfirmed), cmocka_unit_test(confirmation_rounds),
-        cmocka_unit_test(needs_by_rate),
+        cmocka_unit_test(needs_by_rate), cmocka_unit_test(readers_sized_by_rate),
         cmocka_unit_test(window_figures), cmocka_unit_test(tester_limits), cmocka_unit_test(where_the_backlog_grows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

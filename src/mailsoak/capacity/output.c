@@ -132,8 +132,8 @@ void capacity_table(FILE *f, const struct capacity_record *c)
     for (size_t i = 0; i < c->nsteps; i++)
         if (c->steps[i].j.verdict == STEP_INVALID)
             fprintf(f, "step %u is invalid, not the server's: %s\n", c->steps[i].n, c->steps[i].j.why);
-    fprintf(f, "steps        %zu in %.0f s, each a %.0f s ramp and a %.0f s steady window\n\n", c->nsteps, c->elapsed_s,
-            c->ramp_s, c->window_s);
+    fprintf(f, "steps        %zu in %.0f s, each a %.0f s ramp, a %.0f s warm-up and a %.0f s steady window\n\n",
+            c->nsteps, c->elapsed_s, c->ramp_s, c->warmup_s, c->window_s);
     step_header(f);
     for (size_t i = 0; i < c->nsteps; i++)
         capacity_step_line(f, &c->steps[i]);
@@ -193,10 +193,10 @@ json_t *capacity_json(const struct capacity_record *c)
                              CAPACITY_FORMAT_VERSION, "version", mailsoak_version, "label", c->label, "start_time",
                              c->start_time, "elapsed_s", c->elapsed_s, "interrupted", c->interrupted);
     json_object_set_new(root, "method",
-                        json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b}", "source",
+                        json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b}", "source",
                                   "SPECmail2001 (open-loop Poisson arrivals, QoS gates, 80/100/120 % confirmation), "
                                   "with lost = duplicated = corrupted = 0 and a steady backlog",
-                                  "ramp_s", c->ramp_s, "window_s", c->window_s, "start", s->r.start, "factor",
+                                  "ramp_s", c->ramp_s, "warmup_s", c->warmup_s, "window_s", c->window_s, "start", s->r.start, "factor",
                                   s->r.factor, "max_rate", s->r.max_rate, "precision", s->r.precision, "queue_growth",
                                   c->rules.queue_growth, "p95_bound_ms", 5000.0, "confirm",
                                   s->r.confirm));
@@ -383,10 +383,10 @@ void capacity_html(FILE *f, const struct capacity_record *c)
         fprintf(f, ". First to fail above it, at %.1f msg/s: ", ff->rate);
         html_puts(f, step_check_describe(&ff->j.v[ff->j.first_failed], b, sizeof b));
     }
-    fprintf(f, ".</p>\n<p>Method: SPECmail2001's (open-loop Poisson arrivals; each step a %.0f s ramp, then a %.0f s "
-               "steady window judged on the gates: every command class's p95 within 5 s, delivery's p95 within 60 s, "
+    fprintf(f, ".</p>\n<p>Method: SPECmail2001's (open-loop Poisson arrivals; each step a %.0f s ramp, a %.0f s warm-up "
+               "at its rate, then a %.0f s steady window judged on the gates: every command class's p95 within 5 s, delivery's p95 within 60 s, "
                "errors under 1 %%, and the run's own [gate] settings), with nothing lost, duplicated or corrupted and "
-               "the backlog steady (growing by at most %.0f %% of the accepted rate).</p>\n", c->ramp_s, c->window_s,
+               "the backlog steady (growing by at most %.0f %% of the accepted rate).</p>\n", c->ramp_s, c->warmup_s, c->window_s,
             100 * c->rules.queue_growth);
     fprintf(f, "<h2>Offered against accepted and delivered rate</h2>\n<svg width='%d' height='%d' role='img'>", W, H);
     axes(f, &ax, &ay, "offered (msg/s)", "msg/s");

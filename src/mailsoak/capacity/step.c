@@ -34,7 +34,7 @@ static double slope(const double *t, const double *y, unsigned n)
     return d > 0 ? (n * sty - st * sy) / d : 0;
 }
 
-int step_read(const json_t *root, double ramp_s, struct step_figures *f, char *err, size_t errlen)
+int step_read(const json_t *root, double start_s, struct step_figures *f, char *err, size_t errlen)
 {
     memset(f, 0, sizeof *f);
     const json_t *tl = json_object_get(root, "timeline"), *sum = json_object_get(root, "summary");
@@ -51,7 +51,7 @@ int step_read(const json_t *root, double ramp_s, struct step_figures *f, char *e
     f->settled = json_is_boolean(st) ? json_is_true(st) : -1;
     f->interrupted = json_is_true(json_object_get(root, "interrupted"));
 
-    /* the window: send intervals that began at or after the ramp's end; the backlog
+    /* the window: send intervals that began at or after start_s; the backlog
      * is sampled at each one's end, and at the end of the one before the first */
     size_t n = json_array_size(tl);
     double *t = xcalloc(n + 1, sizeof *t), *u = xcalloc(n + 1, sizeof *u);
@@ -72,7 +72,7 @@ int step_read(const json_t *root, double ramp_s, struct step_figures *f, char *e
         }
         const char *phase = json_string_value(json_object_get(e, "phase"));
         const json_t *un = json_object_get(e, "unread");
-        int steady = phase && !strcmp(phase, "send") && prev_t >= ramp_s - 1e-6;
+        int steady = phase && !strcmp(phase, "send") && prev_t >= start_s - 1e-6;
         if (steady) {
             if (!json_is_integer(un) || !json_is_integer(json_object_get(e, "arrivals"))) {
                 snprintf(err, errlen, "timeline[%zu]: no unread or arrivals (a file of an older mailsoak)", i);
@@ -292,6 +292,14 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, struct
     }
     gate_judgement_free(&gj);
     j->verdict = j->first_failed < 0 ? STEP_PASS : STEP_FAIL;
+}
+
+unsigned step_readers_needed(const struct step_figures *f, unsigned readers)
+{
+    double more = 2.0 * readers;
+    if (f->delivered > 0)
+        more = fmin(more, ceil(1.25 * readers * f->accepted / f->delivered));
+    return more < readers + 1.0 ? readers + 1 : (unsigned)more;
 }
 
 const char *step_check_describe(const struct step_check *c, char *buf, size_t n)

@@ -7,9 +7,11 @@
  * sigtimedwait and passes it on to the step running, which ends in order and writes
  * its result; then the search writes its own (table, JSON, HTML) with the steps
  * done, and exits 128 + N. Before each step it waits for the server's queue
- * ([server] spool_dir) to empty. A step the tester limited (arrivals waiting for a
- * free sender, readers behind the mail the store holds) is run again with twice the
- * senders or readers, within capacity.max_senders and max_readers, and steps at that
+ * ([server] spool_dir) to empty. A step's run is its ramp, its warm-up and its
+ * steady window (only the window is judged). A step the tester limited (arrivals
+ * waiting for a free sender, readers behind the mail the store holds) is run again
+ * with twice the senders, or with the readers what they read says it needs
+ * (step_readers_needed), within capacity.max_senders and max_readers, and steps at that
  * rate or above start with as many (search_need_at: never a lower rate, whose
  * server those logins would load); one it cannot fix (the engine late) ends the
  * search, never counted against the server. */
@@ -121,7 +123,7 @@ static int run_step(const struct config *cfg, int argc, char **argv, const struc
     snprintf(kv[k++], sizeof kv[0], "smtp.arrivals=%s", cfg->capacity.arrivals ? "exponential" : "constant");
     snprintf(kv[k++], sizeof kv[0], "smtp.ramp=%llums", (unsigned long long)(cfg->capacity.ramp / 1000000));
     snprintf(kv[k++], sizeof kv[0], "run.duration=%llums",
-             (unsigned long long)((cfg->capacity.ramp + cfg->capacity.window) / 1000000));
+             (unsigned long long)((cfg->capacity.ramp + cfg->capacity.warmup + cfg->capacity.window) / 1000000));
     snprintf(kv[k++], sizeof kv[0], "run.interval=%llums", (unsigned long long)(p->interval / 1000000));
     snprintf(kv[k++], sizeof kv[0], "smtp.senders=%u", p->senders);
     snprintf(kv[k++], sizeof kv[0], "pop3.readers=%u", p->readers);
@@ -271,7 +273,7 @@ static void judge_step(const struct capacity_record *c, struct step_record *st)
         return;
     }
     st->f = xcalloc(1, sizeof *st->f);
-    if (step_read(root, c->ramp_s, st->f, err, sizeof err) < 0) {
+    if (step_read(root, c->ramp_s + c->warmup_s, st->f, err, sizeof err) < 0) {
         free(st->f);
         st->f = NULL;
         st->j.verdict = STEP_INVALID;
@@ -295,12 +297,14 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
         return 2;
     }
     c.ramp_s = (double)k->ramp / 1e9;
+    c.warmup_s = (double)k->warmup / 1e9;
     c.window_s = (double)k->window / 1e9;
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(c.start_time, sizeof c.start_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
     uint64_t t0 = mono_ns(), tail = 0;   /* tail: the last step's drain and sweep */
+    const uint64_t held = k->ramp + k->warmup + k->window;  /* a step's run before its drain */
     const unsigned base_senders = (unsigned)(cfg->senders ? cfg->senders : 1);
     const unsigned base_readers = (unsigned)(cfg->readers ? cfg->readers : 1);
     struct search_needs needs = { 0 };
@@ -314,7 +318,8 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
     int rc = 0, retries = 0;
     char err[400];
     struct spool *sp = cfg->server.spool_dirs.n ? spool_new(&cfg->server, err, sizeof err) : NULL;
-    fprintf(stderr, "mailsoak capacity: steps of %.0f s + %.0f s, results in %s/\n", c.ramp_s, c.window_s, dir);
+    fprintf(stderr, "mailsoak capacity: steps of %.0f s ramp + %.0f s warm-up + %.0f s window, results in %s/\n",
+            c.ramp_s, c.warmup_s, c.window_s, dir);
     while (search_next(&c.s) > 0) {
         if (!stop_signal)
             stop_signal = pending_stop();
@@ -323,7 +328,7 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
             search_stop(&c.s, "interrupted by a signal");
             break;
         }
-        uint64_t elapsed = mono_ns() - t0, step = k->ramp + k->window + tail;
+        uint64_t elapsed = mono_ns() - t0, step = held + tail;
         if (elapsed + step > k->time_limit) {
             char why[200];
             snprintf(why, sizeof why, "capacity.time_limit: a step of about %.0f s would end after it",
@@ -358,7 +363,7 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
         uint64_t ts = mono_ns();
         st->exit_status = run_step(cfg, argc, argv, &p, st->json, out, &stop_signal);
         uint64_t took = mono_ns() - ts;
-        tail = took > k->ramp + k->window ? took - k->ramp - k->window : 0;
+        tail = took > held ? took - held : 0;
         p.check = 0;
         if (st->exit_status == 2 || st->exit_status == 3) {
             /* the settings or the preflight: every step would fail alike */
@@ -382,8 +387,9 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
             unsigned what = st->j.fix == FIX_SENDERS ? p.senders : st->j.fix == FIX_READERS ? p.readers : 0;
             uint64_t max = st->j.fix == FIX_SENDERS ? k->max_senders : k->max_readers;
             if (st->j.fix != FIX_NONE && what < max && retries < 4) {
+                unsigned more = st->j.fix == FIX_SENDERS ? what * 2 : step_readers_needed(st->f, what);
                 search_need(&needs, p.rate, st->j.fix == FIX_SENDERS ? NEED_SENDERS : NEED_READERS,
-                            what * 2 > max ? (unsigned)max : what * 2);
+                            more > max ? (unsigned)max : more);
                 retries++;
                 continue;
             }
