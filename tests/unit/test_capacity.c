@@ -378,6 +378,35 @@ static void readers_sized_by_rate(void **st)
     assert_int_equal(step_readers_needed(&f, 20), 21);
 }
 
+/* More readers that read no more clear the tester: the backlog in the mailboxes is
+ * then the server's, and the step fails on it instead of asking for readers again. */
+static void readers_ruled_out(void **st)
+{
+    (void)st;
+    struct step_figures a = { .delivered = 330 }, b = { .delivered = 340 };
+    assert_true(step_readers_futile(&a, 29, &b, 48));     /* 3 % more with 66 % more readers */
+    b.delivered = 350;
+    assert_false(step_readers_futile(&a, 29, &b, 48));    /* 6 % more: they helped */
+    b.delivered = 300;
+    assert_false(step_readers_futile(&a, 29, &b, 29));    /* no more readers: nothing shown */
+
+    char err[200];
+    struct step_figures *f = calloc(1, sizeof *f);
+    struct step_rules rl;
+    struct step_judgement j;
+    step_rules_specmail(&rl, 0.05);
+    json_t *r = result_srv(10, 2, 9, 91, 3000000, 0, 9);     /* the mailboxes take the growth */
+    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_INVALID);
+    f->readers_ruled_out = 1;
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_FAIL);
+    assert_string_equal(j.v[j.first_failed].name, "queue growth");
+    json_decref(r);
+    free(f);
+}
+
 /* The tester's needs by rate: readers doubled at 144 msg/s start every step at 144
  * and above with as many, none below; senders apart from readers. */
 static void needs_by_rate(void **st)
@@ -405,7 +434,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(goes_down_and_stops),
         cmocka_unit_test(noisy_ceiling_reconfirmed), cmocka_unit_test(confirmation_rounds),
-        cmocka_unit_test(needs_by_rate), cmocka_unit_test(readers_sized_by_rate),
+        cmocka_unit_test(needs_by_rate), cmocka_unit_test(readers_sized_by_rate), cmocka_unit_test(readers_ruled_out),
         cmocka_unit_test(window_figures), cmocka_unit_test(tester_limits), cmocka_unit_test(where_the_backlog_grows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -129,9 +129,15 @@ void capacity_table(FILE *f, const struct capacity_record *c)
     if (ff && ff->j.first_failed >= 0)
         fprintf(f, "first to fail above it: %s (at %.1f msg/s)\n",
                 step_check_describe(&ff->j.v[ff->j.first_failed], b, sizeof b), ff->rate);
-    for (size_t i = 0; i < c->nsteps; i++)
-        if (c->steps[i].j.verdict == STEP_INVALID)
-            fprintf(f, "step %u is invalid, not the server's: %s\n", c->steps[i].n, c->steps[i].j.why);
+    for (size_t i = 0; i < c->nsteps; i++) {
+        const struct step_record *st = &c->steps[i];
+        if (st->j.verdict == STEP_INVALID)
+            fprintf(f, "step %u is invalid, not the server's: %s\n", st->n, st->j.why);
+        else if (st->f && st->f->readers_ruled_out)
+            fprintf(f, "step %u is the server's: its %u readers read no more than the step before with fewer "
+                    "(%.1f msg/s), so the mail waiting in the mailboxes waited for the server\n", st->n, st->readers,
+                    st->f->delivered);
+    }
     fprintf(f, "steps        %zu in %.0f s, each a %.0f s ramp, a %.0f s warm-up and a %.0f s steady window\n\n",
             c->nsteps, c->elapsed_s, c->ramp_s, c->warmup_s, c->window_s);
     step_header(f);
@@ -170,6 +176,7 @@ static json_t *step_json(const struct step_record *st)
         json_object_set_new(o, "error_share", json_real(attempts ? (double)x->c.errors / (double)attempts : 0));
         json_object_set_new(o, "late", json_integer((json_int_t)(x->c.late_busy + x->c.late_engine)));
         json_object_set_new(o, "left_behind", json_integer((json_int_t)x->c.left_behind));
+        json_object_set_new(o, "readers_ruled_out", json_boolean(x->readers_ruled_out));
         json_object_set_new(o, "lost", json_integer((json_int_t)x->lost));
         json_object_set_new(o, "duplicated", json_integer((json_int_t)x->duplicated));
         json_object_set_new(o, "corrupted", json_integer((json_int_t)x->corrupted));

@@ -263,7 +263,7 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, struct
         pop3_slow |= !gj.v[i].pass && !strncmp(gj.v[i].name, "pop3.", 5);
     /* the backlog may grow by its share of the accepted rate, or by its own noise */
     double growth_bound = fmax(r->queue_growth * f->accepted, 3 * sqrt(f->unread_mean + 1) / f->window_s);
-    if (f->unread_slope > growth_bound && !pop3_slow) {
+    if (f->unread_slope > growth_bound && !pop3_slow && !f->readers_ruled_out) {
         int left = c->left_behind * 20 > c->pop3_sessions;
         int in_store = f->has_store && f->store_slope >= f->unread_slope / 2;
         int not_queued = !f->has_store && f->has_spool && f->spool_slope < f->unread_slope / 2;
@@ -300,6 +300,12 @@ unsigned step_readers_needed(const struct step_figures *f, unsigned readers)
     if (f->delivered > 0)
         more = fmin(more, ceil(1.25 * readers * f->accepted / f->delivered));
     return more < readers + 1.0 ? readers + 1 : (unsigned)more;
+}
+
+int step_readers_futile(const struct step_figures *before, unsigned readers_before, const struct step_figures *after,
+                        unsigned readers_after)
+{
+    return readers_after > readers_before && after->delivered < 1.05 * before->delivered;
 }
 
 const char *step_check_describe(const struct step_check *c, char *buf, size_t n)

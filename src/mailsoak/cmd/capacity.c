@@ -284,6 +284,21 @@ static void judge_step(const struct capacity_record *c, struct step_record *st)
     json_decref(root);
 }
 
+/* A step its readers limited, run again at the rate of the step before it (which they
+ * limited too) with more readers, that delivered no more: the readers were not the
+ * limit, so the step is judged as the server's (step_readers_futile). */
+static void readers_or_server(const struct capacity_record *c, struct step_record *st)
+{
+    if (c->nsteps < 2 || st->j.verdict != STEP_INVALID || st->j.fix != FIX_READERS)
+        return;
+    const struct step_record *prev = &c->steps[c->nsteps - 2];
+    if (prev->rate != st->rate || prev->j.verdict != STEP_INVALID || prev->j.fix != FIX_READERS || !prev->f ||
+        !step_readers_futile(prev->f, prev->readers, st->f, st->readers))
+        return;
+    st->f->readers_ruled_out = 1;
+    step_judge(&c->rules, st->f, &st->j);
+}
+
 static int search(const struct config *cfg, int argc, char **argv, const char *dir)
 {
     int stop_signal = 0;
@@ -376,6 +391,7 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
             break;
         }
         judge_step(&c, st);
+        readers_or_server(&c, st);
         capacity_step_line(stderr, st);
         if (stop_signal) {
             c.interrupted = 1;
