@@ -27,10 +27,12 @@ void reconcile_queued(void *ctx, const struct queue_msg *qm);
 /* The whole queue q against r's ledger. fresh (a sweep pass starts) clears the
  * previous marks first; later readings add theirs, so an entry the queue held at any
  * reading since the proving pass began stays pending. Returns the owed entries the
- * queue holds, or -1 when it cannot be read per message (q NULL, or a queued message
- * that could not be read: it may be one of ours), when only the spool's count can
- * hold the verdict back. Opens every queued message: for the sweep's passes and the
- * end, never per sample. */
+ * queue holds; RECONCILE_NO_QUEUE when q is NULL (the spool, if any, is a probe's,
+ * counted on its host); RECONCILE_UNREADABLE when a queued message could not be read
+ * (it may be one of ours: the queue holds mail now, seen by this very scan, so no
+ * verdict may count it out). Opens every queued message: for the sweep's passes and
+ * the end, never per sample. */
+enum { RECONCILE_NO_QUEUE = -1, RECONCILE_UNREADABLE = -2 };
 int reconcile_queue(struct spool *q, struct run *r, int fresh);
 
 #endif

@@ -217,13 +217,19 @@ static void set_phase(struct run *r, struct controller *ct, int phase)
  * it holds are pending_queued (verdict/reconcile.c), and one it did not hold when the
  * pass began cannot reach a mailbox later (an MTA removes a queue file only after
  * the delivery), so even while other mail stays queued a message in neither the
- * queue nor its mailbox is lost. Counted only, the spool must be empty; with no
- * spool known, only the mailboxes can tell (1). */
+ * queue nor its mailbox is lost. A queued message this scan could not read may be
+ * ours: never settled while the queue holds one (the scan itself saw it; the
+ * collector's count, walked every walk_interval, could be a zero from before it was
+ * queued). A probe's spool, counted only, must be empty; with no spool known, only
+ * the mailboxes can tell (1). */
 static int queue_settled(void *arg, int fresh)
 {
     struct controller *ct = arg;
-    if (reconcile_queue(ct->queue, ct->run, fresh) >= 0)
+    int owed = reconcile_queue(ct->queue, ct->run, fresh);
+    if (owed >= 0)
         return 1;
+    if (owed == RECONCILE_UNREADABLE)
+        return 0;
     struct series_now cn;
     sources_now(ct->sources, &cn);
     if (cn.has.spool && cn.spool > 0) {

@@ -44,11 +44,11 @@ void reconcile_queued(void *ctx, const struct queue_msg *qm)
 int reconcile_queue(struct spool *q, struct run *r, int fresh)
 {
     if (!q)
-        return -1;
+        return RECONCILE_NO_QUEUE;
     struct reconcile rc = { &r->ledger, &r->users, r->run_id, 0 };
     struct queue_totals t = { 0 };
     if (fresh)
         ledger_queued_clear(&r->ledger);
     spool_scan(q, reconcile_queued, &rc, &t);
-    return t.unreadable ? -1 : (int)rc.owed;
+    return t.unreadable ? RECONCILE_UNREADABLE : (int)rc.owed;
 }
