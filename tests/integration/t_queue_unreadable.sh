@@ -49,6 +49,8 @@ run() {
     local rc=$?
     srv_stop
     ((rc == 0 || rc == 4)) || { cat "$OUT/$name.err"; fail "$name: mailsoak run exited $rc"; }
+    # as nobody it cannot write to tests/run's sanitizer directory: its reports come here
+    ! grep -qE '^(==[0-9]+==ERROR|.*runtime error:)' "$OUT/$name.err" || { cat "$OUT/$name.err"; fail "$name: a sanitizer report"; }
     [[ -s $OUT/$name.json ]] || fail "$name: no result"
 }
 sum() { jq -e ".summary.$2" "$OUT/$1.json" || fail "$1: no summary.$2"; }
