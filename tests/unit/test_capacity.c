@@ -378,17 +378,21 @@ static void readers_sized_by_rate(void **st)
     assert_int_equal(step_readers_needed(&f, 20), 21);
 }
 
-/* More readers that read no more clear the tester: the backlog in the mailboxes is
- * then the server's, and the step fails on it instead of asking for readers again. */
-static void readers_ruled_out(void **st)
+/* More readers (senders) that moved no more mail clear the tester: the backlog in
+ * the mailboxes (the arrivals' wait) is then the server's, and the step is judged on
+ * it instead of asking for more again. */
+static void tester_ruled_out(void **st)
 {
     (void)st;
-    struct step_figures a = { .delivered = 330 }, b = { .delivered = 340 };
-    assert_true(step_readers_futile(&a, 29, &b, 48));     /* 3 % more with 66 % more readers */
+    struct step_figures a = { .delivered = 330, .accepted = 404 }, b = { .delivered = 340, .accepted = 425 };
+    assert_true(step_fix_futile(FIX_READERS, &a, 29, &b, 48));     /* 3 % more with 66 % more readers */
+    assert_false(step_fix_futile(FIX_SENDERS, &a, 40, &b, 80));    /* 5.2 % more accepted: they helped */
     b.delivered = 350;
-    assert_false(step_readers_futile(&a, 29, &b, 48));    /* 6 % more: they helped */
-    b.delivered = 300;
-    assert_false(step_readers_futile(&a, 29, &b, 29));    /* no more readers: nothing shown */
+    b.accepted = 368;
+    assert_false(step_fix_futile(FIX_READERS, &a, 29, &b, 48));    /* 6 % more: they helped */
+    assert_true(step_fix_futile(FIX_SENDERS, &a, 80, &b, 160));    /* fewer accepted with twice the senders */
+    assert_false(step_fix_futile(FIX_SENDERS, &a, 80, &b, 80));    /* no more senders: nothing shown */
+    assert_false(step_fix_futile(FIX_NONE, &a, 1, &b, 2));
 
     char err[200];
     struct step_figures *f = calloc(1, sizeof *f);
@@ -399,10 +403,29 @@ static void readers_ruled_out(void **st)
     assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
     step_judge(&rl, f, &j);
     assert_int_equal(j.verdict, STEP_INVALID);
-    f->readers_ruled_out = 1;
+    f->ruled_out = 1u << FIX_SENDERS;                         /* the other one: still the readers' */
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_INVALID);
+    assert_int_equal(j.fix, FIX_READERS);
+    f->ruled_out = 1u << FIX_READERS;
     step_judge(&rl, f, &j);
     assert_int_equal(j.verdict, STEP_FAIL);
     assert_string_equal(j.v[j.first_failed].name, "queue growth");
+    json_decref(r);
+
+    r = result(10, 2, 0, 100, 3000000);                       /* steady, but arrivals waited for senders */
+    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    f->c.late_busy = 100;
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_INVALID);
+    assert_int_equal(j.fix, FIX_SENDERS);
+    f->ruled_out = 1u << FIX_SENDERS;
+    step_judge(&rl, f, &j);                                   /* all offered accepted: the server's pass */
+    assert_int_equal(j.verdict, STEP_PASS);
+    f->accepted = 90;                                         /* 90 of 100 offered: it did not sustain it */
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_FAIL);
+    assert_string_equal(j.v[j.first_failed].name, "accepted");
     json_decref(r);
     free(f);
 }
@@ -434,7 +457,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(goes_down_and_stops),
         cmocka_unit_test(noisy_ceiling_reconfirmed), cmocka_unit_test(confirmation_rounds),
-        cmocka_unit_test(needs_by_rate), cmocka_unit_test(readers_sized_by_rate), cmocka_unit_test(readers_ruled_out),
+        cmocka_unit_test(needs_by_rate), cmocka_unit_test(readers_sized_by_rate), cmocka_unit_test(tester_ruled_out),
         cmocka_unit_test(window_figures), cmocka_unit_test(tester_limits), cmocka_unit_test(where_the_backlog_grows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

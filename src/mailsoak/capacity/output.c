@@ -133,10 +133,12 @@ void capacity_table(FILE *f, const struct capacity_record *c)
         const struct step_record *st = &c->steps[i];
         if (st->j.verdict == STEP_INVALID)
             fprintf(f, "step %u is invalid, not the server's: %s\n", st->n, st->j.why);
-        else if (st->f && st->f->readers_ruled_out)
-            fprintf(f, "step %u is the server's: its %u readers read no more than the step before with fewer "
-                    "(%.1f msg/s), so the mail waiting in the mailboxes waited for the server\n", st->n, st->readers,
-                    st->f->delivered);
+        else if (st->f && st->f->ruled_out & 1u << FIX_SENDERS)
+            fprintf(f, "step %u is the server's: more senders had no more mail accepted at %.1f msg/s (%u got "
+                    "%.1f), so its arrivals waited for the server\n", st->n, st->rate, st->senders, st->f->accepted);
+        else if (st->f && st->f->ruled_out & 1u << FIX_READERS)
+            fprintf(f, "step %u is the server's: more readers read no more at %.1f msg/s (%u read %.1f), so the "
+                    "mail in the mailboxes waited for the server\n", st->n, st->rate, st->readers, st->f->delivered);
     }
     fprintf(f, "steps        %zu in %.0f s, each a %.0f s ramp, a %.0f s warm-up and a %.0f s steady window\n\n",
             c->nsteps, c->elapsed_s, c->ramp_s, c->warmup_s, c->window_s);
@@ -176,7 +178,8 @@ static json_t *step_json(const struct step_record *st)
         json_object_set_new(o, "error_share", json_real(attempts ? (double)x->c.errors / (double)attempts : 0));
         json_object_set_new(o, "late", json_integer((json_int_t)(x->c.late_busy + x->c.late_engine)));
         json_object_set_new(o, "left_behind", json_integer((json_int_t)x->c.left_behind));
-        json_object_set_new(o, "readers_ruled_out", json_boolean(x->readers_ruled_out));
+        json_object_set_new(o, "senders_ruled_out", json_boolean(x->ruled_out & 1u << FIX_SENDERS));
+        json_object_set_new(o, "readers_ruled_out", json_boolean(x->ruled_out & 1u << FIX_READERS));
         json_object_set_new(o, "lost", json_integer((json_int_t)x->lost));
         json_object_set_new(o, "duplicated", json_integer((json_int_t)x->duplicated));
         json_object_set_new(o, "corrupted", json_integer((json_int_t)x->corrupted));

@@ -244,7 +244,7 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, struct
         invalid(j, FIX_NONE, why);
         return;
     }
-    if (c->late_busy * 1000 > c->arrivals) {
+    if (c->late_busy * 1000 > c->arrivals && !(f->ruled_out & 1u << FIX_SENDERS)) {
         snprintf(why, sizeof why, "%llu of %llu arrivals waited for a free sender", (unsigned long long)c->late_busy,
                  (unsigned long long)c->arrivals);
         invalid(j, FIX_SENDERS, why);
@@ -263,7 +263,7 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, struct
         pop3_slow |= !gj.v[i].pass && !strncmp(gj.v[i].name, "pop3.", 5);
     /* the backlog may grow by its share of the accepted rate, or by its own noise */
     double growth_bound = fmax(r->queue_growth * f->accepted, 3 * sqrt(f->unread_mean + 1) / f->window_s);
-    if (f->unread_slope > growth_bound && !pop3_slow && !f->readers_ruled_out) {
+    if (f->unread_slope > growth_bound && !pop3_slow && !(f->ruled_out & 1u << FIX_READERS)) {
         int left = c->left_behind * 20 > c->pop3_sessions;
         int in_store = f->has_store && f->store_slope >= f->unread_slope / 2;
         int not_queued = !f->has_store && f->has_spool && f->spool_slope < f->unread_slope / 2;
@@ -284,7 +284,10 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, struct
     check(j, "lost", (double)f->lost, "=", 0, "");
     check(j, "duplicated", (double)f->duplicated, "=", 0, "");
     check(j, "corrupted", (double)f->corrupted, "=", 0, "");
-    check(j, "accepted", f->accepted, ">", 0, "msg/s");
+    if (f->ruled_out & 1u << FIX_SENDERS)
+        check(j, "accepted", f->accepted, ">=", 0.95 * f->offered, "msg/s");
+    else
+        check(j, "accepted", f->accepted, ">", 0, "msg/s");
     check(j, "queue growth", f->unread_slope, "<=", growth_bound, "msg/s");
     for (unsigned i = 0; i < gj.n; i++) {
         const struct gate_result *g = &gj.v[i];
@@ -302,10 +305,12 @@ unsigned step_readers_needed(const struct step_figures *f, unsigned readers)
     return more < readers + 1.0 ? readers + 1 : (unsigned)more;
 }
 
-int step_readers_futile(const struct step_figures *before, unsigned readers_before, const struct step_figures *after,
-                        unsigned readers_after)
+int step_fix_futile(enum step_fix fix, const struct step_figures *before, unsigned n_before,
+                    const struct step_figures *after, unsigned n_after)
 {
-    return readers_after > readers_before && after->delivered < 1.05 * before->delivered;
+    if (fix == FIX_NONE || n_after <= n_before)
+        return 0;
+    return fix == FIX_SENDERS ? after->accepted < 1.05 * before->accepted : after->delivered < 1.05 * before->delivered;
 }
 
 const char *step_check_describe(const struct step_check *c, char *buf, size_t n)

@@ -284,19 +284,26 @@ static void judge_step(const struct capacity_record *c, struct step_record *st)
     json_decref(root);
 }
 
-/* A step its readers limited, run again at the rate of the step before it (which they
- * limited too) with more readers, that delivered no more: the readers were not the
- * limit, so the step is judged as the server's (step_readers_futile). */
-static void readers_or_server(const struct capacity_record *c, struct step_record *st)
+/* What the tester was shown not to lack at this rate (step_figures.ruled_out): what the
+ * step before at the same rate had shown, and, when this step ran again with more of
+ * what that one lacked and the tester still limited it alike, what it added if that
+ * moved no more mail (step_fix_futile). The step is then judged again without it: as
+ * the server's, unless the tester still lacks something else. */
+static void tester_or_server(const struct capacity_record *c, struct step_record *st)
 {
-    if (c->nsteps < 2 || st->j.verdict != STEP_INVALID || st->j.fix != FIX_READERS)
+    if (c->nsteps < 2 || !st->f)
         return;
     const struct step_record *prev = &c->steps[c->nsteps - 2];
-    if (prev->rate != st->rate || prev->j.verdict != STEP_INVALID || prev->j.fix != FIX_READERS || !prev->f ||
-        !step_readers_futile(prev->f, prev->readers, st->f, st->readers))
+    if (prev->rate != st->rate || !prev->f)
         return;
-    st->f->readers_ruled_out = 1;
-    step_judge(&c->rules, st->f, &st->j);
+    st->f->ruled_out |= prev->f->ruled_out;
+    enum step_fix fix = prev->j.verdict == STEP_INVALID ? prev->j.fix : FIX_NONE;
+    if (fix != FIX_NONE && st->j.verdict == STEP_INVALID && st->j.fix == fix &&
+        step_fix_futile(fix, prev->f, fix == FIX_SENDERS ? prev->senders : prev->readers, st->f,
+                        fix == FIX_SENDERS ? st->senders : st->readers))
+        st->f->ruled_out |= 1u << fix;
+    if (st->f->ruled_out)
+        step_judge(&c->rules, st->f, &st->j);
 }
 
 static int search(const struct config *cfg, int argc, char **argv, const char *dir)
@@ -391,7 +398,7 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
             break;
         }
         judge_step(&c, st);
-        readers_or_server(&c, st);
+        tester_or_server(&c, st);
         capacity_step_line(stderr, st);
         if (stop_signal) {
             c.interrupted = 1;
