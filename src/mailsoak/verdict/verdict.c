@@ -126,6 +126,15 @@ static void remedy(const struct verdict_input *in, struct run_verdict *v)
                  top ? top->name : "", top ? ": see errors by class)" : "");
         return;
     }
+    if (in->tester_limited && v->kept_up == 0) {
+        /* held back, the load was lighter than asked: a queue growing under it is the
+         * server's failure all the same, and senders busy waiting for it add nothing */
+        snprintf(r, n, "the server fell behind even the part of the load it got: it accepted %.0f msg/s and "
+                 "delivered %.0f (its queue grew %.0f msg/s), while the tester held back more, its senders busy "
+                 "waiting for the server's replies; that is the server's limit: rerun with smtp.rate = %.0f",
+                 v->accepted_rate, v->delivered_rate, v->queue_rate, fmax(1, floor(0.8 * v->delivered_rate)));
+        return;
+    }
     if (in->tester_limited) {
         snprintf(r, n, "the tester held back part of the offered load (its senders or its engine were busy): "
                  "this run measured mailsoak, not the server; add smtp.senders or workers, or lower smtp.rate");
