@@ -56,6 +56,16 @@ testbed_store_count() {
 # jget FILE JQ-EXPRESSION
 jget() { jq -r "$2" "$1"; }
 
+# wait_for SECONDS COMMAND...: polls every 0.2 s until COMMAND succeeds; 1 on timeout.
+wait_for() {
+    local deadline=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        ((SECONDS < deadline)) || return 1
+        sleep 0.2
+    done
+}
+
 check() {   # check DESCRIPTION COMMAND...: fails (returns 1) with it, so `check ... || show` shows why
     local what=$1
     shift

@@ -16,16 +16,6 @@ for r in c.execute(sys.argv[2]): print("\t".join(str(v) for v in r))' "$SQLITE_D
     esac
 }
 
-# wait_for SECONDS COMMAND...: polls every 0.2 s until COMMAND succeeds; 1 on timeout.
-wait_for() {
-    local deadline=$((SECONDS + $1))
-    shift
-    until "$@"; do
-        ((SECONDS < deadline)) || return 1
-        sleep 0.2
-    done
-}
-
 # soak_bg JSON SECONDS [mailsoak run ARG...]: a soak of the testbed in the background at a
 # modest constant rate, its result in JSON; SOAK_PID is its PID (wait for it).
 soak_bg() {
