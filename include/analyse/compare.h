@@ -4,7 +4,9 @@
  * Best and worst are marked only where the columns' ranges over their repeats do not
  * overlap (the difference exceeds the spread), and only among columns of the same
  * kind of server (run.server_kind: the reference server apart from Postfix +
- * Dovecot). The table is built once and printed as text, Markdown, CSV, JSON, or
+ * Dovecot). Each run's verdict has its rows too (the share proven, the gates failed,
+ * named under the table), so that a column that moved the most mail but failed its
+ * gates is never read as the best. The table is built once and printed as text, Markdown, CSV, JSON, or
  * HTML (for the report). */
 #ifndef MS_COMPARE_H
 #define MS_COMPARE_H
@@ -13,7 +15,7 @@
 
 #include "analyse/results.h"
 
-enum cmp_unit { CU_COUNT, CU_BYTES, CU_MS, CU_RATE, CU_SEC };
+enum cmp_unit { CU_COUNT, CU_BYTES, CU_MS, CU_RATE, CU_SEC, CU_PCT };
 enum cmp_format { CMP_TEXT, CMP_MARKDOWN, CMP_CSV, CMP_JSON, CMP_HTML };
 
 #define CMP_RUNS 1u      /* each run as its own column too */
@@ -21,7 +23,8 @@ enum cmp_format { CMP_TEXT, CMP_MARKDOWN, CMP_CSV, CMP_JSON, CMP_HTML };
 
 struct cmp_row {
     const char *name;    /* as printed */
-    const char *key;     /* path in "summary", see json_path_number */
+    const char *key;     /* path in "summary" (see json_path_number), or from the file's root
+                            when it starts with '/'; an array there counts its items */
     enum cmp_unit unit;
     int better;          /* +1 more is better, -1 less is better */
     int detail;          /* 1: shown only when some run has a value other than 0;

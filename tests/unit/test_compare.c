@@ -544,6 +544,59 @@ static void test_control_bytes_stay_off_the_terminal(void **s)
     run_free(&r);
 }
 
+/* Each run's verdict in the table: the share proven (never rounded up to 100 %), the
+ * gates failed, and under the table what each failed gate measured, so that the
+ * column that moved the most mail is not read as healthy when it failed its gates. */
+#define VERDICT_RESULT(label, sent, share, failed, results)                                         \
+    "{\"format\": \"mailsoak-result\", \"format_version\": 1, \"label\": \"" label "\",\n"         \
+    " \"workload\": " WORKLOAD ", \"summary\": {\"sent\": " sent "}, \"timeline\": [],\n"           \
+    " \"verdict\": {\"proven_share\": " share ", \"gates\": {\"failed\": " failed ",\n"              \
+    "  \"results\": " results "}}}\n"
+static void test_verdict_rows(void **s)
+{
+    (void)s;
+    char *a = write_file("va.json", VERDICT_RESULT("busy", "900", "0.99995", "[\"lost\", \"delivery p95\"]",
+                                                   "[{\"name\": \"lost\", \"pass\": false, \"text\": \"lost 3, must be = 0\"},"
+                                                   " {\"name\": \"sent\", \"pass\": true, \"text\": \"sent 900, must be > 0\"},"
+                                                   " {\"name\": \"delivery p95\", \"pass\": false,"
+                                                   " \"text\": \"delivery p95 \\u001b[2J9 s, must be <= 5 s\"}]"));
+    char *b = write_file("vb.json", VERDICT_RESULT("calm", "500", "1", "[]",
+                                                   "[{\"name\": \"lost\", \"pass\": true, \"text\": \"lost 0, must be = 0\"}]"));
+    char *c = result("vc.json", "old", WORKLOAD, "{\"sent\": 700}");
+    char *argv[] = { "compare", "--mark", a, b, c };
+    struct run r = run_compare(5, argv);
+    assert_int_equal(r.rc, 0);
+    expect_cell(r.out, "proven", 0, "99.99%!");
+    expect_cell(r.out, "proven", 1, "100%*");
+    expect_cell(r.out, "proven", 2, "-");
+    expect_cell(r.out, "gates failed", 0, "2!");
+    expect_cell(r.out, "gates failed", 1, "0*");
+    expect_cell(r.out, "gates failed", 2, "-");
+    assert_non_null(strstr(r.out, "gates failed:\n  busy: lost 3, must be = 0\n"
+                                  "  busy: delivery p95 \\x1b[2J9 s, must be <= 5 s\n"));
+    assert_null(strstr(r.out, "sent 900, must be"));
+    assert_null(strstr(r.out, "calm:"));
+    assert_false(has_control(r.out));
+    run_free(&r);
+
+    /* Files of no verdict (older ones) add no rows and no list. */
+    char *argv2[] = { "compare", c };
+    r = run_compare(2, argv2);
+    assert_null(strstr(r.out, "proven"));
+    assert_null(strstr(r.out, "gates failed"));
+    run_free(&r);
+
+    char *argv3[] = { "compare", "--format", "markdown", a, b };
+    r = run_compare(5, argv3);
+    assert_non_null(strstr(r.out, "| proven | 99.99% | 100% |\n| gates failed | 2 | 0 |\n"));
+    assert_non_null(strstr(r.out, "\nGates failed:\n\n- busy: lost 3, must be = 0\n"));
+    run_free(&r);
+    char *argv4[] = { "compare", "--format", "csv", a, b };
+    r = run_compare(5, argv4);
+    assert_non_null(strstr(r.out, "\nproven,%,more,99.995,99.995,99.995,1,100,100,100,1\n"));
+    run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -562,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_labels_and_escaping),
         cmocka_unit_test(test_control_bytes_stay_off_the_terminal),
+        cmocka_unit_test(test_verdict_rows),
     };
     return cmocka_run_group_tests(tests, tf_setup, tf_teardown);
 }

@@ -32,6 +32,10 @@ const struct cmp_row cmp_rows[] = {
     { "pending unsettled", "pending_unsettled", CU_COUNT, -1, 1, NULL, 0 },
     { "duplicated", "duplicated", CU_COUNT, -1, 0, NULL, 0 },
     { "corrupted", "corrupted", CU_COUNT, -1, 0, NULL, 0 },
+    /* The verdict (verdict/verdict.h): what share of the accepted mail was proven
+     * delivered exactly once, and how many gates failed (named under the table). */
+    { "proven", "/verdict/proven_share", CU_PCT, +1, 2, NULL, 0 },
+    { "gates failed", "/verdict/gates/failed", CU_COUNT, -1, 2, NULL, 0 },
     { "log hits", "log_hits", CU_COUNT, -1, 0, NULL, 0 },
     /* Which part of the server spends the CPU, memory and I/O, and its database's own
      * counters (probe/db.h): rows only where some run measured them. */
@@ -60,13 +64,24 @@ const struct cmp_row cmp_rows[] = {
     { NULL, NULL, 0, 0, 0, NULL, 0 },
 };
 
-static const char *const unit_names[] = { "count", "bytes", "ms", "msg/s", "s" };
+static const char *const unit_names[] = { "count", "bytes", "ms", "msg/s", "s", "%" };
 
-/* A run's value of a row: the summary's key, or per accepted message (not measured
- * when nothing was accepted). */
-static int row_value(const struct cmp_row *row, const json_t *summary, double *v)
+/* A run's value of a row: the summary's key (or the root's), or per accepted message
+ * (not measured when nothing was accepted). */
+static int row_value(const struct cmp_row *row, const struct result *res, double *v)
 {
+    const json_t *summary = res->summary;
     double d;
+    if (row->key[0] == '/') {
+        const json_t *j = json_path_get(res->root, row->key + 1);
+        if (json_is_array(j))
+            *v = (double)json_array_size(j);
+        else if (json_is_number(j))
+            *v = json_number_value(j) * (row->unit == CU_PCT ? 100 : 1);
+        else
+            return -1;
+        return 0;
+    }
     if (json_path_number(summary, row->key, v) < 0)
         return -1;
     if (!row->per)
@@ -79,7 +94,7 @@ static int row_value(const struct cmp_row *row, const json_t *summary, double *v
 
 static int run_value(const struct cmp_table *t, size_t row, size_t run, double *v)
 {
-    return row_value(&t->rows[row], t->rs->v[run].summary, v);
+    return row_value(&t->rows[row], &t->rs->v[run], v);
 }
 
 static const char *kind_of(const struct result_set *rs, size_t g)
@@ -138,7 +153,7 @@ static int wanted(const struct cmp_row *row, const struct result_set *rs)
     if (!row->detail)
         return 1;
     for (size_t i = 0; i < rs->n; i++)
-        if (row_value(row, rs->v[i].summary, &v) == 0 && (v != 0 || row->detail == 2))
+        if (row_value(row, &rs->v[i], &v) == 0 && (v != 0 || row->detail == 2))
             return 1;
     return 0;
 }
@@ -240,6 +255,10 @@ static char *fmt_value_scaled(char *buf, size_t n, enum cmp_unit u, double v, in
     case CU_RATE:
         snprintf(buf, n, "%.1f", v);
         break;
+    case CU_PCT:
+        /* never "100%" for a share short of it: one message unproven in 10^6 shows */
+        snprintf(buf, n, v >= 100 ? "100%%" : v >= 99.99 ? "99.99%%" : "%.2f%%", v);
+        break;
     }
     return buf;
 }
@@ -340,6 +359,38 @@ static int cell(char *buf, size_t n, const struct cmp_table *t, size_t r, const 
     return 0;
 }
 
+/* Under the table, each run's failed gates with what it measured, the run named as
+ * in --runs (label#K) when its label has repeats: the row "gates failed" counts them. */
+static void write_failed_gates(FILE *f, const struct cmp_table *t, int markdown)
+{
+    const struct result_set *rs = t->rs;
+    int any = 0;
+    for (size_t g = 0; g < rs->ngroups; g++)
+        for (size_t k = 0; k < rs->groups[g].n; k++) {
+            const json_t *res = json_path_get(rs->v[rs->groups[g].runs[k]].root, "verdict/gates/results");
+            size_t i;
+            const json_t *gate;
+            json_array_foreach(res, i, gate) {
+                const json_t *text = json_object_get(gate, "text");
+                if (!json_is_false(json_object_get(gate, "pass")) || !json_is_string(text))
+                    continue;
+                char name[300], *safe = printable_dup(json_string_value(text), json_string_length(text));
+                col_name(name, sizeof name, t, &(struct col){ g, k, rs->groups[g].n > 1 });
+                if (!any++)
+                    fputs(markdown ? "\nGates failed:\n\n" : "gates failed:\n", f);
+                if (markdown) {
+                    fputs("- ", f);
+                    md_puts(f, name);
+                    fputs(": ", f);
+                    md_puts(f, safe);
+                    fputc('\n', f);
+                } else
+                    fprintf(f, "  %s: %s\n", name, safe);
+                free(safe);
+            }
+        }
+}
+
 static void write_text(FILE *f, const struct cmp_table *t, const struct col *cols, size_t nc, unsigned flags)
 {
     size_t nr = t->nrows + 2, w0 = 0;          /* header, runs, metrics */
@@ -390,6 +441,7 @@ static void write_text(FILE *f, const struct cmp_table *t, const struct col *col
     if (flags & CMP_MARK)
         fprintf(f, "(* best, ! worst of each row, where its range over the repeats is clear of every other column's%s)\n",
                 t->kinds > 1 ? "; among columns of the same run.server_kind only" : "");
+    write_failed_gates(f, t, 0);
     for (size_t i = 0; i < nr * (nc + 1); i++)
         free(g[i]);
     free(g);
@@ -429,6 +481,7 @@ static void write_markdown(FILE *f, const struct cmp_table *t, const struct col 
     if (flags & CMP_MARK)
         fprintf(f, "\n**bold**: best of the row; _italic_: worst; each only where its range over the repeats is clear "
                    "of every other column's%s.\n", t->kinds > 1 ? ", among columns of the same run.server_kind" : "");
+    write_failed_gates(f, t, 1);
 }
 
 static void csv_number(FILE *f, double v)
