@@ -1,6 +1,7 @@
 /* test_check: `mailsoak check`'s own logic without the testbed: option handling, and the
  * explanations for server behaviour the testbed cannot show (a refusing greeting, a locked
  * mailbox, an AUTH mechanism not offered), from scripted servers on 127.0.0.1. */
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -33,6 +34,7 @@ struct fake {
     const char *greeting;
     const struct rule *rules;
     pthread_t th;
+    char peer[64];                   /* the client's address, as the server saw it */
 };
 
 static void *serve(void *arg)
@@ -41,9 +43,12 @@ static void *serve(void *arg)
     struct pollfd pfd = { .fd = f->lfd, .events = POLLIN };
     if (poll(&pfd, 1, 10000) != 1)
         return NULL;
-    int fd = accept(f->lfd, NULL, NULL);
+    struct sockaddr_in peer;
+    socklen_t plen = sizeof peer;
+    int fd = accept(f->lfd, (struct sockaddr *)&peer, &plen);
     if (fd < 0)
         return NULL;
+    inet_ntop(AF_INET, &peer.sin_addr, f->peer, sizeof f->peer);
     char buf[2048];
     size_t len = 0;
     if (write(fd, f->greeting, strlen(f->greeting)) < 0)
@@ -254,6 +259,35 @@ static void test_apop_not_offered(void **state)
              "the server offers no APOP (no timestamp in its greeting): set pop3.auth = user or plain");
 }
 
+/* smtp.bind and pop3.bind: the preflight connects from the address the run will use
+ * (a server or firewall admitting only some clients is checked from the right one);
+ * 127.0.0.2 and 127.0.0.3 are this host's too (all of 127/8 is loopback). */
+static void test_bind_source_address(void **state)
+{
+    (void)state;
+    static const struct rule smtp_rules[] = {
+        { "EHLO", "250 fake\r\n" }, { "QUIT", "221 bye\r\n" }, { "", "502 no\r\n" }, { NULL, NULL },
+    };
+    static const struct rule pop3_rules[] = {
+        { "CAPA", "+OK\r\nUSER\r\n.\r\n" }, { "USER", "+OK\r\n" }, { "PASS", "+OK\r\n" },
+        { "STAT", "+OK 0 0\r\n" }, { "QUIT", "+OK bye\r\n" }, { NULL, NULL },
+    };
+    struct fake s, p;
+    fake_start(&s, "220 fake ESMTP\r\n", smtp_rules);
+    fake_start(&p, "+OK fake POP3\r\n", pop3_rules);
+    char st[64], pt[64], *out;
+    snprintf(st, sizeof st, "127.0.0.1:%d", s.port);
+    snprintf(pt, sizeof pt, "127.0.0.1:%d", p.port);
+    const char *argv[] = { "--smtp", st, "--pop3", pt, "--set", "users.count=1", "--set", "users.password=pw",
+                           "--set", "smtp.bind=127.0.0.2", "--set", "pop3.bind=[127.0.0.3]" };
+    run_check(&out, 1, 12, argv);
+    free(out);
+    fake_stop(&s);
+    fake_stop(&p);
+    assert_string_equal(s.peer, "127.0.0.2");
+    assert_string_equal(p.peer, "127.0.0.3");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -265,6 +299,7 @@ int main(void)
         cmocka_unit_test(test_mailbox_in_use),
         cmocka_unit_test(test_pop3_ok_counts),
         cmocka_unit_test(test_apop_not_offered),
+        cmocka_unit_test(test_bind_source_address),
     };
     return cmocka_run_group_tests(tests, curl_up, curl_down);
 }

@@ -33,6 +33,7 @@ struct target_check {
     const char *target;
     const struct user *user;         /* whose credentials; NULL = SMTP without AUTH */
     const char *rcpt;                /* SMTP: the recipient tried */
+    const char *bind;                /* smtp.bind / pop3.bind: the source address, or NULL */
     CURL *h;
     struct curl_slist *rcpts;
     char url[400];
@@ -223,6 +224,18 @@ static int probe_start(struct target_check *p, const struct config *cfg, CURLM *
     curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);            /* feeds on_debug, prints nothing */
     curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, on_debug);
     curl_easy_setopt(h, CURLOPT_DEBUGDATA, p);
+    if (p->bind) {
+        /* from the address the run will use: a server (or firewall) that admits only
+         * some clients must be checked from the right one. "host!" makes curl take it
+         * as an address, never as an interface's name; brackets off an IPv6 one. */
+        char iface[160];
+        size_t len = strlen(p->bind);
+        if (p->bind[0] == '[' && len > 2 && p->bind[len - 1] == ']')
+            snprintf(iface, sizeof iface, "host!%.*s", (int)(len - 2), p->bind + 1);
+        else
+            snprintf(iface, sizeof iface, "host!%s", p->bind);
+        curl_easy_setopt(h, CURLOPT_INTERFACE, iface);
+    }
     if (smtp)
         set_tls(h, mode, cfg->smtp_tls_ca, cfg->smtp_tls_verify);
     else
@@ -595,6 +608,8 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile 
         p->target = cfg->smtp_targets.v[i];
         p->rcpt = users.v[0].addr;
         p->user = cfg->smtp_auth != SMTP_AUTH_NONE ? &users.v[0] : NULL;
+        /* the source addresses in turn, as the senders take them */
+        p->bind = cfg->smtp_bind.n ? cfg->smtp_bind.v[i % cfg->smtp_bind.n] : NULL;
     }
     for (size_t t = 0; t < npop3; t++)
         for (size_t j = 0; j < k; j++) {
@@ -604,6 +619,7 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile 
             /* first, middle, last: spread over the list, where mistakes tend to differ */
             p->user = &users.v[k > 1 ? j * (users.n - 1) / (k - 1) : 0];
             p->own_login = cfg->pop3_auth == POP3_AUTH_USER;
+            p->bind = cfg->pop3_bind.n ? cfg->pop3_bind.v[(t * k + j) % cfg->pop3_bind.n] : NULL;
         }
     for (size_t i = 0; i < n; i++)
         if (probe_start(&pr[i], cfg, m) < 0) {
