@@ -37,6 +37,10 @@ struct remote;
  * answer as one. examples: log lines kept per class (the run's log_examples). */
 struct remote *remote_start(const char *spec, const char *token, size_t examples, uint64_t interval_ns,
                             char *err, size_t errlen);
+/* Pulls now with a fresh sample (the probe walks its spool and store first), unless
+ * one began less than min_age_ns ago; waits for it, at most timeout_ns. 0, or -1
+ * when the pull failed, timed out or the puller stopped: the figures may be old. */
+int remote_refresh(struct remote *r, uint64_t min_age_ns, uint64_t timeout_ns);
 /* Stops pulling, then pulls once more with a fresh sample: the window's last one. */
 void remote_stop(struct remote *r);
 void remote_free(struct remote *r);

@@ -29,9 +29,10 @@ void sources_free(struct sources *s);
  * sources_stop; logwatch_rescan). A probe's logs are on its host: not read. */
 void sources_rescan_logs(struct sources *s, logwatch_rescan_fn fn, void *ctx);
 
-/* The local collector walks now (the spool, the store), unless it walked less than
- * min_age_ns ago; waits for it (at most 10 s). The probes are read at their pace. */
-void sources_refresh(struct sources *s, uint64_t min_age_ns);
+/* Every source walks now (the spool, the store: the local collector, and each probe
+ * in a pull of its own), unless it did less than min_age_ns ago; waits for them (at
+ * most 10 s each). -1 when one could not: its figures may be from an older walk. */
+int sources_refresh(struct sources *s, uint64_t min_age_ns);
 void sources_now(struct sources *s, struct series_now *out);
 void sources_summary(struct sources *s, struct probe_summary *out);
 void sources_interval(struct sources *s, uint64_t from, uint64_t to, struct probe_interval *out);

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # t_queue_unreadable.sh: a queue the run can count but not read per message holds the
-# sweep's proof back for as long as it holds anything, as the sweep's own scan sees it,
+# sweep's proof back for as long as it holds anything, as a walk made now sees it,
 # never as a count walked before. The reference server loses 3 of 100 messages
-# ([fault.store] lose); the run, as the user nobody, watches a spool directory
-# (server.spool_format = files) walked once at its start (server.walk_interval = 1h).
-# With the spool empty the sweep proves the 3 lost. Then the same run with a message
-# the run cannot read (root's, mode 0600) put in the spool after its first walk: the 3
-# may still sit in that queue, so none is lost, all 3 pending. Before the fix the
-# collector's zero, walked before the message was queued, let the sweep prove them
-# lost. A few seconds a run.
+# ([fault.store] lose); a spool directory (server.spool_format = files) is walked once
+# at the start (server.walk_interval = 1h), by the run itself as the user nobody, or by
+# a `mailsoak probe` the run pulls (which counts, never reads). With the spool empty
+# the sweep proves the 3 lost. Then the same run with a message put in the spool after
+# the first walk (root's, mode 0600, which nobody cannot read): the 3 may still sit in
+# that queue, so none is lost, all 3 pending. Before the fixes the collector's zero,
+# and then the probe's, walked before the message was queued, let the sweep prove
+# them lost. A few seconds a run.
 set -uo pipefail
 . "$(dirname "$0")/server_lib.sh"
 : "${MAILSOAK:?run through tests/run or set MAILSOAK}"
@@ -22,18 +23,44 @@ mkdir -p "$SPOOL" "$OUT"
 chmod 755 "$WORK" "$SPOOL"
 chown nobody "$OUT"
 
-# run NAME [hold]: a run as nobody against a server of its own (the 3 losses are the
-# server's first 3 of every 10); with hold, once the run has sampled (its first live
-# line: the collector walked the spool before it), a message it cannot read is queued.
+PROBE_PID=
+trap 'stop_probe; cleanup' EXIT
+stop_probe() { [[ -z $PROBE_PID ]] || { stop_pid "$PROBE_PID"; wait "$PROBE_PID" 2>/dev/null; PROBE_PID=; }; }
+
+# probe_up: a probe on a free loopback port walking the spool once at its start and
+# when a puller asks for a fresh sample; its base URL in PROBE.
+probe_up() {
+    local log=$WORK/probe.err i
+    printf '[server]\nspool_dir = %s\nspool_format = files\nwalk_interval = 1h\n' "$SPOOL" >"$WORK/probe.conf"
+    "$MAILSOAK" probe --listen 127.0.0.1:0 --token t0k -c "$WORK/probe.conf" 2>"$log" &
+    PROBE_PID=$! PROBE=
+    for i in $(seq 200); do
+        PROBE=$(grep -o 'http://[^ ]*/metrics' "$log" 2>/dev/null) && break
+        kill -0 "$PROBE_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    [[ -n $PROBE ]] || { cat "$log"; fail "the probe did not start"; }
+    PROBE=${PROBE%/metrics}
+}
+
+# run NAME local|remote [hold]: a run against a server of its own (the 3 losses are
+# the server's first 3 of every 10), counting the spool itself (as nobody) or through
+# a probe; with hold, once the run has sampled (its first live line: the spool was
+# walked before it), a message the run cannot read is queued.
 run() {
-    local name=$1 hold=${2:-}
+    local name=$1 how=$2 hold=${3:-} as=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
+    local spool=(--set server.spool_dir="$SPOOL" --set server.spool_format=files --set server.walk_interval=1h)
     rm -f "$SPOOL/held"
+    if [[ $how == remote ]]; then
+        probe_up
+        spool=(--probe "$PROBE" --set server.probe_token=t0k)
+        as=()
+    fi
     srv_start --set users.count=20 --set fault.store.lose_every=10 --set fault.store.lose_max=3
-    setpriv --reuid=nobody --regid=nogroup --clear-groups -- timeout 120 "$MAILSOAK" run --no-check \
+    "${as[@]}" timeout 120 "$MAILSOAK" run --no-check \
         --smtp "127.0.0.1:$SMTP_PORT" --pop3 "127.0.0.1:$POP3_PORT" --set users.count=20 --senders 2 --readers 1 \
         --messages 100 --duration 30s --drain 3s --set run.sweep_timeout=10s --settle 1s --interval 200ms \
-        --set server.spool_dir="$SPOOL" --set server.spool_format=files --set server.walk_interval=1h \
-        --seed 3 --json "$OUT/$name.json" >"$OUT/$name.table" 2>"$OUT/$name.err" &
+        "${spool[@]}" --seed 3 --json "$OUT/$name.json" >"$OUT/$name.table" 2>"$OUT/$name.err" &
     local pid=$! i
     if [[ -n $hold ]]; then
         for i in $(seq 600); do
@@ -48,6 +75,7 @@ run() {
     wait "$pid"
     local rc=$?
     srv_stop
+    stop_probe
     ((rc == 0 || rc == 4)) || { cat "$OUT/$name.err"; fail "$name: mailsoak run exited $rc"; }
     # as nobody it cannot write to tests/run's sanitizer directory: its reports come here
     ! grep -qE '^(==[0-9]+==ERROR|.*runtime error:)' "$OUT/$name.err" || { cat "$OUT/$name.err"; fail "$name: a sanitizer report"; }
@@ -55,17 +83,19 @@ run() {
 }
 sum() { jq -e ".summary.$2" "$OUT/$1.json" || fail "$1: no summary.$2"; }
 
-run empty
-[[ $(sum empty lost) == 3 && $(sum empty sent) == 100 ]] ||
-    { cat "$OUT/empty.table"; fail "the empty spool: $(jq -c '.summary | {sent, lost, pending}' "$OUT/empty.json"), want 3 lost of 100"; }
-ok "an empty spool: the sweep proves the 3 messages the server discarded lost"
+for how in local remote; do
+    run "empty-$how" "$how"
+    [[ $(sum "empty-$how" lost) == 3 && $(sum "empty-$how" sent) == 100 ]] ||
+        { cat "$OUT/empty-$how.table"; fail "$how, the empty spool: $(jq -c '.summary | {sent, lost, pending}' "$OUT/empty-$how.json"), want 3 lost of 100"; }
+    ok "$how, an empty spool: the sweep proves the 3 messages the server discarded lost"
 
-run held hold
-[[ -e $SPOOL/held ]] || fail "the held message is gone"
-[[ $(sum held lost) == 0 ]] ||
-    { cat "$OUT/held.table"; fail "a message the run cannot read sat in the queue, yet $(sum held lost) were proven lost"; }
-[[ $(sum held pending) -ge 3 && $(sum held sent) == 100 ]] ||
-    fail "held: $(jq -c '.summary | {sent, lost, pending}' "$OUT/held.json"), want the 3 pending"
-[[ $(jq -r .summary.settled "$OUT/held.json") == false ]] || fail "held: the sweep settled"
-ok "a queued message the run cannot read, queued after its first walk: nothing proven lost, $(sum held pending) pending"
+    run "held-$how" "$how" hold
+    [[ -e $SPOOL/held ]] || fail "the held message is gone"
+    [[ $(sum "held-$how" lost) == 0 ]] ||
+        { cat "$OUT/held-$how.table"; fail "$how: a message the run cannot read sat in the queue, yet $(sum "held-$how" lost) were proven lost"; }
+    [[ $(sum "held-$how" pending) -ge 3 && $(sum "held-$how" sent) == 100 ]] ||
+        fail "held-$how: $(jq -c '.summary | {sent, lost, pending}' "$OUT/held-$how.json"), want the 3 pending"
+    [[ $(jq -r .summary.settled "$OUT/held-$how.json") == false ]] || fail "held-$how: the sweep settled"
+    ok "$how, a queued message the run cannot read, queued after the first walk: nothing proven lost, $(sum "held-$how" pending) pending"
+done
 echo "t_queue_unreadable: all checks passed"

@@ -95,6 +95,10 @@ struct remote {
     pthread_cond_t cv;
     pthread_t thread;
     int running, stopping;
+    /* remote_refresh: pulls with a fresh sample asked for, done, and when the last
+     * one began (mono ns): the probe walked after that */
+    uint64_t fresh_wanted, fresh_done, fresh_t;
+    int fresh_ok;
     struct clock_est clock;
     uint64_t pulls, errors;
     char last_error[256];
@@ -194,7 +198,8 @@ static int pull_once(struct remote *r, int fresh, char *err, size_t errlen)
     return rc;
 }
 
-/* Between pulls, one /time exchange keeps the clock estimate current. */
+/* Between pulls, one /time exchange keeps the clock estimate current. A pull with a
+ * fresh sample (remote_refresh) goes at once, between the pulls at their pace. */
 static void *puller(void *arg)
 {
     struct remote *r = arg;
@@ -204,11 +209,14 @@ static void *puller(void *arg)
     uint64_t next = mono_ns() + r->interval;
     while (!r->stopping) {
         struct timespec ts = { (time_t)(next / 1000000000ull), (long)(next % 1000000000ull) };
-        pthread_cond_timedwait(&r->cv, &r->mu, &ts);
-        if (r->stopping || mono_ns() < next)
+        if (r->fresh_wanted == r->fresh_done)
+            pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+        uint64_t want = r->fresh_wanted, began = mono_ns();
+        int fresh = want > r->fresh_done;
+        if (r->stopping || (!fresh && began < next))
             continue;
         pthread_mutex_unlock(&r->mu);
-        int ok = pull_time(r, err, sizeof err) == 0 && pull(r, 0, err, sizeof err) == 0;
+        int ok = pull_time(r, err, sizeof err) == 0 && pull(r, fresh, err, sizeof err) == 0;
         /* an outage is one event when it starts and one when it ends, not one per pull */
         if ((!ok) != down && r->w.series) {
             int64_t off = remote_offset(r);
@@ -220,9 +228,38 @@ static void *puller(void *arg)
         while (next <= now)
             next += r->interval;
         pthread_mutex_lock(&r->mu);
+        if (fresh) {
+            r->fresh_done = want;
+            r->fresh_ok = ok;
+            if (ok)
+                r->fresh_t = began;
+            pthread_cond_broadcast(&r->cv);
+        }
     }
+    pthread_cond_broadcast(&r->cv);      /* a refresh still waiting: the puller is gone */
     pthread_mutex_unlock(&r->mu);
     return NULL;
+}
+
+int remote_refresh(struct remote *r, uint64_t min_age_ns, uint64_t timeout_ns)
+{
+    if (!r)
+        return -1;
+    uint64_t deadline = mono_ns() + timeout_ns;
+    struct timespec ts = { (time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull) };
+    pthread_mutex_lock(&r->mu);
+    if (r->fresh_t && mono_ns() - r->fresh_t < min_age_ns) {
+        pthread_mutex_unlock(&r->mu);
+        return 0;
+    }
+    uint64_t want = ++r->fresh_wanted;
+    pthread_cond_broadcast(&r->cv);
+    int rc = 0;
+    while (r->running && !r->stopping && r->fresh_done < want && rc == 0)
+        rc = pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+    int ok = r->fresh_done >= want && r->fresh_ok;
+    pthread_mutex_unlock(&r->mu);
+    return ok ? 0 : -1;
 }
 
 struct remote *remote_start(const char *spec, const char *token, size_t examples, uint64_t interval_ns,
@@ -292,7 +329,7 @@ void remote_stop(struct remote *r)
         return;
     pthread_mutex_lock(&r->mu);
     r->stopping = 1;
-    pthread_cond_signal(&r->cv);
+    pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
     pthread_join(r->thread, NULL);
     r->running = 0;

@@ -220,8 +220,10 @@ static void set_phase(struct run *r, struct controller *ct, int phase)
  * queue nor its mailbox is lost. A queued message this scan could not read may be
  * ours: never settled while the queue holds one (the scan itself saw it; the
  * collector's count, walked every walk_interval, could be a zero from before it was
- * queued). A probe's spool, counted only, must be empty; with no spool known, only
- * the mailboxes can tell (1). */
+ * queued). A probe's spool, counted only, must be empty in a walk made now, not in
+ * the last one of its walk_interval: a zero walked before a message was queued once
+ * let the sweep prove lost what the queue still held (t_queue_unreadable.sh). With
+ * no spool known, only the mailboxes can tell (1). */
 static int queue_settled(void *arg, int fresh)
 {
     struct controller *ct = arg;
@@ -232,12 +234,12 @@ static int queue_settled(void *arg, int fresh)
         return 0;
     struct series_now cn;
     sources_now(ct->sources, &cn);
-    if (cn.has.spool && cn.spool > 0) {
-        /* the spool is walked every walk_interval: a count this old would hold the sweep up */
-        sources_refresh(ct->sources, ct->run->cfg->server.sample_interval);
-        sources_now(ct->sources, &cn);
-    }
-    return !cn.has.spool || cn.spool == 0;
+    if (!cn.has.spool)
+        return 1;
+    if (sources_refresh(ct->sources, ct->run->cfg->server.sample_interval) < 0)
+        return 0;
+    sources_now(ct->sources, &cn);
+    return cn.spool == 0;
 }
 
 /* What the sweep sees now: the readers' atomics and the queue. */

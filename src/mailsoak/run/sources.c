@@ -195,11 +195,14 @@ static void classes_add(struct probe_class **dst, size_t *ndst, struct probe_cla
     }
 }
 
-void sources_refresh(struct sources *s, uint64_t min_age_ns)
+int sources_refresh(struct sources *s, uint64_t min_age_ns)
 {
+    int rc = 0;
     for (size_t i = 0; s && i < s->n; i++)
-        if (s->v[i].col)
-            (void)collector_sample_fresh(s->v[i].col, min_age_ns, REFRESH_TIMEOUT_NS);
+        if ((s->v[i].col ? collector_sample_fresh(s->v[i].col, min_age_ns, REFRESH_TIMEOUT_NS)
+                         : remote_refresh(s->v[i].rem, min_age_ns, REFRESH_TIMEOUT_NS)) < 0)
+            rc = -1;
+    return rc;
 }
 
 void sources_now(struct sources *s, struct series_now *out)
