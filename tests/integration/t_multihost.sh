@@ -52,6 +52,7 @@ timeout --kill-after=10 120 "$TOP/scripts/shards" --hosts "$L0,$L1" --reach netn
 rc=$?
 sed 's/^/    | /' "$WORK/shards.out" | tail -n 30
 check "scripts/shards exits 4: the shards' lost gate fails on the losses the server made" eq "$rc" 4
+check "it prints the whole load's verdict, judged by the merge" grep -q "^verdict  FAILED: $LOST lost, 0 duplicated, 0 corrupted of 300 accepted" "$WORK/shards.out"
 left=$(ip netns pids "$L0"; ip netns pids "$L1")
 check "nothing left running on the load hosts" eq "$left" ""
 ns_stop "$SRV_PID" || true

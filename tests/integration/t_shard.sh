@@ -4,7 +4,8 @@
 # log in only there (the server's own log and store say so, not mailsoak). Then two
 # shards run at once against a server that loses exactly 4 messages; their merge
 # reconciles exactly, has the 4 losses, percentiles equal to those computed here
-# from the shards' buckets, and compare and report read it. <= 30 s, <= 400 messages.
+# from the shards' buckets, a verdict of its own (the whole load's gates: exit 4),
+# and compare and report read it. <= 30 s, <= 400 messages.
 set -uo pipefail
 . "$(dirname "$0")/server_lib.sh"
 . "$(dirname "$0")/merge_lib.sh"
@@ -78,8 +79,9 @@ p1=$!
 wait "$p0" || fail "shard 0/2 failed"
 wait "$p1" || fail "shard 1/2 failed"
 srv_stop
-"$MAILSOAK" merge "$WORK/s0.json" "$WORK/s1.json" -o "$WORK/all.json" >"$WORK/merge.out" 2>&1 \
-    || { cat "$WORK/merge.out"; fail "merge failed"; }
+"$MAILSOAK" merge "$WORK/s0.json" "$WORK/s1.json" -o "$WORK/all.json" >"$WORK/merge.out" 2>&1
+mrc=$?
+((mrc == 4)) || { cat "$WORK/merge.out"; fail "merge exited $mrc, want 4: the whole load's lost gate"; }
 for k in sent read delivered lost pending duplicated corrupted errors; do
     sums_match "$WORK/all.json" "$k" "$WORK/s0.json" "$WORK/s1.json" || fail "merged $k is not the shards' sum"
 done
@@ -91,6 +93,20 @@ lost=$(jq .summary.lost "$WORK/all.json")
 percentiles_match "$WORK/all.json" "$WORK/s0.json" "$WORK/s1.json" || fail "merged percentiles"
 [[ $(jq -c .shards "$WORK/all.json") == '{"n":2,"k":[0,1],"complete":true}' ]] || fail "merged shards: $(jq -c .shards "$WORK/all.json")"
 ok "merge of 0/2 and 1/2: sent 300 = delivered + pending + lost, lost $LOST as injected, percentiles from the summed buckets"
+
+# the whole load judged again with the shards' gates: its own verdict, not a shard's
+v() { jq -r "$1" "$WORK/all.json"; }
+[[ $(v .verdict.state) == failed && $(v .verdict.accepted) == 300 && $(v .verdict.proven) == $((300 - LOST)) ]] ||
+    fail "merged verdict: $(jq -c '.verdict | {state, accepted, proven}' "$WORK/all.json"), want failed, 300, $((300 - LOST))"
+[[ $(v '.verdict.gates.exit_status') == 4 && $(v '.verdict.gates.results[] | select(.name == "lost") | .value') == "$LOST" ]] ||
+    fail "merged gates: $(jq -c .verdict.gates.failed "$WORK/all.json")"
+# proven: the load's share, which no shard saw (each judged its own 150)
+want=$(jq -n "($((300 - LOST)) / 300) >= 0.99")
+[[ $(v '.verdict.gates.results[] | select(.name == "proven") | .pass') == "$want" ]] ||
+    fail "merged proven gate: $(v '.verdict.gates.results[] | select(.name == "proven") | .text')"
+grep -q "^verdict  FAILED: $LOST lost, 0 duplicated, 0 corrupted of 300 accepted" "$WORK/merge.out" ||
+    { cat "$WORK/merge.out"; fail "merge printed no verdict of the whole load"; }
+ok "merge judges the whole load: FAILED, $LOST lost of 300, exit 4, proven $((300 - LOST)) of 300 against the 99 % gate"
 
 # the merge refuses to count a shard twice, and leaves its output alone
 cp "$WORK/all.json" "$WORK/all.before"

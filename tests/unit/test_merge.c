@@ -75,6 +75,12 @@ static json_t *make_run(const struct shard_spec *sp, const struct hist *h)
                      sp->senders, "readers", 2, "size", sp->size, "config", "run", "interval", "10s", "shard",
                      shard, "server", server, "server_keys", "mem", "log_classes", "server_samples", "summary", summary,
                      "timeline", tl, "events");
+    /* the gates as a run writes its effective settings; the latency gate sits between
+     * the shards' medians (b's latencies are slow) and below the load's */
+    json_object_set_new(json_object_get(root, "config"), "gate",
+                        json_pack("{s:s, s:s, s:s, s:s, s:[s], s:s, s:s, s:[]}", "integrity", "yes", "settled", "no",
+                                  "proven", "0.99", "preset", "integrity", "latency", "delivery p50 30ms", "errors",
+                                  "1", "error_classes", "any", "allow"));
     if (sp->samples)                 /* a run with a probe: each source's own rows */
         json_object_set_new(root, "servers", json_pack("{s:{s:I, s:[f, f]}}", "mx", "mem", (json_int_t)sp->mem,
                                                        "window_s", 0.5, 29.5));
@@ -127,6 +133,10 @@ static double num(const json_t *root, const char *path)
     return v;
 }
 
+/* A merge done: each shard here lost 2 messages, so the whole load's lost gate fails
+ * and merge exits with its status (exact_percentiles checks that judgement). */
+#define MERGED 4
+
 static const struct shard_spec base0 = { 0, 2, 1700000000000LL, 20, "0-1000", "load1", 0, 0 };
 
 /* Two shards of random latencies; the merge's latency object is the one a single
@@ -149,9 +159,30 @@ static void exact_percentiles(void **st)
     char *out = tf_path("all.json");
     char *argv[] = { "merge", f0, f1, "-o", out };
     struct out o = merge(5, argv);
-    assert_int_equal(o.rc, 0);
+    assert_int_equal(o.rc, 4);           /* the whole load's integrity gate: 4 lost */
     assert_string_equal(o.err, "");
     json_t *m = load(out);
+    /* the whole load judged again with the shards' gates: 4 lost of all, exit 4; its
+     * delivery p50 from the summed buckets, within the bound the slow shard's is not */
+    assert_string_equal(json_string_value(json_path_get(m, "verdict/state")), "failed");
+    assert_true(num(m, "verdict/accepted") == (double)all->count);
+    assert_true(num(m, "verdict/gates/exit_status") == 4);
+    assert_non_null(strstr(o.out, "\nverdict  FAILED: 4 lost, 0 duplicated, 2 corrupted of "));
+    const json_t *g, *gates = json_path_get(m, "verdict/gates/results");
+    size_t gi, seen = 0;
+    json_array_foreach(gates, gi, g) {
+        const char *name = json_string_value(json_object_get(g, "name"));
+        if (!strcmp(name, "delivery p50")) {
+            assert_true(fabs(num(g, "value") - (double)hist_percentile(all, 50) / 1e6) < 1e-6);
+            assert_true(num(g, "value") < 30 && hist_percentile(b, 50) > 30000000);
+            assert_true(json_is_true(json_object_get(g, "pass")));
+            seen++;
+        } else if (!strcmp(name, "lost")) {
+            assert_true(num(g, "value") == 4 && json_is_false(json_object_get(g, "pass")));
+            seen++;
+        }
+    }
+    assert_int_equal(seen, 2);
     /* as a result file holds it: reals with 10 significant digits */
     json_t *one = latency_json(all);
     char *text = json_dumps(one, JSON_REAL_PRECISION(10));
@@ -231,7 +262,7 @@ static void timelines(void **st)
     char *out = tf_path("tl.json");
     char *argv[] = { "merge", f0, f1, "-o", out };
     struct out o = merge(5, argv);
-    assert_int_equal(o.rc, 0);
+    assert_int_equal(o.rc, MERGED);
     json_t *m = load(out);
     const json_t *tl = json_object_get(m, "timeline");
     assert_int_equal(json_array_size(tl), 3);
@@ -272,7 +303,7 @@ static void server_once(void **st)
     char *out = tf_path("srv.json");
     char *argv[] = { "merge", f0, f1, "-o", out };
     struct out o = merge(5, argv);
-    assert_int_equal(o.rc, 0);
+    assert_int_equal(o.rc, MERGED);
     json_t *m = load(out);
     assert_true(num(m, "summary/mem") == 110);
     assert_true(num(m, "summary/log_classes/lock/count") == 2);
@@ -284,7 +315,7 @@ static void server_once(void **st)
     s1.host = "load2";               /* the same settings on another host: another server */
     f1 = write_run("s1.json", &s1, h);
     o = merge(5, argv);
-    assert_int_equal(o.rc, 0);
+    assert_int_equal(o.rc, MERGED);
     m = load(out);
     assert_true(num(m, "summary/mem") == 210);
     assert_true(num(m, "summary/log_classes/lock/count") == 4);
@@ -305,7 +336,7 @@ static void server_once(void **st)
         json_decref(b);
     }
     o = merge(5, argv);
-    assert_int_equal(o.rc, 0);
+    assert_int_equal(o.rc, MERGED);
     m = load(out);
     assert_true(num(m, "summary/mem") == 110);
     assert_int_equal(json_object_size(json_object_get(m, "servers")), 1);
@@ -336,7 +367,7 @@ static void refusals(void **st)
     assert_string_equal(text, "untouched\n");
     free(text);
     o = merge(6, argv);
-    assert_int_equal(o.rc, 0);
+    assert_int_equal(o.rc, MERGED);
     assert_non_null(strstr(o.err, "warning: different workloads"));
     out_free(&o);
 
@@ -372,7 +403,7 @@ static void refusals(void **st)
     /* one shard of two: merged, with a warning that half the users are missing */
     char *argv1[] = { "merge", f0, "-o", out };
     o = merge(4, argv1);
-    assert_int_equal(o.rc, 0);
+    assert_int_equal(o.rc, MERGED);
     assert_non_null(strstr(o.err, "1 of 2 shards missing (1)"));
     json_t *m = load(out);
     assert_true(json_is_false(json_path_get(m, "shards/complete")));
@@ -389,6 +420,35 @@ static void refusals(void **st)
 /* A flag that does not apply to one shard (settled is null when it needed no
  * sweep) is the others'; counts whose sum does not fit are refused as a conflict
  * (null, with a warning), never wrapped. */
+/* Files without gate settings (an older mailsoak's): still merged exactly, with a
+ * warning that the whole load has no verdict, and exit 0, not a gate's status. */
+static void no_gates_no_verdict(void **st)
+{
+    (void)st;
+    struct hist *h = calloc(1, sizeof *h);
+    hist_record(h, 1000000);
+    struct shard_spec s1 = base0;
+    s1.k = 1;
+    char *f[2] = { write_run("g0.json", &base0, h), write_run("g1.json", &s1, h) };
+    for (int i = 0; i < 2; i++) {
+        json_t *j = load(f[i]);
+        json_object_del(json_object_get(j, "config"), "gate");
+        assert_int_equal(json_dump_file(j, f[i], 0), 0);
+        json_decref(j);
+    }
+    char *out = tf_path("g.json");
+    char *argv[] = { "merge", f[0], f[1], "-o", out };
+    struct out o = merge(5, argv);
+    assert_int_equal(o.rc, 0);
+    assert_non_null(strstr(o.err, "no verdict for the merged load: its [gate] settings are missing"));
+    json_t *m = load(out);
+    assert_null(json_object_get(m, "verdict"));
+    assert_true(num(m, "summary/lost") == 4);
+    json_decref(m);
+    out_free(&o);
+    free(h);
+}
+
 static void unknowns(void **st)
 {
     struct hist *h = calloc(1, sizeof *h);
@@ -408,7 +468,7 @@ static void unknowns(void **st)
     char *out = tf_path("u.json");
     char *argv[] = { "merge", f0, f1, "-o", out };
     struct out o = merge(5, argv);
-    assert_int_equal(o.rc, 0);
+    assert_int_equal(o.rc, MERGED);
     assert_non_null(strstr(o.err, "summary.peeked: the files disagree"));
     json_t *m = load(out);
     assert_true(json_is_true(json_path_get(m, "summary/settled")));
@@ -422,7 +482,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exact_percentiles), cmocka_unit_test(timelines), cmocka_unit_test(server_once),
-        cmocka_unit_test(refusals), cmocka_unit_test(unknowns),
+        cmocka_unit_test(refusals), cmocka_unit_test(unknowns), cmocka_unit_test(no_gates_no_verdict),
     };
     return cmocka_run_group_tests(tests, tf_setup, getenv("KEEP") ? NULL : tf_teardown);
 }

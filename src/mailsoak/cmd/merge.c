@@ -1,12 +1,14 @@
 /* merge: `mailsoak merge`: reads the shards' result files, adds them up
- * (analyse/merge.c) and writes the merged file atomically; warnings and refusals
- * on stderr, printable. */
+ * (analyse/merge.c), judges the whole load again with the shards' gates
+ * (run/rejudge.c) and writes the merged file atomically; the verdict on stdout, the
+ * gates' exit status; warnings and refusals on stderr, printable. */
 #include "cmd/merge.h"
 
 #include <stdlib.h>
 
 #include "analyse/merge.h"
 #include "lib/cli.h"
+#include "run/rejudge.h"
 
 static void usage(FILE *f)
 {
@@ -17,8 +19,10 @@ static void usage(FILE *f)
           "counts, ledger outcomes and errors by class summed; latency histograms added\n"
           "bucket by bucket, percentiles recomputed from the sum; timelines lined up on the\n"
           "wall clock; the server's rows taken once per server. Files of different workloads\n"
-          "or of overlapping shards are refused unless --force. The output is written\n"
-          "atomically.\n"
+          "or of overlapping shards are refused unless --force. The whole load is judged\n"
+          "again with the shards' gates (its verdict in the file and on stdout), and the\n"
+          "exit status is its gates' (0, 4 integrity, 5 quality of service). The output\n"
+          "is written atomically.\n"
           "\n"
           "  -o, --output F  the merged result file (required)\n"
           "  --label NAME    its label (default: the shards' label)\n"
@@ -50,6 +54,19 @@ int cmd_merge_io(int argc, char **argv, FILE *out, FILE *err)
     }
     json_t *root = merge_results(&rs, force, label, msg, sizeof msg, warns, sizeof warns);
     cli_say(err, "merge", 1, warns);
+    char *verdict = NULL;
+    size_t vlen = 0;
+    FILE *vf = open_memstream(&verdict, &vlen);
+    int status = 0;
+    if (root && vf && (status = rejudge_result(root, vf, msg, sizeof msg)) < 0) {
+        /* the sum is still exact; only the judgement is missing */
+        char why[2700];
+        snprintf(why, sizeof why, "no verdict for the merged load: %s", msg);
+        cli_say(err, "merge", 1, why);
+        status = 0;
+    }
+    if (vf)
+        fclose(vf);
     if (!root) {
         cli_say(err, "merge", 0, msg);
         rc = 2;
@@ -61,7 +78,10 @@ int cmd_merge_io(int argc, char **argv, FILE *out, FILE *err)
         fprintf(out, "merged %zu files into %s: sent %.0f, delivered %.0f, lost %.0f, pending %.0f\n", nfiles,
                 output, json_path_number_or(s, "sent", 0), json_path_number_or(s, "delivered", 0), json_path_number_or(s, "lost", 0),
                 json_path_number_or(s, "pending", 0));
+        fputs(verdict ? verdict : "", out);
+        rc = status;
     }
+    free(verdict);
     json_decref(root);
     results_free(&rs);
 done:

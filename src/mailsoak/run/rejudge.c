@@ -1,0 +1,166 @@
+/* rejudge: a result file's verdict and gates judged again from its own figures (see
+ * include/run/rejudge.h). It rebuilds what the run's judge() in run.c hands the
+ * gates and the verdict from the file, then writes them as a run does
+ * (run/verdict_output.c), so a merged file reads like any run's. */
+#include "run/rejudge.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyse/latency.h"
+#include "analyse/results.h"
+#include "lib/alloc.h"
+#include "run/verdict_output.h"
+#include "settings/config.h"
+
+static uint64_t count_at(const json_t *o, const char *path)
+{
+    double v = json_path_number_or(o, path, 0);
+    return v > 0 ? (uint64_t)v : 0;
+}
+
+struct words {
+    char **v;
+    size_t n, cap;
+};
+
+static void add_set(struct words *w, const char *sec, const char *key, const char *val)
+{
+    if (w->n + 2 > w->cap)
+        w->v = xrealloc(w->v, (w->cap = w->cap * 2 + 8) * sizeof *w->v);
+    size_t len = strlen(sec) + strlen(key) + strlen(val) + 3;
+    w->v[w->n++] = xstrdup("--set");
+    w->v[w->n] = xmalloc(len);
+    snprintf(w->v[w->n++], len, "%s.%s=%s", sec, key, val);
+}
+
+/* The file's [gate] settings, and the sweep's (for the remedy), as --set words: the
+ * effective settings the run wrote, read back as it read them. */
+static int settings_of(const json_t *config, struct config *cfg)
+{
+    static const char *const run_keys[] = { "sweep_timeout", "settle", NULL };
+    const json_t *gate = json_object_get(config, "gate"), *run = json_object_get(config, "run"), *v, *item;
+    const char *key;
+    struct words w = { 0 };
+    size_t i;
+    if (!json_is_object(gate))
+        return -1;
+    json_object_foreach((json_t *)gate, key, v) {
+        if (json_is_string(v))
+            add_set(&w, "gate", key, json_string_value(v));
+        json_array_foreach(v, i, item)
+            if (json_is_string(item))
+                add_set(&w, "gate", key, json_string_value(item));
+    }
+    for (i = 0; run_keys[i]; i++)
+        if (json_is_string(v = json_object_get(run, run_keys[i])))
+            add_set(&w, "run", run_keys[i], json_string_value(v));
+    int rc = config_from_args(cfg, (int)w.n, w.v) == 0 ? 0 : -1;
+    for (i = 0; i < w.n; i++)
+        free(w.v[i]);
+    free(w.v);
+    return rc;
+}
+
+/* The send window from the timeline: the entries in which a shard sent (a merged
+ * entry's phase is "send+drain" when the shards were in both), the queue's first and
+ * last count within it. */
+static void send_window(const json_t *timeline, struct counters *c, struct verdict_window *w)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(timeline, i, e) {
+        c->smtp_sessions += count_at(e, "smtp_sessions");
+        c->pop3_sessions += count_at(e, "pop3_sessions");
+        const char *phase = json_string_value(json_object_get(e, "phase"));
+        if (!phase || !strstr(phase, "send"))
+            continue;
+        double t = json_path_number_or(e, "t", 0), spool;
+        w->seconds = t;
+        w->accepted += count_at(e, "sent");
+        w->read += count_at(e, "read");
+        if (json_path_number(e, "server/spool", &spool) == 0) {
+            if (!w->has_spool) {
+                w->has_spool = 1;
+                w->spool_t0 = t;
+                w->spool_first = spool > 0 ? (uint64_t)spool : 0;
+            }
+            w->spool_t1 = t;
+            w->spool_last = spool > 0 ? (uint64_t)spool : 0;
+        }
+    }
+}
+
+int rejudge_result(json_t *root, FILE *table, char *err, size_t errlen)
+{
+    const json_t *s = json_object_get(root, "summary"), *wl = json_object_get(root, "workload");
+    struct run_result *r = xcalloc(1, sizeof *r);
+    struct config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    int rc = -1;
+    if (settings_of(json_object_get(root, "config"), &cfg) < 0) {
+        snprintf(err, errlen, "its [gate] settings are missing or unreadable (a file of an older mailsoak?)");
+        goto out;
+    }
+    if (gates_from_config(&cfg, &r->gates, err, errlen) < 0)
+        goto out;
+    r->c.sent = count_at(s, "sent");
+    r->c.read = count_at(s, "read");
+    r->c.errors = count_at(s, "errors");
+    r->lo.accepted = r->c.sent;
+    r->lo.delivered = count_at(s, "delivered");
+    r->lo.duplicated = count_at(s, "duplicated");
+    r->lo.corrupted = count_at(s, "corrupted");
+    r->lo.lost = count_at(s, "lost");
+    r->lo.pending = count_at(s, "pending");
+    for (unsigned k = 0; k < PR_COUNT; k++) {
+        char key[64];
+        snprintf(key, sizeof key, "pending_%s", pending_reason_names[k]);
+        r->lo.pending_by[k] = count_at(s, key);
+    }
+    const json_t *lat = json_object_get(s, "latency");
+    for (unsigned k = 0; k < LAT_COUNT; k++) {
+        const json_t *one = json_object_get(lat, lat_names[k]);
+        char why[200];
+        if (one && latency_add(&r->lat[k], one, why, sizeof why) < 0) {
+            snprintf(err, errlen, "latency \"%s\": %s", lat_names[k], why);
+            goto out;
+        }
+    }
+    const char *cls;
+    const json_t *n;
+    json_object_foreach((json_t *)json_object_get(s, "errors_by_class"), cls, n) {
+        if (r->nerr < ERR_CLASSES_MAX && json_is_integer(n) && json_integer_value(n) > 0) {
+            snprintf(r->err[r->nerr].name, sizeof r->err[r->nerr].name, "%s", cls);
+            r->err[r->nerr++].count = (uint64_t)json_integer_value(n);
+        }
+    }
+    send_window(json_object_get(root, "timeline"), &r->c, &r->window);
+    const json_t *settled = json_object_get(s, "settled");
+    int swept = json_is_boolean(settled);
+    struct gate_input gi = { &r->c, &r->lo, swept ? json_is_true(settled) : -1, count_at(wl, "senders"),
+                             count_at(wl, "readers"), r->lat, r->err, r->nerr };
+    gate_judge(&r->gates, &gi, &r->judged);
+    /* the tester held the load back: its late and never started arrivals, summed */
+    uint64_t held = count_at(s, "arrivals/late_busy") + count_at(s, "arrivals/late_engine") +
+                    count_at(s, "arrivals/never_started");
+    uint64_t due = count_at(s, "arrivals/due");
+    struct verdict_input vi = {
+        .c = &r->c, .lo = &r->lo, .settled = gi.settled, .swept = swept,
+        .interrupted = json_is_true(json_object_get(root, "interrupted")), .senders = gi.senders,
+        .readers = gi.readers, .elapsed_s = json_path_number_or(root, "elapsed_s", 0), .send = r->window,
+        .rate = json_path_number_or(wl, "rate", 0), .tester_limited = held > 0 && held * 1000 > due,
+        .sweep_timeout_s = (double)cfg.sweep_timeout / 1e9, .settle_s = (double)cfg.settle / 1e9,
+        .err = r->err, .nerr = r->nerr, .gates = &r->judged,
+    };
+    verdict_make(&vi, &r->verdict);
+    json_object_set_new(root, "verdict", verdict_json(r));
+    if (table)
+        verdict_table(table, r);
+    rc = gate_exit_status(&r->judged);
+out:
+    gate_judgement_free(&r->judged);
+    config_free(&cfg);
+    free(r);
+    return rc;
+}
