@@ -30,7 +30,7 @@ struct cmp_row {
     int detail;          /* 1: shown only when some run has a value other than 0;
                             2: only when some run has the key (the server's parts, its database) */
     const char *per;     /* divided by this key of "summary" (per accepted message), or NULL */
-    double scale;        /* and multiplied by this (1 when 0): seconds per message as ms */
+    double scale;        /* multiplied by this (1 when 0): seconds per message as ms, a share as % */
 };
 
 struct cmp_stat {

@@ -5,6 +5,7 @@
 #define MS_RESULTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -63,6 +64,8 @@ int results_open(struct result_set *rs, char *const *paths, size_t n, int force,
 int json_path_number(const json_t *obj, const char *path, double *out);
 /* The number at path, or dflt when there is none. */
 double json_path_number_or(const json_t *obj, const char *path, double dflt);
+/* The count at path: an integer above 0, else 0 (missing, negative, not an integer). */
+uint64_t json_path_count(const json_t *obj, const char *path);
 const json_t *json_path_get(const json_t *obj, const char *path);
 
 /* Writes JSON to path atomically (temp file in the same directory, fsync, rename):

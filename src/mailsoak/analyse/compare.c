@@ -34,7 +34,7 @@ const struct cmp_row cmp_rows[] = {
     { "corrupted", "corrupted", CU_COUNT, -1, 0, NULL, 0 },
     /* The verdict (verdict/verdict.h): what share of the accepted mail was proven
      * delivered exactly once, and how many gates failed (named under the table). */
-    { "proven", "/verdict/proven_share", CU_PCT, +1, 2, NULL, 0 },
+    { "proven", "/verdict/proven_share", CU_PCT, +1, 2, NULL, 100 },
     { "gates failed", "/verdict/gates/failed", CU_COUNT, -1, 2, NULL, 0 },
     { "log hits", "log_hits", CU_COUNT, -1, 0, NULL, 0 },
     /* Which part of the server spends the CPU, memory and I/O, and its database's own
@@ -66,29 +66,28 @@ const struct cmp_row cmp_rows[] = {
 
 static const char *const unit_names[] = { "count", "bytes", "ms", "msg/s", "s", "%" };
 
-/* A run's value of a row: the summary's key (or the root's), or per accepted message
- * (not measured when nothing was accepted). */
+/* A run's value of a row: the summary's key (or the root's), per accepted message
+ * when the row says so (not measured when nothing was accepted), times its scale. */
 static int row_value(const struct cmp_row *row, const struct result *res, double *v)
 {
-    const json_t *summary = res->summary;
     double d;
     if (row->key[0] == '/') {
         const json_t *j = json_path_get(res->root, row->key + 1);
         if (json_is_array(j))
             *v = (double)json_array_size(j);
         else if (json_is_number(j))
-            *v = json_number_value(j) * (row->unit == CU_PCT ? 100 : 1);
+            *v = json_number_value(j);
         else
             return -1;
-        return 0;
+    } else if (json_path_number(res->summary, row->key, v) < 0) {
+        return -1;
     }
-    if (json_path_number(summary, row->key, v) < 0)
-        return -1;
-    if (!row->per)
-        return 0;
-    if (json_path_number(summary, row->per, &d) < 0 || !(d > 0))
-        return -1;
-    *v = *v / d * (row->scale ? row->scale : 1);
+    if (row->per) {
+        if (json_path_number(res->summary, row->per, &d) < 0 || !(d > 0))
+            return -1;
+        *v /= d;
+    }
+    *v *= row->scale ? row->scale : 1;
     return 0;
 }
 

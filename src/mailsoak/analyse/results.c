@@ -266,6 +266,12 @@ double json_path_number_or(const json_t *obj, const char *path, double dflt)
     return json_path_number(obj, path, &v) == 0 ? v : dflt;
 }
 
+uint64_t json_path_count(const json_t *obj, const char *path)
+{
+    const json_t *v = json_path_get(obj, path);
+    return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
 int write_json_atomic(const char *path, json_t *root, char *err, size_t errlen)
 {
     struct atomic_file a;

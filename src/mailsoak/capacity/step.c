@@ -12,12 +12,6 @@
 #include "lib/alloc.h"
 #include "settings/config.h"
 
-static uint64_t count_at(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
-}
-
 /* Least squares slope of y over t. */
 static double slope(const double *t, const double *y, unsigned n)
 {
@@ -42,11 +36,11 @@ int step_read(const json_t *root, double start_s, struct step_figures *f, char *
         snprintf(err, errlen, "not a result of mailsoak run (no timeline or summary)");
         return -1;
     }
-    f->sent = count_at(sum, "sent");
-    f->lost = count_at(sum, "lost");
-    f->duplicated = count_at(sum, "duplicated");
-    f->corrupted = count_at(sum, "corrupted");
-    f->pending = count_at(sum, "pending");
+    f->sent = json_path_count(sum, "sent");
+    f->lost = json_path_count(sum, "lost");
+    f->duplicated = json_path_count(sum, "duplicated");
+    f->corrupted = json_path_count(sum, "corrupted");
+    f->pending = json_path_count(sum, "pending");
     const json_t *st = json_object_get(sum, "settled");
     f->settled = json_is_boolean(st) ? json_is_true(st) : -1;
     f->interrupted = json_is_true(json_object_get(root, "interrupted"));
@@ -88,15 +82,15 @@ int step_read(const json_t *root, double start_s, struct step_figures *f, char *
             }
             end = te;
             f->intervals++;
-            f->c.sent += count_at(e, "sent");
-            f->c.read += count_at(e, "read");
-            f->c.errors += count_at(e, "errors");
-            f->c.smtp_sessions += count_at(e, "smtp_sessions");
-            f->c.pop3_sessions += count_at(e, "pop3_sessions");
-            f->c.arrivals += count_at(e, "arrivals");
-            f->c.late_busy += count_at(e, "late_busy");
-            f->c.late_engine += count_at(e, "late_engine");
-            f->c.left_behind += count_at(e, "left_behind");
+            f->c.sent += json_path_count(e, "sent");
+            f->c.read += json_path_count(e, "read");
+            f->c.errors += json_path_count(e, "errors");
+            f->c.smtp_sessions += json_path_count(e, "smtp_sessions");
+            f->c.pop3_sessions += json_path_count(e, "pop3_sessions");
+            f->c.arrivals += json_path_count(e, "arrivals");
+            f->c.late_busy += json_path_count(e, "late_busy");
+            f->c.late_engine += json_path_count(e, "late_engine");
+            f->c.left_behind += json_path_count(e, "left_behind");
             const char *name;
             json_t *v;
             json_object_foreach((json_t *)json_object_get(e, "errors_by_class"), name, v)

@@ -13,12 +13,6 @@
 #include "run/verdict_output.h"
 #include "settings/config.h"
 
-static uint64_t count_at(const json_t *o, const char *path)
-{
-    double v = json_path_number_or(o, path, 0);
-    return v > 0 ? (uint64_t)v : 0;
-}
-
 struct words {
     char **v;
     size_t n, cap;
@@ -70,15 +64,15 @@ static void send_window(const json_t *timeline, struct counters *c, struct verdi
     size_t i;
     const json_t *e;
     json_array_foreach(timeline, i, e) {
-        c->smtp_sessions += count_at(e, "smtp_sessions");
-        c->pop3_sessions += count_at(e, "pop3_sessions");
+        c->smtp_sessions += json_path_count(e, "smtp_sessions");
+        c->pop3_sessions += json_path_count(e, "pop3_sessions");
         const char *phase = json_string_value(json_object_get(e, "phase"));
         if (!phase || !strstr(phase, "send"))
             continue;
         double t = json_path_number_or(e, "t", 0), spool;
         w->seconds = t;
-        w->accepted += count_at(e, "sent");
-        w->read += count_at(e, "read");
+        w->accepted += json_path_count(e, "sent");
+        w->read += json_path_count(e, "read");
         if (json_path_number(e, "server/spool", &spool) == 0) {
             if (!w->has_spool) {
                 w->has_spool = 1;
@@ -104,19 +98,19 @@ int rejudge_result(json_t *root, FILE *table, char *err, size_t errlen)
     }
     if (gates_from_config(&cfg, &r->gates, err, errlen) < 0)
         goto out;
-    r->c.sent = count_at(s, "sent");
-    r->c.read = count_at(s, "read");
-    r->c.errors = count_at(s, "errors");
+    r->c.sent = json_path_count(s, "sent");
+    r->c.read = json_path_count(s, "read");
+    r->c.errors = json_path_count(s, "errors");
     r->lo.accepted = r->c.sent;
-    r->lo.delivered = count_at(s, "delivered");
-    r->lo.duplicated = count_at(s, "duplicated");
-    r->lo.corrupted = count_at(s, "corrupted");
-    r->lo.lost = count_at(s, "lost");
-    r->lo.pending = count_at(s, "pending");
+    r->lo.delivered = json_path_count(s, "delivered");
+    r->lo.duplicated = json_path_count(s, "duplicated");
+    r->lo.corrupted = json_path_count(s, "corrupted");
+    r->lo.lost = json_path_count(s, "lost");
+    r->lo.pending = json_path_count(s, "pending");
     for (unsigned k = 0; k < PR_COUNT; k++) {
         char key[64];
         snprintf(key, sizeof key, "pending_%s", pending_reason_names[k]);
-        r->lo.pending_by[k] = count_at(s, key);
+        r->lo.pending_by[k] = json_path_count(s, key);
     }
     const json_t *lat = json_object_get(s, "latency");
     for (unsigned k = 0; k < LAT_COUNT; k++) {
@@ -138,13 +132,13 @@ int rejudge_result(json_t *root, FILE *table, char *err, size_t errlen)
     send_window(json_object_get(root, "timeline"), &r->c, &r->window);
     const json_t *settled = json_object_get(s, "settled");
     int swept = json_is_boolean(settled);
-    struct gate_input gi = { &r->c, &r->lo, swept ? json_is_true(settled) : -1, count_at(wl, "senders"),
-                             count_at(wl, "readers"), r->lat, r->err, r->nerr };
+    struct gate_input gi = { &r->c, &r->lo, swept ? json_is_true(settled) : -1, json_path_count(wl, "senders"),
+                             json_path_count(wl, "readers"), r->lat, r->err, r->nerr };
     gate_judge(&r->gates, &gi, &r->judged);
     /* the tester held the load back: its late and never started arrivals, summed */
-    uint64_t held = count_at(s, "arrivals/late_busy") + count_at(s, "arrivals/late_engine") +
-                    count_at(s, "arrivals/never_started");
-    uint64_t due = count_at(s, "arrivals/due");
+    uint64_t held = json_path_count(s, "arrivals/late_busy") + json_path_count(s, "arrivals/late_engine") +
+                    json_path_count(s, "arrivals/never_started");
+    uint64_t due = json_path_count(s, "arrivals/due");
     struct verdict_input vi = {
         .c = &r->c, .lo = &r->lo, .settled = gi.settled, .swept = swept,
         .interrupted = json_is_true(json_object_get(root, "interrupted")), .senders = gi.senders,
