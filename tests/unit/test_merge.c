@@ -3,6 +3,7 @@
  * the shards' percentiles); counts, errors and examples add up; timelines line up
  * on the wall clock; a server seen by several shards counts once; and what cannot
  * be added up exactly is refused without touching the output. */
+#include <fcntl.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -417,9 +418,26 @@ static void refusals(void **st)
     free(h);
 }
 
-/* A flag that does not apply to one shard (settled is null when it needed no
- * sweep) is the others'; counts whose sum does not fit are refused as a conflict
- * (null, with a warning), never wrapped. */
+/* Shards 0/2 and 1/2 of one latency in files NAME0.json and NAME1.json, their gate
+ * settings removed (preset NULL: an older mailsoak's) or their preset replaced. */
+static void shards_with_preset(const char *name, const char *preset, struct hist *h, char *f[2])
+{
+    struct shard_spec s1 = base0;
+    s1.k = 1;
+    char file[64];
+    for (int i = 0; i < 2; i++) {
+        snprintf(file, sizeof file, "%s%d.json", name, i);
+        f[i] = write_run(file, i ? &s1 : &base0, h);
+        json_t *j = load(f[i]), *cfg = json_object_get(j, "config");
+        if (preset)
+            json_object_set_new(json_object_get(cfg, "gate"), "preset", json_string(preset));
+        else
+            json_object_del(cfg, "gate");
+        assert_int_equal(json_dump_file(j, f[i], 0), 0);
+        json_decref(j);
+    }
+}
+
 /* Files without gate settings (an older mailsoak's): still merged exactly, with a
  * warning that the whole load has no verdict, and exit 0, not a gate's status. */
 static void no_gates_no_verdict(void **st)
@@ -427,15 +445,8 @@ static void no_gates_no_verdict(void **st)
     (void)st;
     struct hist *h = calloc(1, sizeof *h);
     hist_record(h, 1000000);
-    struct shard_spec s1 = base0;
-    s1.k = 1;
-    char *f[2] = { write_run("g0.json", &base0, h), write_run("g1.json", &s1, h) };
-    for (int i = 0; i < 2; i++) {
-        json_t *j = load(f[i]);
-        json_object_del(json_object_get(j, "config"), "gate");
-        assert_int_equal(json_dump_file(j, f[i], 0), 0);
-        json_decref(j);
-    }
+    char *f[2];
+    shards_with_preset("g", NULL, h, f);
     char *out = tf_path("g.json");
     char *argv[] = { "merge", f[0], f[1], "-o", out };
     struct out o = merge(5, argv);
@@ -449,6 +460,44 @@ static void no_gates_no_verdict(void **st)
     free(h);
 }
 
+/* Gate settings with control bytes (a damaged or hostile file; a run writes none):
+ * no verdict, and the bytes never reach the terminal, not even through the settings'
+ * own complaint on stderr. */
+static void hostile_gates_stay_off_the_terminal(void **st)
+{
+    (void)st;
+    struct hist *h = calloc(1, sizeof *h);
+    hist_record(h, 1000000);
+    char *f[2];
+    shards_with_preset("x", "x\x1b[2J\xc2\x9b", h, f);
+    char *out = tf_path("x.json"), *errpath = tf_path("x.stderr");
+    char *argv[] = { "merge", f[0], f[1], "-o", out };
+    fflush(stderr);
+    int saved = dup(2), fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    struct out o = merge(5, argv);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    assert_int_equal(o.rc, 0);
+    assert_non_null(strstr(o.err, "no verdict for the merged load"));
+    char buf[4096] = "";
+    FILE *e = fopen(errpath, "r");
+    assert_non_null(e);
+    size_t n = fread(buf, 1, sizeof buf - 1, e);
+    fclose(e);
+    buf[n] = 0;
+    if (strchr(buf, '\x1b') || strstr(buf, "\xc2\x9b") || strchr(o.err, '\x1b'))
+        fail_msg("a control byte reached stderr: %s%s", buf, o.err);
+    out_free(&o);
+    free(h);
+}
+
+/* A flag that does not apply to one shard (settled is null when it needed no
+ * sweep) is the others'; counts whose sum does not fit are refused as a conflict
+ * (null, with a warning), never wrapped. */
 static void unknowns(void **st)
 {
     struct hist *h = calloc(1, sizeof *h);
@@ -483,6 +532,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exact_percentiles), cmocka_unit_test(timelines), cmocka_unit_test(server_once),
         cmocka_unit_test(refusals), cmocka_unit_test(unknowns), cmocka_unit_test(no_gates_no_verdict),
+        cmocka_unit_test(hostile_gates_stay_off_the_terminal),
     };
     return cmocka_run_group_tests(tests, tf_setup, getenv("KEEP") ? NULL : tf_teardown);
 }

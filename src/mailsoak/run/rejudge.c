@@ -10,6 +10,7 @@
 #include "analyse/latency.h"
 #include "analyse/results.h"
 #include "lib/alloc.h"
+#include "lib/printable.h"
 #include "run/verdict_output.h"
 #include "settings/config.h"
 
@@ -18,14 +19,27 @@ struct words {
     size_t n, cap;
 };
 
-static void add_set(struct words *w, const char *sec, const char *key, const char *val)
+/* A value that printable() would change (control bytes, broken UTF-8) cannot be one
+ * the run wrote, and config_from_args would print it raw in its complaint. */
+static int is_printable(const char *s)
 {
+    char *p = printable_dup(s, strlen(s));
+    int same = !strcmp(p, s);
+    free(p);
+    return same;
+}
+
+static int add_set(struct words *w, const char *sec, const char *key, const char *val)
+{
+    if (!is_printable(key) || !is_printable(val))
+        return -1;
     if (w->n + 2 > w->cap)
         w->v = xrealloc(w->v, (w->cap = w->cap * 2 + 8) * sizeof *w->v);
     size_t len = strlen(sec) + strlen(key) + strlen(val) + 3;
     w->v[w->n++] = xstrdup("--set");
     w->v[w->n] = xmalloc(len);
     snprintf(w->v[w->n++], len, "%s.%s=%s", sec, key, val);
+    return 0;
 }
 
 /* The file's [gate] settings, and the sweep's (for the remedy), as --set words: the
@@ -37,19 +51,21 @@ static int settings_of(const json_t *config, struct config *cfg)
     const char *key;
     struct words w = { 0 };
     size_t i;
+    int rc = 0;
     if (!json_is_object(gate))
         return -1;
     json_object_foreach((json_t *)gate, key, v) {
-        if (json_is_string(v))
-            add_set(&w, "gate", key, json_string_value(v));
+        if (json_is_string(v) && add_set(&w, "gate", key, json_string_value(v)) < 0)
+            rc = -1;
         json_array_foreach(v, i, item)
-            if (json_is_string(item))
-                add_set(&w, "gate", key, json_string_value(item));
+            if (json_is_string(item) && add_set(&w, "gate", key, json_string_value(item)) < 0)
+                rc = -1;
     }
     for (i = 0; run_keys[i]; i++)
-        if (json_is_string(v = json_object_get(run, run_keys[i])))
-            add_set(&w, "run", run_keys[i], json_string_value(v));
-    int rc = config_from_args(cfg, (int)w.n, w.v) == 0 ? 0 : -1;
+        if (json_is_string(v = json_object_get(run, run_keys[i])) && add_set(&w, "run", run_keys[i], json_string_value(v)) < 0)
+            rc = -1;
+    if (rc == 0)
+        rc = config_from_args(cfg, (int)w.n, w.v) == 0 ? 0 : -1;
     for (i = 0; i < w.n; i++)
         free(w.v[i]);
     free(w.v);
