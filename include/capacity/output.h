@@ -19,6 +19,8 @@ struct step_record {
     char phase[24];                  /* "coarse", "bisect", "confirm 80%" */
     double rate;                     /* the arrival rate asked for, msg/s */
     unsigned senders, readers;
+    double window_s;                 /* the steady window asked for: capacity.window, or longer when
+                                        run again unsteady */
     int exit_status;                 /* of its `mailsoak run` */
     char json[512];                  /* its result file */
     struct step_figures *f;          /* NULL: its result could not be read (why in j.why) */

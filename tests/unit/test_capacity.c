@@ -452,6 +452,53 @@ static void needs_by_rate(void **st)
     assert_int_equal(nd.n, SEARCH_NEEDS_MAX);
 }
 
+/* The backlog swung within the window: it rose 20 msg/s over the first half and fell
+ * as fast over the second, a slope of 0 in all. The window caught a swing, not a
+ * trend, so the step is run again with a longer one (FIX_WINDOW); the longest is
+ * judged as it is. Both halves growing is a failure, and a step that fails on
+ * anything but the backlog is failed whatever its halves did. */
+static void swing_is_not_a_trend(void **st)
+{
+    (void)st;
+    char err[200];
+    struct step_figures *f = calloc(1, sizeof *f);
+    struct step_rules rl;
+    struct step_judgement j;
+    step_rules_specmail(&rl, 0.05);
+    json_t *r = result(10, 2, 0, 100, 3000000);
+    /* unread sampled at t = 2 (the window's start) .. 10: up to t = 6, then down */
+    for (unsigned i = 1; i < 10; i++) {
+        double t = i + 1.0, u = t <= 6 ? 50 + 20 * (t - 2) : 130 - 20 * (t - 6);
+        json_object_set_new(json_array_get(json_object_get(r, "timeline"), i), "unread", json_integer((json_int_t)u));
+    }
+    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_true(fabs(f->unread_half[0] - 20) < 1e-9 && fabs(f->unread_half[1] + 20) < 1e-9);
+    assert_true(fabs(f->unread_slope) < 1e-9);
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_INVALID);
+    assert_int_equal(j.fix, FIX_WINDOW);
+    assert_non_null(strstr(j.why, "+20.0 msg/s in the window's first half and -20.0 in its second"));
+    assert_false(step_fix_futile(FIX_WINDOW, f, 10, f, 10));
+    f->ruled_out = 1u << FIX_WINDOW;          /* the longest window: its trend, flat */
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_PASS);
+    f->ruled_out = 0;
+    f->lost = 1;                              /* a loss is a loss, whatever the backlog did */
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_FAIL);
+    assert_string_equal(j.v[j.first_failed].name, "lost");
+    json_decref(r);
+
+    r = result(10, 2, 9, 91, 3000000);        /* both halves grow 9 a second */
+    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_true(fabs(f->unread_half[0] - 9) < 0.01 && fabs(f->unread_half[1] - 9) < 0.01);
+    step_judge(&rl, f, &j);
+    assert_int_equal(j.verdict, STEP_FAIL);
+    assert_string_equal(j.v[j.first_failed].name, "queue growth");
+    json_decref(r);
+    free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -459,6 +506,7 @@ int main(void)
         cmocka_unit_test(noisy_ceiling_reconfirmed), cmocka_unit_test(confirmation_rounds),
         cmocka_unit_test(needs_by_rate), cmocka_unit_test(readers_sized_by_rate), cmocka_unit_test(tester_ruled_out),
         cmocka_unit_test(window_figures), cmocka_unit_test(tester_limits), cmocka_unit_test(where_the_backlog_grows),
+        cmocka_unit_test(swing_is_not_a_trend),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

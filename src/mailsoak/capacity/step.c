@@ -132,6 +132,13 @@ int step_read(const json_t *root, double start_s, struct step_figures *f, char *
             f->delivered = (double)f->c.read / f->window_s;
         }
         f->unread_slope = slope(t, u, np);
+        /* the halves share the sample nearest the middle, so each is a slope of its own */
+        double mid = (start + end) / 2;
+        unsigned h = 0;
+        while (h + 1 < np && t[h + 1] <= mid + 1e-9)
+            h++;
+        f->unread_half[0] = slope(t, u, h + 1);
+        f->unread_half[1] = slope(t + h, u + h, np - h);
         for (unsigned i = 0; i < np; i++)
             f->unread_mean += u[i] / np;
         /* a count walked every walk_interval repeats itself between walks: two
@@ -289,6 +296,19 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, struct
     }
     gate_judgement_free(&gj);
     j->verdict = j->first_failed < 0 ? STEP_PASS : STEP_FAIL;
+    if (f->ruled_out & 1u << FIX_WINDOW)
+        return;
+    for (unsigned i = 0; i < j->n; i++)
+        if (!j->v[i].pass && strcmp(j->v[i].name, "queue growth"))
+            return;                  /* failed on something a longer window would not change */
+    double half_bound = fmax(r->queue_growth * f->accepted, 6 * sqrt(f->unread_mean + 1) / f->window_s);
+    double up = fmax(f->unread_half[0], f->unread_half[1]), down = fmin(f->unread_half[0], f->unread_half[1]);
+    if (up > half_bound && down < 0) {
+        snprintf(why, sizeof why, "the backlog swung, %+.1f msg/s in the window's first half and %+.1f in its second "
+                 "(bound %.1f): a swing, not yet a trend (run again with a longer window)", f->unread_half[0],
+                 f->unread_half[1], half_bound);
+        invalid(j, FIX_WINDOW, why);
+    }
 }
 
 unsigned step_readers_needed(const struct step_figures *f, unsigned readers)
@@ -302,7 +322,7 @@ unsigned step_readers_needed(const struct step_figures *f, unsigned readers)
 int step_fix_futile(enum step_fix fix, const struct step_figures *before, unsigned n_before,
                     const struct step_figures *after, unsigned n_after)
 {
-    if (fix == FIX_NONE || n_after <= n_before)
+    if (fix == FIX_NONE || fix == FIX_WINDOW || n_after <= n_before)
         return 0;
     return fix == FIX_SENDERS ? after->accepted < 1.05 * before->accepted : after->delivered < 1.05 * before->delivered;
 }

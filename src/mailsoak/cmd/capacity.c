@@ -14,7 +14,9 @@
  * (step_readers_needed), within capacity.max_senders and max_readers, and steps at that
  * rate or above start with as many (search_need_at: never a lower rate, whose
  * server those logins would load); one it cannot fix (the engine late) ends the
- * search, never counted against the server. */
+ * search, never counted against the server. A step whose backlog swung within its
+ * window (step_judge: FIX_WINDOW) is run again at its rate with twice the window, up
+ * to WINDOW_MAX times capacity.window, and the longest is judged as it is. */
 #include "cmd/capacity.h"
 
 #include <errno.h>
@@ -38,6 +40,11 @@
 #include "lib/clock.h"
 #include "probe/spool.h"
 #include "settings/config.h"
+
+/* The longest window a step that swung is run again with, in capacity.windows: the
+ * testbed's backlog swung for about a minute near its knee, so four 60 s windows'
+ * worth averages several swings, and two reruns cost at most 6 windows more. */
+#define WINDOW_MAX 4
 
 /* SIGINT, SIGTERM and SIGCHLD are blocked for the whole search and taken with
  * sigtimedwait: between steps, and while a step runs (its end comes as SIGCHLD), so
@@ -107,6 +114,7 @@ struct step_plan {
     unsigned n;                      /* the step's number */
     double rate;
     unsigned senders, readers;
+    uint64_t window;                 /* ns: capacity.window, longer when run again unsteady */
     uint64_t interval;               /* ns */
     int check;                       /* the preflight: the first step only */
 };
@@ -123,7 +131,7 @@ static int run_step(const struct config *cfg, int argc, char **argv, const struc
     snprintf(kv[k++], sizeof kv[0], "smtp.arrivals=%s", cfg->capacity.arrivals ? "exponential" : "constant");
     snprintf(kv[k++], sizeof kv[0], "smtp.ramp=%llums", (unsigned long long)(cfg->capacity.ramp / 1000000));
     snprintf(kv[k++], sizeof kv[0], "run.duration=%llums",
-             (unsigned long long)((cfg->capacity.ramp + cfg->capacity.warmup + cfg->capacity.window) / 1000000));
+             (unsigned long long)((cfg->capacity.ramp + cfg->capacity.warmup + p->window) / 1000000));
     snprintf(kv[k++], sizeof kv[0], "run.interval=%llums", (unsigned long long)(p->interval / 1000000));
     snprintf(kv[k++], sizeof kv[0], "smtp.senders=%u", p->senders);
     snprintf(kv[k++], sizeof kv[0], "pop3.readers=%u", p->readers);
@@ -296,7 +304,7 @@ static void tester_or_server(const struct capacity_record *c, struct step_record
     const struct step_record *prev = &c->steps[c->nsteps - 2];
     if (prev->rate != st->rate || !prev->f)
         return;
-    st->f->ruled_out |= prev->f->ruled_out;
+    st->f->ruled_out |= prev->f->ruled_out & ~(1u << FIX_WINDOW);   /* each step its own longer window */
     enum step_fix fix = prev->j.verdict == STEP_INVALID ? prev->j.fix : FIX_NONE;
     if (fix != FIX_NONE && st->j.verdict == STEP_INVALID && st->j.fix == fix &&
         step_fix_futile(fix, prev->f, fix == FIX_SENDERS ? prev->senders : prev->readers, st->f,
@@ -326,11 +334,11 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
     gmtime_r(&now, &tm);
     strftime(c.start_time, sizeof c.start_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
     uint64_t t0 = mono_ns(), tail = 0;   /* tail: the last step's drain and sweep */
-    const uint64_t held = k->ramp + k->warmup + k->window;  /* a step's run before its drain */
+    const uint64_t held = k->ramp + k->warmup;  /* a step's run before its window and drain */
     const unsigned base_senders = (unsigned)(cfg->senders ? cfg->senders : 1);
     const unsigned base_readers = (unsigned)(cfg->readers ? cfg->readers : 1);
     struct search_needs needs = { 0 };
-    struct step_plan p = { .senders = base_senders, .readers = base_readers, .check = cfg->check };
+    struct step_plan p = { .senders = base_senders, .readers = base_readers, .window = k->window, .check = cfg->check };
     /* about ten timeline entries per window, within 1 s and run.interval */
     p.interval = k->window / 10;
     if (p.interval < 1000 * NS_PER_MS)
@@ -350,7 +358,7 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
             search_stop(&c.s, "interrupted by a signal");
             break;
         }
-        uint64_t elapsed = mono_ns() - t0, step = held + tail;
+        uint64_t elapsed = mono_ns() - t0, step = held + p.window + tail;
         if (elapsed + step > k->time_limit) {
             char why[200];
             snprintf(why, sizeof why, "capacity.time_limit: a step of about %.0f s would end after it",
@@ -367,6 +375,7 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
         st->rate = p.rate;
         st->senders = p.senders;
         st->readers = p.readers;
+        st->window_s = (double)p.window / 1e9;
         char out[600];
         /* dir is bounded where it is made; a path that still does not fit ends the search
          * rather than writing the step's result somewhere else */
@@ -385,7 +394,7 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
         uint64_t ts = mono_ns();
         st->exit_status = run_step(cfg, argc, argv, &p, st->json, out, &stop_signal);
         uint64_t took = mono_ns() - ts;
-        tail = took > held ? took - held : 0;
+        tail = took > held + p.window ? took - held - p.window : 0;
         p.check = 0;
         if (st->exit_status == 2 || st->exit_status == 3) {
             /* the settings or the preflight: every step would fail alike */
@@ -405,6 +414,17 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
             search_stop(&c.s, "interrupted by a signal");
             break;
         }
+        if (st->j.verdict == STEP_INVALID && st->j.fix == FIX_WINDOW) {
+            if (p.window < WINDOW_MAX * k->window && retries < 4) {
+                p.window = 2 * p.window < WINDOW_MAX * k->window ? 2 * p.window : WINDOW_MAX * k->window;
+                retries++;
+                continue;
+            }
+            /* the longest window the search runs: its trend, whatever its halves did */
+            st->f->ruled_out |= 1u << FIX_WINDOW;
+            step_judge(&c.rules, st->f, &st->j);
+            capacity_step_line(stderr, st);
+        }
         if (st->j.verdict == STEP_INVALID) {
             /* the tester limited the step: more of what it lacked, the same rate again */
             unsigned what = st->j.fix == FIX_SENDERS ? p.senders : st->j.fix == FIX_READERS ? p.readers : 0;
@@ -422,6 +442,7 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
             break;
         }
         retries = 0;
+        p.window = k->window;
         search_result(&c.s, st->j.verdict == STEP_PASS);
     }
     spool_free(sp);
