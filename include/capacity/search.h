@@ -55,6 +55,10 @@ struct search_needs {
 };
 /* count of who are needed at rate and above (a full list keeps what it has). */
 void search_need(struct search_needs *nd, double rate, enum search_who who, unsigned count);
+/* More than count of who were shown futile at rate (step_fix_futile): the needs
+ * recorded there are cut back to count, so no later step, at that rate or above,
+ * starts with what moved no more mail (and loads the server with their logins). */
+void search_need_futile(struct search_needs *nd, double rate, enum search_who who, unsigned count);
 /* How many of who to start a step at rate with: the most needed at any rate at or
  * below it, at least base. */
 unsigned search_need_at(const struct search_needs *nd, double rate, enum search_who who, unsigned base);

@@ -447,6 +447,10 @@ static void needs_by_rate(void **st)
     assert_int_equal(search_need_at(&nd, 120, NEED_SENDERS, 20), 40);
     assert_int_equal(search_need_at(&nd, 90, NEED_SENDERS, 20), 20);
     assert_int_equal(search_need_at(&nd, 144, NEED_READERS, 100), 100); /* never below the configured */
+    /* 80 readers at 144 read no more than 40: later steps start with 40 */
+    search_need_futile(&nd, 144, NEED_READERS, 40);
+    assert_int_equal(search_need_at(&nd, 200, NEED_READERS, 20), 40);
+    assert_int_equal(search_need_at(&nd, 120, NEED_SENDERS, 20), 40);   /* the senders' untouched */
     for (unsigned i = 0; i < 2 * SEARCH_NEEDS_MAX; i++)                 /* bounded */
         search_need(&nd, 1, NEED_SENDERS, 7);
     assert_int_equal(nd.n, SEARCH_NEEDS_MAX);

@@ -193,6 +193,13 @@ void search_need(struct search_needs *nd, double rate, enum search_who who, unsi
     }
 }
 
+void search_need_futile(struct search_needs *nd, double rate, enum search_who who, unsigned count)
+{
+    for (unsigned i = 0; i < nd->n; i++)
+        if (nd->v[i].who == who && nd->v[i].rate == rate && nd->v[i].count > count)
+            nd->v[i].count = count;
+}
+
 unsigned search_need_at(const struct search_needs *nd, double rate, enum search_who who, unsigned base)
 {
     unsigned n = base;

@@ -295,9 +295,10 @@ static void judge_step(const struct capacity_record *c, struct step_record *st)
 /* What the tester was shown not to lack at this rate (step_figures.ruled_out): what the
  * step before at the same rate had shown, and, when this step ran again with more of
  * what that one lacked and the tester still limited it alike, what it added if that
- * moved no more mail (step_fix_futile). The step is then judged again without it: as
- * the server's, unless the tester still lacks something else. */
-static void tester_or_server(const struct capacity_record *c, struct step_record *st)
+ * moved no more mail (step_fix_futile), and the later steps start without it. The step
+ * is then judged again without it: as the server's, unless the tester still lacks
+ * something else. */
+static void tester_or_server(const struct capacity_record *c, struct step_record *st, struct search_needs *needs)
 {
     if (c->nsteps < 2 || !st->f)
         return;
@@ -308,8 +309,11 @@ static void tester_or_server(const struct capacity_record *c, struct step_record
     enum step_fix fix = prev->j.verdict == STEP_INVALID ? prev->j.fix : FIX_NONE;
     if (fix != FIX_NONE && st->j.verdict == STEP_INVALID && st->j.fix == fix &&
         step_fix_futile(fix, prev->f, fix == FIX_SENDERS ? prev->senders : prev->readers, st->f,
-                        fix == FIX_SENDERS ? st->senders : st->readers))
+                        fix == FIX_SENDERS ? st->senders : st->readers)) {
         st->f->ruled_out |= 1u << fix;
+        search_need_futile(needs, st->rate, fix == FIX_SENDERS ? NEED_SENDERS : NEED_READERS,
+                           fix == FIX_SENDERS ? prev->senders : prev->readers);
+    }
     if (st->f->ruled_out)
         step_judge(&c->rules, st->f, &st->j);
 }
@@ -385,8 +389,8 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
             break;
         }
         unlink(st->json);
-        fprintf(stderr, "mailsoak capacity: step %u (%s): %.1f msg/s, %u senders, %u readers\n", st->n, st->phase,
-                p.rate, p.senders, p.readers);
+        fprintf(stderr, "mailsoak capacity: step %u (%s): %.1f msg/s, %u senders, %u readers, a %.0f s window\n",
+                st->n, st->phase, p.rate, p.senders, p.readers, st->window_s);
         uint64_t left = wait_for_queue(cfg, sp, &stop_signal);
         if (left)
             fprintf(stderr, "mailsoak capacity: the server's queue still holds %llu messages after capacity.drain\n",
@@ -407,7 +411,13 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
             break;
         }
         judge_step(&c, st);
-        tester_or_server(&c, st);
+        tester_or_server(&c, st, &needs);
+        int longer = p.window < WINDOW_MAX * k->window && retries < 4;
+        if (st->j.verdict == STEP_INVALID && st->j.fix == FIX_WINDOW && !longer) {
+            /* the longest window the search runs: its trend, whatever its halves did */
+            st->f->ruled_out |= 1u << FIX_WINDOW;
+            step_judge(&c.rules, st->f, &st->j);
+        }
         capacity_step_line(stderr, st);
         if (stop_signal) {
             c.interrupted = 1;
@@ -415,15 +425,9 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
             break;
         }
         if (st->j.verdict == STEP_INVALID && st->j.fix == FIX_WINDOW) {
-            if (p.window < WINDOW_MAX * k->window && retries < 4) {
-                p.window = 2 * p.window < WINDOW_MAX * k->window ? 2 * p.window : WINDOW_MAX * k->window;
-                retries++;
-                continue;
-            }
-            /* the longest window the search runs: its trend, whatever its halves did */
-            st->f->ruled_out |= 1u << FIX_WINDOW;
-            step_judge(&c.rules, st->f, &st->j);
-            capacity_step_line(stderr, st);
+            p.window = 2 * p.window < WINDOW_MAX * k->window ? 2 * p.window : WINDOW_MAX * k->window;
+            retries++;
+            continue;
         }
         if (st->j.verdict == STEP_INVALID) {
             /* the tester limited the step: more of what it lacked, the same rate again */

@@ -177,7 +177,9 @@ static void remedy(const struct verdict_input *in, struct run_verdict *v)
         snprintf(r, n, "%llu retrieved but never deleted (pop3.delete_share < 1, or sessions cut short): the sweep "
                  "deletes what it reads, give it time", (unsigned long long)lo->pending_by[PR_PEEKED]);
     } else if (lo->lost || lo->duplicated || lo->corrupted) {
-        snprintf(r, n, "look the messages up in the server's logs by their ids (above; --ledger-csv FILE lists all)");
+        /* said by run, which printed the examples above it, and by merge, which did not */
+        snprintf(r, n, "look the messages up in the server's logs by their ids (examples in the result and in "
+                 "`mailsoak report`; run.ledger_csv lists every one)");
     } else if (v->session_errors[0]) {
         snprintf(r, n, "see errors by class: raise the server's session limits or lower smtp.senders and "
                  "pop3.readers to the load it takes; gate.errors (e.g. 0.01) makes such a run fail");
