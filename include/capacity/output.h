@@ -14,6 +14,11 @@
 #define CAPACITY_FORMAT "mailsoak-capacity"
 #define CAPACITY_FORMAT_VERSION 1
 
+/* The longest window a step that swung is run again with, in capacity.windows: the
+ * testbed's backlog swung for about a minute near its knee, so four 60 s windows'
+ * worth averages several swings, and two reruns cost at most 6 windows more. */
+#define CAPACITY_WINDOW_MAX 4
+
 struct step_record {
     unsigned n;                      /* 1, 2, ... */
     char phase[24];                  /* "coarse", "bisect", "confirm 80%" */

@@ -412,9 +412,10 @@ void capacity_html(FILE *f, const struct capacity_record *c)
         html_puts(f, step_check_describe(&ff->j.v[ff->j.first_failed], b, sizeof b));
     }
     fprintf(f, ".</p>\n<p>Method: SPECmail2001's (open-loop Poisson arrivals; each step a %.0f s ramp, a %.0f s warm-up "
-               "at its rate, then a %.0f s steady window, run again up to four times as long where the backlog swung within it, judged on the gates: every command class's p95 within 5 s, delivery's p95 within 60 s, "
+               "at its rate, then a %.0f s steady window, run again up to %d times as long where the backlog swung within it, judged on the gates: every command class's p95 within 5 s, delivery's p95 within 60 s, "
                "errors under 1 %%, and the run's own [gate] settings), with nothing lost, duplicated or corrupted and "
                "the backlog steady (growing by at most %.0f %% of the accepted rate).</p>\n", c->ramp_s, c->warmup_s, c->window_s,
+            CAPACITY_WINDOW_MAX,
             100 * c->rules.queue_growth);
     fprintf(f, "<h2>Offered against accepted and delivered rate</h2>\n<svg width='%d' height='%d' role='img'>", W, H);
     axes(f, &ax, &ay, "offered (msg/s)", "msg/s");

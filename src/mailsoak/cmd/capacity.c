@@ -16,7 +16,7 @@
  * server those logins would load); one it cannot fix (the engine late) ends the
  * search, never counted against the server. A step whose backlog swung within its
  * window (step_judge: FIX_WINDOW) is run again at its rate with twice the window, up
- * to WINDOW_MAX times capacity.window, and the longest is judged as it is. */
+ * to CAPACITY_WINDOW_MAX times capacity.window, and the longest is judged as it is. */
 #include "cmd/capacity.h"
 
 #include <errno.h>
@@ -40,11 +40,6 @@
 #include "lib/clock.h"
 #include "probe/spool.h"
 #include "settings/config.h"
-
-/* The longest window a step that swung is run again with, in capacity.windows: the
- * testbed's backlog swung for about a minute near its knee, so four 60 s windows'
- * worth averages several swings, and two reruns cost at most 6 windows more. */
-#define WINDOW_MAX 4
 
 /* SIGINT, SIGTERM and SIGCHLD are blocked for the whole search and taken with
  * sigtimedwait: between steps, and while a step runs (its end comes as SIGCHLD), so
@@ -337,7 +332,9 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(c.start_time, sizeof c.start_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    uint64_t t0 = mono_ns(), tail = 0;   /* tail: the last step's drain and sweep */
+    /* tail: the longest drain and sweep a step has had (the last one's let an overloaded
+     * step's longer drain run the search past its limit) */
+    uint64_t t0 = mono_ns(), tail = 0;
     const uint64_t held = k->ramp + k->warmup;  /* a step's run before its window and drain */
     const unsigned base_senders = (unsigned)(cfg->senders ? cfg->senders : 1);
     const unsigned base_readers = (unsigned)(cfg->readers ? cfg->readers : 1);
@@ -398,7 +395,8 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
         uint64_t ts = mono_ns();
         st->exit_status = run_step(cfg, argc, argv, &p, st->json, out, &stop_signal);
         uint64_t took = mono_ns() - ts;
-        tail = took > held + p.window ? took - held - p.window : 0;
+        if (took > held + p.window && took - held - p.window > tail)
+            tail = took - held - p.window;
         p.check = 0;
         if (st->exit_status == 2 || st->exit_status == 3) {
             /* the settings or the preflight: every step would fail alike */
@@ -412,7 +410,7 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
         }
         judge_step(&c, st);
         tester_or_server(&c, st, &needs);
-        int longer = p.window < WINDOW_MAX * k->window && retries < 4;
+        int longer = p.window < CAPACITY_WINDOW_MAX * k->window && retries < 4;
         if (st->j.verdict == STEP_INVALID && st->j.fix == FIX_WINDOW && !longer) {
             /* the longest window the search runs: its trend, whatever its halves did */
             st->f->ruled_out |= 1u << FIX_WINDOW;
@@ -425,7 +423,7 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
             break;
         }
         if (st->j.verdict == STEP_INVALID && st->j.fix == FIX_WINDOW) {
-            p.window = 2 * p.window < WINDOW_MAX * k->window ? 2 * p.window : WINDOW_MAX * k->window;
+            p.window = 2 * p.window < CAPACITY_WINDOW_MAX * k->window ? 2 * p.window : CAPACITY_WINDOW_MAX * k->window;
             retries++;
             continue;
         }
