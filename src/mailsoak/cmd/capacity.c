@@ -336,6 +336,7 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
      * step's longer drain run the search past its limit) */
     uint64_t t0 = mono_ns(), tail = 0;
     const uint64_t held = k->ramp + k->warmup;  /* a step's run before its window and drain */
+    const uint64_t window_max = CAPACITY_WINDOW_MAX * k->window;   /* an unsteady step's longest */
     const unsigned base_senders = (unsigned)(cfg->senders ? cfg->senders : 1);
     const unsigned base_readers = (unsigned)(cfg->readers ? cfg->readers : 1);
     struct search_needs needs = { 0 };
@@ -410,7 +411,7 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
         }
         judge_step(&c, st);
         tester_or_server(&c, st, &needs);
-        int longer = p.window < CAPACITY_WINDOW_MAX * k->window && retries < 4;
+        int longer = p.window < window_max && retries < 4;
         if (st->j.verdict == STEP_INVALID && st->j.fix == FIX_WINDOW && !longer) {
             /* the longest window the search runs: its trend, whatever its halves did */
             st->f->ruled_out |= 1u << FIX_WINDOW;
@@ -423,7 +424,7 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
             break;
         }
         if (st->j.verdict == STEP_INVALID && st->j.fix == FIX_WINDOW) {
-            p.window = 2 * p.window < CAPACITY_WINDOW_MAX * k->window ? 2 * p.window : CAPACITY_WINDOW_MAX * k->window;
+            p.window = 2 * p.window < window_max ? 2 * p.window : window_max;
             retries++;
             continue;
         }
