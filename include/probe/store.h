@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum store_format { FMT_AUTO, FMT_MAILDIR, FMT_MBOX, FMT_SDBOX, FMT_MDBOX };
 
@@ -21,5 +22,9 @@ struct store *store_new(enum store_format fmt);
 void store_free(struct store *st);
 /* One walk of every directory; caches what it counted for the next walk. */
 void store_walk(struct store *st, char *const *dirs, size_t ndirs, uint64_t *messages, uint64_t *bytes);
+/* The messages of the mbox file open at fd, whose size fstat gave. The file may
+ * shrink or be rewritten while it is read (Dovecot truncates an mbox on expunge):
+ * the count is then of what was read, and the next walk counts again. */
+uint64_t store_mbox_count(int fd, off_t size);
 
 #endif

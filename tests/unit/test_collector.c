@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "probe/collector.h"
+#include "probe/store.h"
 #include "run/probe_output.h"
 
 #include "collector_test.h"
@@ -230,6 +232,78 @@ static void mbox_store_and_its_cache(void **state)
     rmtree(m);
 }
 
+
+/* An mbox of n messages with bodies of many lengths (some above any read buffer, some
+ * empty, some with a Content-Length that lands on the next separator, some with an
+ * undated "From " body line), so that separators fall at every offset of a read. */
+static uint64_t write_mbox(const char *path, int n)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    uint64_t x = 12345;
+    for (int i = 0; i < n; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        size_t len = i % 50 == 7 ? 0 : i % 97 == 3 ? 70000 + (x >> 50) : (size_t)(x >> 33) % 9000;
+        if (i)
+            fputc('\n', f);
+        fprintf(f, "From a@b Sat Nov 29 19:00:%02d 2025\nSubject: %d\n", i % 60, i);
+        if (i % 3 == 0)
+            fprintf(f, "Content-Length: %zu\n", len);
+        fputc('\n', f);
+        for (size_t k = 0; k < len; k++) {
+            int c = k + 1 == len || (k * 31 + (size_t)i) % 80 == 0 ? '\n' : 'a' + (int)(k % 26);
+            if (k + 14 < len && k % 4000 == 100 && i % 5 == 1) {
+                fputs("\nFrom here on", f);
+                k += 12;
+                continue;
+            }
+            fputc(c, f);
+        }
+    }
+    fclose(f);
+    return (uint64_t)n;
+}
+
+/* The mbox is read in bounded pieces: every separator counts, wherever it falls. */
+static void mbox_counted_across_reads(void **state)
+{
+    char *d = tmpdir(), path[200];
+    snprintf(path, sizeof path, "%s/mbox", d);
+    uint64_t n = write_mbox(path, 400);
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(store_mbox_count(fd, st.st_size), n);
+    close(fd);
+    rmtree(d);
+}
+
+/* Dovecot truncates an mbox on expunge, perhaps between the walker's fstat and its
+ * reads: what is left counts, without a fault. */
+static void mbox_shrinking_under_the_walker(void **state)
+{
+    char *d = tmpdir(), path[200];
+    snprintf(path, sizeof path, "%s/mbox", d);
+    write_mbox(path, 400);
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    /* Cut just after the separator line of the 201st message: 201 separators are left. */
+    char *text = malloc((size_t)st.st_size);
+    assert_int_equal(pread(fd, text, (size_t)st.st_size, 0), st.st_size);
+    off_t cut = 0;
+    for (int seen = 0; seen < 200; cut++)
+        seen += !memcmp(text + cut, "\n\nFrom a@b ", 11);
+    cut += 1 + 40;
+    free(text);
+    assert_int_equal(truncate(path, cut), 0);
+    assert_int_equal(store_mbox_count(fd, st.st_size), 201);
+    assert_int_equal(truncate(path, 0), 0);
+    assert_int_equal(store_mbox_count(fd, st.st_size), 0);
+    close(fd);
+    rmtree(d);
+}
+
 /* ------------------------------------------------------------------------------ */
 /* Settings, logs and output */
 
@@ -394,6 +468,8 @@ int main(void)
         cmocka_unit_test(sdbox_store),
         cmocka_unit_test(mdbox_store_written_by_dovecot),
         cmocka_unit_test(mbox_store_and_its_cache),
+        cmocka_unit_test(mbox_counted_across_reads),
+        cmocka_unit_test(mbox_shrinking_under_the_walker),
         cmocka_unit_test(bad_settings_name_the_key_and_value),
         cmocka_unit_test(log_hits_on_the_timeline),
     };

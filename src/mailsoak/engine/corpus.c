@@ -213,6 +213,9 @@ int corpus_open(struct corpus *c, const char *path, char *err, size_t errlen)
             snprintf(err, errlen, "%s: %s", path, strerror(errno));
             rc = -1;
         } else if (st.st_size > 0) {
+            /* Mapped for this indexing alone, at setup before any load: a corpus cut
+             * short meanwhile ends the program before anything was measured. Sends
+             * read with pread, where a file that shrank gives what is left. */
             void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, c->fds[0], 0);
             if (m == MAP_FAILED) {
                 snprintf(err, errlen, "%s: %s", path, strerror(errno));

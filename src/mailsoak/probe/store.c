@@ -11,11 +11,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -144,80 +144,190 @@ static uint64_t maildir_size(int dfd, const char *name)
     return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? (uint64_t)st.st_size : 0;
 }
 
+/* An mbox is read in pieces of a fixed buffer, never mapped: another process (Dovecot
+ * on expunge) may shorten it while it is read, and a mapping beyond the new end faults.
+ * A read that ends early is the file's new end. */
+enum { MBOX_BUF = 64 * 1024, MBOX_LINE = 4096 };
+
+struct mbox_reader {
+    int fd;
+    off_t size;                 /* fstat's, lowered when a read finds the end sooner */
+    off_t base;                 /* the file offset of buf[0] */
+    size_t len;                 /* bytes of buf read */
+    char buf[MBOX_BUF];
+};
+
+/* The bytes at off, at least want of them (as far as the file goes); *have: how many. */
+static const char *mbox_at(struct mbox_reader *r, off_t off, size_t want, size_t *have)
+{
+    if (off >= r->size) {
+        *have = 0;
+        return r->buf;
+    }
+    size_t left = (size_t)(r->size - off);
+    if (want > left)
+        want = left;
+    if (off < r->base || off + (off_t)want > r->base + (off_t)r->len) {
+        size_t ask = left < sizeof r->buf ? left : sizeof r->buf;
+        ssize_t got;
+        do
+            got = pread(r->fd, r->buf, ask, off);
+        while (got < 0 && errno == EINTR);
+        r->base = off;
+        r->len = got > 0 ? (size_t)got : 0;
+        if (r->len < ask)
+            r->size = off + (off_t)r->len;
+    }
+    *have = (size_t)(r->base + (off_t)r->len - off);
+    return r->buf + (off - r->base);
+}
+
+/* A line of the mbox as the counting needs it: where the next one starts, and what
+ * its first MBOX_LINE bytes show (a separator's date is in its first few dozen). */
+struct mbox_line {
+    off_t next;
+    int exists, blank;          /* blank: empty, or "\r" alone */
+    int from, dated;            /* starts with "From "; a date follows (a separator) */
+    int ximap;                  /* an X-IMAP header */
+    long long clen;             /* a Content-Length header's value (-1: not a number), else -2 */
+};
+
 /* A separator carries a date ("From sender Sat Nov 29 19:00:00 2025"): a body line
  * such as "From here on" is not one, as Dovecot's own reader decides. */
-static int from_line(const char *p, size_t n, size_t pos)
+static int dated(const char *p, size_t n)
 {
-    if (pos + 5 > n || memcmp(p + pos, "From ", 5))
-        return 0;
-    const char *nl = memchr(p + pos, '\n', n - pos);
-    size_t end = nl ? (size_t)(nl - p) : n;
-    for (size_t i = pos + 5; i + 5 <= end; i++)
+    for (size_t i = 5; i + 5 <= n; i++)
         if (p[i] == ' ' && p[i + 3] == ':' && p[i + 1] >= '0' && p[i + 1] <= '9' &&
             p[i + 2] >= '0' && p[i + 2] <= '9' && p[i + 4] >= '0' && p[i + 4] <= '9')
             return 1;
     return 0;
 }
 
+static long long content_length(const char *p, size_t n)
+{
+    size_t i = 15;
+    while (i < n && (p[i] == ' ' || p[i] == '\t'))
+        i++;
+    long long v = 0;
+    size_t digits = 0;
+    for (; i < n && p[i] >= '0' && p[i] <= '9'; i++, digits++) {
+        if (v > (LLONG_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (p[i] - '0');
+    }
+    return digits ? v : -1;
+}
+
+static struct mbox_line mbox_line(struct mbox_reader *r, off_t off)
+{
+    struct mbox_line l = { .next = off, .clen = -2 };
+    size_t have;
+    const char *p = mbox_at(r, off, MBOX_LINE, &have);
+    if (!have)
+        return l;
+    l.exists = 1;
+    const char *nl = memchr(p, '\n', have);
+    size_t n = nl ? (size_t)(nl - p) : have;
+    l.blank = n == 0 || (n == 1 && p[0] == '\r');
+    l.from = n >= 5 && !memcmp(p, "From ", 5);
+    l.dated = l.from && dated(p, n);
+    l.ximap = n > 7 && !memcmp(p, "X-IMAP:", 7);
+    if (n > 15 && !strncasecmp(p, "Content-Length:", 15))
+        l.clen = content_length(p, n);
+    if (nl) {
+        l.next = off + (off_t)n + 1;
+        return l;
+    }
+    /* A line longer than what was read: its end is further on, or the file's. */
+    off_t at = off + (off_t)have;
+    while ((p = mbox_at(r, at, 1, &have)), have) {
+        if ((nl = memchr(p, '\n', have))) {
+            l.next = at + (nl - p) + 1;
+            return l;
+        }
+        at += (off_t)have;
+    }
+    l.next = at;
+    return l;
+}
+
+/* The next dated "From " line after an empty line, from the line at off on: the
+ * empty line may be the one at off. -1 when there is none. */
+static off_t mbox_next_separator(struct mbox_reader *r, off_t off)
+{
+    /* "\n\nFrom " is searched from the newline ending the line before off; a piece
+     * read keeps the last 6 bytes of the one before, so none straddles unseen. */
+    off_t from = off - 1;
+    size_t have;
+    const char *p;
+    while ((p = mbox_at(r, from, 7, &have)), have >= 7) {
+        const char *f = memmem(p, have, "\n\nFrom ", 7);
+        if (!f) {
+            from += (off_t)have - 6;
+            continue;
+        }
+        off_t sep = from + (f - p) + 2;
+        if (mbox_line(r, sep).dated)
+            return sep;
+        from = sep - 1;
+    }
+    return -1;
+}
+
 /* mbox messages: a dated "From " line at the start of the file or after an empty
  * line. A Content-Length header (Dovecot writes one, and does not escape "From " in
  * bodies) is trusted when it lands on the next separator or the end of the file. */
-static uint64_t mbox_count(const char *p, size_t n)
+uint64_t store_mbox_count(int fd, off_t size)
 {
+    struct mbox_reader *r = xmalloc(sizeof *r);
+    r->fd = fd;
+    r->size = size;
+    r->base = 0;
+    r->len = 0;
     uint64_t count = 0;
-    size_t pos = 0;
-    while (pos + 5 <= n && !memcmp(p + pos, "From ", 5)) {
-        count++;
-        const char *nl = memchr(p + pos, '\n', n - pos);
-        if (!nl)
+    off_t pos = 0;
+    for (;;) {
+        struct mbox_line l = mbox_line(r, pos);
+        if (!l.exists || !l.from)
             break;
-        size_t h = (size_t)(nl - p) + 1, body = n;
+        count++;
+        off_t body = -1;
         long long clen = -1;
-        while (h < n) {
-            const char *e = memchr(p + h, '\n', n - h);
-            size_t end = e ? (size_t)(e - p) : n;
-            if (end == h || (end == h + 1 && p[h] == '\r')) {
-                body = end + 1;
+        for (off_t h = l.next; h < r->size;) {
+            struct mbox_line hl = mbox_line(r, h);
+            if (!hl.exists)
+                break;
+            if (hl.blank) {
+                body = hl.next;
                 break;
             }
             /* Dovecot's "DON'T DELETE THIS MESSAGE -- FOLDER INTERNAL DATA" keeps the
              * mailbox's UIDs once its first message is gone: an X-IMAP header on the
              * first message, which is no mail. */
-            if (pos == 0 && end - h > 7 && !memcmp(p + h, "X-IMAP:", 7))
+            if (pos == 0 && hl.ximap)
                 count--;
-            if (end - h > 15 && !strncasecmp(p + h, "Content-Length:", 15)) {
-                char *stop;
-                errno = 0;
-                clen = strtoll(p + h + 15, &stop, 10);
-                if (errno || stop == p + h + 15 || clen < 0)
-                    clen = -1;
-            }
-            h = end + 1;
+            if (hl.clen != -2)
+                clen = hl.clen;         /* the last one counts */
+            h = hl.next;
         }
-        if (body >= n)
+        if (body < 0 || body >= r->size)
             break;
-        if (clen >= 0 && body + (size_t)clen <= n) {
-            size_t next = body + (size_t)clen;
-            if (next == n || (next + 1 == n && p[next] == '\n'))
+        if (clen >= 0 && clen <= r->size - body) {
+            off_t next = body + (off_t)clen;
+            size_t have;
+            const char *c = mbox_at(r, next, 1, &have);
+            if (next == r->size || (next + 1 == r->size && have && c[0] == '\n'))
                 break;
-            if (p[next] == '\n' && from_line(p, n, next + 1)) {
+            if (have && c[0] == '\n' && mbox_line(r, next + 1).dated) {
                 pos = next + 1;
                 continue;
             }
         }
         /* No usable length: the next dated "From " line after an empty line. */
-        pos = n;
-        for (size_t from = body - 1; from < n;) {
-            const char *f = memmem(p + from, n - from, "\n\nFrom ", 7);
-            if (!f)
-                break;
-            if (from_line(p, n, (size_t)(f - p) + 2)) {
-                pos = (size_t)(f - p) + 2;
-                break;
-            }
-            from = (size_t)(f - p) + 1;
-        }
+        if ((pos = mbox_next_separator(r, body)) < 0)
+            break;
     }
+    free(r);
     return count;
 }
 
@@ -238,13 +348,7 @@ static void walk_mbox_file(struct walk *w, int parent, const char *name)
     if (hit) {
         count = hit->messages;
     } else {
-        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (map == MAP_FAILED) {
-            close(fd);
-            return;
-        }
-        count = mbox_count(map, (size_t)st.st_size);
-        munmap(map, (size_t)st.st_size);
+        count = store_mbox_count(fd, st.st_size);
     }
     close(fd);
     cache_put(&w->mbox, st.st_dev, st.st_ino, &key, 1, count);
