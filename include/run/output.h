@@ -10,10 +10,6 @@
 #include "run/run.h"
 #include "settings/config.h"
 
-/* Whether the tester held back the offered load: late or never started arrivals
- * above 1 in 1000 of those due (c->late_busy, c->late_engine, held). */
-int run_result_tester_limited(const struct run_result *r);
-
 json_t *run_result_json(const struct run_result *r);
 void run_result_table(FILE *f, const struct run_result *r);
 /* The run's name in tables, reports and metrics: run.label, else the store format. */

@@ -62,6 +62,7 @@ struct run_verdict {
      * senders, no window): by the queue's growth, since the unread backlog also
      * holds what sits in mailboxes the readers have not reached yet. */
     int kept_up;
+    int tester_limited;                           /* as given: the tester held the load back */
     double accepted_rate, read_rate;              /* msg/s in the send window */
     double delivered_rate;                        /* msg/s the server delivered in it: accepted less the
                                                    * queue's growth, or read when the queue is not counted */

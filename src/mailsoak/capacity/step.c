@@ -11,6 +11,7 @@
 #include "analyse/results.h"
 #include "lib/alloc.h"
 #include "settings/config.h"
+#include "verdict/judge.h"
 
 /* Least squares slope of y over t. */
 static double slope(const double *t, const double *y, unsigned n)
@@ -245,14 +246,14 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, struct
         return;
     }
     const struct counters *c = &f->c;
-    if (c->late_engine * 1000 > c->arrivals) {
+    if (judge_held_back(c->late_engine, c->arrivals)) {
         snprintf(why, sizeof why, "the tester's engine ran late on its schedule: %llu of %llu arrivals started over "
                  "smtp.late_after late (a CPU short: more run.workers, or a quieter machine)",
                  (unsigned long long)c->late_engine, (unsigned long long)c->arrivals);
         invalid(j, FIX_NONE, why);
         return;
     }
-    if (c->late_busy * 1000 > c->arrivals && !(f->ruled_out & 1u << FIX_SENDERS)) {
+    if (judge_held_back(c->late_busy, c->arrivals) && !(f->ruled_out & 1u << FIX_SENDERS)) {
         snprintf(why, sizeof why, "%llu of %llu arrivals waited for a free sender", (unsigned long long)c->late_busy,
                  (unsigned long long)c->arrivals);
         invalid(j, FIX_SENDERS, why);
@@ -260,11 +261,11 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, struct
     }
     /* the gates over the window: its counts, histograms and error classes (the
      * ledger's counts are the whole run's, below) */
-    struct gate_input in = {
+    struct judge_figures in = {
         .c = c, .lo = NULL, .settled = -1, .senders = 1, .readers = 1, .lat = f->lat, .err = f->err, .nerr = f->nerr,
     };
     struct gate_judgement gj;
-    gate_judge(&r->g, &in, &gj);
+    judge(&r->g, &in, &gj, NULL);
     /* readers the server keeps waiting are the server's limit, never the tester's */
     int pop3_slow = 0;
     for (unsigned i = 0; i < gj.n; i++)

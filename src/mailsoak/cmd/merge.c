@@ -1,14 +1,18 @@
 /* merge: `mailsoak merge`: reads the shards' result files, adds them up
  * (analyse/merge.c), judges the whole load again with the shards' gates
- * (run/rejudge.c) and writes the merged file atomically; the verdict on stdout, the
+ * (verdict/judge.h, on the figures run/result_read.c reads back) and writes the merged file atomically; the verdict on stdout, the
  * gates' exit status; warnings and refusals on stderr, printable. */
 #include "cmd/merge.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "analyse/merge.h"
+#include "lib/alloc.h"
 #include "lib/cli.h"
-#include "run/rejudge.h"
+#include "run/result_read.h"
+#include "run/verdict_output.h"
+#include "verdict/judge.h"
 
 static void usage(FILE *f)
 {
@@ -27,6 +31,28 @@ static void usage(FILE *f)
           "  -o, --output F  the merged result file (required)\n"
           "  --label NAME    its label (default: the shards' label)\n"
           "  --force         merge different workloads or overlapping shards anyway\n", f);
+}
+
+/* The whole load judged again from the merged file's own figures with the shards'
+ * gates: root's "verdict" set, its lines printed to table (when not NULL). The gates'
+ * exit status, or -1 with the reason in err. */
+static int judge_merged(json_t *root, FILE *table, char *err, size_t errlen)
+{
+    struct run_result *r = xcalloc(1, sizeof *r);
+    struct config cfg;
+    struct judge_figures f;
+    memset(&cfg, 0, sizeof cfg);
+    int rc = -1;
+    if (result_read_judgement(root, r, &cfg, &f, err, errlen) == 0) {
+        rc = r->exit_status = judge(&r->gates, &f, &r->judged, &r->verdict);
+        json_object_set_new(root, "verdict", verdict_json(r));
+        if (table)
+            verdict_table(table, r);
+    }
+    gate_judgement_free(&r->judged);
+    config_free(&cfg);
+    free(r);
+    return rc;
 }
 
 int cmd_merge_io(int argc, char **argv, FILE *out, FILE *err)
@@ -58,7 +84,7 @@ int cmd_merge_io(int argc, char **argv, FILE *out, FILE *err)
     size_t vlen = 0;
     FILE *vf = open_memstream(&verdict, &vlen);
     int status = 0;
-    if (root && vf && (status = rejudge_result(root, vf, msg, sizeof msg)) < 0) {
+    if (root && vf && (status = judge_merged(root, vf, msg, sizeof msg)) < 0) {
         /* the sum is still exact; only the judgement is missing */
         char why[2700];
         snprintf(why, sizeof why, "no verdict for the merged load: %s", msg);

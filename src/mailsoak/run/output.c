@@ -164,13 +164,6 @@ const char *run_label(const struct config *cfg)
     return "run";
 }
 
-int run_result_tester_limited(const struct run_result *r)
-{
-    uint64_t held = r->c.late_busy + r->c.late_engine + r->arrivals_held;
-    uint64_t due = r->c.arrivals + r->arrivals_owed;
-    return held > 0 && held * 1000 > due;
-}
-
 /* Open-loop arrivals (smtp.rate): how many were due in the send phase, how many
  * the tester held back and why (never_started: due more than late_after before
  * the end, and not started); null without a rate. */
@@ -184,7 +177,7 @@ static json_t *arrivals_json(const struct run_result *r)
                      cfgval(cfg, "smtp", "arrivals", a, sizeof a), "rate", cfg->rate, "due",
                      (json_int_t)(r->c.arrivals + r->arrivals_owed), "started", (json_int_t)r->c.arrivals,
                      "late_busy", (json_int_t)r->c.late_busy, "late_engine", (json_int_t)r->c.late_engine,
-                     "never_started", (json_int_t)r->arrivals_held, "tester_limited", run_result_tester_limited(r));
+                     "never_started", (json_int_t)r->arrivals_held, "tester_limited", r->verdict.tester_limited);
 }
 
 /* pop3.poll_interval: the mail clients' login rate, the profile's and the one
@@ -626,7 +619,7 @@ void run_result_table(FILE *f, const struct run_result *r)
                 queued < 0 ? "and the server's queue was not measured ([server] spool_dir), so where they waited "
                              "is not known"
                            : "while the server's queue held under a tenth of them");
-    if (run_result_tester_limited(r)) {
+    if (r->verdict.tester_limited) {
         const struct config *cfg = r->cfg;
         uint64_t due = r->c.arrivals + r->arrivals_owed;
         fprintf(f, "\ntester-limited: of %llu arrivals due at %.1f msg/s, the tester held back %llu: ",

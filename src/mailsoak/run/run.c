@@ -30,6 +30,7 @@
 #include "run/sources.h"
 #include "lib/alloc.h"
 #include "lib/exitcodes.h"
+#include "verdict/judge.h"
 #include "verdict/reconcile.h"
 #include "verdict/sweep.h"
 
@@ -388,24 +389,21 @@ static int fill_setup(struct controller *ct)
     return 0;
 }
 
-/* The gates and the verdict, from what the run measured; the exit status a run
- * that wrote its results and was not interrupted gives. */
-static void judge(struct run_result *res)
+/* The gates and the verdict (verdict/judge.h), from what the run measured; the
+ * exit status a run that wrote its results and was not interrupted gives. */
+static void judge_run(struct run_result *res)
 {
     const struct config *cfg = res->cfg;
-    int settled = res->run->ledger.swept ? res->settled : -1;
-    struct gate_input gi = { &res->c, &res->lo, settled, cfg->senders, cfg->readers, res->lat, res->err, res->nerr };
-    gate_judge(&res->gates, &gi, &res->judged);
-    res->exit_status = gate_exit_status(&res->judged);
-    struct verdict_input vi = {
-        .c = &res->c, .lo = &res->lo, .settled = settled, .swept = res->run->ledger.swept,
+    struct judge_figures f = {
+        .c = &res->c, .lo = &res->lo, .lat = res->lat, .err = res->err, .nerr = res->nerr,
+        .settled = res->run->ledger.swept ? res->settled : -1, .swept = res->run->ledger.swept,
         .interrupted = res->interrupted, .senders = cfg->senders, .readers = cfg->readers,
         .elapsed_s = res->elapsed_s, .send = res->window, .rate = cfg->rate,
-        .tester_limited = run_result_tester_limited(res),
         .sweep_timeout_s = (double)cfg->sweep_timeout / 1e9, .settle_s = (double)cfg->settle / 1e9,
-        .err = res->err, .nerr = res->nerr, .gates = &res->judged,
+        .held = res->c.late_busy + res->c.late_engine + res->arrivals_held,
+        .due = res->c.arrivals + res->arrivals_owed,
     };
-    verdict_make(&vi, &res->verdict);
+    res->exit_status = judge(&res->gates, &f, &res->judged, &res->verdict);
 }
 
 /* Setup: the settings checked, what the workers share, the workers, the clock's
@@ -676,7 +674,7 @@ static int soak_finish(struct controller *ct)
     examples_collect(res, ct->sources);  /* and their trails in the server's logs */
     if (r->ladder)
         ladder_result(res);
-    judge(res);
+    judge_run(res);
     run_result_table(stdout, res);
     int rc = 0;
     if (cfg->ledger_csv[0] && write_ledger_csv(cfg->ledger_csv, res, err, sizeof err) < 0) {

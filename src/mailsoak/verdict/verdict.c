@@ -192,6 +192,7 @@ void verdict_make(const struct verdict_input *in, struct run_verdict *v)
     const struct counters *c = in->c;
     *v = (struct run_verdict){ 0 };
     v->accepted = lo->accepted;
+    v->tester_limited = in->tester_limited;
     v->proven = lo->delivered;
     v->proven_share = share(lo->delivered, lo->accepted);
     v->unproven_share = share(lo->pending, lo->accepted);

@@ -1,8 +1,7 @@
-/* rejudge: a result file's verdict and gates judged again from its own figures (see
- * include/run/rejudge.h). It rebuilds what the run's judge() in run.c hands the
- * gates and the verdict from the file, then writes them as a run does
- * (run/verdict_output.c), so a merged file reads like any run's. */
-#include "run/rejudge.h"
+/* result_read: a result file's figures read back as the judgement reads them (see
+ * include/run/result_read.h): its counts and outcomes, histograms, error classes,
+ * send window, held-back arrivals and its own [gate] settings. */
+#include "run/result_read.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +10,6 @@
 #include "analyse/results.h"
 #include "lib/alloc.h"
 #include "lib/printable.h"
-#include "run/verdict_output.h"
 #include "settings/config.h"
 
 struct words {
@@ -101,19 +99,16 @@ static void send_window(const json_t *timeline, struct counters *c, struct verdi
     }
 }
 
-int rejudge_result(json_t *root, FILE *table, char *err, size_t errlen)
+int result_read_judgement(const json_t *root, struct run_result *r, struct config *cfg, struct judge_figures *f,
+                          char *err, size_t errlen)
 {
     const json_t *s = json_object_get(root, "summary"), *wl = json_object_get(root, "workload");
-    struct run_result *r = xcalloc(1, sizeof *r);
-    struct config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    int rc = -1;
-    if (settings_of(json_object_get(root, "config"), &cfg) < 0) {
+    if (settings_of(json_object_get(root, "config"), cfg) < 0) {
         snprintf(err, errlen, "its [gate] settings are missing or unreadable (a file of an older mailsoak?)");
-        goto out;
+        return -1;
     }
-    if (gates_from_config(&cfg, &r->gates, err, errlen) < 0)
-        goto out;
+    if (gates_from_config(cfg, &r->gates, err, errlen) < 0)
+        return -1;
     r->c.sent = json_path_count(s, "sent");
     r->c.read = json_path_count(s, "read");
     r->c.errors = json_path_count(s, "errors");
@@ -134,7 +129,7 @@ int rejudge_result(json_t *root, FILE *table, char *err, size_t errlen)
         char why[200];
         if (one && latency_add(&r->lat[k], one, why, sizeof why) < 0) {
             snprintf(err, errlen, "latency \"%s\": %s", lat_names[k], why);
-            goto out;
+            return -1;
         }
     }
     const char *cls;
@@ -148,29 +143,17 @@ int rejudge_result(json_t *root, FILE *table, char *err, size_t errlen)
     send_window(json_object_get(root, "timeline"), &r->c, &r->window);
     const json_t *settled = json_object_get(s, "settled");
     int swept = json_is_boolean(settled);
-    struct gate_input gi = { &r->c, &r->lo, swept ? json_is_true(settled) : -1, json_path_count(wl, "senders"),
-                             json_path_count(wl, "readers"), r->lat, r->err, r->nerr };
-    gate_judge(&r->gates, &gi, &r->judged);
-    /* the tester held the load back: its late and never started arrivals, summed */
-    uint64_t held = json_path_count(s, "arrivals/late_busy") + json_path_count(s, "arrivals/late_engine") +
-                    json_path_count(s, "arrivals/never_started");
-    uint64_t due = json_path_count(s, "arrivals/due");
-    struct verdict_input vi = {
-        .c = &r->c, .lo = &r->lo, .settled = gi.settled, .swept = swept,
-        .interrupted = json_is_true(json_object_get(root, "interrupted")), .senders = gi.senders,
-        .readers = gi.readers, .elapsed_s = json_path_number_or(root, "elapsed_s", 0), .send = r->window,
-        .rate = json_path_number_or(wl, "rate", 0), .tester_limited = held > 0 && held * 1000 > due,
-        .sweep_timeout_s = (double)cfg.sweep_timeout / 1e9, .settle_s = (double)cfg.settle / 1e9,
-        .err = r->err, .nerr = r->nerr, .gates = &r->judged,
+    *f = (struct judge_figures){
+        .c = &r->c, .lo = &r->lo, .lat = r->lat, .err = r->err, .nerr = r->nerr,
+        .settled = swept ? json_is_true(settled) : -1, .swept = swept,
+        .interrupted = json_is_true(json_object_get(root, "interrupted")),
+        .senders = json_path_count(wl, "senders"), .readers = json_path_count(wl, "readers"),
+        .elapsed_s = json_path_number_or(root, "elapsed_s", 0), .send = r->window,
+        .rate = json_path_number_or(wl, "rate", 0),
+        .sweep_timeout_s = (double)cfg->sweep_timeout / 1e9, .settle_s = (double)cfg->settle / 1e9,
+        .held = json_path_count(s, "arrivals/late_busy") + json_path_count(s, "arrivals/late_engine") +
+                json_path_count(s, "arrivals/never_started"),
+        .due = json_path_count(s, "arrivals/due"),
     };
-    verdict_make(&vi, &r->verdict);
-    json_object_set_new(root, "verdict", verdict_json(r));
-    if (table)
-        verdict_table(table, r);
-    rc = gate_exit_status(&r->judged);
-out:
-    gate_judgement_free(&r->judged);
-    config_free(&cfg);
-    free(r);
-    return rc;
+    return 0;
 }

@@ -1,0 +1,48 @@
+/* judge: the one judgement of what a run measured, of a merged load's figures and
+ * of a capacity step's window: the gates (verdict/gate.h), the verdict
+ * (verdict/verdict.h) and the exit status, from one struct of the figures they read.
+ * The rule "the tester held the load back" lives here alone. Pure: figures in,
+ * judgement out. */
+#ifndef MS_VERDICT_JUDGE_H
+#define MS_VERDICT_JUDGE_H
+
+#include <stdint.h>
+
+#include "engine/ledger.h"
+#include "engine/stats.h"
+#include "lib/hist.h"
+#include "verdict/gate.h"
+#include "verdict/verdict.h"
+
+/* What a judgement reads. Pointers are borrowed for the call. */
+struct judge_figures {
+    const struct counters *c;        /* sent, read, errors, sessions */
+    const struct ledger_outcome *lo; /* the ledger's outcomes; NULL: a window the ledger did not judge
+                                      * (a capacity step's): the gates alone, no verdict */
+    const struct hist *lat;          /* LAT_COUNT histograms, or NULL */
+    const struct err_count *err;     /* errors by class */
+    unsigned nerr;
+    int settled;                     /* 1 settled, 0 not, -1 no sweep was needed (or none ran) */
+    int swept;                       /* a sweep ran */
+    int interrupted;
+    uint64_t senders, readers;       /* configured sessions */
+    double elapsed_s;                /* the whole run */
+    struct verdict_window send;
+    double rate;                     /* smtp.rate as set (0: as fast as the senders go) */
+    double sweep_timeout_s, settle_s;
+    /* Arrivals of the schedule the tester held back (started late for a busy sender
+     * or a late engine, or never started), of those due. */
+    uint64_t held, due;
+};
+
+/* Whether the tester held the load back: more than 1 arrival in 1000 due was late
+ * or never started. Then the figures are the tester's, not the server's. */
+int judge_held_back(uint64_t held, uint64_t due);
+
+/* Judges f against g: every gate into gates (freed by gate_judgement_free), the
+ * verdict into verdict when f->lo is set (verdict may be NULL then too). Returns the
+ * exit status the gates give: 0, MS_EXIT_GATE_INTEGRITY or MS_EXIT_GATE_QOS. */
+int judge(const struct gates *g, const struct judge_figures *f, struct gate_judgement *gates,
+          struct run_verdict *verdict);
+
+#endif

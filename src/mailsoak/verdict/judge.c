@@ -1,0 +1,28 @@
+/* judge: the gates, the verdict and the exit status from one struct of figures
+ * (include/verdict/judge.h). */
+#include "verdict/judge.h"
+
+int judge_held_back(uint64_t held, uint64_t due)
+{
+    return held > 0 && held * 1000 > due;
+}
+
+int judge(const struct gates *g, const struct judge_figures *f, struct gate_judgement *gates,
+          struct run_verdict *verdict)
+{
+    struct gate_input gi = {
+        .c = f->c, .lo = f->lo, .settled = f->settled, .senders = f->senders, .readers = f->readers,
+        .lat = f->lat, .err = f->err, .nerr = f->nerr,
+    };
+    gate_judge(g, &gi, gates);
+    if (f->lo && verdict) {
+        struct verdict_input vi = {
+            .c = f->c, .lo = f->lo, .settled = f->settled, .swept = f->swept, .interrupted = f->interrupted,
+            .senders = f->senders, .readers = f->readers, .elapsed_s = f->elapsed_s, .send = f->send,
+            .rate = f->rate, .sweep_timeout_s = f->sweep_timeout_s, .settle_s = f->settle_s,
+            .tester_limited = judge_held_back(f->held, f->due), .err = f->err, .nerr = f->nerr, .gates = gates,
+        };
+        verdict_make(&vi, verdict);
+    }
+    return gate_exit_status(gates);
+}
