@@ -20,11 +20,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (results_load(&rs, paths, 2, err, sizeof err) == 0) {
         (void)results_check_workload(&rs, err, sizeof err);
         struct cmp_table t;
-        cmp_build(&t, &rs);
+        cmp_build(&t, &rs, NULL, 0);
         for (int f = CMP_TEXT; f <= CMP_JSON; f++)
             cmp_write(null, &t, (enum cmp_format)f, CMP_RUNS | CMP_MARK);
         cmp_free(&t);
-        report_write_html(null, &rs, NULL);
+        report_write_html(null, &rs, NULL, NULL, 0);
         report_write_csv(null, &rs);
     }
     results_free(&rs);

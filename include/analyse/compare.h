@@ -6,7 +6,9 @@
  * kind of server (run.server_kind: the reference server apart from Postfix +
  * Dovecot). Each run's verdict has its rows too (the share proven, the gates failed,
  * named under the table), so that a column that moved the most mail but failed its
- * gates is never read as the best. The table is built once and printed as text, Markdown, CSV, JSON, or
+ * gates is never read as the best. A run that wrote no result (it died) keeps its
+ * column, empty and marked with why, so that a comparison never loses a column in
+ * silence. The table is built once and printed as text, Markdown, CSV, JSON, or
  * HTML (for the report). */
 #ifndef MS_COMPARE_H
 #define MS_COMPARE_H
@@ -14,6 +16,7 @@
 #include <stdio.h>
 
 #include "analyse/results.h"
+#include "lib/opts.h"
 
 enum cmp_unit { CU_COUNT, CU_BYTES, CU_MS, CU_RATE, CU_SEC, CU_PCT };
 enum cmp_format { CMP_TEXT, CMP_MARKDOWN, CMP_CSV, CMP_JSON, CMP_HTML };
@@ -38,8 +41,20 @@ struct cmp_stat {
     double mean, min, max;
 };
 
+/* A run that wrote no result: its label and why ("killed by SIGBUS"). */
+struct cmp_missing {
+    const char *label;
+    const char *why;
+};
+
 struct cmp_table {
     const struct result_set *rs;
+    size_t ngroups;          /* the columns: rs's groups, then each label that has only
+                                missing runs */
+    const char **label;      /* [group] */
+    size_t *died;            /* [group]: its runs that wrote no result */
+    const struct cmp_missing *missing;   /* borrowed */
+    size_t nmissing;
     const struct cmp_row *rows;      /* cmp_rows less the details no run has */
     size_t nrows;
     struct cmp_stat *stat;   /* [row * ngroups + group] */
@@ -50,7 +65,15 @@ struct cmp_table {
 
 extern const struct cmp_row cmp_rows[];
 
-void cmp_build(struct cmp_table *t, const struct result_set *rs);
+/* missing (nmissing of them, may be NULL) are borrowed until cmp_free. */
+void cmp_build(struct cmp_table *t, const struct result_set *rs, const struct cmp_missing *missing,
+               size_t nmissing);
+/* "LABEL=WHY" (compare's and report's --missing) into m, borrowing from s; -1 when
+ * there is no '=' or either side is empty. */
+int cmp_missing_parse(struct cmp_missing *m, char *s);
+/* Each word of a --missing list parsed (the words are cut in place and borrowed);
+ * 0 with *out to free, or -1 with "CMD: --missing wants LABEL=WHY ..." on err. */
+int cmp_missing_list(struct cmp_missing **out, struct strlist *words, const char *cmd, FILE *err);
 void cmp_free(struct cmp_table *t);
 /* Returns 0, or -1 when the stream failed. */
 int cmp_write(FILE *f, const struct cmp_table *t, enum cmp_format fmt, unsigned flags);

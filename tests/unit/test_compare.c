@@ -397,6 +397,67 @@ static void test_marks_need_clear_ranges_and_one_kind(void **s)
     run_free(&r);
 }
 
+/* A run that wrote no result keeps its column: "1 of 2" where a repeat died, an empty
+ * column where every run did, the reason under the table in every format, and a
+ * column some of whose runs died is never marked best. */
+static void test_died_runs_keep_their_column(void **s)
+{
+    (void)s;
+    char *a = result("d-a.json", "a", WORKLOAD, "{\"sent\": 30, \"errors\": 1}");
+    char *c = result("d-c.json", "c", WORKLOAD, "{\"sent\": 10, \"errors\": 5}");
+    char *c2 = result("d-c2.json", "c", WORKLOAD, "{\"sent\": 11, \"errors\": 6}");
+    char *a2 = result("d-a2.json", "a", WORKLOAD, "{\"sent\": 31, \"errors\": 1}");
+    char m1[] = "a=run 2 killed by SIGBUS (status 135)", m2[] = "b=run 1: testbed did not start";
+    char *argv[] = { "compare", "--mark", "--missing", m1, "--missing", m2, a, a2, c, c2 };
+    struct run r = run_compare(10, argv);
+    assert_int_equal(r.rc, 0);
+    char head[200];
+    snprintf(head, sizeof head, "%.*s", (int)strcspn(r.out, "\n"), r.out);
+    assert_non_null(strstr(head, " a"));
+    assert_non_null(strstr(head, " b"));          /* the column whose only run died */
+    assert_non_null(strstr(head, " c"));
+    /* columns a, c, then b (a label without any result comes last) */
+    expect_cell(r.out, "runs", 0, "2 of 3");
+    expect_cell(r.out, "runs", 1, "2");
+    expect_cell(r.out, "runs", 2, "0 of 1");
+    expect_cell(r.out, "sent", 2, "-");
+    /* a sent the most, clear of c, but one of its runs died: not the best */
+    expect_cell(r.out, "sent", 0, "30.5 (30-31)");
+    expect_cell(r.out, "sent", 1, "10.5 (10-11)!");
+    assert_non_null(strstr(r.out, "runs without a result"));
+    assert_non_null(strstr(r.out, "\n  a: run 2 killed by SIGBUS (status 135)\n"));
+    assert_non_null(strstr(r.out, "\n  b: run 1: testbed did not start\n"));
+    run_free(&r);
+
+    char *argv2[] = { "compare", "--format", "markdown", "--missing", m1, "--missing", m2, a, c };
+    r = run_compare(9, argv2);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "| | a | c | b |"));
+    assert_non_null(strstr(r.out, "| runs | 1 of 2 | 1 | 0 of 1 |"));
+    assert_non_null(strstr(r.out, "- b: run 1: testbed did not start\n"));
+    run_free(&r);
+
+    char *argv3[] = { "compare", "--format", "json", "--missing", m1, "--missing", m2, a, c };
+    r = run_compare(9, argv3);
+    assert_int_equal(r.rc, 0);
+    json_t *root = json_loads(r.out, 0, NULL), *cols = json_object_get(root, "columns");
+    assert_int_equal(json_array_size(cols), 3);
+    json_t *b = json_array_get(cols, 2);
+    assert_string_equal(json_string_value(json_object_get(b, "label")), "b");
+    assert_string_equal(json_string_value(json_array_get(json_object_get(b, "without_result"), 0)),
+                        "run 1: testbed did not start");
+    assert_int_equal(json_array_size(json_object_get(json_array_get(cols, 1), "without_result")), 0);
+    json_decref(root);
+    run_free(&r);
+
+    char bad[] = "no-reason";
+    char *argv4[] = { "compare", "--missing", bad, a };
+    r = run_compare(4, argv4);
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "--missing wants LABEL=WHY"));
+    run_free(&r);
+}
+
 static void test_refuses_different_workloads(void **s)
 {
     (void)s;
@@ -611,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_one_style_per_row),
         cmocka_unit_test(test_missing_collector_prints_dash),
         cmocka_unit_test(test_marks),
+        cmocka_unit_test(test_died_runs_keep_their_column),
         cmocka_unit_test(test_refuses_different_workloads),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_labels_and_escaping),

@@ -66,7 +66,7 @@ static void test_html_escapes_everything(void **s)
     char *html;
     size_t n;
     FILE *f = open_memstream(&html, &n);
-    assert_int_equal(report_write_html(f, &rs, "senders (<x> in a, <y> in b)"), 0);
+    assert_int_equal(report_write_html(f, &rs, "senders (<x> in a, <y> in b)", NULL, 0), 0);
     fclose(f);
     /* No element can come from the file: not one script, img, a, i, b or unknown tag. */
     assert_int_equal(count(html, "<script"), 0);
@@ -158,7 +158,7 @@ static void test_pending_next_to_lost(void **s)
     char *html;
     size_t n;
     FILE *f = open_memstream(&html, &n);
-    assert_int_equal(report_write_html(f, &rs, NULL), 0);
+    assert_int_equal(report_write_html(f, &rs, NULL, NULL, 0), 0);
     fclose(f);
     assert_non_null(strstr(html, "<th>lost</th><th>pending</th><th>pending because</th>"));
     assert_int_equal(count(html, "<td class=\"l\">queued "), NFIX);   /* every fixture has both */
@@ -278,6 +278,25 @@ static void test_atomic_and_errors(void **s)
     free(text);
 }
 
+/* `report --missing`: a run that wrote no result keeps its column in the summary, its
+ * reason under it (escaped: it quotes a log), and the page's first line counts it. */
+static void test_died_run_keeps_its_column(void **s)
+{
+    (void)s;
+    char *out = tf_path("died.html"), *err = NULL;
+    char m[] = "mbox=run 1 killed by SIGBUS <status 135>";
+    char *argv[] = { "report", "-o", out, "--missing", m, (char *)fixtures[0] };
+    assert_int_equal(run_report(6, argv, &err), 0);
+    free(err);
+    char *html = tf_slurp(out);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "1 run without a result"));
+    assert_non_null(strstr(html, "<th>mbox</th>"));
+    assert_non_null(strstr(html, "<td class=\"died\">0 of 1</td>"));
+    assert_non_null(strstr(html, "<li>mbox: run 1 killed by SIGBUS &lt;status 135&gt;</li>"));
+    free(html);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -287,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_pending_next_to_lost),
         cmocka_unit_test(test_timeline_csv),
         cmocka_unit_test(test_atomic_and_errors),
+        cmocka_unit_test(test_died_run_keeps_its_column),
     };
     return cmocka_run_group_tests(tests, tf_setup, tf_teardown);
 }

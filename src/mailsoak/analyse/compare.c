@@ -96,8 +96,26 @@ static int run_value(const struct cmp_table *t, size_t row, size_t run, double *
     return row_value(&t->rows[row], &t->rs->v[run], v);
 }
 
+/* Runs of column g that wrote a result: none for a label whose runs all died. */
+static size_t nruns(const struct cmp_table *t, size_t g)
+{
+    return g < t->rs->ngroups ? t->rs->groups[g].n : 0;
+}
+
+/* The runs row: "2", or "1 of 2" when some runs died. */
+static char *runs_cell(char *buf, size_t n, const struct cmp_table *t, size_t g)
+{
+    if (t->died[g])
+        snprintf(buf, n, "%zu of %zu", nruns(t, g), nruns(t, g) + t->died[g]);
+    else
+        snprintf(buf, n, "%zu", nruns(t, g));
+    return buf;
+}
+
 static const char *kind_of(const struct result_set *rs, size_t g)
 {
+    if (g >= rs->ngroups)
+        return "";
     const json_t *cfg = rs->v[rs->groups[g].runs[0]].config;
     const char *k = json_string_value(json_object_get(json_object_get(cfg, "run"), "server_kind"));
     return k ? k : "";
@@ -114,7 +132,7 @@ static int clearly_better(const struct cmp_stat *a, const struct cmp_stat *b, in
  * best only when its range is clear of every other's, the worst likewise. */
 static void mark_row(struct cmp_table *t, size_t r, const char *kind)
 {
-    size_t ng = t->rs->ngroups, have = 0, best = 0, worst = 0;
+    size_t ng = t->ngroups, have = 0, best = 0, worst = 0;
     int better = t->rows[r].better;
     for (size_t g = 0; g < ng; g++) {
         const struct cmp_stat *s = &t->stat[r * ng + g];
@@ -138,7 +156,8 @@ static void mark_row(struct cmp_table *t, size_t r, const char *kind)
         if (g != worst && !clearly_better(s, &t->stat[r * ng + worst], better))
             worst_clear = 0;
     }
-    if (best_clear)
+    /* a column some of whose runs died is never the best */
+    if (best_clear && !t->died[best])
         t->mark[r * ng + best] = 1;
     if (worst_clear)
         t->mark[r * ng + worst] = -1;
@@ -157,11 +176,71 @@ static int wanted(const struct cmp_row *row, const struct result_set *rs)
     return 0;
 }
 
-void cmp_build(struct cmp_table *t, const struct result_set *rs)
+int cmp_missing_parse(struct cmp_missing *m, char *s)
 {
-    size_t ng = rs->ngroups, all = 0;
+    char *eq = strchr(s, '=');
+    if (!eq || eq == s || !eq[1])
+        return -1;
+    *eq = 0;
+    m->label = s;
+    m->why = eq + 1;
+    return 0;
+}
+
+int cmp_missing_list(struct cmp_missing **out, struct strlist *words, const char *cmd, FILE *err)
+{
+    struct cmp_missing *m = xcalloc(words->n + 1, sizeof *m);
+    for (size_t i = 0; i < words->n; i++)
+        if (cmp_missing_parse(&m[i], words->v[i]) < 0) {
+            char *safe = printable_dup(words->v[i], strlen(words->v[i]));
+            fprintf(err, "%s: --missing wants LABEL=WHY (a run of LABEL that wrote no result, and why), not '%s'\n",
+                    cmd, safe);
+            free(safe);
+            free(m);
+            *out = NULL;
+            return -1;
+        }
+    *out = m;
+    return 0;
+}
+
+/* The columns: rs's groups, then each label of missing that has no group, in the
+ * order given; each column's count of missing runs. */
+static void add_missing(struct cmp_table *t, const struct cmp_missing *missing, size_t nmissing)
+{
+    const struct result_set *rs = t->rs;
+    t->label = xcalloc(rs->ngroups + nmissing + 1, sizeof *t->label);
+    t->died = xcalloc(rs->ngroups + nmissing + 1, sizeof *t->died);
+    for (size_t g = 0; g < rs->ngroups; g++)
+        t->label[g] = rs->groups[g].label;
+    t->ngroups = rs->ngroups;
+    /* printable copies: the reasons may quote a run's log, which quotes a server */
+    struct cmp_missing *m = xcalloc(nmissing + 1, sizeof *m);
+    for (size_t i = 0; i < nmissing; i++) {
+        m[i].label = printable_dup(missing[i].label, strlen(missing[i].label));
+        m[i].why = printable_dup(missing[i].why, strlen(missing[i].why));
+    }
+    t->missing = m;
+    t->nmissing = nmissing;
+    missing = m;
+    for (size_t i = 0; i < nmissing; i++) {
+        size_t g = 0;
+        while (g < t->ngroups && strcmp(t->label[g], missing[i].label))
+            g++;
+        if (g == t->ngroups)
+            t->label[t->ngroups++] = missing[i].label;
+        t->died[g]++;
+    }
+}
+
+void cmp_build(struct cmp_table *t, const struct result_set *rs, const struct cmp_missing *missing,
+               size_t nmissing)
+{
+    size_t all = 0;
     memset(t, 0, sizeof *t);
     t->rs = rs;
+    add_missing(t, missing, nmissing);
+    size_t ng = t->ngroups;
     while (cmp_rows[all].name)
         all++;
     struct cmp_row *rows = xcalloc(all, sizeof *rows);
@@ -177,13 +256,13 @@ void cmp_build(struct cmp_table *t, const struct result_set *rs)
         size_t h = 0;
         while (h < g && strcmp(t->kind[h], t->kind[g]))
             h++;
-        t->kinds += h == g;
+        t->kinds += h == g && g < rs->ngroups;   /* a column with no result has no kind */
     }
     for (size_t r = 0; r < t->nrows; r++) {
         for (size_t g = 0; g < ng; g++) {
             struct cmp_stat *s = &t->stat[r * ng + g];
             double sum = 0, v;
-            for (size_t k = 0; k < rs->groups[g].n; k++) {
+            for (size_t k = 0; k < nruns(t, g); k++) {
                 if (run_value(t, r, rs->groups[g].runs[k], &v) < 0)
                     continue;
                 s->min = s->n ? fmin(s->min, v) : v;
@@ -211,6 +290,13 @@ void cmp_free(struct cmp_table *t)
     free(t->stat);
     free(t->mark);
     free(t->kind);
+    free(t->label);
+    free(t->died);
+    for (size_t i = 0; i < t->nmissing; i++) {
+        free((void *)t->missing[i].label);
+        free((void *)t->missing[i].why);
+    }
+    free((void *)t->missing);
     memset(t, 0, sizeof *t);
 }
 
@@ -271,9 +357,9 @@ char *cmp_fmt_value(char *buf, size_t n, enum cmp_unit u, double v)
 static int row_scale(const struct cmp_table *t, size_t r)
 {
     double top = 0;
-    for (size_t g = 0; g < t->rs->ngroups; g++)
-        if (t->stat[r * t->rs->ngroups + g].n)
-            top = fmax(top, t->stat[r * t->rs->ngroups + g].max);
+    for (size_t g = 0; g < t->ngroups; g++)
+        if (t->stat[r * t->ngroups + g].n)
+            top = fmax(top, t->stat[r * t->ngroups + g].max);
     return ms_scale_of(top);
 }
 
@@ -320,14 +406,13 @@ struct col {
 
 static struct col *columns(const struct cmp_table *t, unsigned flags, size_t *nc)
 {
-    const struct result_set *rs = t->rs;
-    struct col *c = xcalloc(rs->ngroups + rs->n, sizeof *c);
+    struct col *c = xcalloc(t->ngroups + t->rs->n, sizeof *c);
     size_t n = 0;
-    for (size_t g = 0; g < rs->ngroups; g++) {
+    for (size_t g = 0; g < t->ngroups; g++) {
         c[n++] = (struct col){ g, 0, 0 };
         /* A lone run's column would repeat the label's column. */
-        if ((flags & CMP_RUNS) && rs->groups[g].n > 1)
-            for (size_t k = 0; k < rs->groups[g].n; k++)
+        if ((flags & CMP_RUNS) && nruns(t, g) > 1)
+            for (size_t k = 0; k < nruns(t, g); k++)
                 c[n++] = (struct col){ g, k, 1 };
     }
     *nc = n;
@@ -337,15 +422,15 @@ static struct col *columns(const struct cmp_table *t, unsigned flags, size_t *nc
 static void col_name(char *buf, size_t n, const struct cmp_table *t, const struct col *c)
 {
     if (c->is_run)
-        snprintf(buf, n, "%s#%zu", t->rs->groups[c->g].label, c->k + 1);
+        snprintf(buf, n, "%s#%zu", t->label[c->g], c->k + 1);
     else
-        snprintf(buf, n, "%s", t->rs->groups[c->g].label);
+        snprintf(buf, n, "%s", t->label[c->g]);
 }
 
 /* The text of a cell, and its mark (+1/-1/0; run columns are never marked). */
 static int cell(char *buf, size_t n, const struct cmp_table *t, size_t r, const struct col *c)
 {
-    size_t ng = t->rs->ngroups;
+    size_t ng = t->ngroups;
     if (!c->is_run) {
         fmt_cell_scaled(buf, n, t->rows[r].unit, &t->stat[r * ng + c->g], row_scale(t, r));
         return t->mark[r * ng + c->g];
@@ -390,6 +475,41 @@ static void write_failed_gates(FILE *f, const struct cmp_table *t, int markdown)
         }
 }
 
+/* Under the table, each run that wrote no result and why: its column stays, counting
+ * only the runs that did ("1 of 2"), empty when none did. */
+static void write_died(FILE *f, const struct cmp_table *t, int markdown)
+{
+    if (!t->nmissing)
+        return;
+    fputs(markdown ? "\nRuns without a result (their columns count only the runs that wrote one):\n\n"
+                   : "runs without a result (their columns count only the runs that wrote one):\n", f);
+    for (size_t i = 0; i < t->nmissing; i++) {
+        if (markdown) {
+            fputs("- ", f);
+            md_puts(f, t->missing[i].label);
+            fputs(": ", f);
+            md_puts(f, t->missing[i].why);
+            fputc('\n', f);
+        } else
+            fprintf(f, "  %s: %s\n", t->missing[i].label, t->missing[i].why);
+    }
+}
+
+static void write_died_html(FILE *f, const struct cmp_table *t)
+{
+    if (!t->nmissing)
+        return;
+    fputs("<p class=\"died\">Runs without a result (their columns count only the runs that wrote one):</p>\n<ul class=\"died\">\n", f);
+    for (size_t i = 0; i < t->nmissing; i++) {
+        fputs("<li>", f);
+        html_puts(f, t->missing[i].label);
+        fputs(": ", f);
+        html_puts(f, t->missing[i].why);
+        fputs("</li>\n", f);
+    }
+    fputs("</ul>\n", f);
+}
+
 static void write_text(FILE *f, const struct cmp_table *t, const struct col *cols, size_t nc, unsigned flags)
 {
     size_t nr = t->nrows + 2, w0 = 0;          /* header, runs, metrics */
@@ -409,7 +529,7 @@ static void write_text(FILE *f, const struct cmp_table *t, const struct col *col
             else if (r == 1) {
                 buf[0] = 0;
                 if (!cc->is_run)
-                    snprintf(buf, sizeof buf, "%zu", t->rs->groups[cc->g].n);
+                    runs_cell(buf, sizeof buf, t, cc->g);
             } else
                 m = cell(buf, sizeof buf - 1, t, r - 2, cc);
             /* Every mean cell gets a mark slot, so the numbers stay right-aligned. */
@@ -441,6 +561,7 @@ static void write_text(FILE *f, const struct cmp_table *t, const struct col *col
         fprintf(f, "(* best, ! worst of each row, where its range over the repeats is clear of every other column's%s)\n",
                 t->kinds > 1 ? "; among columns of the same run.server_kind only" : "");
     write_failed_gates(f, t, 0);
+    write_died(f, t, 0);
     for (size_t i = 0; i < nr * (nc + 1); i++)
         free(g[i]);
     free(g);
@@ -465,7 +586,7 @@ static void write_markdown(FILE *f, const struct cmp_table *t, const struct col 
         if (cols[c].is_run)
             fputs(" |", f);
         else
-            fprintf(f, " %zu |", t->rs->groups[cols[c].g].n);
+            fprintf(f, " %s |", runs_cell(buf, sizeof buf, t, cols[c].g));
     }
     fputc('\n', f);
     for (size_t r = 0; r < t->nrows; r++) {
@@ -481,6 +602,7 @@ static void write_markdown(FILE *f, const struct cmp_table *t, const struct col 
         fprintf(f, "\n**bold**: best of the row; _italic_: worst; each only where its range over the repeats is clear "
                    "of every other column's%s.\n", t->kinds > 1 ? ", among columns of the same run.server_kind" : "");
     write_failed_gates(f, t, 1);
+    write_died(f, t, 1);
 }
 
 static void csv_number(FILE *f, double v)
@@ -493,10 +615,9 @@ static void marked_labels(FILE *f, const struct cmp_table *t, size_t r, int want
     char buf[1024];
     size_t pos = 0;
     buf[0] = 0;
-    for (size_t g = 0; g < t->rs->ngroups; g++)
-        if (t->mark[r * t->rs->ngroups + g] == want && pos < sizeof buf)
-            pos += (size_t)snprintf(buf + pos, sizeof buf - pos, "%s%s", pos ? ";" : "",
-                                    t->rs->groups[g].label);
+    for (size_t g = 0; g < t->ngroups; g++)
+        if (t->mark[r * t->ngroups + g] == want && pos < sizeof buf)
+            pos += (size_t)snprintf(buf + pos, sizeof buf - pos, "%s%s", pos ? ";" : "", t->label[g]);
     fputc(',', f);
     csv_puts(f, buf);
 }
@@ -504,7 +625,7 @@ static void marked_labels(FILE *f, const struct cmp_table *t, size_t r, int want
 /* Machine-readable: plain numbers in the row's unit, empty where not measured. */
 static void write_csv(FILE *f, const struct cmp_table *t, const struct col *cols, size_t nc, unsigned flags)
 {
-    size_t ng = t->rs->ngroups;
+    size_t ng = t->ngroups;
     char buf[300];
     fputs("metric,unit,better", f);
     for (size_t c = 0; c < nc; c++) {
@@ -514,7 +635,7 @@ static void write_csv(FILE *f, const struct cmp_table *t, const struct col *cols
         if (!cols[c].is_run) {
             const char *suf[] = { " min", " max", " n" };
             for (size_t i = 0; i < 3; i++) {
-                snprintf(buf, sizeof buf, "%s%s", t->rs->groups[cols[c].g].label, suf[i]);
+                snprintf(buf, sizeof buf, "%s%s", t->label[cols[c].g], suf[i]);
                 fputc(',', f);
                 csv_puts(f, buf);
             }
@@ -563,13 +684,13 @@ static json_t *jnum(double v)
 static int write_json(FILE *f, const struct cmp_table *t, unsigned flags)
 {
     const struct result_set *rs = t->rs;
-    size_t ng = rs->ngroups;
+    size_t ng = t->ngroups;
     json_t *root = json_object(), *jcols = json_array(), *jrows = json_array();
     json_object_set_new(root, "format", json_string("mailsoak-compare"));
     json_object_set_new(root, "format_version", json_integer(1));
     for (size_t g = 0; g < ng; g++) {
-        json_t *c = json_object(), *files = json_array(), *ids = json_array();
-        for (size_t k = 0; k < rs->groups[g].n; k++) {
+        json_t *c = json_object(), *files = json_array(), *ids = json_array(), *died = json_array();
+        for (size_t k = 0; k < nruns(t, g); k++) {
             const struct result *r = &rs->v[rs->groups[g].runs[k]];
             json_t *id = json_object_get(r->root, "run_id");
             json_array_append_new(files, json_string(r->path));
@@ -578,9 +699,13 @@ static int write_json(FILE *f, const struct cmp_table *t, unsigned flags)
             json_array_append_new(ids, safe ? json_string(safe) : json_null());
             free(safe);
         }
-        json_object_set_new(c, "label", json_string(rs->groups[g].label));
+        for (size_t i = 0; i < t->nmissing; i++)
+            if (!strcmp(t->missing[i].label, t->label[g]))
+                json_array_append_new(died, json_string(t->missing[i].why));
+        json_object_set_new(c, "label", json_string(t->label[g]));
         json_object_set_new(c, "files", files);
         json_object_set_new(c, "run_ids", ids);
+        json_object_set_new(c, "without_result", died);
         json_array_append_new(jcols, c);
     }
     for (size_t r = 0; r < t->nrows; r++) {
@@ -598,7 +723,7 @@ static int write_json(FILE *f, const struct cmp_table *t, unsigned flags)
             json_object_set_new(v, "n", json_integer((json_int_t)s->n));
             if (flags & CMP_RUNS) {
                 json_t *runs = json_array();
-                for (size_t k = 0; k < rs->groups[g].n; k++) {
+                for (size_t k = 0; k < nruns(t, g); k++) {
                     double x;
                     json_array_append_new(runs, run_value(t, r, rs->groups[g].runs[k], &x) < 0
                                                     ? json_null() : jnum(x));
@@ -607,7 +732,7 @@ static int write_json(FILE *f, const struct cmp_table *t, unsigned flags)
             }
             json_array_append_new(vals, v);
             if (t->mark[r * ng + g])
-                json_array_append_new(t->mark[r * ng + g] > 0 ? best : worst, json_string(rs->groups[g].label));
+                json_array_append_new(t->mark[r * ng + g] > 0 ? best : worst, json_string(t->label[g]));
         }
         json_object_set_new(row, "values", vals);
         if (flags & CMP_MARK) {
@@ -630,7 +755,7 @@ static int write_json(FILE *f, const struct cmp_table *t, unsigned flags)
 static void write_html(FILE *f, const struct cmp_table *t, const struct col *cols, size_t nc)
 {
     char buf[256], sp[80];
-    size_t ng = t->rs->ngroups;
+    size_t ng = t->ngroups;
     fputs("<table class=\"summary\">\n<thead><tr><th></th>", f);
     for (size_t c = 0; c < nc; c++) {
         col_name(buf, sizeof buf, t, &cols[c]);
@@ -640,7 +765,11 @@ static void write_html(FILE *f, const struct cmp_table *t, const struct col *col
     }
     fputs("</tr></thead>\n<tbody>\n<tr><th>runs</th>", f);
     for (size_t c = 0; c < nc; c++)
-        fprintf(f, cols[c].is_run ? "<td class=\"run\"></td>" : "<td>%zu</td>", t->rs->groups[cols[c].g].n);
+        if (cols[c].is_run)
+            fputs("<td class=\"run\"></td>", f);
+        else
+            fprintf(f, "<td%s>%s</td>", t->died[cols[c].g] ? " class=\"died\"" : "",
+                    runs_cell(buf, sizeof buf, t, cols[c].g));
     fputs("</tr>\n", f);
     for (size_t r = 0; r < t->nrows; r++) {
         fprintf(f, "<tr><th>%s</th>", t->rows[r].name);
@@ -661,6 +790,7 @@ static void write_html(FILE *f, const struct cmp_table *t, const struct col *col
         fputs("</tr>\n", f);
     }
     fputs("</tbody>\n</table>\n", f);
+    write_died_html(f, t);
 }
 
 int cmp_write(FILE *f, const struct cmp_table *t, enum cmp_format fmt, unsigned flags)

@@ -40,6 +40,7 @@ static const char css[] =
     "path.series{fill:none;stroke-width:1.7;stroke-linejoin:round;stroke-opacity:.85}\n"
     "svg .hit{fill:#333}svg .nodata{fill:#999;font-size:14px}\n"
     ".scroll{overflow-x:auto;max-width:100%}\n"
+    "td.died,p.died,ul.died{color:#b3261e}\n"
     ".warn{background:#fff4e5;border:1px solid #f0b35a;padding:8px 12px;margin:10px 0}\n"
     "details{margin:6px 0}summary{cursor:pointer}code{font-size:12.5px}\n";
 
@@ -607,7 +608,8 @@ static struct chart *chart_list(const struct result_set *rs, size_t *n)
     return c;
 }
 
-int report_write_html(FILE *o, const struct result_set *rs, const char *workload_warning)
+int report_write_html(FILE *o, const struct result_set *rs, const char *workload_warning,
+                      const struct cmp_missing *missing, size_t nmissing)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>mailsoak report: ", o);
@@ -619,6 +621,9 @@ int report_write_html(FILE *o, const struct result_set *rs, const char *workload
     fprintf(o, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>mailsoak report</h1>\n", css);
     fprintf(o, "<p class=\"note\">%zu run%s of %zu label%s", rs->n, rs->n == 1 ? "" : "s", rs->ngroups,
             rs->ngroups == 1 ? "" : "s");
+    if (nmissing)
+        fprintf(o, " and <a href=\"#summary\" class=\"died\">%zu run%s without a result</a> (named under the "
+                "summary)", nmissing, nmissing == 1 ? "" : "s");
     const json_t *ver = json_object_get(rs->v[0].root, "version");
     if (json_is_string(ver)) {
         fputs(", written by mailsoak ", o);
@@ -652,7 +657,7 @@ int report_write_html(FILE *o, const struct result_set *rs, const char *workload
     write_verdicts(o, rs);
     fputs("<h2 id=\"summary\">Summary</h2>\n", o);
     struct cmp_table t;
-    cmp_build(&t, rs);
+    cmp_build(&t, rs, missing, nmissing);
     fputs("<div class=\"scroll\">", o);
     cmp_write(o, &t, CMP_HTML, CMP_MARK);
     fputs("</div>\n", o);
