@@ -40,6 +40,24 @@ testbed_up() {
     source "$TB/testbed.env"
 }
 
+# postfix_queued: the messages in the testbed's Postfix queue, counted by queue id and read
+# until two reads in a row agree (at most 5 s). qmgr renames queue files between incoming,
+# active and deferred while find walks them: a file met in two directories would count twice,
+# one moved into a directory already walked not at all; a queue id is the file's name.
+postfix_queued() {
+    local d dirs=() n prev=-1
+    for d in incoming active deferred hold maildrop; do
+        [[ -d $POSTFIX_QUEUE/$d ]] && dirs+=("$POSTFIX_QUEUE/$d")
+    done
+    for _ in $(seq 1 50); do
+        n=$(find "${dirs[@]}" -type f -printf '%f\n' 2>/dev/null | sort -u | wc -l)
+        ((n == prev)) && break
+        prev=$n
+        sleep 0.1
+    done
+    echo "$n"
+}
+
 # testbed_store_count: the messages in the testbed's store (scripts/testbed count,
 # independent of the servers' counters), once Postfix's queue is empty (at most 30 s).
 testbed_store_count() {

@@ -52,7 +52,7 @@ sleep 1
 check "15 more accepted" eq "$(jget "$WORK/run2.json" .summary.sent)" 15
 prev=-1
 for _ in $(seq 1 40); do   # until the queue stops moving
-    q=$(find "$POSTFIX_QUEUE"/{incoming,active,deferred,hold,maildrop} -type f 2>/dev/null | wc -l)
+    q=$(postfix_queued)
     [[ $q -eq $prev ]] && break
     prev=$q
     sleep 0.5

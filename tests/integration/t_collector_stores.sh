@@ -30,7 +30,7 @@ for backend in mbox sdbox mdbox; do
         --set run.sweep=no --seed 6 --json "$WORK/run2.json" >/dev/null 2>&1
     check "$backend: 100 more sent" eq "$(jget "$WORK/run2.json" .summary.sent)" 100
     "$TOP/scripts/testbed" flush --dir "$TB" --timeout 120 >/dev/null 2>&1
-    check "$backend: queue empty" eq "$(find "$POSTFIX_QUEUE"/{incoming,active,deferred} -type f | wc -l)" 0
+    check "$backend: queue empty" eq "$(postfix_queued)" 0
 
     start_probe "$WORK/$backend.json" -c "$TB/mailsoak.conf"
     stop_probe

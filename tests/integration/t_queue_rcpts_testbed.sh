@@ -24,7 +24,7 @@ run=$!
 
 # Wait until Postfix delivered what it can: every queued message deferred, the
 # mailboxes quiet for a second.
-queued() { find "$POSTFIX_QUEUE"/{incoming,active,deferred} -type f | wc -l; }
+queued() { postfix_queued; }
 delivered() { find "$MAIL_DIR" -path '*/Maildir/new/*' -type f 2>/dev/null | wc -l; }
 deadline=$((SECONDS + 30)) last=-1
 while ((SECONDS < deadline)); do

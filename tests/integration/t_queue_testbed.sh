@@ -14,7 +14,7 @@ postconf -c "$POSTFIX_CONF" -e 'defer_transports = lmtp' &&
     postfix -c "$POSTFIX_CONF" reload >/dev/null 2>&1 || { echo "FAIL: cannot stop Postfix's delivery"; exit 1; }
 
 N=20 K=8
-queued() { find "$POSTFIX_QUEUE"/{incoming,active,deferred,hold,maildrop} -type f | wc -l; }
+queued() { postfix_queued; }
 
 "$MAILSOAK" run -c "$TB/mailsoak.conf" --messages $N --senders 2 --readers 2 --duration 30s --drain 8s \
     --set run.settle=2s --set run.sweep_timeout=40s --interval 1s --seed 14 --no-check \
@@ -27,10 +27,10 @@ while (($(queued) < N && SECONDS < deadline)); do
 done
 check "all $N accepted messages are in Postfix's queue" eq "$(queued)" $N
 
-# Remove K of them; keep each one's X-Mailsoak-Id (postcat reads the queue file).
+# Remove K of them; keep each one's X-Mailsoak-Id (postcat finds the queue file by its id,
+# wherever qmgr has moved it; an id met twice in the walk is one message).
 : >"$WORK/removed"
-for f in $(find "$POSTFIX_QUEUE"/{active,deferred} -type f | sort | head -n $K); do
-    qid=${f##*/}
+for qid in $(find "$POSTFIX_QUEUE"/{active,deferred} -type f -printf '%f\n' | sort -u | head -n $K); do
     postcat -c "$POSTFIX_CONF" -h -q "$qid" 2>/dev/null | sed -n 's/^X-Mailsoak-Id: //p' >>"$WORK/removed"
     postsuper -c "$POSTFIX_CONF" -d "$qid" >/dev/null 2>&1
 done
