@@ -102,6 +102,9 @@ enum msg_verdict {
     MSG_OK,         /* our headers, digest matches */
     MSG_CORRUPT,    /* our headers, digest or headers wrong */
     MSG_FOREIGN,    /* no X-Mailsoak headers at all */
+    /* our headers, the digest of an empty body, and a body of one empty line: an
+     * mbox store's way to keep an empty body (a known harmless transformation) */
+    MSG_EMPTY_AS_LINE,
 };
 
 /* The value of an X-Mailsoak-Id header ("RUNID-SEQHEX" or "RUNID-SEQHEX/K", vl bytes,

@@ -55,6 +55,7 @@ struct config {
     uint64_t duration, drain, interval, sweep_timeout, settle;   /* ns */
     uint64_t messages, seed, workers, error_examples;
     int sweep, check;
+    int strict_bodies;               /* an empty body served as one empty line is corrupted */
     int sweep_all;                   /* the sweep's closing pass, and a pass that may prove, visit every mailbox sent mail */
     char *label, *json, *ledger_csv;
     char *server_kind;                          /* for compare: columns of one kind are marked among themselves */

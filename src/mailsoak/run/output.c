@@ -276,6 +276,7 @@ json_t *run_result_json(const struct run_result *r)
     json_object_set_new(s, "settled", r->run->ledger.swept ? json_boolean(r->settled) : json_null());
     json_object_set_new(s, "sweep_passes", json_integer((json_int_t)r->sweep_passes));
     json_object_set_new(s, "unattributed", json_integer((json_int_t)r->c.corrupt_unattributed));
+    json_object_set_new(s, "empty_body_as_line", json_integer((json_int_t)r->c.empty_body_as_line));
     json_object_set_new(s, "unconfirmed", json_integer((json_int_t)lo->unconfirmed));
     json_object_set_new(s, "late", json_integer((json_int_t)lo->late));
     json_object_set_new(s, "foreign", json_integer((json_int_t)r->c.foreign));
@@ -552,6 +553,12 @@ void run_result_table(FILE *f, const struct run_result *r)
             fprintf(f, "  %-28s %8llu  %s\n", r->err[i].name, (unsigned long long)r->err[i].count,
                     r->ex[i].n ? r->ex[i].text[0] : "");
     }
+    if (r->c.empty_body_as_line)
+        fprintf(f, "\nserver property: an empty body is served as one empty line (an mbox store keeps it so): "
+                   "%llu message%s, %s\n", (unsigned long long)r->c.empty_body_as_line,
+                r->c.empty_body_as_line == 1 ? "" : "s",
+                r->cfg->strict_bodies ? "counted corrupted (run.strict_bodies = yes)"
+                                      : "delivered intact (run.strict_bodies = yes counts them corrupted)");
     for (int k = 0; k < EX_KINDS; k++)
         if (r->nexamples[k])
             table_examples(f, r, k);
