@@ -23,5 +23,8 @@ int parse_double(const char *s, double *out, const char **err);
 char *fmt_count(char *buf, size_t n, double v);
 char *fmt_bytes(char *buf, size_t n, double v);
 char *fmt_duration(char *buf, size_t n, uint64_t ns);
+/* A share in per cent with one decimal (no sign): one strictly between 0 and 100 never
+ * prints as 0.0 or 100.0, so one message in a million unproven still shows. */
+char *fmt_share(char *buf, size_t n, double pct);
 
 #endif

@@ -194,6 +194,17 @@ char *fmt_bytes(char *buf, size_t n, double v)
     return fmt_scaled(buf, n, v, 1024, 10000, suf);
 }
 
+char *fmt_share(char *buf, size_t n, double pct)
+{
+    if (pct <= 0 || pct >= 100 || (pct >= 0.05 && pct < 99.95))
+        snprintf(buf, n, "%.1f", pct);
+    else if (pct < 0.01)                /* would read 0.0 or 100.0: two decimals, bounded */
+        snprintf(buf, n, "<0.01");
+    else
+        snprintf(buf, n, "%.2f", fmin(pct, 99.99));
+    return buf;
+}
+
 char *fmt_duration(char *buf, size_t n, uint64_t ns)
 {
     if (ns < 1000000)

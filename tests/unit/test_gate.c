@@ -248,6 +248,13 @@ static void the_lines_name_value_and_bound(void **st)
     assert_string_equal(gate_describe(&r, b, sizeof b), "lost 3, must be = 0");
     r = (struct gate_result){ "proven", GATE_INTEGRITY, 0, 46.84, 99, ">=", "%", NULL };
     assert_string_equal(gate_describe(&r, b, sizeof b), "proven 46.8 %, must be >= 99.0 %");
+    /* a share short of the bound never reads as the bound: one in a million unproven */
+    r = (struct gate_result){ "proven", GATE_INTEGRITY, 0, 99.9999, 100, ">=", "%", NULL };
+    assert_string_equal(gate_describe(&r, b, sizeof b), "proven 99.99 %, must be >= 100.0 %");
+    r = (struct gate_result){ "proven", GATE_INTEGRITY, 0, 99.96, 100, ">=", "%", NULL };
+    assert_string_equal(gate_describe(&r, b, sizeof b), "proven 99.96 %, must be >= 100.0 %");
+    r = (struct gate_result){ "proven", GATE_INTEGRITY, 1, 100, 100, ">=", "%", NULL };
+    assert_string_equal(gate_describe(&r, b, sizeof b), "proven 100.0 %, must be >= 100.0 %");
     r = (struct gate_result){ "smtp.rcpt p95", GATE_QOS, 0, 6200.4, 5000, "<=", "ms", NULL };
     assert_string_equal(gate_describe(&r, b, sizeof b), "smtp.rcpt p95 6200 ms, must be <= 5000 ms");
     r = (struct gate_result){ "settled", GATE_INTEGRITY, 0, 0, 1, "=", "", NULL };

@@ -100,6 +100,41 @@ static void half_unproven_says_so_and_what_to_change(void **st)
                                    "or give the sweep 58 s more (run.sweep_timeout = 118s)");
 }
 
+/* A send shorter than run.interval leaves no send window in the timeline (or a merged
+ * file's has none): the remedy names the rate the server delivered at after it, and no
+ * accepted rate it never measured ("it accepted 0"). */
+static void no_send_window_no_accepted_rate(void **st)
+{
+    struct fix *f = clean();
+    f->c.read = 9000;
+    f->lo = (struct ledger_outcome){ .accepted = 18000, .delivered = 9000, .pending = 9000,
+                                     .pending_by = { [PR_UNSETTLED] = 9000 } };
+    f->in.settled = 0;
+    f->in.swept = 1;
+    f->in.elapsed_s = 90;
+    f->in.send = (struct verdict_window){ 0 };
+    struct run_verdict *v = make(f);
+    assert_true(v->accepted_rate == 0);
+    assert_true(v->suggested_rate == 80);       /* 80 % of 9000 read in 90 s */
+    assert_string_equal(v->remedy, "the server delivered 100 msg/s: rerun with smtp.rate = 80, or give the sweep "
+                                   "100 s more (run.sweep_timeout = 160s)");
+}
+
+/* One message unproven in a million reads as such, never as 0.0 %. */
+static void a_share_never_rounds_to_its_bound(void **st)
+{
+    struct fix *f = clean();
+    f->c.sent = 1000000;
+    f->c.read = 999999;
+    f->lo = (struct ledger_outcome){ .accepted = 1000000, .delivered = 999999, .pending = 1,
+                                     .pending_by = { [PR_UNSETTLED] = 1 } };
+    f->in.settled = 0;
+    f->in.swept = 1;
+    struct run_verdict *v = make(f);
+    assert_int_equal(v->state, VERDICT_UNPROVEN);
+    assert_non_null(strstr(v->headline, "UNPROVEN: 1 of 1000000 accepted messages (<0.01 %)"));
+}
+
 static void kept_up_is_the_queue_not_our_backlog(void **st)
 {
     struct fix *f = clean();
@@ -245,6 +280,8 @@ int main(void)
         cmocka_unit_test(losses_fail),
         cmocka_unit_test(half_unproven_says_so_and_what_to_change),
         cmocka_unit_test(kept_up_is_the_queue_not_our_backlog),
+        cmocka_unit_test(no_send_window_no_accepted_rate),
+        cmocka_unit_test(a_share_never_rounds_to_its_bound),
         cmocka_unit_test(nothing_sent_or_read_names_the_target),
         cmocka_unit_test(no_readers_no_proof),
         cmocka_unit_test(the_tester_held_back),

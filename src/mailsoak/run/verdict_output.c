@@ -7,18 +7,21 @@
 #include <string.h>
 
 #include "lib/exitcodes.h"
+#include "lib/units.h"
 
 static const char *const group_names[] = { "integrity", "qos" };
 
 static void pending_line(FILE *f, const struct run_result *r)
 {
     const struct run_verdict *v = &r->verdict;
-    fprintf(f, "  %-10s %llu (%.1f %%)", "unproven", (unsigned long long)r->lo.pending, 100 * v->unproven_share);
+    char pct[16];
+    fprintf(f, "  %-10s %llu (%s %%)", "unproven", (unsigned long long)r->lo.pending,
+            fmt_share(pct, sizeof pct, 100 * v->unproven_share));
     const char *sep = ": ";
     for (unsigned k = 0; k < PR_COUNT; k++)
         if (r->lo.pending_by[k]) {
-            fprintf(f, "%s%s %llu (%.1f %%)", sep, pending_reason_names[k], (unsigned long long)r->lo.pending_by[k],
-                    100 * v->pending_share[k]);
+            fprintf(f, "%s%s %llu (%s %%)", sep, pending_reason_names[k], (unsigned long long)r->lo.pending_by[k],
+                    fmt_share(pct, sizeof pct, 100 * v->pending_share[k]));
             sep = ", ";
         }
     fputc('\n', f);
@@ -49,8 +52,9 @@ void verdict_table(FILE *f, const struct run_result *r)
     char b[200];
     fprintf(f, "\nverdict  %s\n", v->headline);
     if (r->lo.accepted)
-        fprintf(f, "  %-10s %llu of %llu accepted delivered exactly once (%.1f %%)\n", "proven",
-                (unsigned long long)v->proven, (unsigned long long)v->accepted, 100 * v->proven_share);
+        fprintf(f, "  %-10s %llu of %llu accepted delivered exactly once (%s %%)\n", "proven",
+                (unsigned long long)v->proven, (unsigned long long)v->accepted,
+                fmt_share(b, sizeof b, 100 * v->proven_share));
     fprintf(f, "  %-10s lost %llu, duplicated %llu, corrupted %llu\n", "failed", (unsigned long long)r->lo.lost,
             (unsigned long long)r->lo.duplicated, (unsigned long long)r->lo.corrupted);
     if (r->lo.pending)

@@ -125,7 +125,7 @@ int gate_exit_status(const struct gate_judgement *j)
 static const char *fmt_val(double v, const char *unit, char *buf, size_t n)
 {
     if (!strcmp(unit, "%"))
-        snprintf(buf, n, "%.1f %%", v);
+        snprintf(buf, n, "%s %%", fmt_share((char[16]){ 0 }, 16, v));
     else if (*unit)
         snprintf(buf, n, "%.0f %s", v, unit);
     else

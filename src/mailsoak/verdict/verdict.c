@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/units.h"
+
 const char *const verdict_state_names[] = { "proven", "failed", "unproven", "no proof" };
 
 static double share(uint64_t n, uint64_t of) { return of ? (double)n / (double)of : 0; }
@@ -45,6 +47,7 @@ static void headline(const struct verdict_input *in, struct run_verdict *v)
     const struct ledger_outcome *lo = in->lo;
     const struct counters *c = in->c;
     char *h = v->headline;
+    char pct[16];
     size_t n = sizeof v->headline;
     const struct err_count *top;
     switch (v->state) {
@@ -68,9 +71,9 @@ static void headline(const struct verdict_input *in, struct run_verdict *v)
         snprintf(h, n, "PROVEN: all %llu accepted messages delivered exactly once", (unsigned long long)lo->accepted);
         break;
     case VERDICT_UNPROVEN:
-        snprintf(h, n, "UNPROVEN: %llu of %llu accepted messages (%.1f %%) are neither proven delivered nor proven "
+        snprintf(h, n, "UNPROVEN: %llu of %llu accepted messages (%s %%) are neither proven delivered nor proven "
                  "lost: \"lost 0\" says nothing about them", (unsigned long long)lo->pending,
-                 (unsigned long long)lo->accepted, 100 * v->unproven_share);
+                 (unsigned long long)lo->accepted, fmt_share(pct, sizeof pct, 100 * v->unproven_share));
         break;
     case VERDICT_NO_PROOF:
         snprintf(h, n, "NO PROOF: no readers, so none of the %llu accepted messages could be proven delivered",
@@ -163,9 +166,14 @@ static void remedy(const struct verdict_input *in, struct run_verdict *v)
         snprintf(r, n, "no sweep ran (run.sweep = no, or the drain ended first): turn it on, or give run.drain "
                  "%.0f s more", v->more_sweep_s);
     } else if (unsettled && v->suggested_rate > 0) {
-        snprintf(r, n, "the server delivered %.0f msg/s (it accepted %.0f): rerun with smtp.rate = %.0f, or give "
-                 "the sweep %.0f s more (run.sweep_timeout = %.0fs)", d, v->accepted_rate, v->suggested_rate,
-                 v->more_sweep_s, in->sweep_timeout_s + v->more_sweep_s);
+        /* the accepted rate only when the timeline had a send window to measure it in
+         * (a send shorter than run.interval has none): never a rate not measured */
+        char acc[48] = "";
+        if (v->accepted_rate > 0)
+            snprintf(acc, sizeof acc, " (it accepted %.0f)", v->accepted_rate);
+        snprintf(r, n, "the server delivered %.0f msg/s%s: rerun with smtp.rate = %.0f, or give the sweep %.0f s "
+                 "more (run.sweep_timeout = %.0fs)", d, acc, v->suggested_rate, v->more_sweep_s,
+                 in->sweep_timeout_s + v->more_sweep_s);
     } else if (unsettled) {
         snprintf(r, n, "give the sweep %.0f s more (run.sweep_timeout = %.0fs): the server delivers %.0f msg/s",
                  v->more_sweep_s, in->sweep_timeout_s + v->more_sweep_s, d);
