@@ -99,7 +99,7 @@ static const struct builtin {
     int icase, trace;
 } builtins[] = {
     { "sql_lock",
-      "database( table)? is locked|SQLITE_(BUSY|LOCKED)|deadlock found when trying to get lock|"
+      "database( table| schema)? is locked|SQLITE_(BUSY|LOCKED)|deadlock found when trying to get lock|"
       "lock wait timeout exceeded|could not obtain lock|deadlock detected|"
       "due to lock timeout|could not serialize access|ORA-000(54|60)",
       NULL, 1, 0 },
@@ -152,8 +152,9 @@ static const struct builtin {
      * (through Dovecot and Postfix) and Dovecot's dict and quota plugins write them
      * (tests/fixtures/logs/sql.tsv, made by the real programs). lock_wait: PostgreSQL's
      * log_lock_waits ("still waiting for ShareLock"), InnoDB's timeout, SQLite's busy
-     * database (its lock waits, counted for server.database = sqlite:). */
-    { "lock_wait", "still waiting for [[:alpha:]]*lock|lock wait timeout exceeded|database( table)? is locked|"
+     * database and its locked table or schema (SQLite's three wordings: its lock waits,
+     * counted for server.database = sqlite:). */
+    { "lock_wait", "still waiting for [[:alpha:]]*lock|lock wait timeout exceeded|database( table| schema)? is locked|"
       "SQLITE_BUSY", NULL, 1, 0 },
     { "too_many_connections",
       "too many (connections|clients)|remaining connection slots are reserved|max_user_connections", NULL, 1, 0 },
