@@ -527,12 +527,111 @@ static void unknowns(void **st)
     free(h);
 }
 
+/* Shards 0/2 and 1/2 in NAME0.json and NAME1.json whose ledgers are set here: each
+ * shard's delivered, duplicated, pending and settled (read = delivered + duplicated,
+ * the copies read again), nothing lost or corrupted, the gates integrity with
+ * settled = yes and proven 0.5, no latency or error gate. */
+struct ledger_spec {
+    int delivered, duplicated, pending, settled;
+};
+static void shards_with_ledgers(const char *name, const struct ledger_spec l[2], struct hist *h, char *f[2])
+{
+    struct shard_spec s1 = base0;
+    s1.k = 1;
+    char file[64];
+    for (int i = 0; i < 2; i++) {
+        snprintf(file, sizeof file, "%s%d.json", name, i);
+        f[i] = write_run(file, i ? &s1 : &base0, h);
+        json_t *j = load(f[i]), *s = json_object_get(j, "summary");
+        int sent = l[i].delivered + l[i].duplicated + l[i].pending;
+        json_object_set_new(s, "sent", json_integer(sent));
+        json_object_set_new(s, "read", json_integer(l[i].delivered + 2 * l[i].duplicated));
+        json_object_set_new(s, "delivered", json_integer(l[i].delivered));
+        json_object_set_new(s, "duplicated", json_integer(l[i].duplicated));
+        json_object_set_new(s, "pending", json_integer(l[i].pending));
+        json_object_set_new(s, "pending_unsettled", json_integer(l[i].pending));
+        json_object_set_new(s, "lost", json_integer(0));
+        json_object_set_new(s, "corrupted", json_integer(0));
+        json_object_set_new(s, "errors", json_integer(0));
+        json_object_set_new(s, "errors_by_class", json_object());
+        json_object_set_new(s, "settled", json_boolean(l[i].settled));
+        json_object_set_new(json_object_get(json_object_get(j, "config"), "gate"), "settled", json_string("yes"));
+        json_object_set_new(json_object_get(json_object_get(j, "config"), "gate"), "proven", json_string("0.5"));
+        json_object_set_new(json_object_get(json_object_get(j, "config"), "gate"), "latency", json_array());
+        assert_int_equal(json_dump_file(j, f[i], 0), 0);
+        json_decref(j);
+    }
+}
+
+/* The name of the merged verdict's failed gates, comma-separated. */
+static char *failed_gates(const json_t *m, char *buf, size_t n)
+{
+    size_t i;
+    const json_t *g;
+    buf[0] = 0;
+    json_array_foreach(json_path_get(m, "verdict/gates/failed"), i, g)
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", i ? "," : "", json_string_value(g));
+    return buf;
+}
+
+/* The merged load is judged as one: a shard that never settled leaves the whole
+ * load unsettled, and the settled gate fails (exit 4) though the other shard
+ * settled and nothing was lost. */
+static void a_merged_load_that_never_settled_fails(void **st)
+{
+    (void)st;
+    struct hist *h = calloc(1, sizeof *h);
+    hist_record(h, 1000000);
+    char *f[2], gates[200];
+    const struct ledger_spec l[2] = { { 100, 0, 0, 1 }, { 90, 0, 10, 0 } };
+    shards_with_ledgers("ns", l, h, f);
+    char *out = tf_path("ns.json");
+    char *argv[] = { "merge", f[0], f[1], "-o", out };
+    struct out o = merge(5, argv);
+    assert_int_equal(o.rc, 4);
+    json_t *m = load(out);
+    assert_true(json_is_false(json_path_get(m, "summary/settled")));
+    assert_string_equal(failed_gates(m, gates, sizeof gates), "settled");
+    assert_string_equal(json_string_value(json_path_get(m, "verdict/state")), "unproven");
+    json_decref(m);
+    out_free(&o);
+    free(h);
+}
+
+/* Copies read twice are duplicates, not deliveries: the merged proven share is the
+ * messages delivered exactly once over those accepted (never above 100 %), and a
+ * load whose only fault is duplicates reads FAILED with the duplicated gate's exit 4. */
+static void duplicates_are_no_deliveries(void **st)
+{
+    (void)st;
+    struct hist *h = calloc(1, sizeof *h);
+    hist_record(h, 1000000);
+    char *f[2], gates[200];
+    const struct ledger_spec l[2] = { { 98, 2, 0, 1 }, { 100, 0, 0, 1 } };
+    shards_with_ledgers("dp", l, h, f);
+    char *out = tf_path("dp.json");
+    char *argv[] = { "merge", f[0], f[1], "-o", out };
+    struct out o = merge(5, argv);
+    assert_int_equal(o.rc, 4);
+    json_t *m = load(out);
+    assert_true(num(m, "summary/read") == 202);
+    assert_true(num(m, "verdict/proven") == 198);
+    assert_true(fabs(num(m, "verdict/proven_share") - 0.99) < 1e-9);
+    assert_string_equal(json_string_value(json_path_get(m, "verdict/state")), "failed");
+    assert_string_equal(failed_gates(m, gates, sizeof gates), "duplicated");
+    assert_non_null(strstr(o.out, "FAILED: 0 lost, 2 duplicated, 0 corrupted of 200 accepted"));
+    json_decref(m);
+    out_free(&o);
+    free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exact_percentiles), cmocka_unit_test(timelines), cmocka_unit_test(server_once),
         cmocka_unit_test(refusals), cmocka_unit_test(unknowns), cmocka_unit_test(no_gates_no_verdict),
-        cmocka_unit_test(hostile_gates_stay_off_the_terminal),
+        cmocka_unit_test(hostile_gates_stay_off_the_terminal), cmocka_unit_test(a_merged_load_that_never_settled_fails),
+        cmocka_unit_test(duplicates_are_no_deliveries),
     };
     return cmocka_run_group_tests(tests, tf_setup, getenv("KEEP") ? NULL : tf_teardown);
 }
