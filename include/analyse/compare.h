@@ -65,6 +65,11 @@ struct cmp_table {
 
 extern const struct cmp_row cmp_rows[];
 
+/* Whether a's range over its repeats lies wholly on the better side of b's; never
+ * when either has fewer than two runs (its spread is unknown). */
+int cmp_clearly_better(const struct cmp_stat *a, const struct cmp_stat *b, int better);
+/* Whether every column with a result has at least two runs. */
+int cmp_repeated(const struct cmp_table *t);
 /* missing (nmissing of them, may be NULL) are borrowed until cmp_free. */
 void cmp_build(struct cmp_table *t, const struct result_set *rs, const struct cmp_missing *missing,
                size_t nmissing);

@@ -338,8 +338,23 @@ static void test_marks(void **s)
     char *a = result("ma.json", "a", WORKLOAD, "{\"sent\": 10, \"errors\": 1, \"lost\": 0}");
     char *b = result("mb.json", "b", WORKLOAD, "{\"sent\": 20, \"errors\": 5, \"lost\": 0}");
     char *c = result("mc.json", "c", WORKLOAD, "{\"sent\": 15, \"errors\": 3}");
-    char *argv[] = { "compare", "--mark", a, b, c };
-    struct run r = run_compare(5, argv);
+    /* One run a column: its spread is unknown, nothing is marked, and the table says why. */
+    char *argv1[] = { "compare", "--mark", a, b, c };
+    struct run r = run_compare(5, argv1);
+    assert_int_equal(r.rc, 0);
+    expect_cell(r.out, "sent", 0, "10");
+    expect_cell(r.out, "sent", 1, "20");
+    expect_cell(r.out, "errors", 0, "1");
+    assert_null(strchr(r.out, '*'));
+    assert_non_null(strstr(r.out, "(nothing marked: a column with one run cannot tell noise from a difference"));
+    run_free(&r);
+
+    /* Two runs each, every range clear of the others'. */
+    char *a2 = result("ma2.json", "a", WORKLOAD, "{\"sent\": 10, \"errors\": 1, \"lost\": 0}");
+    char *b2 = result("mb2.json", "b", WORKLOAD, "{\"sent\": 20, \"errors\": 5, \"lost\": 0}");
+    char *c2 = result("mc2.json", "c", WORKLOAD, "{\"sent\": 15, \"errors\": 3}");
+    char *argv[] = { "compare", "--mark", a, a2, b, b2, c, c2 };
+    r = run_compare(8, argv);
     assert_int_equal(r.rc, 0);
     /* More sent is better; fewer errors is better. */
     expect_cell(r.out, "sent", 0, "10!");
@@ -351,14 +366,14 @@ static void test_marks(void **s)
     expect_cell(r.out, "lost", 0, "0");
     run_free(&r);
 
-    char *argv2[] = { "compare", "--mark", "--format", "markdown", a, b, c };
-    r = run_compare(7, argv2);
+    char *argv2[] = { "compare", "--mark", "--format", "markdown", a, a2, b, b2, c, c2 };
+    r = run_compare(10, argv2);
     assert_non_null(strstr(r.out, "| sent | _10_ | **20** | 15 |"));
     run_free(&r);
-    char *argv3[] = { "compare", "--mark", "--format", "csv", a, b, c };
-    r = run_compare(7, argv3);
+    char *argv3[] = { "compare", "--mark", "--format", "csv", a, a2, b, b2, c, c2 };
+    r = run_compare(10, argv3);
     assert_non_null(strstr(r.out, ",best,worst\n"));
-    assert_non_null(strstr(r.out, "\nerrors,count,less,1,1,1,1,5,5,5,1,3,3,3,1,a,b\n"));
+    assert_non_null(strstr(r.out, "\nerrors,count,less,1,1,1,2,5,5,5,2,3,3,3,2,a,b\n"));
     run_free(&r);
 }
 
@@ -455,6 +470,64 @@ static void test_died_runs_keep_their_column(void **s)
     r = run_compare(4, argv4);
     assert_int_equal(r.rc, 2);
     assert_non_null(strstr(r.err, "--missing wants LABEL=WHY"));
+    run_free(&r);
+}
+
+/* The summary under the table: what held up, each question's best with its margin and
+ * whether the repeats allow saying so, and the answer. */
+#define SUMMARY_RESULT                                                                              \
+    "{\"format\": \"mailsoak-result\", \"format_version\": 1, \"label\": \"%s\", \"workload\": " WORKLOAD \
+    ", \"summary\": {\"sent\": 100, \"lost\": %d, \"rate_out\": %g, \"latency\": {\"delivery\": {\"p99\": %g}}},"  \
+    " \"verdict\": {\"kept_up\": %s, \"gates\": {\"failed\": %s}}, \"timeline\": []}\n"
+static void test_summary(void **s)
+{
+    (void)s;
+    /* fast: clearly best in msg/s out and p99 over two repeats; slow holds up too;
+     * fastest out-ran both but lost mail: it did not hold up and is not the answer */
+    char *f1 = write_file("s-f1.json", SUMMARY_RESULT, "fast", 0, 30.0, 100.0, "true", "[]");
+    char *f2 = write_file("s-f2.json", SUMMARY_RESULT, "fast", 0, 31.0, 110.0, "true", "[]");
+    char *s1 = write_file("s-s1.json", SUMMARY_RESULT, "slow", 0, 20.0, 300.0, "true", "[]");
+    char *s2 = write_file("s-s2.json", SUMMARY_RESULT, "slow", 0, 21.0, 320.0, "true", "[]");
+    char *x1 = write_file("s-x1.json", SUMMARY_RESULT, "lossy", 3, 50.0, 90.0, "true", "[\"lost\"]");
+    char *x2 = write_file("s-x2.json", SUMMARY_RESULT, "lossy", 0, 52.0, 80.0, "false", "[]");
+    char *argv[] = { "compare", "--mark", f1, f2, s1, s2, x1, x2 };
+    struct run r = run_compare(8, argv);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "\nsummary:\n"));
+    assert_non_null(strstr(r.out, "\n  holds up      fast, slow; not: lossy (lost, duplicated or corrupted mail in 1 "
+                                  "of 2, did not keep up in 1 of 2, failed gates in 1 of 2)\n"));
+    assert_non_null(strstr(r.out, "\n  msg/s out     lossy 51.0, 67 % above fast 30.5; beyond the spread of the repeats\n"));
+    assert_non_null(strstr(r.out, "\n  answer        fast holds up best: beyond the spread of the repeats in msg/s out, "
+                                  "delivery p99\n"));
+    run_free(&r);
+
+    /* Ranges that overlap: the runs cannot tell. */
+    char *o1 = write_file("s-o1.json", SUMMARY_RESULT, "other", 0, 29.0, 105.0, "true", "[]");
+    char *o2 = write_file("s-o2.json", SUMMARY_RESULT, "other", 0, 32.0, 95.0, "true", "[]");
+    char *argv2[] = { "compare", f1, f2, o1, o2 };
+    r = run_compare(5, argv2);
+    assert_non_null(strstr(r.out, "; within the spread of the repeats: cannot tell\n"));
+    assert_non_null(strstr(r.out, "\n  answer        the runs cannot tell which of those that held up is best: their "
+                                  "differences lie within the spread of the repeats"));
+    run_free(&r);
+
+    /* One repeat: said, and nothing marked even where the means differ widely. */
+    char *argv3[] = { "compare", "--mark", f1, s1 };
+    r = run_compare(4, argv3);
+    assert_non_null(strstr(r.out, "\n  msg/s out     fast 30.0, 50 % above slow 20.0; one repeat: cannot tell noise from "
+                                  "difference\n"));
+    assert_non_null(strstr(r.out, "one repeat cannot tell noise from difference (--repeat 2 or more)"));
+    assert_null(strchr(r.out, '*'));
+    run_free(&r);
+
+    /* JSON carries the same lines. */
+    char *argv4[] = { "compare", "--format", "json", f1, f2, s1, s2 };
+    r = run_compare(7, argv4);
+    json_t *root = json_loads(r.out, 0, NULL), *sum = json_object_get(root, "summary");
+    json_t *last = json_array_get(sum, json_array_size(sum) - 1);
+    assert_string_equal(json_string_value(json_object_get(last, "question")), "answer");
+    assert_non_null(strstr(json_string_value(json_object_get(last, "answer")), "fast holds up best"));
+    json_decref(root);
     run_free(&r);
 }
 
@@ -627,11 +700,11 @@ static void test_verdict_rows(void **s)
     char *argv[] = { "compare", "--mark", a, b, c };
     struct run r = run_compare(5, argv);
     assert_int_equal(r.rc, 0);
-    expect_cell(r.out, "proven", 0, "99.99%!");
-    expect_cell(r.out, "proven", 1, "100%*");
+    expect_cell(r.out, "proven", 0, "99.99%");
+    expect_cell(r.out, "proven", 1, "100%");
     expect_cell(r.out, "proven", 2, "-");
-    expect_cell(r.out, "gates failed", 0, "2!");
-    expect_cell(r.out, "gates failed", 1, "0*");
+    expect_cell(r.out, "gates failed", 0, "2");
+    expect_cell(r.out, "gates failed", 1, "0");
     expect_cell(r.out, "gates failed", 2, "-");
     assert_non_null(strstr(r.out, "gates failed:\n  busy: lost 3, must be = 0\n"
                                   "  busy: delivery p95 \\x1b[2J9 s, must be <= 5 s\n"));
@@ -672,6 +745,7 @@ int main(void)
         cmocka_unit_test(test_one_style_per_row),
         cmocka_unit_test(test_missing_collector_prints_dash),
         cmocka_unit_test(test_marks),
+        cmocka_unit_test(test_summary),
         cmocka_unit_test(test_died_runs_keep_their_column),
         cmocka_unit_test(test_refuses_different_workloads),
         cmocka_unit_test(test_bad_files),

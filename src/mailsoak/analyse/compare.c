@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyse/compare_summary.h"
 #include "analyse/escape.h"
 #include "lib/alloc.h"
 #include "lib/printable.h"
@@ -129,7 +130,9 @@ static int clearly_better(const struct cmp_stat *a, const struct cmp_stat *b, in
 }
 
 /* Marks the best and the worst column of row r among the columns of one kind: the
- * best only when its range is clear of every other's, the worst likewise. */
+ * best only when its range is clear of every other's, the worst likewise; nothing
+ * when a column has a single run, whose spread is unknown (one repeat cannot tell
+ * noise from a difference). */
 static void mark_row(struct cmp_table *t, size_t r, const char *kind)
 {
     size_t ng = t->ngroups, have = 0, best = 0, worst = 0;
@@ -138,6 +141,8 @@ static void mark_row(struct cmp_table *t, size_t r, const char *kind)
         const struct cmp_stat *s = &t->stat[r * ng + g];
         if (!s->n || strcmp(t->kind[g], kind))
             continue;
+        if (s->n < 2)
+            return;
         if (!have || s->mean * better > t->stat[r * ng + best].mean * better)
             best = g;
         if (!have || s->mean * better < t->stat[r * ng + worst].mean * better)
@@ -174,6 +179,19 @@ static int wanted(const struct cmp_row *row, const struct result_set *rs)
         if (row_value(row, &rs->v[i], &v) == 0 && (v != 0 || row->detail == 2))
             return 1;
     return 0;
+}
+
+int cmp_clearly_better(const struct cmp_stat *a, const struct cmp_stat *b, int better)
+{
+    return a->n >= 2 && b->n >= 2 && clearly_better(a, b, better);
+}
+
+int cmp_repeated(const struct cmp_table *t)
+{
+    for (size_t g = 0; g < t->rs->ngroups; g++)
+        if (t->rs->groups[g].n < 2)
+            return 0;
+    return 1;
 }
 
 int cmp_missing_parse(struct cmp_missing *m, char *s)
@@ -258,6 +276,9 @@ void cmp_build(struct cmp_table *t, const struct result_set *rs, const struct cm
             h++;
         t->kinds += h == g && g < rs->ngroups;   /* a column with no result has no kind */
     }
+    /* ...but with one kind in all, it is surely of that kind */
+    for (size_t g = rs->ngroups; g < ng && t->kinds == 1; g++)
+        t->kind[g] = t->kind[0];
     for (size_t r = 0; r < t->nrows; r++) {
         for (size_t g = 0; g < ng; g++) {
             struct cmp_stat *s = &t->stat[r * ng + g];
@@ -475,6 +496,14 @@ static void write_failed_gates(FILE *f, const struct cmp_table *t, int markdown)
         }
 }
 
+static int any_mark(const struct cmp_table *t)
+{
+    for (size_t i = 0; i < t->nrows * t->ngroups; i++)
+        if (t->mark[i])
+            return 1;
+    return 0;
+}
+
 /* Under the table, each run that wrote no result and why: its column stays, counting
  * only the runs that did ("1 of 2"), empty when none did. */
 static void write_died(FILE *f, const struct cmp_table *t, int markdown)
@@ -493,6 +522,61 @@ static void write_died(FILE *f, const struct cmp_table *t, int markdown)
         } else
             fprintf(f, "  %s: %s\n", t->missing[i].label, t->missing[i].why);
     }
+}
+
+/* The answer, last in text and Markdown (what a reader takes away). */
+static void write_summary(FILE *f, const struct cmp_table *t, int markdown)
+{
+    struct cmp_answer *v;
+    size_t n = cmp_summary(t, &v);
+    for (size_t i = 0; i < n; i++) {
+        if (!i || strcmp(v[i].kind, v[i - 1].kind)) {
+            if (markdown)
+                fputs(t->kinds > 1 ? "\n**Summary, " : "\n**Summary**", f);
+            else
+                fputs(t->kinds > 1 ? "summary, " : "summary", f);
+            if (t->kinds > 1) {
+                if (markdown)
+                    md_puts(f, *v[i].kind ? v[i].kind : "kind not recorded");
+                else
+                    fputs(*v[i].kind ? v[i].kind : "kind not recorded", f);
+                fputs(markdown ? "**" : "", f);
+            }
+            fputs(markdown ? "\n\n" : ":\n", f);
+        }
+        if (markdown) {
+            fprintf(f, "- %s: ", v[i].question);
+            md_puts(f, v[i].text);
+            fputc('\n', f);
+        } else
+            fprintf(f, "  %-13s %s\n", v[i].question, v[i].text);
+    }
+    free(v);
+}
+
+static void write_summary_html(FILE *f, const struct cmp_table *t)
+{
+    struct cmp_answer *v;
+    size_t n = cmp_summary(t, &v);
+    for (size_t i = 0; i < n; i++) {
+        if (!i || strcmp(v[i].kind, v[i - 1].kind)) {
+            if (i)
+                fputs("</ul>\n", f);
+            fputs("<ul class=\"answer\">", f);
+            if (t->kinds > 1) {
+                fputs("<strong>", f);
+                html_puts(f, *v[i].kind ? v[i].kind : "kind not recorded");
+                fputs("</strong>", f);
+            }
+            fputc('\n', f);
+        }
+        fprintf(f, "<li%s><strong>%s</strong>: ", strcmp(v[i].question, "answer") ? "" : " class=\"answer\"", v[i].question);
+        html_puts(f, v[i].text);
+        fputs("</li>\n", f);
+    }
+    if (n)
+        fputs("</ul>\n", f);
+    free(v);
 }
 
 static void write_died_html(FILE *f, const struct cmp_table *t)
@@ -557,11 +641,15 @@ static void write_text(FILE *f, const struct cmp_table *t, const struct col *col
         fprintf(f, "%s\n", line);
         free(line);
     }
-    if (flags & CMP_MARK)
-        fprintf(f, "(* best, ! worst of each row, where its range over the repeats is clear of every other column's%s)\n",
-                t->kinds > 1 ? "; among columns of the same run.server_kind only" : "");
+    if ((flags & CMP_MARK) && !any_mark(t) && !cmp_repeated(t))
+        fputs("(nothing marked: a column with one run cannot tell noise from a difference; --repeat 2 or more)\n", f);
+    else if (flags & CMP_MARK)
+        fprintf(f, "(* best, ! worst of each row, where its range over the repeats is clear of every other column's%s%s)\n",
+                t->kinds > 1 ? "; among columns of the same run.server_kind only" : "",
+                cmp_repeated(t) ? "" : "; none among columns where one has a single run");
     write_failed_gates(f, t, 0);
     write_died(f, t, 0);
+    write_summary(f, t, 0);
     for (size_t i = 0; i < nr * (nc + 1); i++)
         free(g[i]);
     free(g);
@@ -598,11 +686,14 @@ static void write_markdown(FILE *f, const struct cmp_table *t, const struct col 
         }
         fputc('\n', f);
     }
-    if (flags & CMP_MARK)
+    if ((flags & CMP_MARK) && !any_mark(t) && !cmp_repeated(t))
+        fputs("\nNothing marked: a column with one run cannot tell noise from a difference (--repeat 2 or more).\n", f);
+    else if (flags & CMP_MARK)
         fprintf(f, "\n**bold**: best of the row; _italic_: worst; each only where its range over the repeats is clear "
                    "of every other column's%s.\n", t->kinds > 1 ? ", among columns of the same run.server_kind" : "");
     write_failed_gates(f, t, 1);
     write_died(f, t, 1);
+    write_summary(f, t, 1);
 }
 
 static void csv_number(FILE *f, double v)
@@ -746,6 +837,18 @@ static int write_json(FILE *f, const struct cmp_table *t, unsigned flags)
     }
     json_object_set_new(root, "columns", jcols);
     json_object_set_new(root, "rows", jrows);
+    struct cmp_answer *ans;
+    size_t na = cmp_summary(t, &ans);
+    json_t *jsum = json_array();
+    for (size_t i = 0; i < na; i++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "kind", json_string(ans[i].kind));
+        json_object_set_new(o, "question", json_string(ans[i].question));
+        json_object_set_new(o, "answer", json_string(ans[i].text));
+        json_array_append_new(jsum, o);
+    }
+    free(ans);
+    json_object_set_new(root, "summary", jsum);
     int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     fputc('\n', f);
     json_decref(root);
@@ -756,6 +859,7 @@ static void write_html(FILE *f, const struct cmp_table *t, const struct col *col
 {
     char buf[256], sp[80];
     size_t ng = t->ngroups;
+    write_summary_html(f, t);
     fputs("<table class=\"summary\">\n<thead><tr><th></th>", f);
     for (size_t c = 0; c < nc; c++) {
         col_name(buf, sizeof buf, t, &cols[c]);

@@ -40,7 +40,8 @@ static const char css[] =
     "path.series{fill:none;stroke-width:1.7;stroke-linejoin:round;stroke-opacity:.85}\n"
     "svg .hit{fill:#333}svg .nodata{fill:#999;font-size:14px}\n"
     ".scroll{overflow-x:auto;max-width:100%}\n"
-    "td.died,p.died,ul.died{color:#b3261e}\n"
+    "td.died,p.died,ul.died{color:#b3261e}ul.answer{margin:6px 0 10px;padding-left:20px}"
+    "li.answer{font-weight:600}\n"
     ".warn{background:#fff4e5;border:1px solid #f0b35a;padding:8px 12px;margin:10px 0}\n"
     "details{margin:6px 0}summary{cursor:pointer}code{font-size:12.5px}\n";
 
@@ -663,7 +664,8 @@ int report_write_html(FILE *o, const struct result_set *rs, const char *workload
     fputs("</div>\n", o);
     cmp_free(&t);
     fputs("<p class=\"note\">One column per label; with repeats, the mean of the runs and in grey their range "
-          "(min-max). Green: best of the row, red: worst. \"-\": not measured in these runs. "
+          "(min-max). Green: best of the row, red: worst, each only where its range over two or more repeats is clear "
+          "of every other column's (one run cannot tell noise from a difference). \"-\": not measured in these runs. "
           "I/O is operations and bytes over the whole run.</p>\n", o);
     write_latency(o, rs);
 
