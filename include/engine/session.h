@@ -30,7 +30,7 @@ struct session_env {
      * users index mod workers = this worker's, and the draws of their jitter */
     struct dueheap polls;
     struct rng poll_rng;
-    struct tls_ctx *smtp_tls, *pop3_tls;  /* per worker: no lock on the session cache */
+    struct tls_ctx *smtp_tls, *pop3_tls, *imap_tls;   /* per worker: no lock on the session cache */
     unsigned rr, rr_bind;            /* round robin over targets and source addresses */
     /* Opens c to t (from bind, when not NULL): CONN_UP or CONN_CLOSED follows from
      * the loop. session_dial (TCP) unless a test puts its own peer here. 0, or -1

@@ -39,8 +39,8 @@ struct run {
     uint64_t t0_unix_ms;
     char *pool;
     size_t poolsize;
-    struct target *smtp, *pop3;
-    unsigned nsmtp, npop3;
+    struct target *smtp, *pop3, *imap;          /* imap: readers.protocol = imap */
+    unsigned nsmtp, npop3, nimap;
     struct target *smtp_bind, *pop3_bind;      /* local source addresses, may be none */
     unsigned nsmtp_bind, npop3_bind;
     struct size_model sizes;

@@ -20,6 +20,10 @@ enum lat {
      * the rest (at most a poll interval, or the back-off's cap, once the mailbox was
      * listed empty: polling, or the server), and how late polls began */
     LAT_DELIVERY_SERVER, LAT_DELIVERY_POLL, LAT_POLL_LAG,
+    /* readers.protocol = imap: per command (imap.list is the UID FETCH of the
+     * UIDs, IMAP's LIST of POP3; imap.fetch a fetch of bodies) */
+    LAT_IMAP_CONNECT, LAT_IMAP_TLS, LAT_IMAP_BANNER, LAT_IMAP_CAPABILITY, LAT_IMAP_LOGIN, LAT_IMAP_SELECT,
+    LAT_IMAP_LIST, LAT_IMAP_FETCH, LAT_IMAP_STORE, LAT_IMAP_EXPUNGE, LAT_IMAP_LOGOUT,
     LAT_COUNT
 };
 extern const char *const lat_names[LAT_COUNT];

@@ -13,6 +13,7 @@
 #include "engine/stats.h"
 #include "lib/loop.h"
 
+/* SESSIONS_POP3: the readers, whichever protocol they speak (readers.protocol) */
 enum { SESSIONS_SMTP, SESSIONS_POP3, SESSION_KINDS };
 
 struct worker {

@@ -104,6 +104,8 @@ int conn_line_why(struct conn *c, char **line, size_t *len, char *why, size_t wh
 /* Raw access for bulk data: what is buffered, and where it starts. */
 static inline size_t conn_avail(const struct conn *c) { return c->in.len - c->in.off; }
 static inline const char *conn_peek(const struct conn *c) { return c->in.p + c->in.off; }
+/* Takes n bytes of what conn_peek() showed (n <= conn_avail()). */
+static inline void conn_take(struct conn *c, size_t n) { c->in.off += n; }
 
 void conn_write(struct conn *c, const void *p, size_t n);
 void conn_puts(struct conn *c, const char *s);

@@ -18,6 +18,14 @@ enum smtp_protocol { PROTO_SMTP, PROTO_LMTP };
 enum tls_mode { TLSM_NONE, TLSM_UPGRADE, TLSM_IMPLICIT };
 enum smtp_auth { SMTP_AUTH_NONE, SMTP_AUTH_PLAIN, SMTP_AUTH_LOGIN, SMTP_AUTH_CRAM_MD5, SMTP_AUTH_AUTO };
 enum pop3_auth { POP3_AUTH_USER, POP3_AUTH_APOP, POP3_AUTH_PLAIN, POP3_AUTH_AUTO };
+/* readers.protocol: what the readers speak. */
+enum reader_protocol { READERS_POP3, READERS_IMAP };
+enum imap_auth { IMAP_AUTH_LOGIN, IMAP_AUTH_PLAIN, IMAP_AUTH_AUTO };
+/* imap.models: the client models, by share of the readers' users. */
+enum imap_model { IMAP_DRAIN, IMAP_IDLE, IMAP_POLL, IMAP_WEBMAIL, IMAP_MODELS };
+extern const char *const imap_model_names[IMAP_MODELS];
+/* imap.delete = never, as a duration */
+#define IMAP_DELETE_NEVER UINT64_MAX
 
 /* [server]: the server under test (the tested server, sampled by the collector;
  * never the reference server of src/server, whose settings are struct srv_config). */
@@ -94,6 +102,20 @@ struct config {
     double poll_jitter;
     int pop3_leave, preview;
 
+    /* [readers] */
+    int reader_protocol;                        /* enum reader_protocol */
+
+    /* [imap]: the readers with readers.protocol = imap */
+    struct strlist imap_targets;
+    int imap_tls;                               /* enum tls_mode */
+    char *imap_tls_ca;
+    int imap_tls_verify;
+    int imap_auth;                              /* enum imap_auth */
+    uint64_t imap_timeout, imap_poll_interval, imap_idle_renew;   /* ns */
+    uint64_t imap_idle_users, imap_max_literal;
+    char *imap_models;                          /* "idle:80,webmail:20": imap_models_parse() */
+    char *imap_delete;                          /* now | never | DURATION: imap_delete_parse() */
+
     /* [users] */
     char *users_file, *user_pattern, *user_password;
     uint64_t user_count;
@@ -138,6 +160,13 @@ struct config {
 };
 
 extern const struct opt config_opts[];
+
+/* imap.models: "NAME:SHARE,..." into share[] (percent, adding up to 100); 0, or -1
+ * with why in err. */
+int imap_models_parse(const char *s, unsigned share[IMAP_MODELS], char *err, size_t errlen);
+/* imap.delete: now (0), never (IMAP_DELETE_NEVER) or a duration of run time
+ * into *after_ns; 0, or -1 when it is none of those. */
+int imap_delete_parse(const char *s, uint64_t *after_ns);
 
 /* Reads the settings from words of a command line (-c FILE, --FLAG VALUE, --set
  * SECTION.KEY=VALUE, --no-check; lib/opts.h), over the defaults. Returns 0, or 2

@@ -15,6 +15,8 @@ const char *const lat_names[LAT_COUNT] = {
     "pop3.list", "pop3.retr", "pop3.dele", "pop3.quit", "pop3.top",
     "delivery",
     "deliv.server", "deliv.poll", "poll.lag",
+    "imap.connect", "imap.tls", "imap.banner", "imap.capability", "imap.login", "imap.select",
+    "imap.list", "imap.fetch", "imap.store", "imap.expunge", "imap.logout",
 };
 
 void stats_init(struct wstats *s, unsigned max_examples)

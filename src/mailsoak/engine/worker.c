@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "engine/imap.h"
 #include "engine/pop3.h"
 #include "engine/smtp.h"
 #include "lib/tls.h"
@@ -47,6 +48,9 @@ int worker_init(struct worker *w, unsigned idx, struct run *run, unsigned nsmtp,
     unsigned nw = run->nworkers ? run->nworkers : 1;
     pacer_init(&env->msg_pacer, cfg->rate / nw, cfg->ramp, run->t0, cfg->arrivals, run->seed ^ (0xa77e000000000000ull + idx));
     pacer_init(&env->conn_pacer, cfg->conn_rate / nw, cfg->ramp, run->t0, ARRIVALS_CONSTANT, 0);
+    if (cfg->reader_protocol == READERS_IMAP && cfg->imap_tls != TLSM_NONE &&
+        !(env->imap_tls = tls_client_ctx(cfg->imap_tls_ca, cfg->imap_tls_verify, 0, err, sizeof err)))
+        return -1;
     if (cfg->poll_interval) {
         /* this worker's share of the mail clients, each first due at a random point
          * of its first interval, so the checks come evenly from the start */
@@ -60,7 +64,9 @@ int worker_init(struct worker *w, unsigned idx, struct run *run, unsigned nsmtp,
         }
     }
     const unsigned n[SESSION_KINDS] = { nsmtp, npop3 }, base[SESSION_KINDS] = { smtp_base, pop3_base };
-    const struct session_ops *ops[SESSION_KINDS] = { &smtp_ops, &pop3_ops };
+    /* the readers speak POP3 or IMAP (readers.protocol) */
+    const struct session_ops *ops[SESSION_KINDS] = { &smtp_ops,
+                                                     cfg->reader_protocol == READERS_IMAP ? &imap_ops : &pop3_ops };
     for (int k = 0; k < SESSION_KINDS; k++)
         session_set_init(&w->sessions[k], ops[k], env, n[k], base[k]);
     return 0;
@@ -114,5 +120,6 @@ void worker_free(struct worker *w)
     dueheap_free(&w->env.polls);
     tls_ctx_free(w->env.smtp_tls);
     tls_ctx_free(w->env.pop3_tls);
+    tls_ctx_free(w->env.imap_tls);
     loop_free(w->loop);
 }

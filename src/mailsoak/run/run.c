@@ -807,8 +807,16 @@ int run_configured(struct config *cfg, int demo_duration)
         fprintf(stderr, "mailsoak: %s\n", err);
         return MS_EXIT_SETUP;
     }
-    if (!cfg->smtp_targets.n && !cfg->pop3_targets.n && embedded_start(cfg, &demo, demo_duration) < 0)
+    /* the demo's reference server is read over POP3: IMAP readers need a target */
+    if (!cfg->smtp_targets.n && !cfg->pop3_targets.n && !cfg->imap_targets.n &&
+        cfg->reader_protocol == READERS_POP3 && embedded_start(cfg, &demo, demo_duration) < 0)
         rc = MS_EXIT_FAILURE;
+    /* the rules between keys before the preflight: a model not built yet is
+     * refused, never checked against a server and then ignored */
+    if (rc == 0 && config_check(cfg, err, sizeof err) < 0) {
+        fprintf(stderr, "mailsoak: %s\n", err);
+        rc = MS_EXIT_SETUP;
+    }
     if (rc == 0 && cfg->check) {
         /* an independent look (libcurl) at every target before any load: a typo
          * in a port or a password is one line here, not ten minutes of errors */

@@ -155,6 +155,7 @@ int setup_run(struct run *r, const struct config *cfg, unsigned nw)
     r->cfg = cfg;
     if (resolve_all(&cfg->smtp_targets, "smtp.target", &r->smtp, &r->nsmtp, resolve) < 0 ||
         resolve_all(&cfg->pop3_targets, "pop3.target", &r->pop3, &r->npop3, resolve) < 0 ||
+        resolve_all(&cfg->imap_targets, "imap.target", &r->imap, &r->nimap, resolve) < 0 ||
         resolve_all(&cfg->smtp_bind, "smtp.bind", &r->smtp_bind, &r->nsmtp_bind, resolve_bind) < 0 ||
         resolve_all(&cfg->pop3_bind, "pop3.bind", &r->pop3_bind, &r->npop3_bind, resolve_bind) < 0 ||
         setup_users(r, cfg) < 0)
@@ -212,6 +213,7 @@ void run_free(struct run *r)
     users_free(&r->users);
     free(r->smtp);
     free(r->pop3);
+    free(r->imap);
     free(r->smtp_bind);
     free(r->pop3_bind);
     size_model_free(&r->sizes);

@@ -28,6 +28,12 @@ static const char *const smtp_tls_choices[] = { "none", "starttls", "implicit", 
 static const char *const pop3_tls_choices[] = { "none", "stls", "implicit", NULL };
 static const char *const smtp_auth_choices[] = { "none", "plain", "login", "cram-md5", "auto", NULL };
 static const char *const pop3_auth_choices[] = { "user", "apop", "plain", "auto", NULL };
+/* Indexed by enum reader_protocol and imap_auth in config.h. */
+static const char *const reader_protocol_choices[] = { "pop3", "imap", NULL };
+static const char *const imap_auth_choices[] = { "login", "plain", "auto", NULL };
+/* IMAP's literal: the largest body (64M) written out with its headers and some
+ * growth (a server may rewrite line ends), at most 1 GiB. */
+static const char *const a_literal[] = { "64k", "1G", NULL };
 /* Bounds of numbers: { MIN, MAX }, "" = none. Each is what a real run can meet:
  * a value outside would fail later, less clearly (an allocation of 10^8 sessions),
  * or measure nothing (an interval of 0). */
@@ -123,7 +129,7 @@ const struct opt config_opts[] = {
     { "smtp", "retry_lifetime", OPT_DURATION, O(retry_lifetime), "5d", NULL, "retry: a message still deferred this long after its first try is given up, counted as expired (Postfix's maximal_queue_lifetime)", NULL },
 
     { "pop3", "target", OPT_LIST, O(pop3_targets), NULL, "pop3", "POP3 server as HOST:PORT", NULL },
-    { "pop3", "readers", OPT_COUNT, O(readers), "10", "readers", "concurrent POP3 sessions", sessions },
+    { "pop3", "readers", OPT_COUNT, O(readers), "10", "readers", "concurrent reader sessions: POP3's, or IMAP's drain readers with readers.protocol = imap", sessions },
     { "pop3", "max_per_session", OPT_COUNT, O(max_per_session), "10", "max-per-session", "messages retrieved per session at most", at_least_1 },
     { "pop3", "timeout", OPT_DURATION, O(pop3_timeout), "30s", NULL, "limit on each POP3 phase", a_timeout },
     { "pop3", "start_after", OPT_DURATION, O(start_after), "0s", NULL, "readers begin this long after the senders (lets mail pile up first)", NULL },
@@ -145,6 +151,21 @@ const struct opt config_opts[] = {
     { "pop3", "tls_verify", OPT_BOOL, O(pop3_tls_verify), "yes", NULL, "verify the server's certificate and its name", NULL },
     { "pop3", "tls_resume", OPT_BOOL, O(pop3_tls_resume), "no", NULL, "resume TLS sessions across connections", NULL },
     { "pop3", "auth", OPT_ENUM, O(pop3_auth), "user", "pop3-auth", "login: USER/PASS, APOP, AUTH PLAIN, or auto (best offered)", pop3_auth_choices },
+
+    { "readers", "protocol", OPT_ENUM, O(reader_protocol), "pop3", "readers-protocol", "what the readers speak: POP3 ([pop3]), or IMAP ([imap], with pop3.readers, max_per_session, visit, empty_backoff, start_after, exclusive and bind as the drain readers' count and habits)", reader_protocol_choices },
+
+    { "imap", "target", OPT_LIST, O(imap_targets), NULL, "imap", "IMAP server as HOST:PORT (readers.protocol = imap)", NULL },
+    { "imap", "tls", OPT_ENUM, O(imap_tls), "none", "imap-tls", "TLS: none, STARTTLS after the greeting, or implicit from the first byte (IMAPS, port 993)", smtp_tls_choices },
+    { "imap", "tls_ca", OPT_STR, O(imap_tls_ca), "", "imap-tls-ca", "CA certificate file (or directory) the server's certificate must chain to (empty = system store)", opt_path },
+    { "imap", "tls_verify", OPT_BOOL, O(imap_tls_verify), "yes", NULL, "verify the server's certificate and its name", NULL },
+    { "imap", "auth", OPT_ENUM, O(imap_auth), "login", "imap-auth", "login: LOGIN, AUTHENTICATE PLAIN, or auto (PLAIN when the server offers it)", imap_auth_choices },
+    { "imap", "timeout", OPT_DURATION, O(imap_timeout), "30s", NULL, "limit on each IMAP phase (connect, each command's completion)", a_timeout },
+    { "imap", "models", OPT_STR, O(imap_models), "drain:100", "imap-models", "the client models by share of the users, NAME:PERCENT,... adding up to 100: drain (retrieve, check and delete what is owed, as POP3 readers do); idle, poll and webmail are not implemented yet and are refused", NULL },
+    { "imap", "idle_users", OPT_COUNT, O(imap_idle_users), "0", NULL, "idle model: how many users hold a connection in IDLE (0 = the idle share of [users])", sessions },
+    { "imap", "poll_interval", OPT_DURATION, O(imap_poll_interval), "10m", NULL, "poll model: each client logs in this often (Thunderbird's check_time)", an_interval },
+    { "imap", "delete", OPT_STR, O(imap_delete), "now", NULL, "what a client does with what it fetched: now (flagged deleted and expunged at once), never, or a DURATION of run time after the fetch; the drain model deletes now", NULL },
+    { "imap", "idle_renew", OPT_DURATION, O(imap_idle_renew), "29m", NULL, "idle model: an IDLE is ended (DONE) and issued again after this long, before RFC 2177's 30-minute limit", an_interval },
+    { "imap", "max_literal", OPT_BYTES, O(imap_max_literal), "80M", NULL, "the largest literal (a message's body) a reader accepts; a server's larger one, or one longer than the RFC822.SIZE it gave, ends the session as a protocol error", a_literal },
 
     { "users", "file", OPT_STR, O(users_file), "", "users", "file of 'address password' lines (rabid's format)", opt_path },
     { "users", "pattern", OPT_STR, O(user_pattern), "user%04d@test.local", NULL, "printf pattern of addresses when no file is given", NULL },
@@ -177,8 +198,8 @@ const struct opt config_opts[] = {
     { "gate", "integrity", OPT_BOOL, O(gate.integrity), "yes", NULL, "fail the run (exit 4) when mail was lost, duplicated or corrupted, or nothing was sent (with senders) or read (with readers)", NULL },
     { "gate", "settled", OPT_BOOL, O(gate.settled), "yes", NULL, "fail the run (exit 4) when a sweep was needed and did not settle, so no loss could be proven or ruled out", NULL },
     { "gate", "proven", OPT_DOUBLE, O(gate.proven), "0.99", "gate-proven", "fail the run (exit 4) when less than this share of the accepted mail is proven delivered exactly once (with readers; 0 = off)", a_share },
-    { "gate", "preset", OPT_ENUM, O(gate.preset), "integrity", "gate", "the gates a run must pass: integrity (the integrity keys below), specmail2001 (those and SPECmail2001's quality of service: every SMTP and POP3 command class answered within 5 s and delivery within 60 s for 95%, errors under 1%; exit 5), off (none: the verdict is printed, the exit status ignores it)", gate_preset_choices },
-    { "gate", "latency", OPT_LIST, O(gate.latency), NULL, "gate-latency", "'CLASS pNN DURATION': fail (exit 5) when that percentile of CLASS is over DURATION; CLASS is a latency (smtp.rcpt, pop3.retr, delivery) or smtp / pop3 for each of its command classes", NULL },
+    { "gate", "preset", OPT_ENUM, O(gate.preset), "integrity", "gate", "the gates a run must pass: integrity (the integrity keys below), specmail2001 (those and SPECmail2001's quality of service: every SMTP, POP3 and IMAP command class answered within 5 s and delivery within 60 s for 95%, errors under 1%; exit 5), off (none: the verdict is printed, the exit status ignores it)", gate_preset_choices },
+    { "gate", "latency", OPT_LIST, O(gate.latency), NULL, "gate-latency", "'CLASS pNN DURATION': fail (exit 5) when that percentile of CLASS is over DURATION; CLASS is a latency (smtp.rcpt, pop3.retr, delivery) or smtp / pop3 / imap for each of its command classes", NULL },
     { "gate", "errors", OPT_DOUBLE, O(gate.errors), "1", "gate-errors", "fail (exit 5) when the errors are more than this share of the session attempts (sessions + errors; 1 = off)", a_share },
     { "gate", "error_classes", OPT_ENUM, O(gate.error_classes), "any", NULL, "allowed: fail (exit 5) on any error class gate.allow does not name; any: classes are not judged", gate_classes_choices },
     { "gate", "allow", OPT_LIST, O(gate.allow), NULL, "gate-allow", "'CLASS: reason': an error class tolerated when error_classes = allowed, and why, shown in the verdict", NULL },
@@ -227,13 +248,105 @@ int config_from_words(void *cfg, int argc, char **argv, void (*usage_fn)(FILE *f
     return opts_from_args(config_opts, cfg, argc, argv, &cli);
 }
 
+const char *const imap_model_names[IMAP_MODELS] = { "drain", "idle", "poll", "webmail" };
+
+int imap_models_parse(const char *s, unsigned share[IMAP_MODELS], char *err, size_t errlen)
+{
+    unsigned total = 0;
+    memset(share, 0, IMAP_MODELS * sizeof *share);
+    while (*s) {
+        size_t nl = strcspn(s, ":,");
+        int m = IMAP_MODELS;
+        for (int k = 0; k < IMAP_MODELS; k++)
+            if (strlen(imap_model_names[k]) == nl && !strncmp(s, imap_model_names[k], nl))
+                m = k;
+        if (m == IMAP_MODELS || s[nl] != ':') {
+            snprintf(err, errlen, "'%.*s' is not NAME:PERCENT with NAME one of drain|idle|poll|webmail", (int)(nl < 40 ? nl : 40), s);
+            return -1;
+        }
+        s += nl + 1;
+        char *end;
+        unsigned long v = strtoul(s, &end, 10);
+        if (end == s || v > 100 || (*end && *end != ',') || share[m]) {
+            snprintf(err, errlen, "%s: a percent from 0 to 100, each model once", imap_model_names[m]);
+            return -1;
+        }
+        share[m] = (unsigned)v;
+        total += (unsigned)v;
+        s = *end ? end + 1 : end;
+    }
+    if (total != 100) {
+        snprintf(err, errlen, "the shares add up to %u, not 100", total);
+        return -1;
+    }
+    return 0;
+}
+
+int imap_delete_parse(const char *s, uint64_t *after_ns)
+{
+    const char *why;
+    if (!strcmp(s, "now")) {
+        *after_ns = 0;
+        return 0;
+    }
+    if (!strcmp(s, "never")) {
+        *after_ns = IMAP_DELETE_NEVER;
+        return 0;
+    }
+    return parse_duration_ns(s, after_ns, &why);
+}
+
+/* readers.protocol = imap: its target, its models (those not built yet refused,
+ * never ignored), and the POP3 readers' habits it does not have. */
+static int check_imap(const struct config *cfg, char *err, size_t errlen)
+{
+    unsigned share[IMAP_MODELS];
+    char why[160];
+    uint64_t after;
+    if (imap_models_parse(cfg->imap_models, share, why, sizeof why) < 0) {
+        snprintf(err, errlen, "imap.models: %s", why);
+        return -1;
+    }
+    if (imap_delete_parse(cfg->imap_delete, &after) < 0) {
+        snprintf(err, errlen, "imap.delete: '%s' is not now, never or a duration", cfg->imap_delete);
+        return -1;
+    }
+    if (cfg->reader_protocol != READERS_IMAP)
+        return 0;
+    for (int m = IMAP_IDLE; m < IMAP_MODELS; m++)
+        if (share[m]) {
+            snprintf(err, errlen, "imap.models: the %s model is not implemented yet (drain:100 is)", imap_model_names[m]);
+            return -1;
+        }
+    if (after) {
+        snprintf(err, errlen, "imap.delete: the drain model deletes what it fetched at once (now)");
+        return -1;
+    }
+    if (!cfg->imap_targets.n && cfg->readers) {
+        snprintf(err, errlen, "no IMAP target: set --imap HOST:PORT (or imap.target), or --readers 0");
+        return -1;
+    }
+    static const char *const pop3_only[] = { "fill.messages", "fill.from", "pop3.leave", "pop3.poll_interval",
+                                             "pop3.preview", "pop3.delete_share", "pop3.delete_foreign" };
+    const int used[] = { cfg->fill_messages.hi > 0, cfg->fill_from[0] != 0, cfg->pop3_leave, cfg->poll_interval > 0,
+                         cfg->preview, cfg->delete_share < 1, cfg->delete_foreign };
+    for (size_t k = 0; k < sizeof used / sizeof used[0]; k++)
+        if (used[k]) {
+            snprintf(err, errlen, "%s: POP3 readers only; readers.protocol = imap has no such client yet", pop3_only[k]);
+            return -1;
+        }
+    return 0;
+}
+
 int config_check(const struct config *cfg, char *err, size_t errlen)
 {
     if (!cfg->smtp_targets.n && cfg->senders) {
         snprintf(err, errlen, "no SMTP target: set --smtp HOST:PORT (or smtp.target), or --senders 0");
         return -1;
     }
-    if (!cfg->pop3_targets.n && cfg->readers) {
+    if (check_imap(cfg, err, errlen) < 0)
+        return -1;
+    if (!cfg->pop3_targets.n && cfg->readers && cfg->reader_protocol == READERS_POP3) {
         snprintf(err, errlen, "no POP3 target: set --pop3 HOST:PORT (or pop3.target), or --readers 0");
         return -1;
     }
@@ -257,15 +370,17 @@ int config_check(const struct config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "fill.only: nothing to fill: set fill.messages");
         return -1;
     }
-    for (int p = 0; p < 2; p++) {
-        int mode = p ? cfg->pop3_tls : cfg->smtp_tls;
+    for (int p = 0; p < 3; p++) {
+        static const char *const proto[] = { "smtp", "pop3", "imap" };
+        int mode = p == 2 ? cfg->imap_tls : p ? cfg->pop3_tls : cfg->smtp_tls;
         if (mode == TLSM_NONE)
             continue;
         char why[300];
-        struct tls_ctx *t = tls_client_ctx(p ? cfg->pop3_tls_ca : cfg->smtp_tls_ca,
-                                           p ? cfg->pop3_tls_verify : cfg->smtp_tls_verify, 0, why, sizeof why);
+        struct tls_ctx *t = tls_client_ctx(p == 2 ? cfg->imap_tls_ca : p ? cfg->pop3_tls_ca : cfg->smtp_tls_ca,
+                                           p == 2 ? cfg->imap_tls_verify : p ? cfg->pop3_tls_verify : cfg->smtp_tls_verify,
+                                           0, why, sizeof why);
         if (!t) {
-            snprintf(err, errlen, "%s.tls_ca: %s", p ? "pop3" : "smtp", why);
+            snprintf(err, errlen, "%s.tls_ca: %s", proto[p], why);
             return -1;
         }
         tls_ctx_free(t);

@@ -58,15 +58,16 @@ static void integrity(const struct gates *g, const struct gate_input *in, struct
     }
 }
 
-/* Every latency class the bound names: "smtp" and "pop3" stand for each of the
- * protocol's command classes (smtp.message, a whole transaction, is not one). */
+/* Every latency class the bound names: "smtp", "pop3" and "imap" stand for each
+ * of the protocol's command classes (smtp.message, a whole transaction, is not one). */
 static int names_class(const char *cls, unsigned k)
 {
     const char *n = lat_names[k];
     size_t len = strlen(cls);
     if (!strcmp(cls, n))
         return 1;
-    return (!strcmp(cls, "smtp") || !strcmp(cls, "pop3")) && !strncmp(n, cls, len) && n[len] == '.' &&
+    return (!strcmp(cls, "smtp") || !strcmp(cls, "pop3") || !strcmp(cls, "imap")) && !strncmp(n, cls, len) &&
+           n[len] == '.' &&
            k != LAT_SMTP_MESSAGE;
 }
 
@@ -168,6 +169,7 @@ void gates_add_specmail(struct gates *g)
 {
     add_latency(g, "smtp", 95, 5000000000ull);
     add_latency(g, "pop3", 95, 5000000000ull);
+    add_latency(g, "imap", 95, 5000000000ull);
     add_latency(g, "delivery", 95, 60000000000ull);
     if (g->errors > 0.01)
         g->errors = 0.01;
@@ -175,7 +177,7 @@ void gates_add_specmail(struct gates *g)
 
 static int known_class(const char *cls)
 {
-    if (!strcmp(cls, "smtp") || !strcmp(cls, "pop3"))
+    if (!strcmp(cls, "smtp") || !strcmp(cls, "pop3") || !strcmp(cls, "imap"))
         return 1;
     for (unsigned k = 0; k < LAT_COUNT; k++)
         if (!strcmp(cls, lat_names[k]))

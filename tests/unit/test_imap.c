@@ -1,0 +1,317 @@
+/* test_imap: the IMAP reader (engine/imap.c, readers.protocol = imap) against
+ * scripted server responses over an in-memory connection (session_script.h): a
+ * visit that reads one of our messages (read only once its EXPUNGE is answered),
+ * its body's literal split across reads, a refused login and a refused EXPUNGE
+ * (the message stays owed), one message under two UIDs (duplicated), and hostile
+ * servers: an overlong line, a literal over the cap or over the size given, a
+ * non-synchronizing literal, an untagged flood, a reply with a tag of no command,
+ * a reply sent before its command. And the models not built yet refused at
+ * configuration time. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "engine/imap.h"
+#include "session_script.h"
+
+/* One user, so the session's pick is known. */
+#define IMAP_ARGS "--imap", "127.0.0.1:143", "--senders", "0", "--set", "users.count=1", "--set", \
+                  "readers.protocol=imap"
+#define GREETING "S: * OK [CAPABILITY IMAP4rev1 SASL-IR LITERAL+ UIDPLUS IDLE AUTH=PLAIN] ready"
+
+/* One of our messages for user 0, accepted, as its literal's bytes (not
+ * dot-stuffed, no final dot): into out, NUL-terminated; its length. seq says
+ * which ledger entry (0, 1, ...). */
+static size_t our_message(struct script *sc, char *out, size_t n, uint64_t body_seed)
+{
+    struct run *r = sc->run;
+    uint8_t digest[MSG_DIGEST_LEN];
+    struct msg_params p = {
+        .run_id = r->run_id, .from = "mailsoak@test.local", .to = r->users.v[0].addr,
+        .body_size = 300, .body_seed = body_seed, .nrcpt = 1,
+    };
+    size_t blen = msg_body(&sc->gen, &p, digest);
+    uint64_t d8;
+    memcpy(&d8, digest, sizeof d8);
+    uint64_t idx = ledger_add(&r->ledger, 0, 0, (uint32_t)blen, d8, 0);
+    p.seq = ledger_seq(0, idx);
+    ledger_accept(&r->ledger, ledger_get(&r->ledger, p.seq), 1);
+    char wire[16384];
+    assert_true(msg_wire_max(&sc->gen, &p, blen) < sizeof wire);
+    size_t len = msg_write(&sc->gen, &p, blen, digest, wire);
+    /* msg_write writes SMTP's dot-stuffed lines and the final dot: IMAP's literal
+     * holds the message itself */
+    size_t k = 0;
+    for (size_t i = 0; i < len;) {
+        const char *nl = memchr(wire + i, '\n', len - i);
+        size_t l = (size_t)(nl - (wire + i)) + 1;
+        if (l == 3 && !memcmp(wire + i, ".\r\n", 3))
+            break;
+        size_t skip = wire[i] == '.';
+        assert_true(k + l < n);
+        memcpy(out + k, wire + i + skip, l - skip);
+        k += l - skip;
+        i += l;
+    }
+    out[k] = 0;
+    return k;
+}
+
+static uint32_t entry_state(struct script *sc, uint64_t idx)
+{
+    return atomic_load(&ledger_get(&sc->run->ledger, ledger_seq(0, idx))->state);
+}
+
+/* Greeting, LOGIN, SELECT of a mailbox of n messages, the listing's command. */
+static void to_listing(struct script *sc, unsigned n)
+{
+    char exists[64];
+    snprintf(exists, sizeof exists, "S: * %u EXISTS", n);
+    script_talk(sc, GREETING, "C: a1 LOGIN \"user0000@test.local\" ", "S: a1 OK [CAPABILITY IMAP4rev1 UIDPLUS] in",
+                "C: a2 SELECT INBOX", exists, "S: * OK [UIDVALIDITY 1700000000] UIDs valid",
+                "S: a2 OK [READ-WRITE] Select completed", "C: a3 UID FETCH 1:* (UID)", NULL);
+}
+
+/* The FETCH response of uid with body as its literal, said in pieces of chunk
+ * bytes with the session running between them (0: at once). */
+static void say_body(struct script *sc, unsigned seq, unsigned uid, const char *body, size_t chunk)
+{
+    char head[128];
+    size_t len = strlen(body);
+    snprintf(head, sizeof head, "* %u FETCH (UID %u RFC822.SIZE %zu BODY[] {%zu}\r\n", seq, uid, len, len);
+    script_say(sc, head);
+    for (size_t off = 0; off < len;) {
+        size_t n = chunk && len - off > chunk ? chunk : len - off;
+        char piece[4096];
+        memcpy(piece, body + off, n);
+        piece[n] = 0;
+        script_say(sc, piece);
+        script_idle(sc);
+        off += n;
+    }
+    script_say(sc, ")\r\n");
+}
+
+/* A visit that fetched our message (its body in pieces of chunk bytes), flagged
+ * it deleted and sent UID EXPUNGE, waiting for the answer. */
+static struct script *fetched_then_expunge(size_t chunk)
+{
+    struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS);
+    static char msg[16384];
+    our_message(sc, msg, sizeof msg, 7);
+    to_listing(sc, 1);
+    script_talk(sc, "S: * 1 FETCH (UID 7)", "S: a3 OK Fetch completed",
+                "C: a4 UID FETCH 7 (UID RFC822.SIZE BODY.PEEK[])", NULL);
+    say_body(sc, 1, 7, msg, chunk);
+    script_talk(sc, "S: a4 OK Fetch completed", "C: a5 UID STORE 7 +FLAGS.SILENT (\\Deleted)", "S: a5 OK Store",
+                "C: a6 UID EXPUNGE 7", NULL);
+    return sc;
+}
+
+static void reads_our_message(void **state)
+{
+    struct script *sc = fetched_then_expunge(0);
+    /* deleted only once the EXPUNGE is answered: not read yet */
+    assert_false(entry_state(sc, 0) & LS_READS);
+    assert_true(entry_state(sc, 0) & LS_SEEN);
+    script_talk(sc, "S: * 1 EXPUNGE", "S: a6 OK Expunge completed", "C: a7 LOGOUT", NULL);
+    uint32_t st = entry_state(sc, 0);
+    assert_int_equal(st & LS_READS, 1);
+    assert_false(st & LS_CORRUPT);
+    assert_int_equal(sc->st->c.read, 1);
+    assert_int_equal(atomic_load(&sc->run->ledger.owed_total), 0);
+    script_talk(sc, "S: * BYE Logging out", "S: a7 OK Logout completed", NULL);
+    script_run(sc, 20);
+    assert_int_equal(sc->st->c.pop3_sessions, 1);
+    assert_int_equal(sc->st->total[LAT_DELIVERY].count, 1);
+    assert_int_equal(sc->st->total[LAT_IMAP_FETCH].count, 1);
+    assert_int_equal(sc->st->total[LAT_IMAP_EXPUNGE].count, 1);
+    assert_int_equal(sc->st->nerr, 0);
+    script_free(sc);
+}
+
+/* The body's literal comes 7 bytes at a time, its lines cut anywhere: the digest
+ * still matches. */
+static void a_literal_split_across_reads(void **state)
+{
+    struct script *sc = fetched_then_expunge(7);
+    script_talk(sc, "S: a6 OK Expunge completed", "C: a7 LOGOUT", NULL);
+    assert_int_equal(entry_state(sc, 0) & LS_READS, 1);
+    assert_false(entry_state(sc, 0) & LS_CORRUPT);
+    assert_int_equal(sc->st->nerr, 0);
+    script_free(sc);
+}
+
+/* A refused EXPUNGE: retrieved, not deleted, still owed. */
+static void a_refused_expunge_stays_owed(void **state)
+{
+    struct script *sc = fetched_then_expunge(0);
+    script_talk(sc, "S: a6 NO [SERVERBUG] Internal error", "C: a7 LOGOUT", "S: a7 OK", NULL);
+    script_run(sc, 20);
+    assert_false(entry_state(sc, 0) & LS_READS);
+    assert_int_equal(sc->st->c.read, 0);
+    assert_int_equal(sc->st->c.peeked, 1);
+    assert_int_equal(atomic_load(&sc->run->ledger.owed_total), 1);
+    assert_int_equal(script_errors(sc, "imap_expunge_serverbug"), 1);
+    script_free(sc);
+}
+
+/* The same message under two UIDs: both expunged, read twice, duplicated. */
+static void one_message_under_two_uids(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS);
+    static char msg[16384];
+    our_message(sc, msg, sizeof msg, 7);
+    to_listing(sc, 2);
+    script_talk(sc, "S: * 1 FETCH (UID 7)", "S: * 2 FETCH (UID 8)", "S: a3 OK",
+                "C: a4 UID FETCH 7:8 (UID RFC822.SIZE BODY.PEEK[])", NULL);
+    say_body(sc, 1, 7, msg, 0);
+    say_body(sc, 2, 8, msg, 0);
+    script_talk(sc, "S: a4 OK", "C: a5 UID STORE 7:8 +FLAGS.SILENT (\\Deleted)", "S: a5 OK",
+                "C: a6 UID EXPUNGE 7:8", "S: a6 OK", "C: a7 LOGOUT", NULL);
+    assert_int_equal(entry_state(sc, 0) & LS_READS, 2);
+    script_free(sc);
+}
+
+/* A refused login is counted at its stage, by its response code; nothing read. */
+static void a_refused_login(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS);
+    script_talk(sc, GREETING, "C: a1 LOGIN ", "S: a1 NO [AUTHENTICATIONFAILED] Authentication failed.",
+                "C: a2 LOGOUT", "S: * BYE", "S: a2 OK", NULL);
+    script_run(sc, 20);
+    assert_int_equal(script_errors(sc, "imap_login_auth"), 1);
+    assert_int_equal(sc->st->c.read, 0);
+    script_free(sc);
+}
+
+/* AUTHENTICATE PLAIN without SASL-IR: the credentials go after the server's "+". */
+static void authenticate_plain_waits_for_its_continuation(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS, "--set", "imap.auth=plain");
+    script_talk(sc, "S: * OK [CAPABILITY IMAP4rev1 AUTH=PLAIN] ready", "C: a1 AUTHENTICATE PLAIN", NULL);
+    script_quiet(sc, 5);
+    script_talk(sc, "S: +", "C: AHVzZXIwMDAwQHRlc3QubG9jYWwA", "S: a1 OK", "C: a2 SELECT INBOX", NULL);
+    script_free(sc);
+}
+
+/* A hostile server's input ends the session as a protocol error of its stage,
+ * with nothing read. */
+static void hostile(const char *setting, const char *const *said, const char *errclass)
+{
+    struct script *sc = setting ? SCRIPT_NEW(&imap_ops, IMAP_ARGS, "--set", setting) : SCRIPT_NEW(&imap_ops, IMAP_ARGS);
+    static char msg[16384];
+    our_message(sc, msg, sizeof msg, 7);
+    to_listing(sc, 1);
+    for (; *said; said++)
+        script_say(sc, *said);
+    script_run(sc, 20);
+    if (script_errors(sc, errclass) != 1) {
+        for (unsigned i = 0; i < sc->st->nerr; i++)
+            print_message("counted %s %llu\n", sc->st->err[i].name, (unsigned long long)sc->st->err[i].count);
+        fail_msg("%s not counted once", errclass);
+    }
+    assert_int_equal(sc->st->c.read, 0);
+    assert_false(entry_state(sc, 0) & LS_SEEN);
+    script_free(sc);
+}
+
+static void an_overlong_line(void **state)
+{
+    static char line[20000];
+    memset(line, 'x', sizeof line - 3);
+    memcpy(line, "* 1 FETCH (", 11);
+    memcpy(line + sizeof line - 3, "\r\n", 3);
+    hostile(NULL, (const char *const[]){ line, NULL }, "imap_list_protocol");
+}
+
+static void a_literal_over_the_cap(void **state)
+{
+    hostile("imap.max_literal=64k",
+            (const char *const[]){ "* 1 FETCH (UID 7)\r\n", "a3 OK\r\n",
+                                   "* 1 FETCH (UID 7 BODY[] {100000}\r\n", NULL },
+            "imap_fetch_protocol");
+}
+
+static void a_literal_over_its_size(void **state)
+{
+    hostile(NULL,
+            (const char *const[]){ "* 1 FETCH (UID 7)\r\n", "a3 OK\r\n",
+                                   "* 1 FETCH (UID 7 RFC822.SIZE 10 BODY[] {300}\r\n", NULL },
+            "imap_fetch_protocol");
+}
+
+static void a_non_synchronizing_literal(void **state)
+{
+    hostile(NULL, (const char *const[]){ "* 1 FETCH (UID 7 X {5+}\r\n", NULL }, "imap_list_protocol");
+}
+
+static void an_untagged_flood(void **state)
+{
+    static char flood[200 * 16];
+    size_t k = 0;
+    for (int i = 0; i < 200; i++)
+        k += (size_t)snprintf(flood + k, sizeof flood - k, "* OK still here\r\n");
+    hostile(NULL, (const char *const[]){ flood, NULL }, "imap_list_protocol");
+}
+
+static void a_tag_of_no_command(void **state)
+{
+    hostile(NULL, (const char *const[]){ "* 1 FETCH (UID 7)\r\n", "a9 OK Fetch completed\r\n", NULL },
+            "imap_list_protocol");
+}
+
+/* The answer to the next command came with this one's: it answers nothing. */
+static void a_reply_before_its_command(void **state)
+{
+    hostile(NULL, (const char *const[]){ "* 1 FETCH (UID 7)\r\na3 OK\r\na4 OK Fetch completed\r\n", NULL },
+            "imap_fetch_protocol");
+}
+
+/* A model not built yet is refused when the settings are read, never ignored. */
+static void unbuilt_models_are_refused(void **state)
+{
+    static const char *const refused[] = { "idle:100", "drain:50,poll:50", "webmail:100", "drain:90", "bogus:100" };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        struct config cfg;
+        char set[64], err[300];
+        snprintf(set, sizeof set, "imap.models=%s", refused[i]);
+        const char *argv[] = { "--imap", "127.0.0.1:143", "--smtp", "127.0.0.1:25", "--set",
+                               "readers.protocol=imap", "--set", set };
+        assert_int_equal(config_from_args(&cfg, 8, (char **)argv), 0);
+        assert_int_equal(config_check(&cfg, err, sizeof err), -1);
+        assert_non_null(strstr(err, "imap.models"));
+        config_free(&cfg);
+    }
+    struct config cfg;
+    char err[300];
+    const char *argv[] = { "--imap", "127.0.0.1:143", "--smtp", "127.0.0.1:25", "--set", "readers.protocol=imap" };
+    assert_int_equal(config_from_args(&cfg, 6, (char **)argv), 0);
+    assert_int_equal(config_check(&cfg, err, sizeof err), 0);
+    config_free(&cfg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reads_our_message),
+        cmocka_unit_test(a_literal_split_across_reads),
+        cmocka_unit_test(a_refused_expunge_stays_owed),
+        cmocka_unit_test(one_message_under_two_uids),
+        cmocka_unit_test(a_refused_login),
+        cmocka_unit_test(authenticate_plain_waits_for_its_continuation),
+        cmocka_unit_test(an_overlong_line),
+        cmocka_unit_test(a_literal_over_the_cap),
+        cmocka_unit_test(a_literal_over_its_size),
+        cmocka_unit_test(a_non_synchronizing_literal),
+        cmocka_unit_test(an_untagged_flood),
+        cmocka_unit_test(a_tag_of_no_command),
+        cmocka_unit_test(a_reply_before_its_command),
+        cmocka_unit_test(unbuilt_models_are_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
