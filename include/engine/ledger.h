@@ -122,7 +122,7 @@ static inline uint64_t ledger_seq(unsigned shard, uint64_t idx)
 /* Owner thread of the shard only; rcpt is the entry's index among its message's
  * recipients. Returns the entry's local index. */
 uint64_t ledger_add(struct ledger *l, unsigned shard, uint32_t user, uint32_t size, uint64_t digest8, unsigned rcpt);
-struct ledger_entry *ledger_get(struct ledger *l, uint64_t seq);
+struct ledger_entry *ledger_get(const struct ledger *l, uint64_t seq);
 /* Owner: the server answered the end of data. */
 void ledger_accept(struct ledger *l, struct ledger_entry *e, uint32_t now_ms);
 void ledger_reject(struct ledger_entry *e);

@@ -80,6 +80,7 @@ struct wstats {
     struct err_examples ex[ERR_CLASSES_MAX];
     unsigned max_examples;
     struct err_examples corrupt;     /* what differed, for the first corrupted messages */
+    uint64_t corrupt_entry[ERR_EXAMPLES_MAX];   /* the ledger entry of each of corrupt's */
 };
 
 /* What a worker publishes at an interval boundary: cumulative counters, this

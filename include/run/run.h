@@ -31,6 +31,7 @@ struct message_example {
     unsigned reads;                  /* retrievals (2 and more: duplicated) */
     const char *queue_id;            /* the server's id ("" = none), in the ledger */
     const struct trail *trail;       /* its lines in the server's logs; NULL: no log was read */
+    const char *differs;             /* corrupted: what differed (a text of corrupt), or NULL */
 };
 
 /* The fill before the window (fill.messages): what it sent, and what the listing
@@ -72,6 +73,7 @@ struct run_result {
     struct err_count err[ERR_CLASSES_MAX];
     struct err_examples ex[ERR_CLASSES_MAX];
     struct err_examples corrupt;
+    uint64_t corrupt_entry[ERR_EXAMPLES_MAX];   /* the ledger entry of each of corrupt's */
     struct ledger_outcome lo;
     json_t *timeline;                /* interval entries (run/interval_output.h) */
     struct sources *sources;         /* the server side: local collector and/or probes */

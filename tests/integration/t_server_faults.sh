@@ -221,7 +221,16 @@ mapfile -t A < <(f store.corrupt_every=3 store.corrupt_max=4)
 soak corrupt "${A[@]}" -- --size 10-1000
 expect corrupt corrupted 4; expect corrupt lost 0; expect corrupt duplicated 0
 expect_log corrupt 'Corrupted record'
-ok "store corrupt x4 -> corrupted = 4"
+# One list of corrupted messages: each with its trail and what differed, the same
+# members as the readers' descriptions.
+[[ $(grep -c 'corrupted messages' "$WORK/corrupt.table") == 1 ]] ||
+    { cat "$WORK/corrupt.table"; fail "corrupt: not one list of corrupted messages"; }
+[[ $(grep -c '^    differs: body ' "$WORK/corrupt.table") == 4 ]] ||
+    { cat "$WORK/corrupt.table"; fail "corrupt: not 4 examples saying what differed"; }
+[[ $(jq -r '.summary.corrupted_examples[] | "\(.id) for \(.mailbox): \(.differs)"' "$WORK/out.json" | sort) == \
+   $(jq -r '.summary.corruption_examples[]' "$WORK/out.json" | sort) ]] ||
+    fail "corrupt: corrupted_examples and corruption_examples name different messages"
+ok "store corrupt x4 -> corrupted = 4, one list of them, each saying what differed"
 
 mapfile -t A < <(f store.tempfail_every=4 store.tempfail_max=3)
 soak tempfail "${A[@]}"

@@ -69,7 +69,7 @@ uint64_t ledger_add(struct ledger *l, unsigned shard, uint32_t user, uint32_t si
     return idx;
 }
 
-struct ledger_entry *ledger_get(struct ledger *l, uint64_t seq)
+struct ledger_entry *ledger_get(const struct ledger *l, uint64_t seq)
 {
     uint64_t shard = seq >> LEDGER_SEQ_SHIFT, idx = seq & ((1ull << LEDGER_SEQ_SHIFT) - 1);
     if (shard >= l->nshards)

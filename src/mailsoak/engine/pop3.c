@@ -542,6 +542,10 @@ static void message_done(struct pop3_session *s)
             if ((empty_as_line && cfg_of(s)->strict_bodies) ||
                 (!empty_as_line && (v != MSG_OK || d8 != e->digest8 || s->chk.body_bytes != e->size))) {
                 ledger_corrupt(e);
+                unsigned k = env->st->corrupt.n;
+                if (k < ERR_EXAMPLES_MAX)      /* the entry: the message's id plus its recipient's index */
+                    env->st->corrupt_entry[k] =
+                        s->chk.seq + (atomic_load_explicit(&e->state, memory_order_relaxed) >> LS_RCPT_SHIFT);
                 stats_example(&env->st->corrupt, env->st->max_examples, "%s-%llx for %s: body %llu bytes, sent %u; %s",
                               s->chk.run_id, (unsigned long long)s->chk.seq, r->users.v[s->user].addr,
                               (unsigned long long)s->chk.body_bytes, e->size,

@@ -16,21 +16,46 @@
 
 const char *const example_kind_names[EX_KINDS] = { "lost", "duplicated", "corrupted", "late" };
 
-static void pick(void *arg, uint64_t seq, const struct ledger_entry *e)
+static void add_example(struct run_result *res, int kind, uint64_t seq, const struct ledger_entry *e, uint32_t st)
 {
-    struct run_result *res = arg;
-    enum pending_reason why;
-    uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
-    enum verdict v = ledger_verdict(&res->run->ledger, e, &why);
-    int kind = v == V_LOST ? EX_LOST : v == V_DUPLICATED ? EX_DUPLICATED : v == V_CORRUPTED ? EX_CORRUPTED
-             : v == V_DELIVERED && (st & LS_LATE) ? EX_LATE : -1;
-    if (kind < 0 || res->nexamples[kind] >= LOST_EXAMPLES_MAX || res->nexamples[kind] >= res->cfg->error_examples)
+    if (res->nexamples[kind] >= LOST_EXAMPLES_MAX || res->nexamples[kind] >= res->cfg->error_examples)
         return;
     res->examples[kind][res->nexamples[kind]++] = (struct message_example){
         .seq = ledger_msg_seq(seq, e), .entry = seq, .user = e->user, .accepted_ms = e->accepted_ms,
         .read_ms = atomic_load_explicit(&res->run->ledger.visit_ms[e->user], memory_order_relaxed),
         .reads = st & LS_READS, .queue_id = ledger_qid(&res->run->ledger, seq),
     };
+}
+
+static void pick(void *arg, uint64_t seq, const struct ledger_entry *e)
+{
+    struct run_result *res = arg;
+    enum pending_reason why;
+    uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
+    enum verdict v = ledger_verdict(&res->run->ledger, e, &why);
+    /* the corrupted are those whose difference a reader described: corrupted_examples() */
+    int kind = v == V_LOST ? EX_LOST : v == V_DUPLICATED ? EX_DUPLICATED
+             : v == V_DELIVERED && (st & LS_LATE) ? EX_LATE : -1;
+    if (kind >= 0)
+        add_example(res, kind, seq, e, st);
+}
+
+/* The corrupted messages the readers described, in the order they did: one list,
+ * each with what differed. */
+static void corrupted_examples(struct run_result *res)
+{
+    for (unsigned i = 0; i < res->corrupt.n && i < ERR_EXAMPLES_MAX; i++) {
+        struct ledger_entry *e = ledger_get(&res->run->ledger, res->corrupt_entry[i]);
+        enum pending_reason why;
+        if (!e || ledger_verdict(&res->run->ledger, e, &why) != V_CORRUPTED)
+            continue;
+        unsigned n = res->nexamples[EX_CORRUPTED];
+        add_example(res, EX_CORRUPTED, res->corrupt_entry[i], e, atomic_load_explicit(&e->state, memory_order_acquire));
+        if (res->nexamples[EX_CORRUPTED] > n) {
+            const char *t = strstr(res->corrupt.text[i], ": ");
+            res->examples[EX_CORRUPTED][n].differs = t ? t + 2 : res->corrupt.text[i];
+        }
+    }
 }
 
 static void line(void *ctx, size_t file, const char *text, size_t len)
@@ -46,6 +71,7 @@ void examples_collect(struct run_result *res, struct sources *src)
     if (lo->lost + lo->duplicated + lo->corrupted + lo->late == 0)
         return;
     ledger_each(&res->run->ledger, pick, res);
+    corrupted_examples(res);
     struct probe_summary ps;
     sources_summary(src, &ps);
     int logs = ps.has.logs;

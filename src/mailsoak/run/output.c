@@ -74,6 +74,8 @@ static json_t *examples_json(const struct run_result *r, int kind)
             json_object_set_new(o, "mailbox_read", json_string(run_time(r, x->read_ms, rd, sizeof rd)));
             json_object_set_new(o, "mailbox_read_s", json_real(x->read_ms / 1e3));
         }
+        if (x->differs)
+            json_object_set_new(o, "differs", json_string(x->differs));
         /* null: no log was read, so there is no trail to show */
         json_object_set_new(o, "server_evidence", x->trail ? trail_json(x->trail) : json_null());
         json_array_append_new(a, o);
@@ -425,6 +427,8 @@ static void table_examples(FILE *f, const struct run_result *r, int kind)
             fprintf(f, ", not in its mailbox read in full at %.1f s\n", x->read_ms / 1e3);
         else
             fprintf(f, ", read %u time%s\n", x->reads, x->reads == 1 ? "" : "s");
+        if (x->differs)
+            fprintf(f, "    differs: %s\n", x->differs);
         const struct trail *tr = x->trail;
         if (!tr)
             continue;
@@ -594,11 +598,6 @@ void run_result_table(FILE *f, const struct run_result *r)
         for (size_t k = 0; k < nsrc; k++)
             probe_summary_free(&each[k]);
         free(each);
-    }
-    if (r->corrupt.n) {
-        fprintf(f, "\ncorrupted messages (first %u)\n", r->corrupt.n);
-        for (unsigned k = 0; k < r->corrupt.n; k++)
-            fprintf(f, "  %s\n", r->corrupt.text[k]);
     }
     fprintf(f, "\nlatency (ms)        count      p50      p90      p99    p99.9      max\n");
     for (unsigned k = 0; k < LAT_COUNT; k++) {

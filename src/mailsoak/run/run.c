@@ -338,8 +338,11 @@ static int next_phase(struct controller *ct, int phase, uint64_t now, uint64_t p
 static void merge_totals(struct run_result *res, struct worker *w, unsigned nw)
 {
     for (unsigned i = 0; i < nw; i++) {
-        for (unsigned x = 0; x < w[i].st.corrupt.n; x++)
+        for (unsigned x = 0; x < w[i].st.corrupt.n; x++) {
+            if (res->corrupt.n < ERR_EXAMPLES_MAX)
+                res->corrupt_entry[res->corrupt.n] = w[i].st.corrupt_entry[x];
             stats_example(&res->corrupt, w[i].st.max_examples, "%s", w[i].st.corrupt.text[x]);
+        }
         counters_add(&res->c, &w[i].st.c);
         for (unsigned k = 0; k < LAT_COUNT; k++)
             hist_merge(&res->lat[k], &w[i].st.total[k]);
