@@ -1,9 +1,40 @@
 /* fuzz_server: the reference server's parsers of what clients send: command verbs,
- * MAIL/RCPT paths and parameters, AUTH's base64 and PLAIN, and the DATA receiver
- * (dot-unstuffing, the terminator) fed in two reads split at a chosen byte. */
+ * MAIL/RCPT paths and parameters, AUTH's base64 and PLAIN, IMAP's arguments (each
+ * line as astrings, a sequence set, FETCH items, flags and SEARCH keys), and the
+ * DATA receiver (dot-unstuffing, the terminator) fed in two reads split at a chosen
+ * byte. The whole input is also a message whose ENVELOPE, BODYSTRUCTURE and
+ * sections IMAP writes. */
 #include "fuzz.h"
 
+#include "server/imap_proto.h"
 #include "server/proto.h"
+
+static void imap_line(const char *l, size_t len)
+{
+    static struct imap_set set;
+    static struct imap_fetch f;
+    struct imap_search q;
+    struct imap_cur c = { .p = l, .n = len };
+    char out[256];
+    size_t n;
+    const char *why, *a;
+    unsigned fl;
+    while (imap_astring(&c, out, sizeof out, &n) == 0 && imap_sp(&c) == 0)
+        if (n > sizeof out - 1)
+            abort();
+    c.i = 0;
+    if (imap_atom(&c, &a, &n) == 0 && imap_set_parse(a, n, &set) == 0)
+        (void)imap_set_has(&set, 7, 9);
+    c.i = 0;
+    (void)imap_fetch_parse(&c, &f, &why);
+    c.i = 0;
+    (void)imap_flags_parse(&c, &fl);
+    c.i = 0;
+    if (imap_search_parse(&c, &q, &why) == 0) {
+        (void)imap_search_match(&q, 1, 2, fl, 3, 4);
+        imap_search_free(&q);
+    }
+}
 
 static void line(char *l, size_t len, void *arg)
 {
@@ -20,6 +51,7 @@ static void line(char *l, size_t len, void *arg)
     }
     if (srv_b64_decode(l, len, dec, sizeof dec, &dn) == 0)
         (void)srv_sasl_plain(dec, dn, &u, &ul, &p, &pl);
+    imap_line(l, len);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -37,5 +69,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (used > size || (!d.overflow && out.len > d.total))
         abort();
     buf_free(&out);
+    struct buf w = { 0 };
+    struct imap_att att = { .sec = SEC_FIELDS_NOT };
+    snprintf(att.fields, sizeof att.fields, "Subject To");
+    imap_envelope(&w, (const char *)data, size);
+    imap_bodystructure(&w, (const char *)data, size);
+    imap_section(&w, (const char *)data, size, &att);
+    imap_crlf(&w, (const char *)data, size);
+    buf_free(&w);
     return 0;
 }

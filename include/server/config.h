@@ -14,7 +14,7 @@
 enum srv_store_kind { SRV_STORE_MEMORY, SRV_STORE_MAILDIR, SRV_STORE_MBOX, SRV_STORE_SQLITE };
 enum srv_auth { SRV_AUTH_NONE, SRV_AUTH_OPTIONAL, SRV_AUTH_REQUIRED };
 
-enum srv_proto { SRV_SMTP, SRV_POP3 };
+enum srv_proto { SRV_SMTP, SRV_POP3, SRV_IMAP, SRV_PROTO_COUNT };
 
 /* Where a command fault can strike; the names are the stages of the error classes. */
 enum srv_stage {
@@ -23,6 +23,9 @@ enum srv_stage {
     ST_POP3_CONNECT, ST_POP3_BANNER, ST_POP3_CAPA, ST_POP3_USER, ST_POP3_PASS, ST_POP3_STAT,
     ST_POP3_LIST, ST_POP3_UIDL, ST_POP3_RETR, ST_POP3_TOP, ST_POP3_DELE, ST_POP3_RSET,
     ST_POP3_NOOP, ST_POP3_QUIT,
+    ST_IMAP_CONNECT, ST_IMAP_BANNER, ST_IMAP_CAPABILITY, ST_IMAP_LOGIN, ST_IMAP_SELECT,
+    ST_IMAP_SEARCH, ST_IMAP_FETCH, ST_IMAP_STORE, ST_IMAP_EXPUNGE, ST_IMAP_IDLE, ST_IMAP_NOOP,
+    ST_IMAP_LOGOUT,
     ST_COUNT
 };
 
@@ -37,6 +40,10 @@ enum srv_fault_kind {
     SF_OVERLONG,                     /* a reply line of size bytes */
     SF_FORGE,                        /* RETR: X-Mailsoak-Id rewritten to RUNID-text */
     SF_DROP,                         /* end of data: 250 queued, and the message (of size bytes or more) never stored */
+    /* IMAP's misbehaviours of a store that lies */
+    SF_UNDONE,                       /* EXPUNGE: answered OK, messages kept and their flags cleared */
+    SF_SILENT,                       /* IDLE: no EXISTS pushed while it lasts */
+    SF_AGAIN,                        /* FETCH: the first body served gets a new UID, so it is served again */
 };
 
 /* A delay drawn per use: fixed, uniform in [lo, hi], or exponential with mean lo
@@ -47,7 +54,7 @@ struct srv_dist {
     uint64_t lo, hi;                 /* ns */
 };
 
-/* One [fault.smtp.STAGE] or [fault.pop3.STAGE] section (a ".NAME" suffix allows several). */
+/* One [fault.smtp.STAGE], [fault.pop3.STAGE] or [fault.imap.STAGE] section (a ".NAME" suffix allows several). */
 struct srv_cmd_fault {
     char *name;                      /* the section name, for the log */
     enum srv_stage stage;
@@ -57,7 +64,7 @@ struct srv_cmd_fault {
     uint64_t after;                  /* ignore the first N commands of the stage */
     uint64_t max;                    /* at most this many strikes in a run (0 = no cap) */
     int code;                        /* SMTP reply code; 0 = the stage's default */
-    char *resp;                      /* POP3 response code ("SYS/TEMP"); NULL = kind's default */
+    char *resp;                      /* POP3 or IMAP response code ("SYS/TEMP", "UNAVAILABLE"); NULL = kind's default */
     char *text;                      /* reply text; NULL = a realistic default */
     char *log;                       /* log line; NULL = a realistic default */
     struct srv_dist delay;           /* kind = trickle: the pause between bytes */
@@ -106,9 +113,9 @@ struct srv_faults {
 
 struct srv_config {
     /* [server] */
-    char *listen_smtp, *listen_pop3, *hostname, *store_dir, *log, *pidfile, *ready_file;
+    char *listen_smtp, *listen_pop3, *listen_imap, *listen_imaps, *tls_cert, *tls_key, *hostname, *store_dir, *log, *pidfile, *ready_file;
     int store, fsync, auth, received, log_sessions;
-    uint64_t seed, max_size, max_rcpts, max_conns, idle_timeout;
+    uint64_t seed, max_size, max_rcpts, max_conns, idle_timeout, imap_timeout;
     /* [users]: the same keys as mailsoak's */
     char *users_file, *user_pattern, *user_password;
     uint64_t user_count;

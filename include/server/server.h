@@ -1,5 +1,5 @@
 /* server: the running reference server (listeners, signals, sessions) and what
- * the SMTP and POP3 session code shares: the session base, closing after the last
+ * the SMTP, POP3 and IMAP session code shares: the session base, closing after the last
  * reply left, and applying a command fault. */
 #ifndef MS_SERVER_SERVER_H
 #define MS_SERVER_SERVER_H
@@ -22,7 +22,14 @@ struct srv_listener {
     struct io_handler io;
     struct srv *srv;
     enum srv_proto proto;
+    int tls;                         /* IMAPS: implicit TLS */
 };
+
+/* The listeners: one per protocol, and IMAP's over implicit TLS. */
+enum { SRV_LSN_SMTP, SRV_LSN_POP3, SRV_LSN_IMAP, SRV_LSN_IMAPS, SRV_LSN_COUNT };
+
+struct imap_box;
+struct tls_ctx;
 
 struct srv {
     const struct srv_config *cfg;
@@ -31,13 +38,16 @@ struct srv {
     struct srv_book book;
     struct srv_store *store;
     struct srv_fault_state fst;
-    struct srv_listener lsn[2];      /* SRV_SMTP, SRV_POP3 */
+    struct srv_listener lsn[SRV_LSN_COUNT];
     pthread_t sig_thread;            /* takes SIGTERM and SIGINT, watches the stop */
     int sig_started;
-    char addr[2][80];                /* where each listener ended up, "127.0.0.1:PORT" */
+    char addr[SRV_LSN_COUNT][80];    /* where each listener ended up, "127.0.0.1:PORT" */
+    struct imap_box **imap_boxes;    /* per user, made on first use (imap_box.c) */
+    struct tls_ctx *imap_tls;        /* server.tls_cert: IMAPS and STARTTLS; NULL = none */
+    uint32_t imap_uidvalidity;
     struct srv_sess *sessions;       /* every live session, for shutdown */
     struct srv_rate *rate;           /* [fault.rate], or NULL */
-    uint64_t nconns, seq[2], next_qid, start_wall;
+    uint64_t nconns, seq[SRV_PROTO_COUNT], next_qid, start_wall;
     uint64_t max_conns;              /* server.max_conns, or fewer when the descriptor limit
                                         cannot hold that many (srv_init says so in the log) */
     int spare_fd;                    /* kept open to refuse a client when none is left */
@@ -82,7 +92,7 @@ int srv_init(struct srv *s, const struct srv_config *cfg, char *err, size_t errl
 int srv_run(struct srv *s);
 void srv_fini(struct srv *s);
 
-/* Session plumbing shared by smtp.c and pop3.c. */
+/* Session plumbing shared by smtp.c, pop3.c and imap.c. */
 void srv_sess_start(struct srv *srv, struct srv_sess *s, enum srv_proto proto, int fd, conn_cb cb);
 /* Sends what the protocol wrote (a byte at a time under a trickle fault). */
 void srv_sess_flush(struct srv_sess *s);

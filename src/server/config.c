@@ -20,6 +20,10 @@ static const char *const auth_choices[] = { "none", "optional", "required", NULL
 const struct opt srv_config_opts[] = {
     { "server", "listen_smtp", OPT_STR, O(listen_smtp), "127.0.0.1:2525", "listen-smtp", "SMTP address HOST:PORT (port 0 = any free port; empty = no SMTP)", NULL },
     { "server", "listen_pop3", OPT_STR, O(listen_pop3), "127.0.0.1:1110", "listen-pop3", "POP3 address HOST:PORT (port 0 = any free port; empty = no POP3)", NULL },
+    { "server", "listen_imap", OPT_STR, O(listen_imap), "", "listen-imap", "IMAP address HOST:PORT (port 0 = any free port; empty = no IMAP)", NULL },
+    { "server", "listen_imaps", OPT_STR, O(listen_imaps), "", "listen-imaps", "IMAP over implicit TLS, HOST:PORT (needs tls_cert and tls_key; empty = none)", NULL },
+    { "server", "tls_cert", OPT_STR, O(tls_cert), "", "tls-cert", "PEM certificate (then its chain) for IMAPS and IMAP STARTTLS (empty = no TLS)", opt_path },
+    { "server", "tls_key", OPT_STR, O(tls_key), "", "tls-key", "PEM key of tls_cert", opt_path },
     { "server", "hostname", OPT_STR, O(hostname), "mailsoak.test", NULL, "name in the banner, EHLO reply and Received line", NULL },
     { "server", "store", OPT_ENUM, O(store), "memory", "store", "where mail is kept", store_choices },
     { "server", "store_dir", OPT_STR, O(store_dir), "mail", "store-dir", "directory of the maildir, mbox and sqlite stores", opt_path },
@@ -32,6 +36,7 @@ const struct opt srv_config_opts[] = {
     { "server", "max_rcpts", OPT_COUNT, O(max_rcpts), "100", NULL, "recipients per message", NULL },
     { "server", "max_conns", OPT_COUNT, O(max_conns), "10000", NULL, "connections at once; more are refused with 421 / -ERR (fewer when RLIMIT_NOFILE cannot hold them: the log says so)", NULL },
     { "server", "idle_timeout", OPT_DURATION, O(idle_timeout), "5m", NULL, "close a session idle this long", NULL },
+    { "server", "imap_timeout", OPT_DURATION, O(imap_timeout), "30m", NULL, "close an IMAP session idle this long (RFC 3501 asks at least 30 minutes; IDLE clients renew within 29)", NULL },
     { "server", "auth", OPT_ENUM, O(auth), "none", "auth", "SMTP AUTH PLAIN/LOGIN/CRAM-MD5: none, optional, or required before MAIL", auth_choices },
     { "server", "received", OPT_BOOL, O(received), "yes", NULL, "prepend a Received: line to each message", NULL },
     { "server", "log_sessions", OPT_BOOL, O(log_sessions), "no", NULL, "log every connect, login and delivery (slow at full speed)", NULL },
@@ -53,6 +58,11 @@ const char *const srv_stage_names[ST_COUNT] = {
     [ST_POP3_LIST] = "pop3.list", [ST_POP3_UIDL] = "pop3.uidl", [ST_POP3_RETR] = "pop3.retr",
     [ST_POP3_TOP] = "pop3.top", [ST_POP3_DELE] = "pop3.dele", [ST_POP3_RSET] = "pop3.rset",
     [ST_POP3_NOOP] = "pop3.noop", [ST_POP3_QUIT] = "pop3.quit",
+    [ST_IMAP_CONNECT] = "imap.connect", [ST_IMAP_BANNER] = "imap.banner",
+    [ST_IMAP_CAPABILITY] = "imap.capability", [ST_IMAP_LOGIN] = "imap.login",
+    [ST_IMAP_SELECT] = "imap.select", [ST_IMAP_SEARCH] = "imap.search", [ST_IMAP_FETCH] = "imap.fetch",
+    [ST_IMAP_STORE] = "imap.store", [ST_IMAP_EXPUNGE] = "imap.expunge", [ST_IMAP_IDLE] = "imap.idle",
+    [ST_IMAP_NOOP] = "imap.noop", [ST_IMAP_LOGOUT] = "imap.logout",
 };
 
 const char *const srv_store_event_names[SE_COUNT] = {
@@ -108,7 +118,8 @@ static int parse_kind(const char *v, enum srv_fault_kind *k)
         { "421", SF_421 }, { "disconnect", SF_DISCONNECT }, { "delay", SF_DELAY },
         { "stall", SF_STALL }, { "reset", SF_RESET }, { "reply", SF_REPLY }, { "extra", SF_EXTRA },
         { "trickle", SF_TRICKLE }, { "endless", SF_ENDLESS }, { "overlong", SF_OVERLONG },
-        { "forge", SF_FORGE }, { "drop", SF_DROP },
+        { "forge", SF_FORGE }, { "drop", SF_DROP }, { "undone", SF_UNDONE }, { "silent", SF_SILENT },
+        { "again", SF_AGAIN },
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcasecmp(v, t[i].n)) {
@@ -155,7 +166,7 @@ static struct srv_cmd_fault *cmd_fault(struct srv_faults *f, const char *section
         }
     }
     snprintf(why, n, "[%s]: unknown fault section (fault.store, fault.user, fault.rate, or "
-             "fault.smtp.STAGE / fault.pop3.STAGE with a stage such as smtp.rcpt or pop3.pass)", section);
+             "fault.smtp.STAGE / fault.pop3.STAGE / fault.imap.STAGE with a stage such as smtp.rcpt, pop3.pass or imap.fetch)", section);
     return NULL;
 }
 
@@ -259,7 +270,7 @@ int srv_fault_set(struct srv_faults *f, const char *section, const char *key, co
     if (!strcasecmp(key, "kind")) {
         if (parse_kind(v, &c->kind) < 0) {
             w = "expected 4xx, 5xx, 421, disconnect, delay, stall, reset, reply, extra, trickle, endless, "
-                "overlong, forge or drop";
+                "overlong, forge, drop, undone, silent or again";
             goto bad;
         }
     } else if (!strcasecmp(key, "odds")) {
@@ -284,7 +295,7 @@ int srv_fault_set(struct srv_faults *f, const char *section, const char *key, co
         c->code = (int)code;
     } else if (!strcasecmp(key, "resp")) {
         if (strpbrk(v, "[] \r\n")) {
-            w = "expected a POP3 response code without brackets, e.g. SYS/TEMP or IN-USE (or none)";
+            w = "expected a POP3 or IMAP response code without brackets, e.g. SYS/TEMP, IN-USE or UNAVAILABLE (or none)";
             goto bad;
         }
         set_str(&c->resp, v);
@@ -328,12 +339,24 @@ int srv_faults_check(const struct srv_faults *f, char *why, size_t n)
             snprintf(why, n, "[%s]: kind = forge rewrites retrieved messages: fault.pop3.retr only", c->name);
             return -1;
         }
+        if (c->kind == SF_UNDONE && c->stage != ST_IMAP_EXPUNGE) {
+            snprintf(why, n, "[%s]: kind = undone answers an EXPUNGE without doing it: fault.imap.expunge only", c->name);
+            return -1;
+        }
+        if (c->kind == SF_SILENT && c->stage != ST_IMAP_IDLE) {
+            snprintf(why, n, "[%s]: kind = silent keeps an IDLE from pushing EXISTS: fault.imap.idle only", c->name);
+            return -1;
+        }
+        if (c->kind == SF_AGAIN && c->stage != ST_IMAP_FETCH) {
+            snprintf(why, n, "[%s]: kind = again serves a fetched message under a new UID: fault.imap.fetch only", c->name);
+            return -1;
+        }
         if (c->kind == SF_DELAY && !c->delay.hi) {
             snprintf(why, n, "[%s]: kind = delay needs delay = (e.g. 100ms-2s or exp(300ms))", c->name);
             return -1;
         }
         if (c->code && c->stage >= ST_POP3_CONNECT) {
-            snprintf(why, n, "[%s]: code is for SMTP; POP3 faults take resp (e.g. SYS/TEMP)", c->name);
+            snprintf(why, n, "[%s]: code is for SMTP; POP3 and IMAP faults take resp (e.g. SYS/TEMP)", c->name);
             return -1;
         }
         if (c->code && ((c->kind == SF_TEMP && c->code >= 500) || (c->kind == SF_PERM && c->code < 500))) {
@@ -359,8 +382,8 @@ static void usage(FILE *f)
 {
     fputs("usage: mailsoak-server [-c FILE]... [--FLAG VALUE]... [--set SECTION.KEY=VALUE]...\n"
           "\n"
-          "The reference SMTP + POP3 server of mailsoak. Prints one line\n"
-          "  READY smtp=HOST:PORT pop3=HOST:PORT pid=PID\n"
+          "The reference SMTP + POP3 + IMAP server of mailsoak. Prints one line\n"
+          "  READY smtp=HOST:PORT pop3=HOST:PORT pid=PID [imap=HOST:PORT] [imaps=HOST:PORT]\n"
           "on stdout once it listens; SIGTERM or SIGINT stop it cleanly.\n"
           "--version prints its version.\n"
           "Faults are configured in [fault.*] sections: see conf/server-faults.conf.\n", f);
@@ -394,6 +417,7 @@ int srv_config_doc(const char *what)
     else if (!strcmp(what, "stages")) {
         doc_stages("smtp");
         doc_stages("pop3");
+        doc_stages("imap");
     } else if (!strcmp(what, "events")) {
         for (int e = 0; e < SE_COUNT; e++)
             printf("%s\\fB%s\\fR", e ? ", " : "", srv_store_event_names[e]);

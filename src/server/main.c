@@ -1,4 +1,4 @@
-/* mailsoak-server: entry point of the reference SMTP + POP3 server. Reads the
+/* mailsoak-server: entry point of the reference SMTP + POP3 + IMAP server. Reads the
  * settings, starts listening, announces READY on stdout (and --ready-file), runs
  * until SIGTERM or SIGINT, then removes its pid file. */
 #include <errno.h>
@@ -57,8 +57,15 @@ int main(int argc, char **argv)
         srv_config_free(&cfg);
         return 2;
     }
-    snprintf(line, sizeof line, "READY smtp=%s pop3=%s pid=%d\n", srv.addr[SRV_SMTP][0] ? srv.addr[SRV_SMTP] : "-",
-             srv.addr[SRV_POP3][0] ? srv.addr[SRV_POP3] : "-", (int)getpid());
+    /* IMAP's addresses follow the pid, only when it listens, so readers of the
+     * SMTP + POP3 line keep reading it as it was. */
+    int ln = snprintf(line, sizeof line, "READY smtp=%s pop3=%s pid=%d", srv.addr[SRV_LSN_SMTP][0] ? srv.addr[SRV_LSN_SMTP] : "-",
+                      srv.addr[SRV_LSN_POP3][0] ? srv.addr[SRV_LSN_POP3] : "-", (int)getpid());
+    if (srv.addr[SRV_LSN_IMAP][0])
+        ln += snprintf(line + ln, sizeof line - (size_t)ln, " imap=%s", srv.addr[SRV_LSN_IMAP]);
+    if (srv.addr[SRV_LSN_IMAPS][0])
+        ln += snprintf(line + ln, sizeof line - (size_t)ln, " imaps=%s", srv.addr[SRV_LSN_IMAPS]);
+    snprintf(line + ln, sizeof line - (size_t)ln, "\n");
     srv_log("starting: store=%s store_dir=%s users=%zu faults=%zu seed=%llu; %.*s",
             srv_backend_by_kind(cfg.store)->name, cfg.store_dir, srv.users.n, cfg.faults.ncmd,
             (unsigned long long)cfg.seed, (int)strlen(line) - 1, line);

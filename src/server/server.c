@@ -3,6 +3,7 @@
  * (idle deadlines, delays, closing after the last reply, freeing when the store
  * has nothing of theirs left). */
 #include "server/server.h"
+#include "server/imap.h"
 #include "server/pop3.h"
 #include "server/proto.h"
 #include "server/rate.h"
@@ -23,6 +24,7 @@
 
 #include "lib/alloc.h"
 #include "lib/hostport.h"
+#include "lib/tls.h"
 
 #define STOP_GRACE_S 5               /* a stop taking longer ends the process */
 #define LINGER_STEP (10 * NS_PER_MS)
@@ -83,7 +85,7 @@ void srv_sess_idle(struct srv_sess *s)
     if (s->closing || s->dead)
         return;
     s->tmode = TM_IDLE;
-    conn_deadline(&s->c, s->srv->cfg->idle_timeout);
+    conn_deadline(&s->c, s->proto == SRV_IMAP ? s->srv->cfg->imap_timeout : s->srv->cfg->idle_timeout);
 }
 
 /* A fault's text as the bytes it names, then CRLF. */
@@ -141,6 +143,8 @@ static void spew_step(struct loop *l, struct timer *t)
             s->spew_lines++;
             if (s->proto == SRV_SMTP)
                 conn_printf(c, "250-endless reply, line %llu\r\n", (unsigned long long)s->spew_lines);
+            else if (s->proto == SRV_IMAP)
+                conn_printf(c, "* OK endless reply, line %llu\r\n", (unsigned long long)s->spew_lines);
             else
                 conn_printf(c, "%llu 1000\r\n", (unsigned long long)s->spew_lines);
             continue;
@@ -318,13 +322,16 @@ int srv_sess_apply_fault(struct srv_sess *s, const struct srv_cmd_fault *f, int 
                 conn_puts(&s->c, "+OK\r\n");
         } else {
             s->spew_left = f->size ? f->size : 10 * 1024 * 1024;
-            conn_puts(&s->c, s->proto == SRV_SMTP ? "451 " : "-ERR ");
+            conn_puts(&s->c, s->proto == SRV_SMTP ? "451 " : s->proto == SRV_IMAP ? "* " : "-ERR ");
         }
         s->stalled = 1;              /* it reads nothing more */
         timer_arm_in(s->srv->loop, &s->spew, 0);
         return 1;
     case SF_FORGE:                   /* the protocol rewrites what it retrieves */
     case SF_DROP:                    /* the protocol accepts the message and loses it */
+    case SF_UNDONE:                  /* IMAP's: the protocol applies them */
+    case SF_SILENT:
+    case SF_AGAIN:
         return 0;
     case SF_DELAY: {
         uint64_t ns = srv_dist_draw(&f->delay, &s->rng);
@@ -349,7 +356,8 @@ void srv_sess_start(struct srv *srv, struct srv_sess *s, enum srv_proto proto, i
     s->proto = proto;
     s->spew.fn = spew_step;
     s->id = ++srv->seq[proto];
-    srv_rng_seed(&s->rng, srv->cfg->seed, s->id * 2 + (uint64_t)proto);
+    /* IMAP's streams lie apart from SMTP's and POP3's, which keep theirs. */
+    srv_rng_seed(&s->rng, srv->cfg->seed, proto == SRV_IMAP ? s->id | 1ULL << 40 : s->id * 2 + (uint64_t)proto);
     conn_init(&s->c, srv->loop, cb, s);
     s->c.max_line = 64 * 1024;       /* DATA is parsed raw; this bounds command lines */
     s->next = srv->sessions;
@@ -391,6 +399,7 @@ static void refuse(struct srv *srv, enum srv_proto proto, int fd, const char *wh
     static const char *const busy[] = {
         "421 4.7.0 Too many connections, try again later\r\n",
         "-ERR [SYS/TEMP] Too many connections, try again later\r\n",
+        "* BYE [UNAVAILABLE] Too many connections, try again later\r\n",
     };
     if (send(fd, busy[proto], strlen(busy[proto]), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) { /* gone */ }
     if (why)
@@ -431,35 +440,39 @@ static void on_accept(struct loop *l, struct io_handler *h, uint32_t ev)
         }
         if (proto == SRV_SMTP)
             srv_smtp_accept(srv, fd);
-        else
+        else if (proto == SRV_POP3)
             srv_pop3_accept(srv, fd);
+        else
+            srv_imap_accept(srv, fd, ls->tls);
     }
 }
 
-static int listen_on(struct srv *srv, enum srv_proto proto, const char *spec, char *err, size_t errlen)
+static int listen_on(struct srv *srv, int which, const char *spec, char *err, size_t errlen)
 {
-    static const char *const names[] = { "listen_smtp", "listen_pop3" };
+    static const char *const names[] = { "listen_smtp", "listen_pop3", "listen_imap", "listen_imaps" };
+    static const enum srv_proto protos[] = { SRV_SMTP, SRV_POP3, SRV_IMAP, SRV_IMAP };
     char host[256], port[32];
     struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *ai = NULL;
-    struct io_handler *h = &srv->lsn[proto].io;
-    srv->lsn[proto].srv = srv;
-    srv->lsn[proto].proto = proto;
+    struct io_handler *h = &srv->lsn[which].io;
+    srv->lsn[which].srv = srv;
+    srv->lsn[which].proto = protos[which];
+    srv->lsn[which].tls = which == SRV_LSN_IMAPS;
     h->fd = -1;
     if (!spec || !*spec)
         return 0;
     if (hostport_split(spec, host, sizeof host, port, sizeof port) < 0) {
-        snprintf(err, errlen, "server.%s: '%s': expected HOST:PORT", names[proto], spec);
+        snprintf(err, errlen, "server.%s: '%s': expected HOST:PORT", names[which], spec);
         return -1;
     }
     int gr = getaddrinfo(*host ? host : NULL, port, &hints, &ai);
     if (gr) {
-        snprintf(err, errlen, "server.%s: '%s': %s", names[proto], spec, gai_strerror(gr));
+        snprintf(err, errlen, "server.%s: '%s': %s", names[which], spec, gai_strerror(gr));
         return -1;
     }
-    int fd = hostport_listen(ai, HOSTPORT_NONBLOCK, 1024, srv->addr[proto], sizeof srv->addr[proto]);
+    int fd = hostport_listen(ai, HOSTPORT_NONBLOCK, 1024, srv->addr[which], sizeof srv->addr[which]);
     freeaddrinfo(ai);
     if (fd < 0) {
-        snprintf(err, errlen, "server.%s: cannot listen on %s: %s", names[proto], spec, strerror(errno));
+        snprintf(err, errlen, "server.%s: cannot listen on %s: %s", names[which], spec, strerror(errno));
         return -1;
     }
     h->fd = fd;
@@ -534,7 +547,8 @@ int srv_init(struct srv *srv, const struct srv_config *cfg, char *err, size_t er
 {
     memset(srv, 0, sizeof *srv);
     srv->cfg = cfg;
-    srv->lsn[0].io.fd = srv->lsn[1].io.fd = -1;
+    for (int i = 0; i < SRV_LSN_COUNT; i++)
+        srv->lsn[i].io.fd = -1;
     fit_nofile(srv);
     srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     size_t nf = cfg->faults.ncmd ? cfg->faults.ncmd : 1;
@@ -561,12 +575,25 @@ int srv_init(struct srv *srv, const struct srv_config *cfg, char *err, size_t er
         return -1;
     }
     srv->sig_started = 1;
-    if (listen_on(srv, SRV_SMTP, cfg->listen_smtp, err, errlen) < 0 ||
-        listen_on(srv, SRV_POP3, cfg->listen_pop3, err, errlen) < 0)
+    if (cfg->tls_cert && *cfg->tls_cert) {
+        srv->imap_tls = tls_server_ctx(cfg->tls_cert, cfg->tls_key && *cfg->tls_key ? cfg->tls_key : cfg->tls_cert,
+                                       err, errlen);
+        if (!srv->imap_tls)
+            return -1;
+    } else if (cfg->listen_imaps && *cfg->listen_imaps) {
+        snprintf(err, errlen, "server.listen_imaps: needs server.tls_cert (and tls_key)");
+        return -1;
+    }
+    srv->imap_uidvalidity = (uint32_t)time(NULL);
+    if (listen_on(srv, SRV_LSN_SMTP, cfg->listen_smtp, err, errlen) < 0 ||
+        listen_on(srv, SRV_LSN_POP3, cfg->listen_pop3, err, errlen) < 0 ||
+        listen_on(srv, SRV_LSN_IMAP, cfg->listen_imap, err, errlen) < 0 ||
+        listen_on(srv, SRV_LSN_IMAPS, cfg->listen_imaps, err, errlen) < 0)
         return -1;
     srv->store = srv_store_start(cfg, &srv->users, srv->loop, err, errlen);
     if (!srv->store)
         return -1;
+    srv_store_watch(srv->store, srv_imap_delivered, srv);
     srv->rate = srv_rate_start(srv);
     srv->start_wall = (uint64_t)time(NULL);
     return 0;
@@ -576,7 +603,7 @@ int srv_run(struct srv *srv)
 {
     while (!__atomic_load_n(&srv->stopping, __ATOMIC_ACQUIRE))
         loop_run_once(srv->loop, 1000 * NS_PER_MS);
-    for (int p = 0; p < 2; p++)
+    for (int p = 0; p < SRV_LSN_COUNT; p++)
         if (srv->lsn[p].io.fd >= 0) {
             loop_del(srv->loop, &srv->lsn[p].io);
             close(srv->lsn[p].io.fd);
@@ -613,9 +640,12 @@ void srv_fini(struct srv *srv)
     if (srv->store)
         srv_store_stop(srv->store);
     srv_rate_free(srv->rate);
-    for (int p = 0; p < 2; p++)
+    for (int p = 0; p < SRV_LSN_COUNT; p++)
         if (srv->lsn[p].io.fd >= 0)
             close(srv->lsn[p].io.fd);
+    srv_imap_boxes_free(srv);
+    if (srv->imap_tls)
+        tls_ctx_free(srv->imap_tls);
     if (srv->spare_fd >= 0)
         close(srv->spare_fd);
     loop_free(srv->loop);

@@ -1,6 +1,6 @@
 # server_lib.sh: sourced by the t_server_*.sh tests. Starts mailsoak-server on free
 # loopback ports in a temporary directory, waits for its READY file, and stops it by
-# PID on exit. Also a tiny raw POP3 client on a bash /dev/tcp descriptor, for what
+# PID on exit (IMAP listens too). Also a tiny raw POP3 client on a bash /dev/tcp descriptor, for what
 # curl cannot do (hold a session open, drop it without QUIT).
 
 : "${MAILSOAK_SERVER:?run through tests/run or set MAILSOAK_SERVER}"
@@ -18,10 +18,10 @@ trap cleanup EXIT
 fail() { FAILED=1; echo "FAIL: $*"; [[ -f $WORK/server.log ]] && tail -n 20 "$WORK/server.log"; exit 1; }
 ok() { echo "ok: $*"; }
 
-# srv_start [server args...]: sets SMTP_PORT, POP3_PORT, SRV_PID.
+# srv_start [server args...]: sets SMTP_PORT, POP3_PORT, IMAP_PORT, SRV_PID.
 srv_start() {
     rm -f "$WORK/ready"
-    "$MAILSOAK_SERVER" --listen-smtp 127.0.0.1:0 --listen-pop3 127.0.0.1:0 \
+    "$MAILSOAK_SERVER" --listen-smtp 127.0.0.1:0 --listen-pop3 127.0.0.1:0 --listen-imap 127.0.0.1:0 \
         --ready-file "$WORK/ready" --log "$WORK/server.log" --pidfile "$WORK/server.pid" "$@" \
         >"$WORK/stdout" 2>"$WORK/stderr" &
     SRV_PID=$!
@@ -33,9 +33,9 @@ srv_start() {
     [[ -s $WORK/ready ]] || fail "server not ready after 5s"
     local line
     line=$(cat "$WORK/ready")
-    [[ $line =~ ^READY\ smtp=127\.0\.0\.1:([0-9]+)\ pop3=127\.0\.0\.1:([0-9]+)\ pid=([0-9]+)$ ]] \
+    [[ $line =~ ^READY\ smtp=127\.0\.0\.1:([0-9]+)\ pop3=127\.0\.0\.1:([0-9]+)\ pid=([0-9]+)\ imap=127\.0\.0\.1:([0-9]+)( imaps=127\.0\.0\.1:([0-9]+))?$ ]] \
         || fail "bad READY line: $line"
-    SMTP_PORT=${BASH_REMATCH[1]} POP3_PORT=${BASH_REMATCH[2]}
+    SMTP_PORT=${BASH_REMATCH[1]} POP3_PORT=${BASH_REMATCH[2]} IMAP_PORT=${BASH_REMATCH[4]} IMAPS_PORT=${BASH_REMATCH[6]}
     [[ ${BASH_REMATCH[3]} = "$SRV_PID" ]] || fail "READY pid ${BASH_REMATCH[3]} is not $SRV_PID"
 }
 
@@ -68,6 +68,11 @@ curl_send() { # file rcpt [more curl args]
     shift 2
     curl -sS --max-time 10 "smtp://127.0.0.1:$SMTP_PORT" --mail-from sender@test.local \
         --mail-rcpt "$r" -T "$f" "$@"
+}
+curl_imap() { # path user pass [more curl args]: imap://.../PATH (INBOX, INBOX;UID=n)
+    local p=$1 u=$2 w=$3
+    shift 3
+    curl -sS --max-time 10 "imap://127.0.0.1:$IMAP_PORT/$p" -u "$u:$w" "$@"
 }
 curl_pop() { # path user pass [more curl args]
     local p=$1 u=$2 w=$3

@@ -60,7 +60,9 @@ struct srv_backend {
 
 const struct srv_backend_ops *srv_backend_by_kind(int kind);
 
-enum srv_op { SOP_DELIVER, SOP_OPEN, SOP_FETCH, SOP_COMMIT, SOP_CLOSE, SOP_COUNT };
+/* SOP_OPEN/COMMIT/CLOSE are POP3's locked session; SOP_LIST and SOP_EXPUNGE are
+ * IMAP's, which shares a mailbox between sessions and takes no lock. */
+enum srv_op { SOP_DELIVER, SOP_OPEN, SOP_FETCH, SOP_COMMIT, SOP_CLOSE, SOP_LIST, SOP_EXPUNGE, SOP_COUNT };
 
 enum srv_status {
     SS_OK = 0,
@@ -86,13 +88,17 @@ struct srv_req {
     const char *data;
     size_t len;
     char qid[32];                    /* filled: the queue id for "250 Ok: queued as" */
-    /* SOP_OPEN, SOP_FETCH, SOP_COMMIT, SOP_CLOSE: the mailbox */
+    /* SOP_OPEN, SOP_LIST, SOP_FETCH, SOP_COMMIT, SOP_EXPUNGE, SOP_CLOSE: the mailbox */
     size_t user;
-    struct srv_items items;          /* filled by OPEN; read by FETCH/COMMIT */
+    struct srv_items items;          /* filled by OPEN and LIST; read by FETCH/COMMIT */
+    uint64_t xgen;                   /* the mailbox's expunge count when items were listed:
+                                        a FETCH on an older listing finds its item again
+                                        (an mbox's offsets move when another session expunges) */
     const struct srv_item *item;     /* SOP_FETCH */
     struct buf out;                  /* filled by FETCH */
-    const struct srv_item **del;     /* SOP_COMMIT: items to remove */
+    const struct srv_item **del;     /* SOP_COMMIT, SOP_EXPUNGE: items to remove */
     size_t ndel;
+    int imap;                        /* an IMAP session's: log lines in imap's words */
 };
 
 struct srv_store;
@@ -100,6 +106,9 @@ struct srv_store;
 struct srv_store *srv_store_start(const struct srv_config *cfg, const struct users *u,
                                   struct loop *l, char *err, size_t errlen);
 void srv_store_submit(struct srv_store *s, struct srv_req *r);
+/* fn(ud, user) runs on the loop thread for each recipient of a delivery the store
+ * accepted, before the deliverer hears of it: IMAP pushes EXISTS from it. */
+void srv_store_watch(struct srv_store *s, void (*fn)(void *ud, size_t user), void *ud);
 /* Stops the thread after it finished what was queued, and closes the backend. */
 void srv_store_stop(struct srv_store *s);
 

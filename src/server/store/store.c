@@ -35,6 +35,9 @@ struct srv_store {
     int stopping;
     /* store thread only */
     unsigned char *locked;           /* per user */
+    uint64_t *xgen;                  /* per user: expunges done (struct srv_req's xgen) */
+    void (*watch)(void *ud, size_t user);   /* loop thread: a delivery was accepted */
+    void *watch_ud;
     struct srv_rng rng;
     uint64_t seen[SE_COUNT], fired[SE_COUNT];
     uint64_t start_ns, next_id, start_wall;
@@ -276,6 +279,7 @@ static void do_deliver(struct srv_store *s, struct srv_req *r)
 
 static void do_open(struct srv_store *s, struct srv_req *r)
 {
+    r->xgen = s->xgen[r->user];
     const char *addr = s->users->v[r->user].addr;
     if (s->locked[r->user]) {
         r->status = SS_IN_USE;
@@ -310,15 +314,83 @@ static void do_commit(struct srv_store *s, struct srv_req *r)
         srv_log("pop3(%s): Error: %s", addr, r->err);
         return;
     }
+    s->xgen[r->user]++;
     if (s->be.ops->expunge(&s->be, r->user, r->del, r->ndel, r->err, sizeof r->err) < 0) {
         r->status = SS_TEMP;
         srv_log("pop3(%s): Error: expunge failed: %s", addr, r->err);
     }
 }
 
+/* IMAP's listing: no lock, a mailbox is shared by its sessions. */
+static void do_list(struct srv_store *s, struct srv_req *r)
+{
+    srv_items_free(&r->items);
+    r->xgen = s->xgen[r->user];
+    if (in_window(s) || strikes(s, SE_LOCK)) {
+        r->status = SS_IN_USE;
+        snprintf(r->err, sizeof r->err, "%s", lock_text(s));
+        srv_log("imap(%s): Error: Couldn't open INBOX: %s", s->users->v[r->user].addr, lock_text(s));
+        return;
+    }
+    if (s->be.ops->list(&s->be, r->user, &r->items, r->err, sizeof r->err) < 0) {
+        r->status = SS_TEMP;
+        srv_log("imap(%s): Error: Couldn't open INBOX: %s", s->users->v[r->user].addr, r->err);
+        srv_items_free(&r->items);
+    }
+}
+
+/* IMAP's EXPUNGE: the store faults of POP3's commit, without its lock. */
+static void do_expunge(struct srv_store *s, struct srv_req *r)
+{
+    const char *addr = s->users->v[r->user].addr;
+    if (!r->ndel)
+        return;
+    if (in_window(s) || strikes(s, SE_EXPUNGE)) {
+        r->status = SS_TEMP;
+        snprintf(r->err, sizeof r->err, "%s", lock_text(s));
+        srv_log("imap(%s): Error: Mailbox INBOX: expunge failed: %s", addr, r->err);
+        return;
+    }
+    s->xgen[r->user]++;
+    if (s->be.ops->expunge(&s->be, r->user, r->del, r->ndel, r->err, sizeof r->err) < 0) {
+        r->status = SS_TEMP;
+        srv_log("imap(%s): Error: Mailbox INBOX: expunge failed: %s", addr, r->err);
+    }
+}
+
+/* A FETCH from a listing older than the mailbox's last expunge: the item is looked
+ * up again by its uid in a fresh listing (its offsets may have moved), and a
+ * message that is gone is an error, not another message's bytes. */
+static void do_fetch(struct srv_store *s, struct srv_req *r)
+{
+    const char *addr = s->users->v[r->user].addr;
+    struct srv_items fresh = { 0 };
+    const struct srv_item *it = r->item;
+    if (r->xgen != s->xgen[r->user]) {
+        it = NULL;
+        if (s->be.ops->list(&s->be, r->user, &fresh, r->err, sizeof r->err) == 0)
+            for (size_t i = 0; i < fresh.n && !it; i++)
+                if (!strcmp(fresh.v[i].uid, r->item->uid))
+                    it = &fresh.v[i];
+        if (!it) {
+            r->status = SS_PERM;
+            snprintf(r->err, sizeof r->err, "message %s was expunged", r->item->uid);
+            srv_items_free(&fresh);
+            return;
+        }
+    }
+    if (s->be.ops->fetch(&s->be, r->user, it, &r->out, r->err, sizeof r->err) < 0) {
+        r->status = SS_TEMP;
+        srv_log("%s(%s): Error: read of message %s failed: %s", r->imap ? "imap" : "pop3", addr, it->uid, r->err);
+    } else {
+        s->fetched++;
+    }
+    srv_items_free(&fresh);
+}
+
 static int is_write(const struct srv_req *r)
 {
-    return r->op == SOP_DELIVER || r->op == SOP_COMMIT;
+    return r->op == SOP_DELIVER || r->op == SOP_COMMIT || r->op == SOP_EXPUNGE;
 }
 
 static void run_one(struct srv_store *s, struct srv_req *r)
@@ -333,13 +405,13 @@ static void run_one(struct srv_store *s, struct srv_req *r)
         do_open(s, r);
         break;
     case SOP_FETCH:
-        if (s->be.ops->fetch(&s->be, r->user, r->item, &r->out, r->err, sizeof r->err) < 0) {
-            r->status = SS_TEMP;
-            srv_log("pop3(%s): Error: read of message %s failed: %s",
-                    s->users->v[r->user].addr, r->item->uid, r->err);
-        } else {
-            s->fetched++;
-        }
+        do_fetch(s, r);
+        break;
+    case SOP_LIST:
+        do_list(s, r);
+        break;
+    case SOP_EXPUNGE:
+        do_expunge(s, r);
         break;
     case SOP_COMMIT:
         do_commit(s, r);
@@ -413,6 +485,9 @@ static void on_done(struct loop *l, struct io_handler *h, uint32_t ev)
     while (r) {
         struct srv_req *next = r->next;
         r->next = NULL;
+        if (r->op == SOP_DELIVER && r->status == SS_OK && s->watch)
+            for (size_t i = 0; i < r->nrcpts; i++)
+                s->watch(s->watch_ud, r->rcpts[i]);
         r->done(r);
         r = next;
     }
@@ -430,6 +505,7 @@ struct srv_store *srv_store_start(const struct srv_config *cfg, const struct use
     s->be.dir = cfg->store_dir;
     s->be.fsync = cfg->fsync;
     s->locked = xcalloc(u->n, 1);
+    s->xgen = xcalloc(u->n ? u->n : 1, sizeof *s->xgen);
     s->todo_tail = &s->todo;
     s->done_tail = &s->done;
     s->start_ns = mono_ns();
@@ -455,6 +531,7 @@ fail:
     if (s->done_io.fd >= 0)
         close(s->done_io.fd);
     free(s->locked);
+    free(s->xgen);
     free(s);
     return NULL;
 }
@@ -469,6 +546,12 @@ void srv_store_submit(struct srv_store *s, struct srv_req *r)
     if (wake)
         pthread_cond_signal(&s->cv);
     pthread_mutex_unlock(&s->mu);
+}
+
+void srv_store_watch(struct srv_store *s, void (*fn)(void *ud, size_t user), void *ud)
+{
+    s->watch = fn;
+    s->watch_ud = ud;
 }
 
 void srv_store_stop(struct srv_store *s)
@@ -486,6 +569,7 @@ void srv_store_stop(struct srv_store *s)
     close(s->done_io.fd);
     s->be.ops->fini(&s->be);
     free(s->locked);
+    free(s->xgen);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     free(s);
