@@ -97,5 +97,11 @@ void count_timeout(struct session_env *env, const char *proto, const char *stage
  * sent before the server saw the command, it answers nothing (issue 13). Its
  * first line is the example. */
 void count_unasked(struct session_env *env, const char *proto, const char *stage, const struct conn *c);
+/* A reader's retrieved message of ours (chk ended with v) against its ledger entry e
+ * in the mailbox of user: corrupted (with an example saying what differed, and the
+ * entry it is of), or intact; an empty body served as one empty line is counted
+ * apart and intact unless run.strict_bodies. */
+void session_judge_body(struct session_env *env, const struct msg_check *chk, enum msg_verdict v,
+                        struct ledger_entry *e, uint32_t user);
 
 #endif

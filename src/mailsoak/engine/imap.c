@@ -496,16 +496,7 @@ static void body_done(struct imap_session *s, struct umsg *m)
         env->st->c.corrupt_unattributed++;
         return;
     }
-    uint64_t d8;
-    memcpy(&d8, s->chk.digest, sizeof d8);
-    if (v == MSG_CORRUPT || d8 != e->digest8 || s->chk.body_bytes != e->size) {
-        ledger_corrupt(e);
-        stats_example(&env->st->corrupt, env->st->max_examples, "%s-%llx for %s: body %llu bytes, sent %u; %s",
-                      s->chk.run_id, (unsigned long long)s->chk.seq, r->users.v[s->user].addr,
-                      (unsigned long long)s->chk.body_bytes, e->size,
-                      v == MSG_CORRUPT ? (s->chk.bad_header ? "our headers mangled" : "body digest differs")
-                                       : "digest header differs from the one sent");
-    }
+    session_judge_body(env, &s->chk, v, e, s->user);
     if (ledger_seen(e) && atomic_load_explicit(&r->phase, memory_order_relaxed) == PH_SWEEP)
         atomic_fetch_add_explicit(&r->sweep_gains, 1, memory_order_relaxed);
     m->e = e;

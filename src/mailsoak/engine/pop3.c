@@ -533,26 +533,7 @@ static void message_done(struct pop3_session *s)
             /* ours, but no recipient of it lives here: misdelivered or mangled */
             env->st->c.corrupt_unattributed++;
         } else {
-            uint64_t d8;
-            memcpy(&d8, s->chk.digest, sizeof d8);
-            /* an empty body sent, one empty line served: the store's format, not damage */
-            int empty_as_line = v == MSG_EMPTY_AS_LINE && d8 == e->digest8 && e->size == 0;
-            if (empty_as_line)
-                env->st->c.empty_body_as_line++;
-            if ((empty_as_line && cfg_of(s)->strict_bodies) ||
-                (!empty_as_line && (v != MSG_OK || d8 != e->digest8 || s->chk.body_bytes != e->size))) {
-                ledger_corrupt(e);
-                unsigned k = env->st->corrupt.n;
-                if (k < ERR_EXAMPLES_MAX)      /* the entry: the message's id plus its recipient's index */
-                    env->st->corrupt_entry[k] =
-                        s->chk.seq + (atomic_load_explicit(&e->state, memory_order_relaxed) >> LS_RCPT_SHIFT);
-                stats_example(&env->st->corrupt, env->st->max_examples, "%s-%llx for %s: body %llu bytes, sent %u; %s",
-                              s->chk.run_id, (unsigned long long)s->chk.seq, r->users.v[s->user].addr,
-                              (unsigned long long)s->chk.body_bytes, e->size,
-                              empty_as_line ? "empty body served as one empty line (run.strict_bodies)"
-                              : v != MSG_OK ? (s->chk.bad_header ? "our headers mangled" : "body digest differs")
-                                            : "digest header differs from the one sent");
-            }
+            session_judge_body(env, &s->chk, v, e, s->user);
             /* a first sighting during the sweep: the server is still delivering */
             if (ledger_seen(e) && atomic_load_explicit(&r->phase, memory_order_relaxed) == PH_SWEEP)
                 atomic_fetch_add_explicit(&r->sweep_gains, 1, memory_order_relaxed);

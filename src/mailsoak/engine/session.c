@@ -149,3 +149,27 @@ void count_unasked(struct session_env *env, const char *proto, const char *stage
     snprintf(name, sizeof name, "%s_%s_protocol", proto, stage);
     stats_error_text(env->st, name, ex, (size_t)k + n);
 }
+
+void session_judge_body(struct session_env *env, const struct msg_check *chk, enum msg_verdict v,
+                        struct ledger_entry *e, uint32_t user)
+{
+    struct run *r = env->run;
+    uint64_t d8;
+    memcpy(&d8, chk->digest, sizeof d8);
+    /* an empty body sent, one empty line served: the store's format, not damage */
+    int empty_as_line = v == MSG_EMPTY_AS_LINE && d8 == e->digest8 && e->size == 0;
+    if (empty_as_line)
+        env->st->c.empty_body_as_line++;
+    if (empty_as_line ? !r->cfg->strict_bodies : v == MSG_OK && d8 == e->digest8 && chk->body_bytes == e->size)
+        return;
+    ledger_corrupt(e);
+    unsigned k = env->st->corrupt.n;
+    if (k < ERR_EXAMPLES_MAX)      /* the entry: the message's id plus its recipient's index */
+        env->st->corrupt_entry[k] = chk->seq + (atomic_load_explicit(&e->state, memory_order_relaxed) >> LS_RCPT_SHIFT);
+    stats_example(&env->st->corrupt, env->st->max_examples, "%s-%llx for %s: body %llu bytes, sent %u; %s",
+                  chk->run_id, (unsigned long long)chk->seq, r->users.v[user].addr,
+                  (unsigned long long)chk->body_bytes, e->size,
+                  empty_as_line ? "empty body served as one empty line (run.strict_bodies)"
+                  : v != MSG_OK ? (chk->bad_header ? "our headers mangled" : "body digest differs")
+                                : "digest header differs from the one sent");
+}
