@@ -18,10 +18,13 @@ struct chart {
     int sum_object;        /* the value is an object of per-class counts; drawn as their sum */
 };
 
-/* Draws chart c for the runs listed in all (every run) when some run has data for it
- * (draw_empty = 0), or, in a second pass (draw_empty = 1), a short placeholder when
- * none has. Returns the number of series. */
-size_t chart_line(FILE *o, const struct result_set *rs, const struct chart *c, const size_t *all, int draw_empty);
+/* Draws chart c for the runs listed (indexes into rs->v: every run, or those of one
+ * kind of server, whose scales differ) when some has data for it (draw_empty = 0), or,
+ * in a second pass (draw_empty = 1), a short placeholder when none has. A duration's
+ * axis is labelled in the unit of its ticks (ms, or seconds). Returns the number of
+ * series. */
+size_t chart_line(FILE *o, const struct result_set *rs, const struct chart *c, const size_t *runs, size_t nruns,
+                  int draw_empty);
 /* Errors and log hits by class for label g; all_err holds every label's error classes,
  * so a class has one colour in every chart. */
 void chart_classes(FILE *o, const struct result_set *rs, size_t g, const struct classes *all_err, size_t chart_no);

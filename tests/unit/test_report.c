@@ -16,6 +16,7 @@
 
 #include "analyse/report.h"
 #include "cmd/report.h"
+#include "lib/alloc.h"
 #include "testfiles.h"
 
 #define FIX "tests/fixtures/results/"
@@ -297,6 +298,50 @@ static void test_died_run_keeps_its_column(void **s)
     free(html);
 }
 
+/* Charts apart per kind of server (the reference server's thousands of messages a second
+ * would flatten Postfix + Dovecot's hundreds on one axis), and a delivery axis labelled
+ * in the unit its ticks are written in. */
+#define KIND_RESULT                                                                                  \
+    "{\"format\": \"mailsoak-result\", \"format_version\": 1, \"label\": \"%s\", \"workload\": {},"       \
+    " \"config\": {\"run\": {\"server_kind\": \"%s\"}}, \"summary\": {\"sent\": 1},"                      \
+    " \"timeline\": [{\"t\": 10, \"phase\": \"send\", \"rate_in\": %d, \"latency\": {\"delivery\": {\"p99\": %d}}},"\
+    " {\"t\": 20, \"phase\": \"send\", \"rate_in\": %d, \"latency\": {\"delivery\": {\"p99\": %d}}}]}\n"
+static void test_charts_per_kind_and_units(void **s)
+{
+    (void)s;
+    char text[1024], *p[2], err[256];
+    snprintf(text, sizeof text, KIND_RESULT, "maildir", "postfix+dovecot", 700, 2500, 720, 3000);
+    p[0] = xstrdup(tf_write("k-pd.json", text));
+    snprintf(text, sizeof text, KIND_RESULT, "ref-memory", "reference", 4000, 40, 4100, 60);
+    p[1] = xstrdup(tf_write("k-ref.json", text));
+    struct result_set rs;
+    assert_int_equal(results_load(&rs, p, 2, err, sizeof err), 0);
+    char *html;
+    size_t n;
+    FILE *f = open_memstream(&html, &n);
+    assert_int_equal(report_write_html(f, &rs, NULL, NULL, 0), 0);
+    fclose(f);
+    /* one chart of each kind, one line each */
+    assert_non_null(strstr(html, "id=\"chart-rate_in-1\" data-series=\"1\""));
+    assert_non_null(strstr(html, "id=\"chart-rate_in-2\" data-series=\"1\""));
+    assert_non_null(strstr(html, "<figcaption>postfix+dovecot: Messages sent per second</figcaption>"));
+    assert_non_null(strstr(html, "<figcaption>reference: Messages sent per second</figcaption>"));
+    assert_null(strstr(html, "id=\"chart-rate_in\""));
+    /* 2.5-3 s of delivery ticks in seconds and says so; 40-60 ms in ms */
+    const char *pd = strstr(html, "id=\"chart-delivery_p99-1\""), *ref = strstr(html, "id=\"chart-delivery_p99-2\"");
+    assert_non_null(pd);
+    assert_non_null(ref);
+    const char *pd_end = strstr(pd, "</figure>"), *ref_end = strstr(ref, "</figure>");
+    const char *lab = strstr(pd, "rotate(-90)\" text-anchor=\"middle\">seconds<");
+    assert_true(lab && lab < pd_end);
+    lab = strstr(ref, "rotate(-90)\" text-anchor=\"middle\">ms<");
+    assert_true(lab && lab < ref_end);
+    free(html);
+    results_free(&rs);
+    free(p[0]);
+    free(p[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_timeline_csv),
         cmocka_unit_test(test_atomic_and_errors),
         cmocka_unit_test(test_died_run_keeps_its_column),
+        cmocka_unit_test(test_charts_per_kind_and_units),
     };
     return cmocka_run_group_tests(tests, tf_setup, tf_teardown);
 }

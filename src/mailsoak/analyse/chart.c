@@ -204,6 +204,9 @@ static void draw_axes(FILE *o, const struct frame *f, enum cmp_unit u, const cha
             ML + f->pw / 2, MT + f->ph + 32);
     fprintf(o, "<text class=\"ylabel\" transform=\"translate(14 %.1f) rotate(-90)\" text-anchor=\"middle\">",
             MT + f->ph / 2);
+    /* a duration's axis is labelled in the unit its ticks are written in (tick_label) */
+    if (u == CU_MS)
+        ylabel = f->ystep >= 1000 ? "seconds" : "ms";
     html_puts(o, ylabel);
     fputs("</text></g>\n", o);
 }
@@ -292,12 +295,18 @@ static void dot_point(void *ctx, double t, double v)
         fprintf(dc->o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.6\"/>", sx(dc->f, t), sy(dc->f, v));
 }
 
-size_t chart_line(FILE *o, const struct result_set *rs, const struct chart *c, const size_t *all, int draw_empty)
+size_t chart_line(FILE *o, const struct result_set *rs, const struct chart *c, const size_t *runs, size_t nruns,
+                  int draw_empty)
 {
     struct range_ctx rc = { 0, 0, 0 };
     size_t *npts = xcalloc(rs->n, sizeof *npts), nseries = 0;
+    char *drawn = xcalloc(rs->n + 1, 1);
+    for (size_t j = 0; j < nruns; j++)
+        drawn[runs[j]] = 1;
     for (size_t i = 0; i < rs->n; i++) {
         size_t before = rc.n;
+        if (!drawn[i])
+            continue;
         each_point(&rs->v[i], c, range_point, &rc);
         npts[i] = rc.n - before;
         nseries += npts[i] > 0;
@@ -309,6 +318,7 @@ size_t chart_line(FILE *o, const struct result_set *rs, const struct chart *c, c
             fputs("</figcaption>\n<p class=\"note\">Not recorded in these runs.</p>\n</figure>\n", o);
         }
         free(npts);
+        free(drawn);
         return nseries;
     }
     struct frame f;
@@ -318,7 +328,7 @@ size_t chart_line(FILE *o, const struct result_set *rs, const struct chart *c, c
     fprintf(o, "</figcaption>\n<svg viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" role=\"img\">\n",
             W, H, W, H);
     draw_axes(o, &f, c->unit, c->ylabel);
-    draw_markers(o, &f, rs, all, rs->n);
+    draw_markers(o, &f, rs, runs, nruns);
     for (size_t g = 0; g < rs->ngroups; g++) {
         for (size_t k = 0; k < rs->groups[g].n; k++) {
             size_t i = rs->groups[g].runs[k];
@@ -361,6 +371,7 @@ size_t chart_line(FILE *o, const struct result_set *rs, const struct chart *c, c
     }
     fputs("</div>\n</figure>\n", o);
     free(npts);
+    free(drawn);
     return nseries;
 }
 

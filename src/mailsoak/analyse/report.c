@@ -609,6 +609,52 @@ static struct chart *chart_list(const struct result_set *rs, size_t *n)
     return c;
 }
 
+/* A run's kind of server (run.server_kind), "" when not recorded. */
+static const char *run_kind(const struct result *r)
+{
+    const char *k = json_string_value(json_object_get(json_object_get(r->config, "run"), "server_kind"));
+    return k ? k : "";
+}
+
+/* The fixed charts, once for all runs, or once per kind of server when the runs are of
+ * several: the reference server's thousands of messages a second on one linear axis
+ * with Postfix + Dovecot's hundreds would flatten the latter's lines. Returns how many
+ * charts no run has data for. */
+static size_t fixed_charts_by_kind(FILE *o, const struct result_set *rs, const struct chart *charts, size_t nfixed)
+{
+    size_t *runs = xcalloc(rs->n + 1, sizeof *runs), *series = xcalloc(nfixed + 1, sizeof *series), nempty = 0;
+    const char **kinds = xcalloc(rs->n + 1, sizeof *kinds);
+    size_t nkinds = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        size_t k = 0;
+        while (k < nkinds && strcmp(kinds[k], run_kind(&rs->v[i])))
+            k++;
+        if (k == nkinds)
+            kinds[nkinds++] = run_kind(&rs->v[i]);
+    }
+    for (size_t k = 0; k < nkinds; k++) {
+        size_t n = 0;
+        for (size_t i = 0; i < rs->n; i++)
+            if (!strcmp(run_kind(&rs->v[i]), kinds[k]))
+                runs[n++] = i;
+        for (size_t c = 0; c < nfixed; c++) {
+            struct chart one = charts[c];
+            if (nkinds > 1) {
+                snprintf(one.title, sizeof one.title, "%s: %s", *kinds[k] ? kinds[k] : "kind not recorded",
+                         charts[c].title);
+                snprintf(one.id, sizeof one.id, "%s-%zu", charts[c].id, k + 1);
+            }
+            series[c] += chart_line(o, rs, &one, runs, n, 0);
+        }
+    }
+    for (size_t c = 0; c < nfixed; c++)
+        nempty += !series[c];
+    free(kinds);
+    free(series);
+    free(runs);
+    return nempty;
+}
+
 int report_write_html(FILE *o, const struct result_set *rs, const char *workload_warning,
                       const struct cmp_missing *missing, size_t nmissing)
 {
@@ -672,21 +718,21 @@ int report_write_html(FILE *o, const struct result_set *rs, const char *workload
     fputs("<h2 id=\"charts\">Over time</h2>\n<p class=\"note\">x: seconds since the start of each run. "
           "One line per run, in its label's colour (repeats share it). Dashed grey line: the senders stop "
           "(drain and sweep follow); dotted black line: the server crashed or restarted. Rates and I/O are per "
-          "second over each interval.</p>\n<div class=\"grid\">\n", o);
+          "second over each interval. Runs of different kinds of server (run.server_kind) have charts of their "
+          "own, each on its own scale.</p>\n<div class=\"grid\">\n", o);
     size_t nc, nfixed = sizeof fixed_charts / sizeof *fixed_charts, nempty = 0;
     struct chart *charts = chart_list(rs, &nc);
     size_t *all = xcalloc(rs->n, sizeof *all);
     for (size_t i = 0; i < rs->n; i++)
         all[i] = i;
-    for (size_t c = 0; c < nfixed; c++)
-        nempty += !chart_line(o, rs, &charts[c], all, 0);
+    nempty = fixed_charts_by_kind(o, rs, charts, nfixed);
     fputs("</div>\n", o);
     if (nc > nfixed) {
         /* A chart per command is long (a p99 line each): the table above has the
          * run's percentiles, these their course, for who wants it. */
         fputs("<details><summary>Latency of each command over time, p99</summary>\n<div class=\"grid\">\n", o);
         for (size_t c = nfixed; c < nc; c++)
-            nempty += !chart_line(o, rs, &charts[c], all, 0);
+            nempty += !chart_line(o, rs, &charts[c], all, rs->n, 0);
         fputs("</div></details>\n", o);
     }
     /* What no run measured goes last and small, so it does not push the rest down. */
@@ -694,7 +740,7 @@ int report_write_html(FILE *o, const struct result_set *rs, const char *workload
         fputs("<h3>Not recorded</h3>\n<p class=\"note\">No run has these series (a run without [server] "
               "settings has no server-side samples).</p>\n<div class=\"grid small\">\n", o);
         for (size_t c = 0; c < nc; c++)
-            chart_line(o, rs, &charts[c], all, 1);
+            chart_line(o, rs, &charts[c], all, rs->n, 1);
         fputs("</div>\n", o);
     }
     free(all);
