@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# IMAP readers (readers.protocol = imap, the drain model) against the testbed's
+# Postfix + Dovecot: a short run proves every message delivered exactly once over
+# IMAP (fetched, digest checked, flagged \Deleted and expunged), through the drain
+# and the sweep, and exits 0; the per-command latencies are IMAP's, none POP3's.
+# Then a copy of a delivered message put into its mailbox (a second UID of one
+# message) is found duplicated, and the run fails its integrity gate (exit 4).
+source "$(dirname "$0")/lib.sh"
+testbed_up maildir 20
+
+# The testbed serves IMAP once it says so (IMAP_PORT in its env); until then this
+# test adds an IMAP listener to its own testbed's Dovecot and reloads it.
+if [[ -z ${IMAP_PORT:-} ]]; then
+    IMAP_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    sed -i 's/^protocols = \(.*\)$/protocols = \1 imap/' "$DOVECOT_CONF"
+    cat >>"$DOVECOT_CONF" <<EOF
+service imap-login {
+  inet_listener imap {
+    address = 127.0.0.1
+    port = $IMAP_PORT
+  }
+  inet_listener imaps {
+    port = 0
+  }
+}
+protocol imap {
+  mail_max_userip_connections = 1000
+}
+EOF
+    doveadm -c "$DOVECOT_CONF" reload
+    listening() { ss -ltn "sport = :$IMAP_PORT" | grep -q LISTEN; }
+    check "Dovecot listens for IMAP" wait_for 20 listening || finish
+fi
+IMAP=(--set readers.protocol=imap --imap "127.0.0.1:$IMAP_PORT")
+
+"$MAILSOAK" run -c "$TB/mailsoak.conf" "${IMAP[@]}" \
+    --messages 200 --readers 3 --duration 30s --drain 10s --set run.sweep_timeout=40s --interval 1s --seed 11 \
+    --json "$WORK/run.json" >"$WORK/table.txt" 2>"$WORK/live.txt"
+rc=$?
+cat "$WORK/table.txt"
+check "run exits 0" eq "$rc" 0
+check "the preflight says it did not check IMAP" grep -q "^note imap 127.0.0.1:$IMAP_PORT: not checked" "$WORK/live.txt"
+check "200 sent" eq "$(jget "$WORK/run.json" .summary.sent)" 200
+check "200 delivered exactly once" eq "$(jget "$WORK/run.json" .summary.delivered)" 200
+for k in lost duplicated corrupted pending errors; do
+    check "$k = 0" eq "$(jget "$WORK/run.json" ".summary.$k")" 0
+done
+for k in imap.login imap.select imap.list imap.fetch imap.store imap.expunge; do
+    check "$k timed" gt "$(jget "$WORK/run.json" ".summary.latency[\"$k\"].count")" 0
+done
+check "no POP3 command was timed" eq "$(jget "$WORK/run.json" '[.summary.latency | keys[] | select(startswith("pop3."))] | length')" 0
+check "the mailboxes are empty" eq "$(testbed_store_count)" 0
+
+# A copy of a delivered message under another name: Dovecot gives it a UID of its
+# own, the readers fetch the message twice, and the ledger calls it duplicated.
+# The readers start late, so the copy is made before they come (the sweep's full
+# pass would find it anyway).
+"$MAILSOAK" run -c "$TB/mailsoak.conf" "${IMAP[@]}" --no-check \
+    --messages 20 --readers 2 --duration 30s --drain 10s --set run.sweep_timeout=40s --interval 1s --seed 12 \
+    --set pop3.start_after=8s --json "$WORK/dup.json" >"$WORK/dup-table.txt" 2>"$WORK/dup-live.txt" &
+run_pid=$!
+delivered_one() { find "$MAIL_DIR" -path '*/Maildir/new/*' -type f -print -quit | grep -q .; }
+copied=no
+if wait_for 60 delivered_one; then
+    f=$(find "$MAIL_DIR" -path '*/Maildir/new/*' -type f -print -quit)
+    cp -p "$f" "$(dirname "$f")/$(date +%s).M1P$$.copy" && copied=yes
+fi
+wait "$run_pid"
+rc=$?
+check "a delivered message was copied" eq "$copied" yes
+check "the copy is found duplicated" eq "$(jget "$WORK/dup.json" .summary.duplicated)" 1
+check "the run fails its integrity gate (exit 4)" eq "$rc" 4
+finish
