@@ -30,6 +30,7 @@ struct step_record {
     char json[512];                  /* its result file */
     struct step_figures *f;          /* NULL: its result could not be read (why in j.why) */
     struct step_judgement j;
+    unsigned ruled_out;              /* what the search showed the tester not to lack here (step_judge) */
 };
 
 struct capacity_record {

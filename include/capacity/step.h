@@ -36,13 +36,6 @@ struct step_figures {
     uint64_t sent, lost, duplicated, corrupted, pending;
     int settled;                     /* 1, 0, or -1: no sweep was needed */
     int interrupted;
-    /* Set by the search, not read from the file: bits 1 << FIX_SENDERS and 1 <<
-     * FIX_READERS, when at this rate more of them moved no more mail (step_fix_futile):
-     * arrivals that waited for a sender waited for the server's SMTP side, mail waiting
-     * in the mailboxes for its POP3 side, never for the tester; 1 << FIX_WINDOW when
-     * the step's window is the longest the search runs, so it is judged on its whole
-     * window however its halves disagree. */
-    unsigned ruled_out;
 };
 
 /* Reads a step's result (a `mailsoak run` JSON) whose steady window began start_s
@@ -88,7 +81,14 @@ struct step_judgement {
     int first_failed;                /* index in v, or -1 */
 };
 
-/* A step is invalid, and says nothing of the server, when the tester limited it:
+/* What the search has shown the tester not to lack at a step's rate (ruled_out, a
+ * search decision, capacity/rerun.h): bits 1 << FIX_SENDERS and 1 << FIX_READERS
+ * when more of them moved no more mail (step_fix_futile): arrivals that waited for a
+ * sender waited for the server's SMTP side, mail waiting in the mailboxes for its
+ * POP3 side, never for the tester; 1 << FIX_WINDOW when the step's window is the
+ * longest the search runs, so it is judged on its whole window however its halves
+ * disagree.
+ * A step is invalid, and says nothing of the server, when the tester limited it:
  * its run was interrupted or had no steady interval; its engine ran late on the
  * schedule, or arrivals waited for a free sender (more than 1 in 1000: FIX_SENDERS,
  * unless more senders were shown to get no more mail accepted: ruled_out); the
@@ -110,7 +110,7 @@ struct step_judgement {
  * testbed's knee it swung by 30-60 msg/s from one half-minute to the next, so one
  * 60 s window at 288 msg/s failed (+53.9 then -10.5 msg/s: +19.6 in all) where two
  * other searches passed it (docs/capacity.md); above the knee both halves grow. */
-void step_judge(const struct step_rules *r, const struct step_figures *f, struct step_judgement *j);
+void step_judge(const struct step_rules *r, const struct step_figures *f, unsigned ruled_out, struct step_judgement *j);
 /* How many readers a step its readers limited (FIX_READERS) needs at its rate,
  * sized by what they read: each of them read delivered / readers msg/s in the
  * window, so the accepted rate takes readers x accepted / delivered of them, and a

@@ -6,7 +6,10 @@
  * when run again, and reports the band it saw both ways; a step's figures are cut from a result file made here: only
  * the send intervals after the ramp count, the backlog's slope is its least-squares
  * growth, histograms add up; and a step the tester limited is invalid with the fix
- * it needs, never a failure of the server. */
+ * it needs, never a failure of the server. The rerun policy (capacity/rerun.c)
+ * adds what a step lacked, clears the tester when that moved no more mail, doubles
+ * an unsteady step's window up to the longest and stops when the tester cannot
+ * offer the rate. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +21,7 @@
 #include <cmocka.h>
 
 #include "analyse/latency.h"
+#include "capacity/rerun.h"
 #include "capacity/search.h"
 #include "capacity/step.h"
 
@@ -219,29 +223,30 @@ static void where_the_backlog_grows(void **st)
     struct step_figures *f = calloc(1, sizeof *f);
     struct step_rules rl;
     struct step_judgement j;
+    unsigned ro = 0;                          /* what the search ruled out */
     step_rules_specmail(&rl, 0.05);
     json_t *r = result_srv(10, 2, 9, 91, 3000000, 9, 0);     /* the queue takes the growth */
     assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
     assert_true(f->has_spool && f->has_store && fabs(f->spool_slope - 9) < 0.01);
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_FAIL);
     assert_string_equal(j.v[j.first_failed].name, "queue growth");
     json_decref(r);
     r = result_srv(10, 2, 9, 91, 3000000, 0, 9);             /* the mailboxes take it */
     assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_INVALID);
     assert_int_equal(j.fix, FIX_READERS);
     assert_non_null(strstr(j.why, "mailboxes"));
     json_decref(r);
     r = result_srv(10, 2, 9, 91, 6000000000ull, 0, 9);       /* in the mailboxes, but POP3 takes 6 s */
     assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_FAIL);                  /* the server keeps the readers waiting */
     json_decref(r);
     r = result_srv(10, 2, 9, 91, 3000000, 0, -1);            /* a flat queue, no store count */
     assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_INVALID);
     assert_int_equal(j.fix, FIX_READERS);
     json_decref(r);
@@ -251,7 +256,7 @@ static void where_the_backlog_grows(void **st)
     f->unread_mean = 2;
     f->unread_slope = 0.5;                   /* 4 messages over 8 s: within 3 sqrt(3) */
     f->accepted = 1;
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_PASS);
     json_decref(r);
     free(f);
@@ -281,14 +286,15 @@ static void window_figures(void **st)
     struct step_rules rl;
     step_rules_specmail(&rl, 0.05);
     struct step_judgement j;
-    step_judge(&rl, f, &j);                   /* growth 4 <= 5 % of 100: steady */
+    unsigned ro = 0;                          /* what the search ruled out */
+    step_judge(&rl, f, ro, &j);               /* growth 4 <= 5 % of 100: steady */
     assert_int_equal(j.verdict, STEP_PASS);
     assert_int_equal(j.first_failed, -1);
     json_decref(r);
 
     r = result(10, 2, 9, 91, 3000000);        /* the backlog grows 9 a second */
     assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_FAIL);
     assert_string_equal(j.v[j.first_failed].name, "queue growth");
     char b[200];
@@ -297,7 +303,7 @@ static void window_figures(void **st)
 
     r = result(10, 2, 0, 100, 6000000000ull);  /* every command 6 s: the p95 gate */
     assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_FAIL);
     assert_string_equal(j.v[j.first_failed].name, "smtp.rcpt p95");
     json_decref(r);
@@ -305,14 +311,14 @@ static void window_figures(void **st)
     r = result(10, 2, 0, 100, 3000000);
     json_object_set_new(json_object_get(r, "summary"), "lost", json_integer(1));
     assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_FAIL);
     assert_string_equal(j.v[j.first_failed].name, "lost");
     json_decref(r);
 
     r = result(2, 2, 0, 100, 3000000);         /* all ramp: nothing to judge */
     assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_INVALID);
     json_decref(r);
 
@@ -332,29 +338,30 @@ static void tester_limits(void **st)
     struct step_figures *f = calloc(1, sizeof *f);
     struct step_rules rl;
     struct step_judgement j;
+    unsigned ro = 0;                          /* what the search ruled out */
     step_rules_specmail(&rl, 0.05);
     json_t *r = result(10, 2, 9, 91, 3000000);
     assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
     f->c.late_busy = 2;                       /* 2 of 800: over 1 in 1000 */
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_INVALID);
     assert_int_equal(j.fix, FIX_SENDERS);
     f->c.late_busy = 0;
     f->c.late_engine = 1;                     /* 1 of 800 */
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_INVALID);
     assert_int_equal(j.fix, FIX_NONE);
     assert_non_null(strstr(j.why, "engine"));
     f->c.late_engine = 0;
     f->c.left_behind = 100;                   /* of 480 visits, while the backlog grows */
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_INVALID);
     assert_int_equal(j.fix, FIX_READERS);
     f->unread_slope = 0;                      /* mail left behind, but no growth: the readers keep up */
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_PASS);
     f->interrupted = 1;
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_INVALID);
     json_decref(r);
     free(f);
@@ -398,32 +405,34 @@ static void tester_ruled_out(void **st)
     struct step_figures *f = calloc(1, sizeof *f);
     struct step_rules rl;
     struct step_judgement j;
+    unsigned ro = 0;                          /* what the search ruled out */
     step_rules_specmail(&rl, 0.05);
     json_t *r = result_srv(10, 2, 9, 91, 3000000, 0, 9);     /* the mailboxes take the growth */
     assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_INVALID);
-    f->ruled_out = 1u << FIX_SENDERS;                         /* the other one: still the readers' */
-    step_judge(&rl, f, &j);
+    ro = 1u << FIX_SENDERS;                                   /* the other one: still the readers' */
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_INVALID);
     assert_int_equal(j.fix, FIX_READERS);
-    f->ruled_out = 1u << FIX_READERS;
-    step_judge(&rl, f, &j);
+    ro = 1u << FIX_READERS;
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_FAIL);
     assert_string_equal(j.v[j.first_failed].name, "queue growth");
     json_decref(r);
 
     r = result(10, 2, 0, 100, 3000000);                       /* steady, but arrivals waited for senders */
     assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    ro = 0;
     f->c.late_busy = 100;
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_INVALID);
     assert_int_equal(j.fix, FIX_SENDERS);
-    f->ruled_out = 1u << FIX_SENDERS;
-    step_judge(&rl, f, &j);                                   /* all offered accepted: the server's pass */
+    ro = 1u << FIX_SENDERS;
+    step_judge(&rl, f, ro, &j);                               /* all offered accepted: the server's pass */
     assert_int_equal(j.verdict, STEP_PASS);
     f->accepted = 90;                                         /* 90 of 100 offered: it did not sustain it */
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_FAIL);
     assert_string_equal(j.v[j.first_failed].name, "accepted");
     json_decref(r);
@@ -468,6 +477,7 @@ static void swing_is_not_a_trend(void **st)
     struct step_figures *f = calloc(1, sizeof *f);
     struct step_rules rl;
     struct step_judgement j;
+    unsigned ro = 0;                          /* what the search ruled out */
     step_rules_specmail(&rl, 0.05);
     json_t *r = result(10, 2, 0, 100, 3000000);
     /* unread sampled at t = 2 (the window's start) .. 10: up to t = 6, then down */
@@ -478,17 +488,17 @@ static void swing_is_not_a_trend(void **st)
     assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
     assert_true(fabs(f->unread_half[0] - 20) < 1e-9 && fabs(f->unread_half[1] + 20) < 1e-9);
     assert_true(fabs(f->unread_slope) < 1e-9);
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_INVALID);
     assert_int_equal(j.fix, FIX_WINDOW);
     assert_non_null(strstr(j.why, "+20.0 msg/s in the window's first half and -20.0 in its second"));
     assert_false(step_fix_futile(FIX_WINDOW, f, 10, f, 10));
-    f->ruled_out = 1u << FIX_WINDOW;          /* the longest window: its trend, flat */
-    step_judge(&rl, f, &j);
+    ro = 1u << FIX_WINDOW;                    /* the longest window: its trend, flat */
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_PASS);
-    f->ruled_out = 0;
+    ro = 0;
     f->lost = 1;                              /* a loss is a loss, whatever the backlog did */
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_FAIL);
     assert_string_equal(j.v[j.first_failed].name, "lost");
     json_decref(r);
@@ -496,11 +506,155 @@ static void swing_is_not_a_trend(void **st)
     r = result(10, 2, 9, 91, 3000000);        /* both halves grow 9 a second */
     assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
     assert_true(fabs(f->unread_half[0] - 9) < 0.01 && fabs(f->unread_half[1] - 9) < 0.01);
-    step_judge(&rl, f, &j);
+    step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_FAIL);
     assert_string_equal(j.v[j.first_failed].name, "queue growth");
     json_decref(r);
     free(f);
+}
+
+/* The rerun policy (capacity/rerun.c) over steps made here: 10 s windows up to 40 s,
+ * 10 senders and 5 readers configured, at most 40 senders and 100 readers. */
+static const struct rerun_rules rerun_rules = {
+    .window = 10000000000ull, .window_max = 40000000000ull, .base_senders = 10, .base_readers = 5,
+    .max_senders = 40, .max_readers = 100,
+};
+
+/* A step at rate with senders and readers, its figures read from r (then freed) and
+ * judged with nothing ruled out; late_busy arrivals waited for a sender. */
+static void step_at(struct step_record *st, const struct step_rules *rl, double rate, unsigned senders,
+                    unsigned readers, json_t *r, uint64_t late_busy)
+{
+    char err[200];
+    free(st->f);
+    memset(st, 0, sizeof *st);
+    st->rate = rate;
+    st->senders = senders;
+    st->readers = readers;
+    st->f = calloc(1, sizeof *st->f);
+    assert_int_equal(step_read(r, 2.0, st->f, err, sizeof err), 0);
+    st->f->c.late_busy = late_busy;
+    step_judge(rl, st->f, 0, &st->j);
+    json_decref(r);
+}
+
+/* Senders a step lacked are doubled at its rate and above, never below; when twice
+ * as many moved no more mail, the tester is cleared of them, the step is the
+ * server's (here a pass: all offered accepted) and later steps start without them. */
+static void rerun_adds_senders_until_futile(void **st)
+{
+    (void)st;
+    struct step_rules rl;
+    step_rules_specmail(&rl, 0.05);
+    struct rerun_state s;
+    rerun_init(&s, &rerun_rules);
+    struct step_record a = { 0 }, b = { 0 };
+    char why[300] = "";
+    unsigned snd, rd;
+    rerun_sessions(&s, &rerun_rules, 100, &snd, &rd);
+    assert_int_equal(snd, 10);
+    assert_int_equal(rd, 5);
+    step_at(&a, &rl, 100, 10, 5, result(10, 2, 0, 100, 3000000), 100);
+    assert_int_equal(a.j.fix, FIX_SENDERS);
+    assert_int_equal(rerun_next(&rerun_rules, &s, &rl, NULL, &a, why, sizeof why), RERUN_MORE);
+    assert_int_equal(s.retries, 1);
+    rerun_sessions(&s, &rerun_rules, 100, &snd, &rd);
+    assert_int_equal(snd, 20);
+    rerun_sessions(&s, &rerun_rules, 200, &snd, &rd);
+    assert_int_equal(snd, 20);
+    rerun_sessions(&s, &rerun_rules, 50, &snd, &rd);
+    assert_int_equal(snd, 10);                             /* a lower rate: afresh */
+    step_at(&b, &rl, 100, 20, 5, result(10, 2, 0, 100, 3000000), 100);   /* no more accepted */
+    assert_int_equal(b.j.verdict, STEP_INVALID);
+    assert_int_equal(rerun_next(&rerun_rules, &s, &rl, &a, &b, why, sizeof why), RERUN_JUDGED);
+    assert_int_equal(b.ruled_out, 1u << FIX_SENDERS);
+    assert_int_equal(b.j.verdict, STEP_PASS);
+    assert_int_equal(s.retries, 0);
+    rerun_sessions(&s, &rerun_rules, 200, &snd, &rd);
+    assert_int_equal(snd, 10);                             /* cut back: more moved nothing */
+    free(a.f);
+    free(b.f);
+}
+
+/* Readers are sized by what they read; a step still limited once nothing more can
+ * be added (the maximum, or RERUN_RETRIES runs again) or nothing can help (the
+ * engine late, no result) stops the search with the tester's reason. */
+static void rerun_stops_when_the_tester_cannot(void **st)
+{
+    (void)st;
+    struct step_rules rl;
+    step_rules_specmail(&rl, 0.05);
+    struct rerun_state s;
+    rerun_init(&s, &rerun_rules);
+    struct step_record a = { 0 };
+    char why[300] = "";
+    unsigned snd, rd;
+    step_at(&a, &rl, 100, 10, 5, result_srv(10, 2, 9, 91, 3000000, 0, 9), 0);   /* the mailboxes grow */
+    assert_int_equal(a.j.fix, FIX_READERS);
+    assert_int_equal(rerun_next(&rerun_rules, &s, &rl, NULL, &a, why, sizeof why), RERUN_MORE);
+    rerun_sessions(&s, &rerun_rules, 100, &snd, &rd);
+    assert_int_equal(rd, step_readers_needed(a.f, 5));
+    assert_int_equal(snd, 10);
+
+    rerun_init(&s, &rerun_rules);
+    for (unsigned i = 0; i < RERUN_RETRIES; i++) {
+        step_at(&a, &rl, 100, 10, 5, result(10, 2, 0, 100, 3000000), 100);
+        assert_int_equal(rerun_next(&rerun_rules, &s, &rl, NULL, &a, why, sizeof why), RERUN_MORE);
+    }
+    step_at(&a, &rl, 100, 10, 5, result(10, 2, 0, 100, 3000000), 100);
+    assert_int_equal(rerun_next(&rerun_rules, &s, &rl, NULL, &a, why, sizeof why), RERUN_STOP);
+    assert_non_null(strstr(why, "the tester limited the step at 100.0 msg/s: 100 of 800 arrivals waited"));
+
+    rerun_init(&s, &rerun_rules);
+    step_at(&a, &rl, 100, 40, 5, result(10, 2, 0, 100, 3000000), 100);   /* already the most senders */
+    assert_int_equal(rerun_next(&rerun_rules, &s, &rl, NULL, &a, why, sizeof why), RERUN_STOP);
+    step_at(&a, &rl, 100, 10, 5, result(10, 2, 0, 100, 3000000), 0);
+    a.f->c.late_engine = 10;
+    step_judge(&rl, a.f, 0, &a.j);
+    assert_int_equal(rerun_next(&rerun_rules, &s, &rl, NULL, &a, why, sizeof why), RERUN_STOP);
+    assert_non_null(strstr(why, "engine"));
+    free(a.f);
+    a = (struct step_record){ .rate = 100, .j = { .verdict = STEP_INVALID, .why = "its run wrote no result" } };
+    assert_int_equal(rerun_next(&rerun_rules, &s, &rl, NULL, &a, why, sizeof why), RERUN_STOP);
+    assert_non_null(strstr(why, "its run wrote no result"));
+}
+
+/* A step whose backlog swung is run again with twice the window, up to the longest,
+ * which is judged on its trend; a judged step brings the window back. */
+static void rerun_doubles_the_window(void **st)
+{
+    (void)st;
+    struct step_rules rl;
+    step_rules_specmail(&rl, 0.05);
+    struct rerun_state s;
+    rerun_init(&s, &rerun_rules);
+    struct step_record a = { 0 }, b = { 0 };
+    char why[300] = "";
+    for (unsigned k = 0; k < 3; k++) {
+        json_t *r = result(10, 2, 0, 100, 3000000);
+        for (unsigned i = 1; i < 10; i++) {      /* up 20 a second to t = 6, then down */
+            double t = i + 1.0, u = t <= 6 ? 50 + 20 * (t - 2) : 130 - 20 * (t - 6);
+            json_object_set_new(json_array_get(json_object_get(r, "timeline"), i), "unread",
+                                json_integer((json_int_t)u));
+        }
+        struct step_record *cur = k % 2 ? &b : &a, *prev = k % 2 ? &a : &b;
+        step_at(cur, &rl, 100, 10, 5, r, 0);
+        assert_int_equal(cur->j.fix, FIX_WINDOW);
+        enum rerun_action next = rerun_next(&rerun_rules, &s, &rl, k ? prev : NULL, cur, why, sizeof why);
+        if (k < 2) {
+            assert_int_equal(next, RERUN_WINDOW);
+            assert_true(s.window == (k ? 40000000000ull : 20000000000ull));
+            assert_int_equal(cur->ruled_out, 0);         /* the step before's longest is not carried */
+        } else {
+            assert_int_equal(next, RERUN_JUDGED);          /* the longest: judged on its trend, flat */
+            assert_int_equal(cur->ruled_out, 1u << FIX_WINDOW);
+            assert_int_equal(cur->j.verdict, STEP_PASS);
+            assert_true(s.window == 10000000000ull);
+            assert_int_equal(s.retries, 0);
+        }
+    }
+    free(a.f);
+    free(b.f);
 }
 
 int main(void)
@@ -510,7 +664,8 @@ int main(void)
         cmocka_unit_test(noisy_ceiling_reconfirmed), cmocka_unit_test(confirmation_rounds),
         cmocka_unit_test(needs_by_rate), cmocka_unit_test(readers_sized_by_rate), cmocka_unit_test(tester_ruled_out),
         cmocka_unit_test(window_figures), cmocka_unit_test(tester_limits), cmocka_unit_test(where_the_backlog_grows),
-        cmocka_unit_test(swing_is_not_a_trend),
+        cmocka_unit_test(swing_is_not_a_trend), cmocka_unit_test(rerun_adds_senders_until_futile),
+        cmocka_unit_test(rerun_stops_when_the_tester_cannot), cmocka_unit_test(rerun_doubles_the_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -144,14 +144,14 @@ void capacity_table(FILE *f, const struct capacity_record *c)
             fprintf(f, "step %u is not judged, its %.0f s window too short: %s\n", st->n, st->window_s, st->j.why);
         else if (st->j.verdict == STEP_INVALID)
             fprintf(f, "step %u is invalid, not the server's: %s\n", st->n, st->j.why);
-        else if (st->f && st->f->ruled_out & 1u << FIX_WINDOW)
+        else if (st->f && st->ruled_out & 1u << FIX_WINDOW)
             fprintf(f, "step %u is judged on its whole %.0f s window, the longest the search runs, though its "
                     "halves disagree (%+.1f and %+.1f msg/s)\n", st->n, st->window_s, st->f->unread_half[0],
                     st->f->unread_half[1]);
-        else if (st->f && st->f->ruled_out & 1u << FIX_SENDERS)
+        else if (st->f && st->ruled_out & 1u << FIX_SENDERS)
             fprintf(f, "step %u is the server's: more senders had no more mail accepted at %.1f msg/s (%u got "
                     "%.1f), so its arrivals waited for the server\n", st->n, st->rate, st->senders, st->f->accepted);
-        else if (st->f && st->f->ruled_out & 1u << FIX_READERS)
+        else if (st->f && st->ruled_out & 1u << FIX_READERS)
             fprintf(f, "step %u is the server's: more readers read no more at %.1f msg/s (%u read %.1f), so the "
                     "mail in the mailboxes waited for the server\n", st->n, st->rate, st->readers, st->f->delivered);
     }
@@ -195,9 +195,9 @@ static json_t *step_json(const struct step_record *st)
         json_object_set_new(o, "error_share", json_real(attempts ? (double)x->c.errors / (double)attempts : 0));
         json_object_set_new(o, "late", json_integer((json_int_t)(x->c.late_busy + x->c.late_engine)));
         json_object_set_new(o, "left_behind", json_integer((json_int_t)x->c.left_behind));
-        json_object_set_new(o, "senders_ruled_out", json_boolean(x->ruled_out & 1u << FIX_SENDERS));
-        json_object_set_new(o, "readers_ruled_out", json_boolean(x->ruled_out & 1u << FIX_READERS));
-        json_object_set_new(o, "window_ruled_out", json_boolean(x->ruled_out & 1u << FIX_WINDOW));
+        json_object_set_new(o, "senders_ruled_out", json_boolean(st->ruled_out & 1u << FIX_SENDERS));
+        json_object_set_new(o, "readers_ruled_out", json_boolean(st->ruled_out & 1u << FIX_READERS));
+        json_object_set_new(o, "window_ruled_out", json_boolean(st->ruled_out & 1u << FIX_WINDOW));
         json_object_set_new(o, "lost", json_integer((json_int_t)x->lost));
         json_object_set_new(o, "duplicated", json_integer((json_int_t)x->duplicated));
         json_object_set_new(o, "corrupted", json_integer((json_int_t)x->corrupted));

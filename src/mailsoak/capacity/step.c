@@ -232,7 +232,7 @@ static void invalid(struct step_judgement *j, enum step_fix fix, const char *why
     snprintf(j->why, sizeof j->why, "%s", why);
 }
 
-void step_judge(const struct step_rules *r, const struct step_figures *f, struct step_judgement *j)
+void step_judge(const struct step_rules *r, const struct step_figures *f, unsigned ruled_out, struct step_judgement *j)
 {
     memset(j, 0, sizeof *j);
     j->first_failed = -1;
@@ -253,7 +253,7 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, struct
         invalid(j, FIX_NONE, why);
         return;
     }
-    if (judge_held_back(c->late_busy, c->arrivals) && !(f->ruled_out & 1u << FIX_SENDERS)) {
+    if (judge_held_back(c->late_busy, c->arrivals) && !(ruled_out & 1u << FIX_SENDERS)) {
         snprintf(why, sizeof why, "%llu of %llu arrivals waited for a free sender", (unsigned long long)c->late_busy,
                  (unsigned long long)c->arrivals);
         invalid(j, FIX_SENDERS, why);
@@ -272,7 +272,7 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, struct
         pop3_slow |= !gj.v[i].pass && !strncmp(gj.v[i].name, "pop3.", 5);
     /* the backlog may grow by its share of the accepted rate, or by its own noise */
     double bound = growth_bound(r, f, f->window_s);
-    if (f->unread_slope > bound && !pop3_slow && !(f->ruled_out & 1u << FIX_READERS)) {
+    if (f->unread_slope > bound && !pop3_slow && !(ruled_out & 1u << FIX_READERS)) {
         int left = c->left_behind * 20 > c->pop3_sessions;
         int in_store = f->has_store && f->store_slope >= f->unread_slope / 2;
         int not_queued = !f->has_store && f->has_spool && f->spool_slope < f->unread_slope / 2;
@@ -293,7 +293,7 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, struct
     check(j, "lost", (double)f->lost, "=", 0, "");
     check(j, "duplicated", (double)f->duplicated, "=", 0, "");
     check(j, "corrupted", (double)f->corrupted, "=", 0, "");
-    if (f->ruled_out & 1u << FIX_SENDERS)
+    if (ruled_out & 1u << FIX_SENDERS)
         check(j, "accepted", f->accepted, ">=", 0.95 * f->offered, "msg/s");
     else
         check(j, "accepted", f->accepted, ">", 0, "msg/s");
@@ -305,7 +305,7 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, struct
     }
     gate_judgement_free(&gj);
     j->verdict = j->first_failed < 0 ? STEP_PASS : STEP_FAIL;
-    if (f->ruled_out & 1u << FIX_WINDOW)
+    if (ruled_out & 1u << FIX_WINDOW)
         return;
     for (unsigned i = 0; i < j->n; i++)
         if (!j->v[i].pass && i != growth)

@@ -8,15 +8,9 @@
  * its result; then the search writes its own (table, JSON, HTML) with the steps
  * done, and exits 128 + N. Before each step it waits for the server's queue
  * ([server] spool_dir) to empty. A step's run is its ramp, its warm-up and its
- * steady window (only the window is judged). A step the tester limited (arrivals
- * waiting for a free sender, readers behind the mail the store holds) is run again
- * with twice the senders, or with the readers what they read says it needs
- * (step_readers_needed), within capacity.max_senders and max_readers, and steps at that
- * rate or above start with as many (search_need_at: never a lower rate, whose
- * server those logins would load); one it cannot fix (the engine late) ends the
- * search, never counted against the server. A step whose backlog swung within its
- * window (step_judge: FIX_WINDOW) is run again at its rate with twice the window, up
- * to CAPACITY_WINDOW_MAX times capacity.window, and the longest is judged as it is. */
+ * steady window (only the window is judged). What follows a judged step (run it
+ * again with more senders, readers or a longer window, stop, or go on) is
+ * capacity/rerun.h's; this file runs the processes. */
 #include "cmd/capacity.h"
 
 #include <errno.h>
@@ -32,6 +26,7 @@
 
 #include "analyse/results.h"
 #include "capacity/output.h"
+#include "capacity/rerun.h"
 #include "capacity/search.h"
 #include "capacity/step.h"
 #include "lib/alloc.h"
@@ -282,35 +277,9 @@ static void judge_step(const struct capacity_record *c, struct step_record *st)
         st->j.verdict = STEP_INVALID;
         snprintf(st->j.why, sizeof st->j.why, "its result: %.200s", err);
     } else {
-        step_judge(&c->rules, st->f, &st->j);
+        step_judge(&c->rules, st->f, 0, &st->j);
     }
     json_decref(root);
-}
-
-/* What the tester was shown not to lack at this rate (step_figures.ruled_out): what the
- * step before at the same rate had shown, and, when this step ran again with more of
- * what that one lacked and the tester still limited it alike, what it added if that
- * moved no more mail (step_fix_futile), and the later steps start without it. The step
- * is then judged again without it: as the server's, unless the tester still lacks
- * something else. */
-static void tester_or_server(const struct capacity_record *c, struct step_record *st, struct search_needs *needs)
-{
-    if (c->nsteps < 2 || !st->f)
-        return;
-    const struct step_record *prev = &c->steps[c->nsteps - 2];
-    if (prev->rate != st->rate || !prev->f)
-        return;
-    st->f->ruled_out |= prev->f->ruled_out & ~(1u << FIX_WINDOW);   /* each step its own longer window */
-    enum step_fix fix = prev->j.verdict == STEP_INVALID ? prev->j.fix : FIX_NONE;
-    if (fix != FIX_NONE && st->j.verdict == STEP_INVALID && st->j.fix == fix &&
-        step_fix_futile(fix, prev->f, fix == FIX_SENDERS ? prev->senders : prev->readers, st->f,
-                        fix == FIX_SENDERS ? st->senders : st->readers)) {
-        st->f->ruled_out |= 1u << fix;
-        search_need_futile(needs, st->rate, fix == FIX_SENDERS ? NEED_SENDERS : NEED_READERS,
-                           fix == FIX_SENDERS ? prev->senders : prev->readers);
-    }
-    if (st->f->ruled_out)
-        step_judge(&c->rules, st->f, &st->j);
 }
 
 static int search(const struct config *cfg, int argc, char **argv, const char *dir)
@@ -336,18 +305,22 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
      * step's longer drain run the search past its limit) */
     uint64_t t0 = mono_ns(), tail = 0;
     const uint64_t held = k->ramp + k->warmup;  /* a step's run before its window and drain */
-    const uint64_t window_max = CAPACITY_WINDOW_MAX * k->window;   /* an unsteady step's longest */
-    const unsigned base_senders = (unsigned)(cfg->senders ? cfg->senders : 1);
-    const unsigned base_readers = (unsigned)(cfg->readers ? cfg->readers : 1);
-    struct search_needs needs = { 0 };
-    struct step_plan p = { .senders = base_senders, .readers = base_readers, .window = k->window, .check = cfg->check };
+    const struct rerun_rules rr = {
+        .window = k->window, .window_max = CAPACITY_WINDOW_MAX * k->window,
+        .base_senders = (unsigned)(cfg->senders ? cfg->senders : 1),
+        .base_readers = (unsigned)(cfg->readers ? cfg->readers : 1),
+        .max_senders = k->max_senders, .max_readers = k->max_readers,
+    };
+    struct rerun_state rs;
+    rerun_init(&rs, &rr);
+    struct step_plan p = { .window = k->window, .check = cfg->check };
     /* about ten timeline entries per window, within 1 s and run.interval */
     p.interval = k->window / 10;
     if (p.interval < 1000 * NS_PER_MS)
         p.interval = 1000 * NS_PER_MS;
     if (p.interval > cfg->interval)
         p.interval = cfg->interval;
-    int rc = 0, retries = 0;
+    int rc = 0;
     char err[400];
     struct spool *sp = cfg->server.spool_dirs.n ? spool_new(&cfg->server, err, sizeof err) : NULL;
     fprintf(stderr, "mailsoak capacity: steps of %.0f s ramp + %.0f s warm-up + %.0f s window, results in %s/\n",
@@ -360,7 +333,7 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
             search_stop(&c.s, "interrupted by a signal");
             break;
         }
-        uint64_t elapsed = mono_ns() - t0, step = held + p.window + tail;
+        uint64_t elapsed = mono_ns() - t0, step = held + rs.window + tail;
         if (elapsed + step > k->time_limit) {
             char why[200];
             snprintf(why, sizeof why, "capacity.time_limit: a step of about %.0f s would end after it",
@@ -369,8 +342,8 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
             break;
         }
         p.rate = search_next(&c.s);
-        p.senders = search_need_at(&needs, p.rate, NEED_SENDERS, base_senders);
-        p.readers = search_need_at(&needs, p.rate, NEED_READERS, base_readers);
+        p.window = rs.window;
+        rerun_sessions(&rs, &rr, p.rate, &p.senders, &p.readers);
         struct step_record *st = new_step(&c);
         p.n = st->n;
         search_phase_name(&c.s, st->phase, sizeof st->phase);
@@ -410,42 +383,21 @@ static int search(const struct config *cfg, int argc, char **argv, const char *d
             break;
         }
         judge_step(&c, st);
-        tester_or_server(&c, st, &needs);
-        int longer = p.window < window_max && retries < 4;
-        if (st->j.verdict == STEP_INVALID && st->j.fix == FIX_WINDOW && !longer) {
-            /* the longest window the search runs: its trend, whatever its halves did */
-            st->f->ruled_out |= 1u << FIX_WINDOW;
-            step_judge(&c.rules, st->f, &st->j);
-        }
+        char why[300];
+        enum rerun_action next = rerun_next(&rr, &rs, &c.rules, c.nsteps > 1 ? &c.steps[c.nsteps - 2] : NULL, st,
+                                            why, sizeof why);
         capacity_step_line(stderr, st);
         if (stop_signal) {
             c.interrupted = 1;
             search_stop(&c.s, "interrupted by a signal");
             break;
         }
-        if (st->j.verdict == STEP_INVALID && st->j.fix == FIX_WINDOW) {
-            p.window = 2 * p.window < window_max ? 2 * p.window : window_max;
-            retries++;
+        if (next == RERUN_WINDOW || next == RERUN_MORE)
             continue;
-        }
-        if (st->j.verdict == STEP_INVALID) {
-            /* the tester limited the step: more of what it lacked, the same rate again */
-            unsigned what = st->j.fix == FIX_SENDERS ? p.senders : st->j.fix == FIX_READERS ? p.readers : 0;
-            uint64_t max = st->j.fix == FIX_SENDERS ? k->max_senders : k->max_readers;
-            if (st->j.fix != FIX_NONE && what < max && retries < 4) {
-                unsigned more = st->j.fix == FIX_SENDERS ? what * 2 : step_readers_needed(st->f, what);
-                search_need(&needs, p.rate, st->j.fix == FIX_SENDERS ? NEED_SENDERS : NEED_READERS,
-                            more > max ? (unsigned)max : more);
-                retries++;
-                continue;
-            }
-            char why[300];
-            snprintf(why, sizeof why, "the tester limited the step at %.1f msg/s: %s", p.rate, st->j.why);
+        if (next == RERUN_STOP) {
             search_stop(&c.s, why);
             break;
         }
-        retries = 0;
-        p.window = k->window;
         search_result(&c.s, st->j.verdict == STEP_PASS);
     }
     spool_free(sp);
