@@ -56,10 +56,16 @@ first=$(jq -r .first_failed.name "$WORK/found.json")
 grep -q "^capacity     $(printf %.1f "$cap") msg/s" "$WORK/found.out" || { cat "$WORK/found.out"; fail "the table does not say the capacity"; }
 grep -q "^first to fail above it: queue growth" "$WORK/found.out" || fail "the table does not name the failed gate"
 ok "the first gate to fail above it: the backlog's growth, in the JSON and the table"
-# every step has its figures and a verdict, and its own result file
+# every step has its figures and a verdict, and its own result file; one whose
+# backlog swung (a loaded machine's noise) is run again at its rate with a longer
+# window, which has its verdict
 n=$(jq '.steps | length' "$WORK/found.json")
 ((n >= 5)) || fail "only $n steps"
-[[ $(jq '[.steps[] | select(.verdict == "pass" or .verdict == "fail")] | length' "$WORK/found.json") == "$n" ]] ||
+[[ $(jq '.steps as $s | [range(0; $s | length) as $i | $s[$i]
+         | select(.verdict == "pass" or .verdict == "fail"
+                  or (.verdict == "invalid" and (.invalid | startswith("the backlog swung"))
+                      and $s[$i + 1].rate == .rate and $s[$i + 1].window_s > .window_s))] | length' \
+      "$WORK/found.json") == "$n" ]] ||
     fail "steps without a verdict: $(jq -c '[.steps[] | .verdict]' "$WORK/found.json")"
 jq -e '[.steps[] | (.offered > 0) and (.accepted > 0) and (.p95_ms | has("smtp.mail")) and (.p95_ms | has("delivery"))
         and (.queue_slope | type == "number")] | all' "$WORK/found.json" >/dev/null || fail "a step without its figures"
