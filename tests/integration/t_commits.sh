@@ -29,7 +29,7 @@ commit_at() {
     g rev-parse HEAD
 }
 # verdict_of HASH: check-commits on base..HASH; its exit status and output.
-verdict_of() { (cd "$repo" && "$TOP/scripts/check-commits" "$base" "$1") >"$WORK/out.txt" 2>&1; }
+verdict_of() { (cd "$repo" && ALLOWED_COMMITS=${ALLOWED_COMMITS:-/dev/null} "$TOP/scripts/check-commits" "$base" "$1") >"$WORK/out.txt" 2>&1; }
 
 good=$(commit_at "$exact"$'\n\n'"the why, in a body")
 verdict_of "$good"
@@ -65,6 +65,14 @@ check "only it is named" eq "$(grep -c . "$WORK/out.txt")" 1
 check "by its hash" grep -q "^${mid:0:9}:" "$WORK/out.txt"
 (cd "$repo" && "$TOP/scripts/check-commits" "$mid" HEAD) >"$WORK/out.txt" 2>&1
 check "commits before the base are not checked" eq "$?" 0
+
+# A commit the allow list names (by its full hash) is passed over, the others not.
+printf '# why\n%s  planted\n' "$mid" >"$WORK/allowed"
+ALLOWED_COMMITS=$WORK/allowed verdict_of HEAD
+check "a commit tests/allowed-commits names is passed over" eq "$?" 0
+printf '%s  a short hash names nothing\n' "${mid:0:9}" >"$WORK/allowed"
+ALLOWED_COMMITS=$WORK/allowed verdict_of HEAD
+check "only by its full hash" eq "$?" 1
 
 (cd "$repo" && "$TOP/scripts/check-commits" nosuchcommit) >"$WORK/out.txt" 2>&1
 check "an unknown base is a wrong call (exit 2)" eq "$?" 2
