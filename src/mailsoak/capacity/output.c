@@ -384,13 +384,23 @@ void capacity_html(FILE *f, const struct capacity_record *c)
             lmax = fmax(lmax, ms(hist_percentile(&x->lat[w], 95)) / 1000);
     }
     struct axis ax = { 0, nice_top(xmax) }, ay = { 0, nice_top(fmax(ymax, xmax)) }, al = { 0, nice_top(lmax) };
-    fputs("<!doctype html>\n<html><head><meta charset='utf-8'><title>mailsoak capacity: ", f);
-    html_puts(f, c->label);
+    /* a search without run.label is named by the page alone, never "Capacity: capacity" */
+    const char *name = c->label && *c->label && strcmp(c->label, "capacity") ? c->label : NULL;
+    fputs("<!doctype html>\n<html><head><meta charset='utf-8'><title>mailsoak capacity", f);
+    if (name) {
+        fputs(": ", f);
+        html_puts(f, name);
+    }
+    /* the verdict's reason wraps: on one line it ran off the page */
     fputs("</title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
           "td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}th{background:#f4f4f4}"
-          "td.l,th.l{text-align:left;white-space:nowrap}.pass{color:#2a2}.fail{color:#c22}.invalid{color:#888}</style></head><body>\n", f);
-    fputs("<h1>Capacity: ", f);
-    html_puts(f, c->label);
+          "td.l,th.l{text-align:left;white-space:nowrap}td.why{white-space:normal;min-width:18em;max-width:40em}"
+          ".pass{color:#2a2}.fail{color:#c22}.invalid{color:#888}</style></head><body>\n", f);
+    fputs("<h1>Capacity", f);
+    if (name) {
+        fputs(": ", f);
+        html_puts(f, name);
+    }
     fputs("</h1>\n<p>", f);
     char kb[400];
     if (search_found(s)) {
@@ -449,7 +459,7 @@ void capacity_html(FILE *f, const struct capacity_record *c)
         } else {
             fputs("<td colspan='7'></td>", f);
         }
-        fprintf(f, "<td class='l %s'>%s ", step_verdict_names[st->j.verdict], step_verdict_names[st->j.verdict]);
+        fprintf(f, "<td class='l why %s'>%s ", step_verdict_names[st->j.verdict], step_verdict_names[st->j.verdict]);
         char b[240];
         if (st->j.verdict == STEP_FAIL && st->j.first_failed >= 0)
             html_puts(f, step_check_describe(&st->j.v[st->j.first_failed], b, sizeof b));
