@@ -34,7 +34,7 @@ struct view {
 
 struct imap {
     struct srv_sess b;               /* first: freed as one block */
-    int state, readonly, tls, idling, idle_silent, auth_wait, dirty, undone, wait, uidcmd;
+    int state, readonly, tls, idling, idle_silent, auth_wait, dirty, wait, uidcmd;
     int closecmd;                    /* the EXPUNGE out is CLOSE's: no untagged answers */
     int starttls;                    /* STARTTLS answered: the handshake follows */
     int greeted;                     /* implicit TLS: the greeting waits for the handshake */
@@ -55,6 +55,7 @@ struct imap {
     struct imap_set *set;
     size_t fpos;
     const struct srv_cmd_fault *again;   /* kind = again struck this FETCH */
+    const struct srv_cmd_fault *undone;  /* kind = undone struck this EXPUNGE */
     struct buf msg;                  /* the fetched message with CRLF line ends */
 };
 
@@ -124,10 +125,12 @@ static int apply_fault(struct imap *s, const struct srv_cmd_fault *f, enum srv_s
     snprintf(bye, sizeof bye, "* BYE %s", f->text ? f->text : "Server shutting down.");
     switch (f->kind) {
     case SF_UNDONE:
-        s->undone = 1;
+        s->undone = f;
         return 0;
     case SF_SILENT:
-        srv_fault_log(&s->b, f, "warning: IDLE: no EXISTS will be pushed");
+        snprintf(rlog, sizeof rlog, "imap(%s): Warning: IDLE: mailbox notifications lost: no EXISTS will be sent (%s)",
+                 who, s->b.peer);
+        srv_fault_log(&s->b, f, rlog);
         s->idle_silent = 1;
         return 0;
     case SF_AGAIN:
@@ -425,6 +428,7 @@ static void fetch_one(struct imap *s, size_t seq, const struct imap_ent *e, cons
 
 static void fetch_finish(struct imap *s)
 {
+    s->again = NULL;                 /* it strikes a FETCH that served a body, or none */
     free(s->fetch);
     free(s->set);
     s->fetch = NULL;
@@ -457,10 +461,11 @@ static void fetch_got(struct imap *s)
     if (e) {
         fetch_one(s, s->fpos, e, s->msg.p ? s->msg.p : "", s->msg.len);
         if (s->again) {
+            char logl[400];
             uint32_t old = e->uid, nu = imap_box_renumber(b, old);
-            srv_fault_log(&s->b, s->again, "warning: FETCH: a served message was given a new UID");
-            srv_log("imap(%s): Warning: Mailbox INBOX: UID %u lost from dovecot-uidlist, now UID %u",
-                    s->user, old, nu);
+            snprintf(logl, sizeof logl, "imap(%s): Error: Mailbox INBOX: UID %u lost from dovecot-uidlist, "
+                     "message given UID %u", s->user, old, nu);
+            srv_fault_log(&s->b, s->again, logl);
             s->again = NULL;
             for (struct imap *o = b->sel; o; o = o->snext)
                 o->dirty = 1;
@@ -621,9 +626,11 @@ static void cmd_expunge(struct imap *s, const struct imap_set *set, int close)
     }
     if (s->undone && nd) {
         /* Answered, not done: the messages stay, their flags as if never set. */
-        s->undone = 0;
-        srv_log("imap(%s): Warning: Mailbox INBOX: expunge of %zu messages answered but not done "
-                "(index not written)", s->user, nd);
+        char logl[400];
+        snprintf(logl, sizeof logl, "imap(%s): Error: Mailbox INBOX: expunge of %zu messages answered "
+                 "but not done: index not written", s->user, nd);
+        srv_fault_log(&s->b, s->undone, logl);
+        s->undone = NULL;
         for (size_t i = s->nview; i-- > 0;) {
             struct imap_ent *e = imap_box_find(b, s->view[i].uid);
             if (!e || !(e->flags & IF_DELETED) || (set && !imap_set_has(set, e->uid, maxuid)))
@@ -640,7 +647,7 @@ static void cmd_expunge(struct imap *s, const struct imap_set *set, int close)
         reply(s, close ? "OK Close completed." : "OK Expunge completed.");
         return;
     }
-    s->undone = 0;
+    s->undone = NULL;
     s->closecmd = close;
     if (!nd) {
         free(del);

@@ -36,6 +36,8 @@ bad 'bad.conf:3: fault.smtp.rcpt.kind: expected 4xx, 5xx' $'[fault.smtp.rcpt]\no
 bad 'bad.conf:2: \[fault.smtp.helo\]: unknown fault section' $'[fault.smtp.helo]\nodds = 0.1'
 bad 'bad.conf:2: fault.store.lose: odds are a fraction' $'[fault.store]\nlose = 1.5'
 bad '\[fault.pop3.retr\]: set odds or every' $'[fault.pop3.retr]\nkind = 5xx'
+bad '\[fault.imap.fetch\]: kind = undone .*fault.imap.expunge only' $'[fault.imap.fetch]\nkind = undone\nodds = 0.1'
+bad 'server.listen_imaps: needs server.tls_cert' '' --listen-imaps 127.0.0.1:0
 bad 'fault.smtp.mail.delay: expected MIN-MAX|MIN is above MAX' '' --set 'fault.smtp.mail.delay=3s-1s'
 bad "users.pattern: 'nobody' needs one %d" '' --set users.pattern=nobody
 ok "bad settings: file:line: key: reason, exit 2"
