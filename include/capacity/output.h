@@ -1,7 +1,7 @@
 /* output: a capacity search's record (every step with its figures and judgement,
  * the search's outcome) and its writers: the table on stdout, the JSON, the HTML
  * page with the knee (offered against accepted and delivered rate, and against the
- * 95th percentiles). Writers only: cmd/capacity.c runs the steps. */
+ * 95th percentiles). Writers only: cmd/cmd_capacity.c runs the steps. */
 #ifndef MS_CAPACITY_OUTPUT_H
 #define MS_CAPACITY_OUTPUT_H
 

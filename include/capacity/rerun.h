@@ -8,7 +8,7 @@
  * within its window (FIX_WINDOW) is run again with twice the window, up to
  * window_max; the longest is judged as it is. At most RERUN_RETRIES runs again at one
  * rate; then, or when nothing can be added (the engine late), the search stops,
- * never counting the step against the server. cmd/capacity.c runs the steps;
+ * never counting the step against the server. cmd/cmd_capacity.c runs the steps;
  * tests/unit/test_capacity.c drives this. */
 #ifndef MS_CAPACITY_RERUN_H
 #define MS_CAPACITY_RERUN_H

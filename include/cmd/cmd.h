@@ -1,7 +1,7 @@
 /* cmd: the row of the table of commands (kept in main.c, and nothing else is) and
  * the dispatch over it. A command is a file of cmd/ with one entry point,
  * int cmd_NAME(int argc, char **argv), argv[0] being its name; a row added to the
- * table appears in --help, the manual and the completion (cmd/doc.c). */
+ * table appears in --help, the manual and the completion (cmd/cmd_doc.c). */
 #ifndef MS_CMD_H
 #define MS_CMD_H
 

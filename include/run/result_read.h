@@ -1,6 +1,6 @@
 /* result_read: a result file's figures read back as the judgement reads them
  * (verdict/judge.h), with the [gate] settings its "config" holds: for a merged file
- * of shards (cmd/merge.c), whose summed outcomes, summed histograms and lined-up
+ * of shards (cmd/cmd_merge.c), whose summed outcomes, summed histograms and lined-up
  * timeline no shard's verdict saw, so the whole load is judged again. */
 #ifndef MS_RUN_RESULT_READ_H
 #define MS_RUN_RESULT_READ_H

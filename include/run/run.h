@@ -96,7 +96,7 @@ struct run_result {
     int exit_status;                 /* what the run exits with (lib/exitcodes.h) */
 };
 
-/* `mailsoak run` once its settings are read (cmd/run.c): the demo's server when no
+/* `mailsoak run` once its settings are read (cmd/cmd_run.c): the demo's server when no
  * target is set (its run shortened to 60 s when demo_duration), the preflight when
  * run.check, then the soak; SIGINT and SIGTERM end it in order. The exit status. */
 int run_configured(struct config *cfg, int demo_duration);

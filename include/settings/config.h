@@ -133,7 +133,7 @@ struct config {
     char *probe_listen, *probe_token;
     uint64_t probe_keep;                        /* ns */
 
-    /* [capacity]: `mailsoak capacity`, a search over the arrival rate (cmd/capacity.c) */
+    /* [capacity]: `mailsoak capacity`, a search over the arrival rate (cmd/cmd_capacity.c) */
     struct capacity_config {
         double start, factor, max_rate, precision, queue_growth;
         uint64_t ramp, warmup, window, time_limit, drain;   /* ns */

@@ -1,19 +1,19 @@
 /* mailsoak: the table of commands, and nothing else. Each command is a file of
  * cmd/ with one entry point (cmd/cmd.h says how one is added); the table is also
  * what --help, the dispatch (cmd/cmd.c), the manual (mailsoak(1)) and the bash
- * completion (cmd/doc.c) are made from, so a command is added here once. */
-#include "cmd/capacity.h"
-#include "cmd/check.h"
+ * completion (cmd/cmd_doc.c) are made from, so a command is added here once. */
+#include "cmd/cmd_capacity.h"
+#include "cmd/cmd_check.h"
 #include "cmd/cmd.h"
-#include "cmd/compare.h"
-#include "cmd/config_example.h"
-#include "cmd/doc.h"
-#include "cmd/logscan.h"
-#include "cmd/merge.h"
-#include "cmd/probe.h"
-#include "cmd/report.h"
-#include "cmd/run.h"
-#include "cmd/version.h"
+#include "cmd/cmd_compare.h"
+#include "cmd/cmd_config_example.h"
+#include "cmd/cmd_doc.h"
+#include "cmd/cmd_logscan.h"
+#include "cmd/cmd_merge.h"
+#include "cmd/cmd_probe.h"
+#include "cmd/cmd_report.h"
+#include "cmd/cmd_run.h"
+#include "cmd/cmd_version.h"
 
 const struct command mailsoak_commands[] = {
     { "run", "[-c FILE]... [--FLAG VALUE]... [--set SECTION.KEY=VALUE]... [--no-check]",

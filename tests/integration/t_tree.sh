@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What DEVELOPERS.md says of the tree holds where a script can tell
 # (scripts/check-tree: opening comments, the layout table, a header named after
-# each file, bench names, one out-of-memory policy, three mutable globals), and check-tree really fails on
+# each file, bench and command names, one out-of-memory policy, three mutable globals), and check-tree really fails on
 # each of them (on a copy of the tree with one thing planted).
 source "$(dirname "$0")/lib.sh"
 
@@ -59,6 +59,13 @@ sed -i '1s|/\* bench_ledger:|/* ledger:|' "$WORK/copy/bench/ledger.c"
 tree_check
 check "a benchmark named after its module fails" eq "$?" 1
 check "the failure names it" grep -q '^bench/ledger.c: a benchmark is bench/bench_NAME.c' "$WORK/bad.txt"
+
+fresh
+mv "$WORK/copy/src/mailsoak/cmd/cmd_merge.c" "$WORK/copy/src/mailsoak/cmd/merge.c"
+sed -i '1s|/\* cmd_merge:|/* merge:|' "$WORK/copy/src/mailsoak/cmd/merge.c"
+tree_check
+check "a command named after the module it drives fails" eq "$?" 1
+check "the failure names it" grep -q '^src/mailsoak/cmd/merge.c: a command is src/mailsoak/cmd/cmd_NAME.c' "$WORK/bad.txt"
 
 fresh
 printf '/* planted: a counter */\nint planted_counter;\nint planted_next(void);\nint planted_next(void) { return ++planted_counter; }\n' \

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
-#include "cmd/check.h"
+#include "cmd/cmd_check.h"
 #include "preflight/check.h"
 #include "settings/config.h"
 

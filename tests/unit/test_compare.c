@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "analyse/compare.h"
-#include "cmd/compare.h"
+#include "cmd/cmd_compare.h"
 #include "testfiles.h"
 #include "lib/units.h"
 

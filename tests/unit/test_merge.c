@@ -20,8 +20,8 @@
 #include "analyse/latency.h"
 #include "analyse/merge.h"
 #include "lib/rng.h"
-#include "cmd/compare.h"
-#include "cmd/merge.h"
+#include "cmd/cmd_compare.h"
+#include "cmd/cmd_merge.h"
 #include "testfiles.h"
 
 struct shard_spec {

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "analyse/report.h"
-#include "cmd/report.h"
+#include "cmd/cmd_report.h"
 #include "lib/alloc.h"
 #include "testfiles.h"
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd/version.h"
+#include "cmd/cmd_version.h"
 
 static void usage(FILE *f)
 {

@@ -1,4 +1,4 @@
-/* serve: what `mailsoak probe` does (see serve.h; cmd/probe.c reads its settings).
+/* serve: what `mailsoak probe` does (see serve.h; cmd/cmd_probe.c reads its settings).
  * The collector samples on its thread and keeps probe.keep of samples;
  * libmicrohttpd's thread answers requests from what the series holds, so a slow or
  * hostile client never delays a sample. Signals are waited for with sigwait() in

@@ -1,5 +1,5 @@
-/* version: `mailsoak version` (and `mailsoak --version`, cmd/cmd.c): the build's
- * version on stdout (cmd/version.c). */
+/* cmd_version: `mailsoak version` (and `mailsoak --version`, cmd/cmd.c): the build's
+ * version on stdout (cmd/cmd_version.c). */
 #ifndef MS_CMD_VERSION_H
 #define MS_CMD_VERSION_H
 

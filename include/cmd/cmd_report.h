@@ -1,5 +1,5 @@
-/* report: `mailsoak report -o REPORT.html [--csv F] [--force] FILE.json...`: the HTML
- * report of result files (cmd/report.c). */
+/* cmd_report: `mailsoak report -o REPORT.html [--csv F] [--force] FILE.json...`: the HTML
+ * report of result files (cmd/cmd_report.c). */
 #ifndef MS_CMD_REPORT_H
 #define MS_CMD_REPORT_H
 

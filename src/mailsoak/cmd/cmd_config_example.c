@@ -1,6 +1,6 @@
-/* config_example: `mailsoak config-example` prints every key of the settings table
+/* cmd_config_example: `mailsoak config-example` prints every key of the settings table
  * commented out at its default, with its help (lib/opts.c writes it). */
-#include "cmd/config_example.h"
+#include "cmd/cmd_config_example.h"
 
 #include <stdio.h>
 

@@ -1,6 +1,6 @@
-/* probe: `mailsoak probe [-c FILE]... [--listen ADDR:PORT] [--token TOKEN]
+/* cmd_probe: `mailsoak probe [-c FILE]... [--listen ADDR:PORT] [--token TOKEN]
  * [--set server.KEY=VALUE]...`: the server measured on its own host, its samples
- * served over HTTP (cmd/probe.c, over probe/serve.c). */
+ * served over HTTP (cmd/cmd_probe.c, over probe/serve.c). */
 #ifndef MS_CMD_PROBE_H
 #define MS_CMD_PROBE_H
 

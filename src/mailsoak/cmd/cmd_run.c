@@ -1,7 +1,7 @@
-/* run: `mailsoak run`: reads the settings and hands them to the run (run/run.c).
+/* cmd_run: `mailsoak run`: reads the settings and hands them to the run (run/run.c).
  * A run without targets is the demo, shortened to 60 s unless the command line
  * sets the duration. */
-#include "cmd/run.h"
+#include "cmd/cmd_run.h"
 
 #include <stdio.h>
 #include <string.h>

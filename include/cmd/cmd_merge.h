@@ -1,5 +1,5 @@
-/* merge: `mailsoak merge A.json B.json ... -o all.json [--force] [--label NAME]`: the
- * shards' result files added up into one (cmd/merge.c). */
+/* cmd_merge: `mailsoak merge A.json B.json ... -o all.json [--force] [--label NAME]`: the
+ * shards' result files added up into one (cmd/cmd_merge.c). */
 #ifndef MS_CMD_MERGE_H
 #define MS_CMD_MERGE_H
 

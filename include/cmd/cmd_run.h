@@ -1,5 +1,5 @@
-/* run: `mailsoak run [-c FILE]... [--FLAG VALUE]... [--set SECTION.KEY=VALUE]...`:
- * a soak of a mail server (cmd/run.c, over run/run.c). */
+/* cmd_run: `mailsoak run [-c FILE]... [--FLAG VALUE]... [--set SECTION.KEY=VALUE]...`:
+ * a soak of a mail server (cmd/cmd_run.c, over run/run.c). */
 #ifndef MS_CMD_RUN_H
 #define MS_CMD_RUN_H
 

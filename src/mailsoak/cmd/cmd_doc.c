@@ -1,8 +1,8 @@
-/* doc: `mailsoak doc WHAT` prints what the manual and the completion take from the
+/* cmd_doc: `mailsoak doc WHAT` prints what the manual and the completion take from the
  * program: the commands (from main.c's table, each with its own --help), the flags
  * and the keys (from the settings table), and the bash completion's data.
  * scripts/gen-doc puts this output into the templates of doc/ at build time. */
-#include "cmd/doc.h"
+#include "cmd/cmd_doc.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* capacity: `mailsoak capacity [the settings of run]`: the highest arrival rate a
- * server sustains with its gates passing (cmd/capacity.c, over capacity/). */
+/* cmd_capacity: `mailsoak capacity [the settings of run]`: the highest arrival rate a
+ * server sustains with its gates passing (cmd/cmd_capacity.c, over capacity/). */
 #ifndef MS_CMD_CAPACITY_H
 #define MS_CMD_CAPACITY_H
 

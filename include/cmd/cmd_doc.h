@@ -1,6 +1,6 @@
-/* doc: `mailsoak doc commands|synopsis|flags|keys|bash`: the generated parts of
+/* cmd_doc: `mailsoak doc commands|synopsis|flags|keys|bash`: the generated parts of
  * the manual and the completion's data, from the table of commands and the
- * settings table (cmd/doc.c). */
+ * settings table (cmd/cmd_doc.c). */
 #ifndef MS_CMD_DOC_H
 #define MS_CMD_DOC_H
 

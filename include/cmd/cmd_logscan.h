@@ -1,4 +1,4 @@
-/* logscan: `mailsoak logscan`, the log watcher over existing logs (cmd/logscan.c). */
+/* cmd_logscan: `mailsoak logscan`, the log watcher over existing logs (cmd/cmd_logscan.c). */
 #ifndef MS_CMD_LOGSCAN_H
 #define MS_CMD_LOGSCAN_H
 

@@ -1,6 +1,6 @@
-/* probe: `mailsoak probe`: reads the settings (its usage lists only the keys the
+/* cmd_probe: `mailsoak probe`: reads the settings (its usage lists only the keys the
  * probe reads) and hands them to probe/serve.c, which samples and serves. */
-#include "cmd/probe.h"
+#include "cmd/cmd_probe.h"
 
 #include <stdio.h>
 #include <string.h>

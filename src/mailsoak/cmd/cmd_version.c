@@ -1,7 +1,7 @@
-/* version: `mailsoak version` prints the build's version (lib/version.c: git's
+/* cmd_version: `mailsoak version` prints the build's version (lib/version.c: git's
  * description of the checkout, or debian/changelog's), the one a result file's
  * "version" key carries, so a result can be matched to the program that wrote it. */
-#include "cmd/version.h"
+#include "cmd/cmd_version.h"
 
 #include <stdio.h>
 

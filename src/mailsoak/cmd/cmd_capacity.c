@@ -1,4 +1,4 @@
-/* capacity: `mailsoak capacity`, a search over the arrival rate for the highest
+/* cmd_capacity: `mailsoak capacity`, a search over the arrival rate for the highest
  * one a server sustains (SPECmail2001's method, include/capacity/search.h). Each
  * step is a `mailsoak run` of this same program with the command line's settings
  * and the step's own (its rate, open-loop arrivals, a ramp and a steady window, its
@@ -11,7 +11,7 @@
  * steady window (only the window is judged). What follows a judged step (run it
  * again with more senders, readers or a longer window, stop, or go on) is
  * capacity/rerun.h's; this file runs the processes. */
-#include "cmd/capacity.h"
+#include "cmd/cmd_capacity.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
-/* check: `mailsoak check`: the preflight alone (preflight/check.c, libcurl's look
+/* cmd_check: `mailsoak check`: the preflight alone (preflight/check.c, libcurl's look
  * at every target), with run's settings and the number of POP3 logins to try. */
-#include "cmd/check.h"
+#include "cmd/cmd_check.h"
 
 #include <curl/curl.h>
 #include <stdio.h>

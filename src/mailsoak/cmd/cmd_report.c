@@ -1,8 +1,8 @@
-/* report: `mailsoak report`: reads result files (results_open refuses to mix
+/* cmd_report: `mailsoak report`: reads result files (results_open refuses to mix
  * workloads unless --force), writes the HTML page and, on request, the CSV
  * (analyse/report.c, report_csv.c), each atomically so a failed write leaves the
  * old file. */
-#include "cmd/report.h"
+#include "cmd/cmd_report.h"
 
 #include <stdlib.h>
 

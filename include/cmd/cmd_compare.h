@@ -1,4 +1,4 @@
-/* compare: `mailsoak compare FILE.json...`: the classic table of result files (cmd/compare.c). */
+/* cmd_compare: `mailsoak compare FILE.json...`: the classic table of result files (cmd/cmd_compare.c). */
 #ifndef MS_CMD_COMPARE_H
 #define MS_CMD_COMPARE_H
 

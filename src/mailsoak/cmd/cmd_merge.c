@@ -1,8 +1,8 @@
-/* merge: `mailsoak merge`: reads the shards' result files, adds them up
+/* cmd_merge: `mailsoak merge`: reads the shards' result files, adds them up
  * (analyse/merge.c), judges the whole load again with the shards' gates
  * (verdict/judge.h, on the figures run/result_read.c reads back) and writes the merged file atomically; the verdict on stdout, the
  * gates' exit status; warnings and refusals on stderr, printable. */
-#include "cmd/merge.h"
+#include "cmd/cmd_merge.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,9 +1,9 @@
-/* logscan: `mailsoak logscan`, the run's log watcher over logs that already exist,
+/* cmd_logscan: `mailsoak logscan`, the run's log watcher over logs that already exist,
  * from their first line: how many lines each class counts, with the first lines of
  * each, or every matching line (--lines) to grep, so a user can tune log_class
  * against a server's real logs before a ten-minute soak. The classes and files are
  * the run's: [server] log_class, log_defaults and log from -c/--set, or FILEs. */
-#include "cmd/logscan.h"
+#include "cmd/cmd_logscan.h"
 
 #include <stdio.h>
 #include <stdlib.h>

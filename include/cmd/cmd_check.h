@@ -1,5 +1,5 @@
-/* check: `mailsoak check [--sample N] [the options of run]`: the preflight alone
- * (cmd/check.c, over preflight/check.c). */
+/* cmd_check: `mailsoak check [--sample N] [the options of run]`: the preflight alone
+ * (cmd/cmd_check.c, over preflight/check.c). */
 #ifndef MS_CMD_CHECK_H
 #define MS_CMD_CHECK_H
 

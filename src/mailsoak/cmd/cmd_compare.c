@@ -1,6 +1,6 @@
-/* compare: `mailsoak compare`: the classic side-by-side table of result files
+/* cmd_compare: `mailsoak compare`: the classic side-by-side table of result files
  * (analyse/compare.c builds and prints it), in the format asked for. */
-#include "cmd/compare.h"
+#include "cmd/cmd_compare.h"
 
 #include <stdlib.h>
 #include <string.h>
