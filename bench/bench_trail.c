@@ -58,7 +58,7 @@ int main(void)
         uint64_t m = 1000 + i * 4001u;
         qid_of(m, qid);
         snprintf(mid, sizeof mid, "<5a38e71a.%llx@mailsoak.invalid>", (unsigned long long)m);
-        trails_want(t, m, i % 4 == 0 ? V_LOST : i % 4 == 1 ? V_DUPLICATED : i % 4 == 2 ? V_CORRUPTED : V_DELIVERED,
+        trails_want(t, m, i % 4 == 0 ? OUTCOME_LOST : i % 4 == 1 ? OUTCOME_DUPLICATED : i % 4 == 2 ? OUTCOME_CORRUPTED : OUTCOME_DELIVERED,
                     i % 4 == 3, qid, mid);
     }
     uint64_t bytes = 0, t0 = cpu_ns();

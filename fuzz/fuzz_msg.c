@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct msg_check m;
     msg_check_begin(&m, md, sha256);
     fuzz_lines(data, size, line, &m);
-    enum msg_verdict v = msg_check_end(&m);
+    enum msg_result v = msg_check_end(&m);
     if (v == MSG_OK && (!m.have_id || !m.have_digest || m.nrcpt < 1 || m.nrcpt > 64))
         abort();
     return 0;

@@ -2,7 +2,7 @@
  * Senders append to their own worker's array; readers of any worker mark entries
  * with atomic operations. No lock anywhere: 24 bytes per message (and 4 more plus
  * the id, when the server names its queue id in its reply). It also owns the
- * rule that turns what was seen into a verdict: a message is lost only when a
+ * rule that turns what was seen into an outcome: a message is lost only when a
  * complete visit of its mailbox after the server settled did not find it. */
 #ifndef MS_LEDGER_H
 #define MS_LEDGER_H
@@ -92,12 +92,14 @@ enum pending_reason {
 };
 extern const char *const pending_reason_names[PR_COUNT];
 
-enum verdict {
-    V_DELIVERED, V_DUPLICATED, V_CORRUPTED, V_LOST, V_PENDING,   /* accepted: sum to sent */
-    V_REJECTED, V_UNCONFIRMED, V_DEFERRED,                       /* not accepted */
-    V_NONE,                                                      /* not accepted, never seen */
+/* A message's outcome (one recipient's entry): what the ledger proved of it. The
+ * run's verdict is another thing (verdict/verdict.h). */
+enum outcome {
+    OUTCOME_DELIVERED, OUTCOME_DUPLICATED, OUTCOME_CORRUPTED, OUTCOME_LOST, OUTCOME_PENDING, /* accepted: sum to sent */
+    OUTCOME_REJECTED, OUTCOME_UNCONFIRMED, OUTCOME_DEFERRED,                                 /* not accepted */
+    OUTCOME_NONE,                                                                            /* not accepted, never seen */
 };
-extern const char *const verdict_names[V_NONE + 1];
+extern const char *const outcome_names[OUTCOME_NONE + 1];
 
 struct ledger_outcome {
     uint64_t accepted, delivered, duplicated, corrupted, lost, pending;
@@ -162,9 +164,9 @@ unsigned ledger_mark_queued(struct ledger *l, uint64_t seq, unsigned nrcpt);
  * 1 if that entry is owed, 0 if not, -1 if the message has no such recipient. */
 int ledger_mark_queued_rcpt(struct ledger *l, uint64_t seq, unsigned i);
 
-/* After every thread stopped (proof_pass and swept set): the verdict of an entry,
+/* After every thread stopped (proof_pass and swept set): the outcome of an entry,
  * and the reason when it is pending. */
-enum verdict ledger_verdict(const struct ledger *l, const struct ledger_entry *e, enum pending_reason *why);
+enum outcome ledger_entry_outcome(const struct ledger *l, const struct ledger_entry *e, enum pending_reason *why);
 void ledger_outcome(const struct ledger *l, struct ledger_outcome *o);
 /* Every entry in order, with its seq (for the CSV and the lost examples). */
 void ledger_each(const struct ledger *l, void (*fn)(void *arg, uint64_t seq, const struct ledger_entry *e),

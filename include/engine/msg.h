@@ -98,7 +98,7 @@ struct msg_check {
     uint64_t body_bytes;
 };
 
-enum msg_verdict {
+enum msg_result {
     MSG_OK,         /* our headers, digest matches */
     MSG_CORRUPT,    /* our headers, digest or headers wrong */
     MSG_FOREIGN,    /* no X-Mailsoak headers at all */
@@ -114,6 +114,6 @@ int msg_parse_id(const char *v, size_t vl, char run_id[MSG_RUNID_LEN + 1], uint6
 void msg_check_begin(struct msg_check *m, EVP_MD_CTX *md, const EVP_MD *sha256);
 /* line without CRLF, already unstuffed (the leading '.' of a stuffed line removed). */
 void msg_check_line(struct msg_check *m, const char *line, size_t len);
-enum msg_verdict msg_check_end(struct msg_check *m);
+enum msg_result msg_check_end(struct msg_check *m);
 
 #endif

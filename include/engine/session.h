@@ -101,7 +101,7 @@ void count_unasked(struct session_env *env, const char *proto, const char *stage
  * in the mailbox of user: corrupted (with an example saying what differed, and the
  * entry it is of), or intact; an empty body served as one empty line is counted
  * apart and intact unless run.strict_bodies. */
-void session_judge_body(struct session_env *env, const struct msg_check *chk, enum msg_verdict v,
+void session_judge_body(struct session_env *env, const struct msg_check *chk, enum msg_result v,
                         struct ledger_entry *e, uint32_t user);
 
 #endif

@@ -43,7 +43,7 @@ extern const char *const trail_cause_names[TC_COUNT];
 
 struct trail {
     uint64_t seq;                       /* the ledger entry */
-    enum verdict verdict;
+    enum outcome outcome;               /* delivered, lost, ... (engine/ledger.h) */
     int late;                           /* delivered, but only the sweep read it */
     char keys[TRAIL_KEYS][TRAIL_KEY_MAX];
     unsigned nkeys;
@@ -67,9 +67,9 @@ struct trails;
 
 struct trails *trails_new(void);
 void trails_free(struct trails *t);
-/* A message to explain: its ledger entry, verdict, the server's queue id ("" when
+/* A message to explain: its ledger entry, outcome, the server's queue id ("" when
  * none) and its Message-ID (with or without the angle brackets). */
-void trails_want(struct trails *t, uint64_t seq, enum verdict v, int late, const char *qid, const char *msgid);
+void trails_want(struct trails *t, uint64_t seq, enum outcome v, int late, const char *qid, const char *msgid);
 /* One log line (the whole pass, in the order the logs were read). */
 void trails_line(struct trails *t, const char *line, size_t len);
 /* A crash the run saw (a log line of the fatal class, a process that died): the

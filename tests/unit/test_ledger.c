@@ -185,10 +185,10 @@ static void find_forged(void **st)
     ledger_free(&l);
 }
 
-static enum verdict verdict_of(const struct ledger *l, const struct ledger_entry *e, enum pending_reason *why)
+static enum outcome outcome_of(const struct ledger *l, const struct ledger_entry *e, enum pending_reason *why)
 {
     *why = PR_COUNT;
-    return ledger_verdict(l, e, why);
+    return ledger_entry_outcome(l, e, why);
 }
 
 /* An unread message is lost only when its mailbox was read in full in the pass
@@ -203,34 +203,34 @@ static void pending_reasons(void **st)
     for (struct ledger_entry *e = queued; e <= unswept; e++)
         ledger_accept(&l, e, 1);
     /* no sweep at all: everything unread is unswept */
-    assert_int_equal(verdict_of(&l, gone, &why), V_PENDING);
+    assert_int_equal(outcome_of(&l, gone, &why), OUTCOME_PENDING);
     assert_int_equal(why, PR_UNSWEPT);
     /* a sweep that never settled, though it read mailbox 1 in full */
     l.swept = 1;
     ledger_visited(&l, 1, 1, 100);
-    assert_int_equal(verdict_of(&l, gone, &why), V_PENDING);
+    assert_int_equal(outcome_of(&l, gone, &why), OUTCOME_PENDING);
     assert_int_equal(why, PR_UNSETTLED);
     /* settled in pass 2: mailbox 1 read in full in pass 1 only proves nothing */
     l.proof_pass = 2;
-    assert_int_equal(verdict_of(&l, gone, &why), V_PENDING);
+    assert_int_equal(outcome_of(&l, gone, &why), OUTCOME_PENDING);
     assert_int_equal(why, PR_UNSWEPT);
     ledger_visited(&l, 0, 2, 200);
     ledger_visited(&l, 1, 2, 200);
-    assert_int_equal(verdict_of(&l, gone, &why), V_LOST);
-    assert_int_equal(verdict_of(&l, unswept, &why), V_PENDING);
+    assert_int_equal(outcome_of(&l, gone, &why), OUTCOME_LOST);
+    assert_int_equal(outcome_of(&l, unswept, &why), OUTCOME_PENDING);
     assert_int_equal(why, PR_UNSWEPT);
     /* in mailbox 0, read in full too: the queue's mark and a sighting each keep
      * their message from being lost */
     assert_int_equal(ledger_mark_queued(&l, ledger_seq(0, 0), 1), 1);
     assert_int_equal(ledger_seen(peeked), 1);
     assert_int_equal(ledger_seen(peeked), 0);
-    assert_int_equal(verdict_of(&l, queued, &why), V_PENDING);
+    assert_int_equal(outcome_of(&l, queued, &why), OUTCOME_PENDING);
     assert_int_equal(why, PR_QUEUED);
-    assert_int_equal(verdict_of(&l, peeked, &why), V_PENDING);
+    assert_int_equal(outcome_of(&l, peeked, &why), OUTCOME_PENDING);
     assert_int_equal(why, PR_PEEKED);
     /* a later reading of the queue without it: lost */
     ledger_queued_clear(&l);
-    assert_int_equal(verdict_of(&l, queued, &why), V_LOST);
+    assert_int_equal(outcome_of(&l, queued, &why), OUTCOME_LOST);
     /* read after all, by the sweep: delivered, and late */
     ledger_read(&l, gone, 1);
     struct ledger_outcome o;

@@ -93,7 +93,7 @@ static void dot_stuffing(void **st)
 
 /* Feeds a wire-format message (after the POP3 +OK) to the checker the way the
  * reader does: line by line, unstuffed, stopping at the lone dot. */
-static enum msg_verdict check_wire(struct fx *f, const char *wire, size_t len, struct msg_check *m)
+static enum msg_result check_wire(struct fx *f, const char *wire, size_t len, struct msg_check *m)
 {
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     msg_check_begin(m, md, f->g.sha256);
@@ -111,7 +111,7 @@ static enum msg_verdict check_wire(struct fx *f, const char *wire, size_t len, s
             msg_check_line(m, p, l);
         p = nl + 1;
     }
-    enum msg_verdict v = msg_check_end(m);
+    enum msg_result v = msg_check_end(m);
     EVP_MD_CTX_free(md);
     return v;
 }

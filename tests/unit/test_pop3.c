@@ -300,7 +300,7 @@ static void a_full_sweep_pass_reads_a_copy_where_nothing_is_owed(void **state)
     script_run(sc, 20);
     assert_int_equal(entry_state(sc) & LS_READS, 2);
     enum pending_reason why;
-    assert_int_equal(ledger_verdict(&r->ledger, ledger_get(&r->ledger, ledger_seq(0, 0)), &why), V_DUPLICATED);
+    assert_int_equal(ledger_entry_outcome(&r->ledger, ledger_get(&r->ledger, ledger_seq(0, 0)), &why), OUTCOME_DUPLICATED);
     assert_int_equal(atomic_load(&r->ledger.visit_pass[0]), 2);   /* a complete visit of pass 2 */
     /* and the pass is over: the session opens nothing more */
     script_quiet(sc, 2000);

@@ -49,7 +49,7 @@ static struct fixture *setup(void)
 static int queued(struct fixture *f, uint64_t seq)
 {
     enum pending_reason why = PR_COUNT;
-    return ledger_verdict(&f->l, ledger_get(&f->l, seq), &why) == V_PENDING && why == PR_QUEUED;
+    return ledger_entry_outcome(&f->l, ledger_get(&f->l, seq), &why) == OUTCOME_PENDING && why == PR_QUEUED;
 }
 
 static void queue_holds(struct fixture *f, const char *id, const char *const *rcpts, size_t n, int known)

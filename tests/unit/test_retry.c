@@ -87,7 +87,7 @@ static void notes_are_found_by_id(void **st)
     struct ledger_entry *e = ledger_get(&l, ledger_seq(1, 2));
     ledger_defer(e);
     enum pending_reason why;
-    assert_int_equal(ledger_verdict(&l, e, &why), V_DEFERRED);
+    assert_int_equal(ledger_entry_outcome(&l, e, &why), OUTCOME_DEFERRED);
     struct ledger_entry *r = ledger_get(&l, ledger_seq(1, 7));
     ledger_accept(&l, r, 2500);
     ledger_read(&l, r, 0);

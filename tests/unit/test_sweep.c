@@ -288,14 +288,14 @@ static void lost_only_where_the_proving_pass_read_in_full(void **st)
     /* a signal stops the run in pass 3: unsettled, nothing lost */
     struct sweep cut = g.sw;
     l.proof_pass = sweep_conclude(&cut, &g.seen, 0);
-    assert_int_equal(ledger_verdict(&l, late, &why), V_PENDING);
+    assert_int_equal(ledger_entry_outcome(&l, late, &why), OUTCOME_PENDING);
     assert_int_equal(why, PR_UNSETTLED);
     ledger_visited(&l, 1, g.sw.pass, 2400);
     assert_int_equal(at(&g, 2500 * MS, 1, 0), SWEEP_DONE);
     l.proof_pass = sweep_conclude(&g.sw, &g.seen, 1);
     assert_int_equal(l.proof_pass, 3);
-    assert_int_equal(ledger_verdict(&l, late, &why), V_LOST);
-    assert_int_equal(ledger_verdict(&l, early, &why), V_PENDING);
+    assert_int_equal(ledger_entry_outcome(&l, late, &why), OUTCOME_LOST);
+    assert_int_equal(ledger_entry_outcome(&l, early, &why), OUTCOME_PENDING);
     assert_int_equal(why, PR_UNSWEPT);
     ledger_free(&l);
 }

@@ -52,13 +52,13 @@ static void causes_of_real_losses(void **state)
 {
     (void)state;
     struct trails *t = trails_new();
-    trails_want(t, 1, V_LOST, 0, "AF612A72382", "<hc.2@mailsoak.invalid>");      /* postsuper -d */
-    trails_want(t, 2, V_LOST, 0, "95BCAA7236D", "<hc.1@mailsoak.invalid>");      /* postsuper -e */
-    trails_want(t, 3, V_LOST, 0, "7B23AA7213C", "hc.3@mailsoak.invalid");        /* FILTER error: */
-    trails_want(t, 4, V_LOST, 0, "914F2A73FB1", "<fx.1@mailsoak.invalid>");      /* delivered */
-    trails_want(t, 5, V_LOST, 0, "", "<nowhere.1@mailsoak.invalid>");            /* no line names it */
+    trails_want(t, 1, OUTCOME_LOST, 0, "AF612A72382", "<hc.2@mailsoak.invalid>");      /* postsuper -d */
+    trails_want(t, 2, OUTCOME_LOST, 0, "95BCAA7236D", "<hc.1@mailsoak.invalid>");      /* postsuper -e */
+    trails_want(t, 3, OUTCOME_LOST, 0, "7B23AA7213C", "hc.3@mailsoak.invalid");        /* FILTER error: */
+    trails_want(t, 4, OUTCOME_LOST, 0, "914F2A73FB1", "<fx.1@mailsoak.invalid>");      /* delivered */
+    trails_want(t, 5, OUTCOME_LOST, 0, "", "<nowhere.1@mailsoak.invalid>");            /* no line names it */
     /* the bounce notice: deferred 19 times, then refused by Dovecot (550 5.1.1) */
-    trails_want(t, 6, V_PENDING, 0, "C615CA721C6", "<none@mailsoak.invalid>");
+    trails_want(t, 6, OUTCOME_PENDING, 0, "C615CA721C6", "<none@mailsoak.invalid>");
     fed(t);
     const struct trail *tr = trails_find(t, 1);
     assert_int_equal(tr->cause, TC_REMOVED);
@@ -94,14 +94,14 @@ static void causes_of_real_duplicates(void **state)
     (void)state;
     struct trails *t = trails_new();
     /* the final reply swallowed, QUIT held back: Postfix timed out */
-    trails_want(t, 1, V_DUPLICATED, 0, "18AC6A72818", "<probe.4@mailsoak.invalid>");
+    trails_want(t, 1, OUTCOME_DUPLICATED, 0, "18AC6A72818", "<probe.4@mailsoak.invalid>");
     /* the final reply swallowed, Dovecot closed after Postfix's pipelined QUIT */
-    trails_want(t, 2, V_DUPLICATED, 0, "7E21DA7210E", "<5a38e71a.0@mailsoak.invalid>");
+    trails_want(t, 2, OUTCOME_DUPLICATED, 0, "7E21DA7210E", "<5a38e71a.0@mailsoak.invalid>");
     /* a copy made in the store: the server logged one delivery */
-    trails_want(t, 3, V_DUPLICATED, 0, "914F2A73FB1", "<fx.1@mailsoak.invalid>");
+    trails_want(t, 3, OUTCOME_DUPLICATED, 0, "914F2A73FB1", "<fx.1@mailsoak.invalid>");
     /* Dovecot's session id as the queue id (LMTP straight to Dovecot): its own
      * transaction only, not the session's later ones (S:T2 ... S:T5) */
-    trails_want(t, 4, V_DUPLICATED, 0, "gKSVDg9AD2vQAQAAg+zDdQ", "<5a38e71a.10000000003@mailsoak.invalid>");
+    trails_want(t, 4, OUTCOME_DUPLICATED, 0, "gKSVDg9AD2vQAQAAg+zDdQ", "<5a38e71a.10000000003@mailsoak.invalid>");
     fed(t);
     const struct trail *tr = trails_find(t, 1);
     assert_int_equal(tr->cause, TC_DUP_TIMEOUT);
@@ -126,7 +126,7 @@ static void lost_in_a_crash(void **state)
 {
     (void)state;
     struct trails *t = trails_new();
-    trails_want(t, 1, V_LOST, 0, "4XyZ1", "<c.1@mailsoak.invalid>");
+    trails_want(t, 1, OUTCOME_LOST, 0, "4XyZ1", "<c.1@mailsoak.invalid>");
     trails_crash(t, "process /usr/lib/postfix/sbin/lmtp pid 77 killed by signal 9");
     const char *l = "Dec 01 postfix/qmgr[1]: 4XyZ1: from=<a@b>, size=1, nrcpt=1 (queue active)";
     trails_line(t, l, strlen(l));
@@ -144,8 +144,8 @@ static void bounds_and_words(void **state)
 {
     (void)state;
     struct trails *t = trails_new();
-    trails_want(t, 1, V_PENDING, 0, "ABCDE1", "<b.1@mailsoak.invalid>");
-    trails_want(t, 2, V_LOST, 0, "cbc447d8", "<o.1@mailsoak.invalid>");   /* OpenSMTPD's */
+    trails_want(t, 1, OUTCOME_PENDING, 0, "ABCDE1", "<b.1@mailsoak.invalid>");
+    trails_want(t, 2, OUTCOME_LOST, 0, "cbc447d8", "<o.1@mailsoak.invalid>");   /* OpenSMTPD's */
     char line[200];
     for (int i = 0; i < 30; i++) {
         int n = snprintf(line, sizeof line, "x: ABCDE1: try %d status=deferred (busy)\x1b[2J", i);
@@ -157,7 +157,7 @@ static void bounds_and_words(void **state)
     trails_line(t, "smtpd: cbc447d83afc3c4a mda delivery evpid=cbc447d83afc3c4a result=PermFail", 75);
     trails_line(t, "smtpd: cbc447d8999 other", 24);
     /* a relay's line names the next hop's queue id: its lines are this message's too */
-    trails_want(t, 3, V_LOST, 0, "RELAY1", "<r.1@mailsoak.invalid>");
+    trails_want(t, 3, OUTCOME_LOST, 0, "RELAY1", "<r.1@mailsoak.invalid>");
     const char *r1 = "postfix/smtp[9]: RELAY1: to=<a@b>, relay=mx[1.2.3.4]:25, dsn=2.0.0, "
                      "status=sent (250 2.0.0 Ok: queued as NEXT42)";
     const char *r2 = "postfix/lmtp[9]: NEXT42: to=<a@b>, status=bounced (550 5.1.1 no such user)";

@@ -66,7 +66,7 @@ struct fetch_resp {
     int on;                          /* a "* n FETCH" response is open */
     uint64_t uid, size;
     int have_uid, have_size, in_body, body_done;
-    enum msg_verdict v;
+    enum msg_result v;
 };
 
 struct imap_session {
@@ -472,7 +472,7 @@ static void body_done(struct imap_session *s, struct umsg *m)
     struct session_env *env = s->env;
     struct run *r = env->run;
     uint64_t now = mono_ns();
-    enum msg_verdict v = s->fr.v;
+    enum msg_result v = s->fr.v;
     m->t = now;
     m->st = M_KEEP;
     if (v == MSG_FOREIGN) {

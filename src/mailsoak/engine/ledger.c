@@ -1,7 +1,7 @@
 /* ledger: the bookkeeping that turns "sent" and "read" into delivered, lost,
  * duplicated, corrupted and pending. The per-user owed counter is adjusted by
  * whichever of sender (accept) and reader (first read) comes second, so a message
- * read before its 250 was processed is never counted as owed. The verdict rule
+ * read before its 250 was processed is never counted as owed. The outcome rule
  * lives here too, so the counts, the examples and the CSV cannot disagree. */
 #include "engine/ledger.h"
 
@@ -42,7 +42,7 @@ void ledger_free(struct ledger *l)
 }
 
 const char *const pending_reason_names[PR_COUNT] = { "queued", "peeked", "unswept", "unsettled" };
-const char *const verdict_names[V_NONE + 1] = {
+const char *const outcome_names[OUTCOME_NONE + 1] = {
     "delivered", "duplicated", "corrupted", "lost", "pending", "rejected", "unconfirmed", "deferred", "none",
 };
 
@@ -262,15 +262,15 @@ unsigned ledger_mark_queued(struct ledger *l, uint64_t seq, unsigned nrcpt)
     return owed;
 }
 
-enum verdict ledger_verdict(const struct ledger *l, const struct ledger_entry *e, enum pending_reason *why)
+enum outcome ledger_entry_outcome(const struct ledger *l, const struct ledger_entry *e, enum pending_reason *why)
 {
     uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire), reads = st & LS_READS;
     if (!(st & LS_ACCEPTED))
-        return reads ? V_UNCONFIRMED : st & LS_REJECTED ? V_REJECTED : st & LS_DEFERRED ? V_DEFERRED : V_NONE;
+        return reads ? OUTCOME_UNCONFIRMED : st & LS_REJECTED ? OUTCOME_REJECTED : st & LS_DEFERRED ? OUTCOME_DEFERRED : OUTCOME_NONE;
     if (st & LS_CORRUPT)
-        return V_CORRUPTED;
+        return OUTCOME_CORRUPTED;
     if (reads)
-        return reads > 1 ? V_DUPLICATED : V_DELIVERED;
+        return reads > 1 ? OUTCOME_DUPLICATED : OUTCOME_DELIVERED;
     /* Unread. Lost needs proof: its mailbox read in full in the pass that ran after
      * the server settled. Anything short of that is pending, with the reason. */
     if (st & LS_QUEUED)
@@ -278,10 +278,10 @@ enum verdict ledger_verdict(const struct ledger *l, const struct ledger_entry *e
     else if (st & LS_SEEN)
         *why = PR_PEEKED;
     else if (l->proof_pass && atomic_load_explicit(&l->visit_pass[e->user], memory_order_acquire) == l->proof_pass)
-        return V_LOST;
+        return OUTCOME_LOST;
     else
         *why = l->proof_pass || !l->swept ? PR_UNSWEPT : PR_UNSETTLED;
-    return V_PENDING;
+    return OUTCOME_PENDING;
 }
 
 struct tally {
@@ -296,21 +296,21 @@ static void tally_one(void *arg, uint64_t seq, const struct ledger_entry *e)
     enum pending_reason why = PR_UNSWEPT;
     uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
     o->reads += st & LS_READS;
-    enum verdict v = ledger_verdict(t->l, e, &why);
-    o->accepted += v <= V_PENDING;
+    enum outcome v = ledger_entry_outcome(t->l, e, &why);
+    o->accepted += v <= OUTCOME_PENDING;
     switch (v) {
-    case V_DELIVERED: o->delivered++; break;
-    case V_DUPLICATED: o->duplicated++; break;
-    case V_CORRUPTED: o->corrupted++; break;
-    case V_LOST: o->lost++; break;
-    case V_PENDING: o->pending++; o->pending_by[why]++; break;
-    case V_REJECTED: o->rejected++; break;
-    case V_UNCONFIRMED: o->unconfirmed++; break;
-    case V_DEFERRED: o->deferred++; break;
-    case V_NONE: break;
+    case OUTCOME_DELIVERED: o->delivered++; break;
+    case OUTCOME_DUPLICATED: o->duplicated++; break;
+    case OUTCOME_CORRUPTED: o->corrupted++; break;
+    case OUTCOME_LOST: o->lost++; break;
+    case OUTCOME_PENDING: o->pending++; o->pending_by[why]++; break;
+    case OUTCOME_REJECTED: o->rejected++; break;
+    case OUTCOME_UNCONFIRMED: o->unconfirmed++; break;
+    case OUTCOME_DEFERRED: o->deferred++; break;
+    case OUTCOME_NONE: break;
     }
     const struct ledger_note *n =
-        t->l->final && (v == V_DELIVERED || v == V_DUPLICATED) ? ledger_note_of(t->l, seq) : NULL;
+        t->l->final && (v == OUTCOME_DELIVERED || v == OUTCOME_DUPLICATED) ? ledger_note_of(t->l, seq) : NULL;
     if (n) {
         uint32_t took = e->accepted_ms > n->first_ms ? e->accepted_ms - n->first_ms : 0;
         o->retried++;
@@ -320,7 +320,7 @@ static void tally_one(void *arg, uint64_t seq, const struct ledger_entry *e)
         if (took > o->retried_max_ms)
             o->retried_max_ms = took;
     }
-    o->late += (v == V_DELIVERED || v == V_DUPLICATED) && (st & LS_LATE);
+    o->late += (v == OUTCOME_DELIVERED || v == OUTCOME_DUPLICATED) && (st & LS_LATE);
 
 }
 

@@ -478,7 +478,7 @@ void msg_check_line(struct msg_check *m, const char *line, size_t len)
     }
 }
 
-enum msg_verdict msg_check_end(struct msg_check *m)
+enum msg_result msg_check_end(struct msg_check *m)
 {
     uint8_t got[MSG_DIGEST_LEN];
     unsigned int dl = 0;

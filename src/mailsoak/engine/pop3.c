@@ -496,7 +496,7 @@ static void message_done(struct pop3_session *s)
     struct session_env *env = s->env;
     struct run *r = env->run;
     uint64_t now = mono_ns();
-    enum msg_verdict v = msg_check_end(&s->chk);
+    enum msg_result v = msg_check_end(&s->chk);
     stats_lat(env->st, LAT_POP3_RETR, now - s->t_sent);
     double share = cfg_of(s)->delete_share;
     /* retrieve only (the sweep empties): the message stays, and is not read until

@@ -150,7 +150,7 @@ void count_unasked(struct session_env *env, const char *proto, const char *stage
     stats_error_text(env->st, name, ex, (size_t)k + n);
 }
 
-void session_judge_body(struct session_env *env, const struct msg_check *chk, enum msg_verdict v,
+void session_judge_body(struct session_env *env, const struct msg_check *chk, enum msg_result v,
                         struct ledger_entry *e, uint32_t user)
 {
     struct run *r = env->run;

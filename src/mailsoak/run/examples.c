@@ -32,10 +32,10 @@ static void pick(void *arg, uint64_t seq, const struct ledger_entry *e)
     struct run_result *res = arg;
     enum pending_reason why;
     uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
-    enum verdict v = ledger_verdict(&res->run->ledger, e, &why);
+    enum outcome v = ledger_entry_outcome(&res->run->ledger, e, &why);
     /* the corrupted are those whose difference a reader described: corrupted_examples() */
-    int kind = v == V_LOST ? EX_LOST : v == V_DUPLICATED ? EX_DUPLICATED
-             : v == V_DELIVERED && (st & LS_LATE) ? EX_LATE : -1;
+    int kind = v == OUTCOME_LOST ? EX_LOST : v == OUTCOME_DUPLICATED ? EX_DUPLICATED
+             : v == OUTCOME_DELIVERED && (st & LS_LATE) ? EX_LATE : -1;
     if (kind >= 0)
         add_example(res, kind, seq, e, st);
 }
@@ -47,7 +47,7 @@ static void corrupted_examples(struct run_result *res)
     for (unsigned i = 0; i < res->corrupt.n && i < ERR_EXAMPLES_MAX; i++) {
         struct ledger_entry *e = ledger_get(&res->run->ledger, res->corrupt_entry[i]);
         enum pending_reason why;
-        if (!e || ledger_verdict(&res->run->ledger, e, &why) != V_CORRUPTED)
+        if (!e || ledger_entry_outcome(&res->run->ledger, e, &why) != OUTCOME_CORRUPTED)
             continue;
         unsigned n = res->nexamples[EX_CORRUPTED];
         add_example(res, EX_CORRUPTED, res->corrupt_entry[i], e, atomic_load_explicit(&e->state, memory_order_acquire));
@@ -85,8 +85,8 @@ void examples_collect(struct run_result *res, struct sources *src)
             const struct message_example *x = &res->examples[k][i];
             char mid[80];
             snprintf(mid, sizeof mid, "%s.%llx@mailsoak.invalid", res->run->run_id, (unsigned long long)x->seq);
-            trails_want(t, x->entry, k == EX_LOST ? V_LOST : k == EX_DUPLICATED ? V_DUPLICATED
-                                     : k == EX_CORRUPTED ? V_CORRUPTED : V_DELIVERED,
+            trails_want(t, x->entry, k == EX_LOST ? OUTCOME_LOST : k == EX_DUPLICATED ? OUTCOME_DUPLICATED
+                                     : k == EX_CORRUPTED ? OUTCOME_CORRUPTED : OUTCOME_DELIVERED,
                         k == EX_LATE, x->queue_id, mid);
         }
     /* a crash: a process of the server that died, or a fatal line in its logs */

@@ -1,5 +1,5 @@
 /* ladder_result: what each rung of the size ladder became, from the ledger (every
- * message's verdict, told to its rung by its body's size) and the senders' counts
+ * message's outcome, told to its rung by its body's size) and the senders' counts
  * (bodies sent, refusals and the first refusal's words). A rung whose accepted
  * messages were lost or corrupted is a failure: the server took what it did not
  * deliver intact. */
@@ -23,12 +23,12 @@ static void tally(void *arg, uint64_t seq, const struct ledger_entry *e)
         return;
     struct ladder_rung_result *x = &lr->v[k];
     enum pending_reason why;
-    switch (ledger_verdict(&res->run->ledger, e, &why)) {
-    case V_DELIVERED: x->accepted++; x->delivered++; break;
-    case V_DUPLICATED: x->accepted++; x->duplicated++; break;
-    case V_CORRUPTED: x->accepted++; x->corrupted++; break;
-    case V_LOST: x->accepted++; x->lost++; break;
-    case V_PENDING: x->accepted++; x->pending++; break;
+    switch (ledger_entry_outcome(&res->run->ledger, e, &why)) {
+    case OUTCOME_DELIVERED: x->accepted++; x->delivered++; break;
+    case OUTCOME_DUPLICATED: x->accepted++; x->duplicated++; break;
+    case OUTCOME_CORRUPTED: x->accepted++; x->corrupted++; break;
+    case OUTCOME_LOST: x->accepted++; x->lost++; break;
+    case OUTCOME_PENDING: x->accepted++; x->pending++; break;
     default: break;
     }
 }

@@ -659,27 +659,27 @@ static void csv_line(void *arg, uint64_t seq, const struct ledger_entry *e)
     struct csv_ctx *c = arg;
     const struct run_result *r = c->r;
     enum pending_reason why = PR_COUNT;
-    enum verdict v = ledger_verdict(&r->run->ledger, e, &why);
+    enum outcome v = ledger_entry_outcome(&r->run->ledger, e, &why);
     const struct ledger_note *note = ledger_note_of(&r->run->ledger, seq);
     const struct trail *tr = trails_find(r->trails, seq);
     /* delivered after deferrals is listed too, with its tries; a late one as an example */
-    if ((v == V_DELIVERED && !note && !tr) || v == V_REJECTED || v == V_NONE)
+    if ((v == OUTCOME_DELIVERED && !note && !tr) || v == OUTCOME_REJECTED || v == OUTCOME_NONE)
         return;
     char id[64], mid[80], acc[40] = "";
     msg_ids(r, ledger_msg_seq(seq, e), id, sizeof id, mid, sizeof mid);
-    if (v != V_UNCONFIRMED)
+    if (v != OUTCOME_UNCONFIRMED)
         run_time(r, e->accepted_ms, acc, sizeof acc);
     fprintf(c->f, "%s,%s,", id, mid);
     csv_puts(c->f, r->run->users.v[e->user].addr);   /* from the users file: may hold a comma */
     char reason[80] = "", d[24];
-    if (v == V_PENDING)
+    if (v == OUTCOME_PENDING)
         snprintf(reason, sizeof reason, "%s", pending_reason_names[why]);
-    else if (note && v != V_UNCONFIRMED && v != V_DEFERRED)
+    else if (note && v != OUTCOME_UNCONFIRMED && v != OUTCOME_DEFERRED)
         snprintf(reason, sizeof reason, "after %u tries, %s", note->tries,
                  fmt_duration(d, sizeof d, (uint64_t)(e->accepted_ms > note->first_ms ? e->accepted_ms - note->first_ms : 0) * 1000000));
-    else if (v == V_DELIVERED)
+    else if (v == OUTCOME_DELIVERED)
         snprintf(reason, sizeof reason, "late");
-    fprintf(c->f, ",%u,%s,%s,", e->size, acc, verdict_names[v]);
+    fprintf(c->f, ",%u,%s,%s,", e->size, acc, outcome_names[v]);
     csv_puts(c->f, reason);
     fprintf(c->f, ",%s,", ledger_qid(&r->run->ledger, seq));
     if (tr) {                        /* an example: its cause and its trail, lines joined by " | " */
@@ -723,13 +723,13 @@ int write_ledger_csv(const char *path, const struct run_result *r, char *err, si
                      err, errlen);
 }
 
-static const char *fill_outcome(enum verdict v)
+static const char *fill_outcome(enum outcome v)
 {
     switch (v) {
-    case V_DELIVERED: return "verified";
-    case V_LOST: return "missing";
-    case V_PENDING: return "unverified";
-    default: return verdict_names[v];
+    case OUTCOME_DELIVERED: return "verified";
+    case OUTCOME_LOST: return "missing";
+    case OUTCOME_PENDING: return "unverified";
+    default: return outcome_names[v];
     }
 }
 
@@ -738,12 +738,12 @@ static void fill_csv_line(void *arg, uint64_t seq, const struct ledger_entry *e)
     struct csv_ctx *c = arg;
     const struct run_result *r = c->r;
     enum pending_reason why = PR_COUNT;
-    enum verdict v = ledger_verdict(&r->run->ledger, e, &why);
-    if (v == V_NONE)
+    enum outcome v = ledger_entry_outcome(&r->run->ledger, e, &why);
+    if (v == OUTCOME_NONE)
         return;
     char id[64], mid[80], acc[40] = "";
     msg_ids(r, ledger_msg_seq(seq, e), id, sizeof id, mid, sizeof mid);
-    if (v <= V_PENDING)
+    if (v <= OUTCOME_PENDING)
         run_time(r, e->accepted_ms, acc, sizeof acc);
     fprintf(c->f, "%s,%s,", id, mid);
     csv_puts(c->f, r->run->users.v[e->user].addr);

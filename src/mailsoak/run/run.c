@@ -590,7 +590,7 @@ static void add_bytes(void *arg, uint64_t seq, const struct ledger_entry *e)
     struct fill_bytes *b = arg;
     enum pending_reason why;
     (void)seq;
-    if (ledger_verdict(b->l, e, &why) <= V_PENDING)
+    if (ledger_entry_outcome(b->l, e, &why) <= OUTCOME_PENDING)
         b->bytes += e->size;
 }
 

@@ -131,13 +131,13 @@ static int add_key(struct trail *tr, const char *s, size_t n)
     return 1;
 }
 
-void trails_want(struct trails *t, uint64_t seq, enum verdict v, int late, const char *qid, const char *msgid)
+void trails_want(struct trails *t, uint64_t seq, enum outcome v, int late, const char *qid, const char *msgid)
 {
     t->v = xrealloc(t->v, (t->n + 1) * sizeof *t->v);
     struct trail *tr = &t->v[t->n++];
     memset(tr, 0, sizeof *tr);
     tr->seq = seq;
-    tr->verdict = v;
+    tr->outcome = v;
     tr->late = late;
     tr->last_queue = tr->left = "";
     add_key(tr, qid, strlen(qid));
@@ -295,13 +295,13 @@ static void set_cause(struct trail *tr, enum trail_cause c, const char *line)
     tr->cause_line = line ? xstrdup(line) : NULL;
 }
 
-/* What the lines show, by verdict. A loss with a delivery logged is the store's or
+/* What the lines show, by outcome. A loss with a delivery logged is the store's or
  * the reader's business (the server says it delivered); one without any line is a
  * message the server never wrote about, which no log can explain. */
 static void classify(const struct trails *t, struct trail *tr)
 {
-    switch (tr->verdict) {
-    case V_DUPLICATED:
+    switch (tr->outcome) {
+    case OUTCOME_DUPLICATED:
         if (tr->timeouts && (tr->last_sent_at > tr->timeout_at || tr->stored >= 2))
             set_cause(tr, tr->timeout_conn ? TC_DUP_CONN : TC_DUP_TIMEOUT, tr->timeout_line);
         else if (tr->sent >= 2 || tr->stored >= 2)
@@ -311,8 +311,8 @@ static void classify(const struct trails *t, struct trail *tr)
         else
             set_cause(tr, tr->nlines ? TC_UNEXPLAINED : TC_NEVER_LOGGED, NULL);
         return;
-    case V_LOST:
-    case V_PENDING:
+    case OUTCOME_LOST:
+    case OUTCOME_PENDING:
         if (tr->bounced)
             set_cause(tr, TC_BOUNCED, tr->bounce_line);
         else if (tr->expired)
