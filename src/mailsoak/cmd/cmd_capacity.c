@@ -282,7 +282,9 @@ static void judge_step(const struct capacity_record *c, struct step_record *st)
     json_decref(root);
 }
 
-static int search(const struct config *cfg, int argc, char **argv, const char *dir)
+/* The search's loop: each step planned, run, judged and settled (capacity/rerun.h),
+ * then the outputs. The exit status. */
+static int run_search(const struct config *cfg, int argc, char **argv, const char *dir)
 {
     int stop_signal = 0;
     struct capacity_record c = { .label = cfg->label[0] ? cfg->label : "capacity" };
@@ -434,7 +436,7 @@ int cmd_capacity(int argc, char **argv)
             sigset_t set, old;
             stop_set(&set);
             sigprocmask(SIG_BLOCK, &set, &old);
-            rc = search(&cfg, argc, argv, dir);
+            rc = run_search(&cfg, argc, argv, dir);
             sigprocmask(SIG_SETMASK, &old, NULL);
         }
     }
