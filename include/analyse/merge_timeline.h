@@ -1,7 +1,5 @@
 /* merge_timeline: the merged timeline (merge_timeline.c: the timelines lined up on
- * the wall clock), and what the two halves of merge share with it: merge.c (the
- * checks, the summary, the server's rows and the result). Internal to merge: other
- * code uses analyse/merge.h. */
+ * the wall clock), for merge.c. Internal to merge: other code uses analyse/merge.h. */
 #ifndef MS_MERGE_TIMELINE_H
 #define MS_MERGE_TIMELINE_H
 
@@ -9,33 +7,7 @@
 
 #include <jansson.h>
 
-#include "analyse/results.h"
-
-struct input {
-    const struct result *r;
-    json_t *summary;                 /* r's, its times moved onto the merged clock */
-    double off;                      /* s from the merged start to this run's start */
-    int server;                      /* its server rows stand for its server */
-};
-
-struct merge {
-    struct input *in;
-    size_t n;
-    long long start_ms;              /* the earliest start */
-    double iv;                       /* s: the timeline's interval */
-    char *warn;
-    size_t warnlen, wpos;
-    char *err;
-    size_t errlen;
-};
-
-/* A warning line in m->warn (dropped when it is full). */
-__attribute__((format(printf, 2, 3)))
-void merge_warn(struct merge *m, const char *fmt, ...);
-
-/* Values of one key in several files, added up (see merge.c); null where nothing
- * was measured or the values cannot be added (then *conflict is set). */
-json_t *merge_combine(json_t *const *v, size_t n, int *conflict);
+#include "analyse/merge_sum.h"
 
 /* The merged timeline (m's inputs with their offsets and the interval known), or
  * NULL with the reason in m->err. */
