@@ -53,6 +53,8 @@ const struct step_record *capacity_at(const struct capacity_record *c);
 const struct step_record *capacity_first_failure(const struct capacity_record *c);
 /* "   3 coarse        40.0 msg/s  offered 39.8 ...  pass" */
 void capacity_step_line(FILE *f, const struct step_record *st);
+/* The two header lines of those: the columns' names and units. */
+void capacity_step_header(FILE *f);
 void capacity_table(FILE *f, const struct capacity_record *c);
 json_t *capacity_json(const struct capacity_record *c);
 void capacity_html(FILE *f, const struct capacity_record *c);

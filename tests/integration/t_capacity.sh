@@ -88,6 +88,9 @@ grep -q "each a 1 s ramp, a 1 s warm-up and a 8 s steady window" "$WORK/found.ou
 ok "each step judged on its 8 s window, after its 1 s ramp and 1 s warm-up"
 grep -q "<svg" "$WORK/found.html" && grep -q "Offered against accepted and delivered rate" "$WORK/found.html" ||
     fail "the HTML page has no knee chart"
+# the steps' lines on stderr come under their columns' names, once
+[[ $(grep -cE '^step +phase +rate +offered +accepted' "$WORK/found.err") == 1 ]] ||
+    fail "the step lines on stderr have no header (or more than one): $(head -5 "$WORK/found.err")"
 ok "the HTML page has the knee"
 
 # SIGTERM in the second step: that step's run ends in order, and the search writes

@@ -65,7 +65,7 @@ void capacity_step_line(FILE *f, const struct step_record *st)
             attempts ? 100.0 * (double)x->c.errors / (double)attempts : 0, step_verdict_names[st->j.verdict], outcome(st));
 }
 
-static void step_header(FILE *f)
+void capacity_step_header(FILE *f)
 {
     fprintf(f, "%4s %-12s %9s %8s %8s %9s %8s %9s  %-20s %6s  %s\n", "step", "phase", "rate", "offered", "accepted",
             "delivered", "queue/s", "deliv p95", "worst command p95", "err %", "verdict");
@@ -158,7 +158,7 @@ void capacity_table(FILE *f, const struct capacity_record *c)
     fprintf(f, "steps        %zu in %.0f s, each a %.0f s ramp, a %.0f s warm-up and a %.0f s steady window%s\n\n",
             c->nsteps, c->elapsed_s, c->ramp_s, c->warmup_s, c->window_s,
             longer_windows(c) ? " (longer where run again unsteady)" : "");
-    step_header(f);
+    capacity_step_header(f);
     for (size_t i = 0; i < c->nsteps; i++)
         capacity_step_line(f, &c->steps[i]);
     if (c->interrupted)

@@ -388,6 +388,8 @@ static int run_search(const struct config *cfg, int argc, char **argv, const cha
         char why[300];
         enum rerun_action next = rerun_next(&rr, &rs, &c.rules, c.nsteps > 1 ? &c.steps[c.nsteps - 2] : NULL, st,
                                             why, sizeof why);
+        if (c.nsteps == 1)          /* the columns named once, above the first step's line */
+            capacity_step_header(stderr);
         capacity_step_line(stderr, st);
         if (stop_signal) {
             c.interrupted = 1;
