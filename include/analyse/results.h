@@ -10,6 +10,8 @@
 
 #include <jansson.h>
 
+#include "lib/json.h"
+
 /* The result file format: its name and version, in "format" and "format_version".
  * Written by `mailsoak run` (run/output.c) and `mailsoak merge`, read here; a
  * change that old readers would misread takes a new version. */
@@ -58,18 +60,5 @@ int results_check_workload_except(const struct result_set *rs, const char *const
  * force let different workloads through, warn holds the message, else it is empty. */
 int results_open(struct result_set *rs, char *const *paths, size_t n, int force, const char *cmd,
                  FILE *err, char *warn, size_t warnlen);
-
-/* A number at a '/'-separated path ("latency/delivery/p99"), so keys may contain dots.
- * Returns 0 and sets *out, or -1 when a part is missing or the value is not a number. */
-int json_path_number(const json_t *obj, const char *path, double *out);
-/* The number at path, or dflt when there is none. */
-double json_path_number_or(const json_t *obj, const char *path, double dflt);
-/* The count at path: an integer above 0, else 0 (missing, negative, not an integer). */
-uint64_t json_path_count(const json_t *obj, const char *path);
-const json_t *json_path_get(const json_t *obj, const char *path);
-
-/* Writes JSON to path atomically (temp file in the same directory, fsync, rename):
- * the run's results and merged ones. 0, or -1 with the reason in err. */
-int write_json_atomic(const char *path, json_t *root, char *err, size_t errlen);
 
 #endif

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "analyse/compare_summary.h"
-#include "analyse/escape.h"
+#include "lib/escape.h"
 #include "lib/alloc.h"
 #include "lib/printable.h"
 #include "lib/units.h"

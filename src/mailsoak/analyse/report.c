@@ -9,7 +9,7 @@
 
 #include "analyse/chart.h"
 #include "analyse/compare.h"
-#include "analyse/escape.h"
+#include "lib/escape.h"
 #include "lib/alloc.h"
 
 static const char css[] =

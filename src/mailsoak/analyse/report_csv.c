@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyse/escape.h"
+#include "lib/escape.h"
 #include "analyse/timeline.h"
 #include "lib/alloc.h"
 

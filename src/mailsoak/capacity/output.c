@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyse/escape.h"
+#include "lib/escape.h"
 #include "lib/alloc.h"
 #include "lib/version.h"
 

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyse/escape.h"
+#include "lib/escape.h"
 #include "analyse/latency.h"
 #include "lib/alloc.h"
 #include "lib/atomicfile.h"

@@ -1,7 +1,7 @@
 /* escape: writing untrusted strings (labels, config values, log lines from result
  * files) into HTML, CSV and Markdown without changing their structure. */
-#ifndef MS_ESCAPE_H
-#define MS_ESCAPE_H
+#ifndef MS_LIB_ESCAPE_H
+#define MS_LIB_ESCAPE_H
 
 #include <stdio.h>
 

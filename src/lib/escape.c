@@ -1,7 +1,7 @@
 /* escape: the three quoting rules the outputs need; kept together so every writer
  * of a label or a config value goes through one of them. CSV and Markdown are read
  * on terminals too, so those two also pass the text through printable(). */
-#include "analyse/escape.h"
+#include "lib/escape.h"
 
 #include <stdlib.h>
 #include <string.h>
