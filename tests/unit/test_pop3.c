@@ -4,7 +4,9 @@
  * DELE); a corrupted copy; mail that is not ours; a refused login; a refused
  * greeting; the back-off from a mailbox owed mail that holds none of it yet
  * (pop3.empty_backoff); a copy delivered again into a mailbox that owes nothing,
- * read by the sweep's full pass. */
+ * read by the sweep's full pass; a mail client's checks on their schedule however
+ * slow the server (pop3.poll_interval); a leave-on-server client's delete at its
+ * keep_polls-th check. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -308,6 +310,104 @@ static void a_full_sweep_pass_reads_a_copy_where_nothing_is_owed(void **state)
     script_free(sc);
 }
 
+/* A mail client's check (pop3.poll_interval) due now, pushed as the worker would. */
+static void poll_due_now(struct script *sc, uint64_t due)
+{
+    if (!sc->env.polls.elem)
+        dueheap_init(&sc->env.polls, sizeof(struct poll_item));
+    struct poll_item it = { due, 0 };
+    dueheap_push(&sc->env.polls, &it);
+}
+
+/* The next check of the one mail client, taken from the worker's schedule. */
+static struct poll_item next_check(struct script *sc)
+{
+    struct poll_item it;
+    assert_int_equal(sc->env.polls.n, 1);
+    assert_true(dueheap_pop_due(&sc->env.polls, UINT64_MAX, &it));
+    return it;
+}
+
+/* A mail client checks every poll_interval from when its check was due, not from
+ * when the last check ended: a server that takes 3 s over a visit (slow STAT, slow
+ * QUIT) does not push the next check later, or the logins would drift below the
+ * rate asked for. */
+static void poll_checks_do_not_drift_with_a_slow_server(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&pop3_ops, POP3_ARGS, "--poll-interval", "10s", "--set", "pop3.poll_jitter=0");
+    uint64_t due = sc->now;
+    poll_due_now(sc, due);
+    script_run(sc, 200);
+    assert_int_equal(sc->dials, 1);
+    script_talk(sc, "S: +OK POP3 ready", "C: USER user0000@test.local", "S: +OK", "C: PASS ", "S: +OK logged in",
+                "C: STAT", NULL);
+    script_run(sc, 2000);                        /* STAT answered 2 s late */
+    script_talk(sc, "S: +OK 0 0", "C: QUIT", NULL);
+    script_run(sc, 1000);                        /* and the QUIT 1 s late */
+    script_talk(sc, "S: +OK bye", NULL);
+    script_run(sc, 20);
+    struct poll_item it = next_check(sc);
+    assert_int_equal(it.user, 0);
+    assert_true(it.due == due + 10 * NS_PER_S);
+    assert_int_equal(sc->st->c.polls, 1);
+    script_free(sc);
+}
+
+/* The next check of a leave-on-server client whose mailbox holds one message (UIDL
+ * "1 a1"), within 12 s of the loop's clock; retr: the message when the client
+ * retrieves it. What the client sent after the listing, up to its QUIT, in after. */
+static void leave_check(struct script *sc, const char *retr, char *after, size_t n)
+{
+    unsigned dials = sc->dials;
+    for (int i = 0; i < 120 && sc->dials == dials; i++)
+        script_run(sc, 100);
+    assert_int_equal(sc->dials, dials + 1);
+    script_talk(sc, "S: +OK POP3 ready", "C: USER user0000@test.local", "S: +OK", "C: PASS ", "S: +OK logged in",
+                "C: STAT", NULL);
+    script_say(sc, "+OK 1 300\r\n");
+    script_talk(sc, "C: UIDL", "S: +OK", "S: 1 a1", "S: .", NULL);
+    char line[2048];
+    after[0] = 0;
+    for (;;) {
+        script_line(sc, line, sizeof line);
+        snprintf(after + strlen(after), n - strlen(after), "%s%s", after[0] ? ", " : "", line);
+        if (!strcmp(line, "QUIT"))
+            break;
+        if (!strncmp(line, "RETR", 4)) {
+            script_talk(sc, "S: +OK", NULL);
+            script_say(sc, retr);
+        } else
+            script_talk(sc, "S: +OK", NULL);
+    }
+    script_talk(sc, "S: +OK bye", NULL);
+    script_run(sc, 20);
+}
+
+/* A leave-on-server client (pop3.leave, keep_polls = 2) retrieves a new message once,
+ * keeps it, and deletes it at the second check that lists it again: not before, not
+ * after. The ledger counts it read once. */
+static void leave_deletes_at_the_keep_polls_check(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&pop3_ops, POP3_ARGS, "--poll-interval", "10s", "--set", "pop3.poll_jitter=0",
+                                   "--set", "pop3.leave=yes", "--set", "pop3.exclusive=yes", "--set",
+                                   "pop3.keep_polls=2");
+    static char msg[8192];
+    size_t body;
+    our_message(sc, msg, sizeof msg, &body);
+    poll_due_now(sc, sc->now);
+    char after[512];
+    leave_check(sc, msg, after, sizeof after);
+    assert_string_equal(after, "RETR 1, QUIT");  /* new: retrieved, kept */
+    assert_int_equal(entry_state(sc) & LS_READS, 1);
+    leave_check(sc, msg, after, sizeof after);
+    assert_string_equal(after, "QUIT");          /* listed again once: kept */
+    leave_check(sc, msg, after, sizeof after);
+    assert_string_equal(after, "DELE 1, QUIT");  /* listed again twice: deleted */
+    assert_int_equal(entry_state(sc) & LS_READS, 1);
+    assert_int_equal(sc->st->c.read, 1);
+    script_free(sc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -316,6 +416,8 @@ int main(void)
         cmocka_unit_test(a_refused_login),   cmocka_unit_test(an_owed_empty_mailbox_is_left_a_while),
         cmocka_unit_test(a_refused_greeting),
         cmocka_unit_test(a_full_sweep_pass_reads_a_copy_where_nothing_is_owed),
+        cmocka_unit_test(poll_checks_do_not_drift_with_a_slow_server),
+        cmocka_unit_test(leave_deletes_at_the_keep_polls_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -358,12 +358,14 @@ static int pick_user(struct pop3_session *s)
 }
 
 /* While sending, with pop3.poll_interval: the next of this worker's mail clients
- * whose check is due (1), or 0 with the session waiting for the next one's time. */
+ * whose check is due (1), or 0 with the session waiting for the next one's time.
+ * Due times are read on the loop's clock, the one its timer is armed on (the
+ * monotonic clock as of the loop's last wake). */
 static int poll_pick(struct pop3_session *s)
 {
     struct session_env *env = s->env;
     struct poll_item it;
-    uint64_t now = mono_ns();
+    uint64_t now = loop_now(env->loop);
     if (!dueheap_pop_due(&env->polls, now, &it)) {
         uint64_t next = dueheap_next(&env->polls);
         set_state(s, PS_IDLE);
