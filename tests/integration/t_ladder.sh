@@ -3,7 +3,8 @@
 # message of 64 KiB and more (250, a queue id) and drops it ([fault.smtp.eod]
 # kind = drop) must be flagged loudly, per size, with exit status 4; and the ladder's
 # bodies go out as streamed: with 32 MiB messages, mailsoak's peak RSS grows by far
-# less than one message over its peak with small ones.
+# less than one message over its peak with small ones; a server that corrupts every
+# message fails the ladder (exit 4) with the gates off.
 source "$(dirname "$0")/server_lib.sh"
 command -v jq >/dev/null || { echo "skip: needs jq"; exit 77; }
 run_ladder() { # OUT [mailsoak args]: under GNU time (peak RSS in OUT.time)
@@ -51,4 +52,17 @@ rc=$?
 rss=$(tail -n1 "$WORK/big.time") base=$(tail -n1 "$WORK/drop.time")
 ((rss < base + 16384)) && ok "peak RSS $rss KiB while sending 32 MiB messages ($base KiB with small ones)" ||
     fail "peak RSS $rss KiB while sending 32 MiB messages, $base KiB with small ones"
+srv_stop
+
+# A server that corrupts every message it stores, judged with the gates off: the ladder
+# alone must fail the run (exit 4), each accepted size a failure of corrupted mail.
+srv_start --set server.max_size=20000 --set fault.store.corrupt_every=1
+run_ladder corrupt --set smtp.ladder_count=1 --set gate.preset=off
+rc=$?
+[[ $rc -eq 4 ]] && ok "gates off, every message corrupted: exit status 4" ||
+    { cat "$WORK/corrupt.txt" "$WORK/corrupt.err"; fail "gates off, every message corrupted: exit status $rc, not 4"; }
+[[ $(jq -c '[.ladder.failures[].size]' "$WORK/corrupt.json") == '[1024,2048,4096,8192,16384]' ]] &&
+    ok "every size it took is a failure" || fail "failures: $(jq -c .ladder.failures "$WORK/corrupt.json")"
+[[ "$(rung corrupt 16384 accepted) $(rung corrupt 16384 corrupted)" == "1 1" ]] &&
+    ok "16384: 1 accepted, 1 corrupted" || fail "16384: $(jq -c '.ladder.rungs[4]' "$WORK/corrupt.json")"
 srv_stop

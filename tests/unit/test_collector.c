@@ -460,10 +460,54 @@ static void log_hits_on_the_timeline(void **state)
     rmtree(d);
 }
 
+/* SQLite's lock waits (server.database = sqlite:) come from the logs' lock_wait
+ * class, counted in the sample that read the line: an interval ending at that sample
+ * holds them, not the next one. Each of SQLite's three wordings is one wait. */
+static void sqlite_lock_waits_in_their_sample(void **state)
+{
+    char *d = tmpdir(), log[128], err[400];
+    snprintf(log, sizeof log, "%s/maillog", d);
+    put(d, "maillog", "");
+    struct tested_server cfg = { .sample_interval = 10000000ull, .log_defaults = 1, .log_examples = 5,
+                                 .database = "sqlite:" };
+    strlist_add(&cfg.logs, log);
+    uint64_t t0 = now_ns();
+    struct collector *c = collector_start(&cfg, t0, err, sizeof err);
+    if (!c)
+        print_error("%s\n", err);
+    assert_non_null(c);
+    FILE *f = fopen(log, "a");
+    fputs("Dec  1 22:03:40 auth-worker(28727): Warning: sqlite: finalize failed: database is locked (5)\n", f);
+    fputs("Dec  1 22:03:40 store: sqlite3_step: database table is locked: t\n", f);
+    fputs("Dec  1 22:03:40 store: sqlite3_prepare: database schema is locked: main\n", f);
+    fclose(f);
+    assert_int_equal(collector_sample_fresh(c, 0, 30 * 1000000000ull), 0);
+    uint64_t mid = now_ns();
+    f = fopen(log, "a");
+    fputs("Dec  1 22:03:41 store: sqlite3_step: database is locked\n", f);
+    fclose(f);
+    collector_stop(c);
+    uint64_t end = now_ns();
+    json_t *e1 = json_object(), *e2 = json_object();
+    collector_json_interval(c, e1, t0, mid);
+    collector_json_interval(c, e2, mid, end);
+    json_t *d1 = json_object_get(json_object_get(e1, "server"), "db");
+    json_t *d2 = json_object_get(json_object_get(e2, "server"), "db");
+    assert_non_null(d1);
+    assert_int_equal(json_integer_value(json_object_get(d1, "lock_waits")), 3);
+    assert_int_equal(json_integer_value(json_object_get(d2, "lock_waits")), 1);
+    json_decref(e1);
+    json_decref(e2);
+    collector_free(c);
+    strlist_free(&cfg.logs);
+    rmtree(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(spool_counts_queue_files_in_hashed_dirs),
+        cmocka_unit_test(sqlite_lock_waits_in_their_sample),
         cmocka_unit_test(maildir_store),
         cmocka_unit_test(sdbox_store),
         cmocka_unit_test(mdbox_store_written_by_dovecot),

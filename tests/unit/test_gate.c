@@ -191,6 +191,41 @@ static void error_share_and_allow_list(void **st)
     gate_judgement_free(&f->j);
 }
 
+/* Every bound holds at its value: a share or a percentile exactly at its gate
+ * passes, a hair over (or under, for proven) fails. */
+static void bounds_hold_at_their_value(void **st)
+{
+    struct fix *f = clean();
+    f->lo.delivered = 99;                          /* 99 of 100: exactly gate.proven */
+    f->lo.pending = 1;
+    assert_int_equal(judge(f), MS_EXIT_OK);
+    assert_true(find(&f->j, "proven")->pass);
+    f->lo.delivered = 98;
+    f->lo.pending = 2;
+    assert_int_equal(judge(f), MS_EXIT_GATE_INTEGRITY);
+
+    f = clean();
+    f->c.smtp_sessions = f->c.pop3_sessions = 19;
+    f->c.errors = 2;                               /* 2 of 40 attempts: exactly 5 % */
+    f->g.errors = 0.05;
+    assert_int_equal(judge(f), MS_EXIT_OK);
+    assert_true(find(&f->j, "errors")->pass);
+    f->c.errors = 3;
+    assert_int_equal(judge(f), MS_EXIT_GATE_QOS);
+
+    f = clean();
+    for (int i = 0; i < 100; i++)
+        hist_record(&f->lat[LAT_SMTP_RCPT], (uint64_t)(i + 1) * MS);
+    uint64_t p95 = hist_percentile(&f->lat[LAT_SMTP_RCPT], 95);
+    f->g.nlat = 1;
+    f->g.lat[0] = (struct gate_latency){ "smtp.rcpt", 95, p95 };
+    assert_int_equal(judge(f), MS_EXIT_OK);
+    assert_true(find(&f->j, "smtp.rcpt p95")->pass);
+    f->g.lat[0].bound_ns = p95 - 1;
+    assert_int_equal(judge(f), MS_EXIT_GATE_QOS);
+    gate_judgement_free(&f->j);
+}
+
 static struct config *cfg_with(const char **lat, size_t nlat, const char **allow, size_t nallow, int preset)
 {
     static struct config cfg;
@@ -273,6 +308,7 @@ int main(void)
         cmocka_unit_test(gates_that_do_not_apply_give_no_result),
         cmocka_unit_test(latency_bounds_judge_each_command_class),
         cmocka_unit_test(error_share_and_allow_list),
+        cmocka_unit_test(bounds_hold_at_their_value),
         cmocka_unit_test(settings_make_gates),
         cmocka_unit_test(the_lines_name_value_and_bound),
     };

@@ -36,6 +36,12 @@ static void rungs(void **state)
     n = ladder_rungs(0, 64u << 20, v);
     assert_int_equal(n, 17);
     assert_int_equal(v[n - 1], 64u << 20);
+    /* the slack's bound holds at its value: a limit exactly LADDER_SLACK above a rung
+     * (and below the next) has a rung of its own, one a byte closer has none */
+    n = ladder_rungs(262144 + LADDER_SLACK, 0, v);
+    assert_int_equal(v[n - 2], 262144 + LADDER_SLACK);
+    n = ladder_rungs(262144 + LADDER_SLACK - 1, 0, v);
+    assert_int_equal(v[n - 2], 262144);
     /* a limit below 1 KiB */
     n = ladder_rungs(500, 0, v);
     assert_int_equal(n, 1);
@@ -52,6 +58,9 @@ static void rung_of_a_body(void **state)
     assert_int_equal(ladder_rung_of(v, n, 300000 - 560), 9);
     assert_int_equal(ladder_rung_of(v, n, 524288 - 560), 10);
     assert_int_equal(ladder_rung_of(v, n, 200000), -1);     /* no rung's message */
+    /* within the slack, its bound included */
+    assert_int_equal(ladder_rung_of(v, n, 65536 - LADDER_SLACK), 6);
+    assert_int_equal(ladder_rung_of(v, n, 65536 - LADDER_SLACK - 1), -1);
     assert_int_equal(ladder_rung_of(v, n, 600000), -1);
 }
 

@@ -2,7 +2,7 @@
  * replies over an in-memory connection (session_script.h): the exchange in lockstep
  * and pipelined, what the ledger learns from the end-of-data reply, and how
  * refusals, a 421 and replies nobody asked for are counted; AUTH LOGIN and a
- * refused AUTH. */
+ * refused AUTH; every recipient's queue id; the retry back-off doubling per try. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -292,6 +292,70 @@ static void a_server_that_hangs_up(void **state)
 
 /* AUTH LOGIN answers each challenge with the next credential in base64, then the
  * transaction starts; the exchange is timed as a whole. */
+/* Every recipient of a transaction the server accepted carries the queue id its
+ * end-of-data reply gave: the ledger's trail in the server's logs starts from it. */
+static void every_recipient_gets_the_queue_id(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&smtp_ops, SMTP_ARGS("off"), "--set", "smtp.rcpts=3");
+    script_talk(sc, "S: 220 test ESMTP", "C: EHLO", "S: 250 test", "C: MAIL FROM:", "S: 250 ok", "C: RCPT TO:",
+                "S: 250 ok", "C: RCPT TO:", "S: 250 ok", "C: RCPT TO:", "S: 250 ok", "C: DATA", "S: 354 go ahead",
+                NULL);
+    assert_true(take_body(sc));
+    script_talk(sc, "S: 250 2.0.0 Ok: queued as 4XyZ2", "C: QUIT", "S: 221 bye", NULL);
+    for (unsigned i = 0; i < 3; i++) {
+        assert_true(atomic_load(&ledger_get(&sc->run->ledger, ledger_seq(0, i))->state) & LS_ACCEPTED);
+        assert_string_equal(ledger_qid(&sc->run->ledger, ledger_seq(0, i)), "4XyZ2");
+    }
+    assert_int_equal(sc->st->c.sent, 3);
+    script_free(sc);
+}
+
+/* The deferred message's next back-off (smtp.retry): its due time less now. */
+static uint64_t next_backoff(struct script *sc, struct retry_item *it)
+{
+    assert_int_equal(sc->env.retry.h.n, 1);
+    assert_true(retryq_pop_due(&sc->env.retry, UINT64_MAX, it));
+    uint64_t now = mono_ns();
+    return it->due > now ? it->due - now : 0;
+}
+
+/* A message deferred again waits twice as long each time (smtp.retry_min doubled
+ * per try, as Postfix's queue does): 60 s after the first 451, 120 s after the
+ * second. The item is made due at once in between (smtp.c reads the monotonic
+ * clock, which the test cannot move). */
+static void retry_backoff_doubles_per_try(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&smtp_ops, SMTP_ARGS("off"), "--retry", "yes", "--set", "smtp.retry_min=60s",
+                                   "--set", "smtp.retry_max=1h");
+    script_talk(sc, "S: 220 test ESMTP", "C: EHLO", "S: 250 test", "C: MAIL FROM:", "S: 250 ok", "C: RCPT TO:",
+                "S: 451 4.7.1 try again later", "C: RSET", "S: 250 ok", "C: QUIT", "S: 221 bye", NULL);
+    script_run(sc, 10);
+    struct retry_item it;
+    uint64_t b1 = next_backoff(sc, &it);
+    assert_int_equal(it.tries, 1);
+    assert_true(b1 > 50 * NS_PER_S && b1 <= 60 * NS_PER_S);   /* 10 s for a loaded machine */
+    unsigned user = it.users[0];
+    it.due = 0;                                  /* due now: the back-off is what was measured */
+    assert_int_equal(retryq_push(&sc->env.retry, &it), 0);
+    unsigned dials = sc->dials;
+    for (int i = 0; i < 600 && sc->dials == dials; i++)
+        script_run(sc, 1000);
+    assert_true(sc->dials > dials);
+    char line[2048];
+    script_talk(sc, "S: 220 test ESMTP", "C: EHLO", "S: 250 test", "C: MAIL FROM:", "S: 250 ok", NULL);
+    script_line(sc, line, sizeof line);
+    unsigned again;
+    assert_int_equal(sscanf(line, "RCPT TO:<user%u@", &again), 1);
+    assert_int_equal(again, user);               /* the same recipient, tried again */
+    script_talk(sc, "S: 451 4.7.1 try again later", "C: RSET", "S: 250 ok", "C: QUIT", "S: 221 bye", NULL);
+    script_run(sc, 10);
+    uint64_t b2 = next_backoff(sc, &it);
+    assert_int_equal(it.tries, 2);
+    assert_true(b2 > 110 * NS_PER_S && b2 <= 120 * NS_PER_S);
+    assert_int_equal(sc->st->c.deferrals, 2);
+    script_free(sc);
+}
+
 static void auth_login(void **state)
 {
     struct script *sc = SCRIPT_NEW(&smtp_ops, "--smtp", "127.0.0.1:25", "--readers", "0", "--msgs-per-conn", "1",
@@ -324,7 +388,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_message_in_lockstep),   cmocka_unit_test(a_pipelined_message),
-        cmocka_unit_test(a_refused_recipient),     cmocka_unit_test(a_refused_message),
+        cmocka_unit_test(a_refused_recipient),
+        cmocka_unit_test(every_recipient_gets_the_queue_id),
+        cmocka_unit_test(retry_backoff_doubles_per_try),
+        cmocka_unit_test(a_refused_message),
         cmocka_unit_test(a_421_mid_transaction),   cmocka_unit_test(a_reply_nobody_asked_for),
         cmocka_unit_test(a_server_that_hangs_up),  cmocka_unit_test(auth_login),
         cmocka_unit_test(auth_refused),

@@ -269,6 +269,30 @@ static void most_sessions_refused_says_so(void **st)
     f->c.pop3_sessions = 100;                    /* POP3: 40 of 140 */
     v = make(f);
     assert_non_null(strstr(v->session_errors, "40 POP3 errors in 140 session attempts (29 %; most pop3_pass_auth, 40)"));
+    /* the threshold holds at its value: 10 % of the attempts is not more than 10 % */
+    f->c.pop3_sessions = 3000;
+    f->c.smtp_sessions = 900;
+    f->err[0].count = 89;                        /* with smtp_connect_io's 11: 100 of 1000 */
+    v = make(f);
+    assert_string_equal(v->session_errors, "");
+    f->err[0].count = 90;                        /* 101 of 1001 */
+    v = make(f);
+    assert_non_null(strstr(v->session_errors, "101 SMTP errors in 1001 session attempts"));
+    (void)st;
+}
+
+/* A run whose only fault is duplicates failed: it reads FAILED, not UNPROVEN, and its
+ * proven share counts each message delivered once, never the copies. */
+static void only_duplicates_is_a_failure(void **st)
+{
+    struct fix *f = clean();
+    f->c.read = 18003;
+    f->lo = (struct ledger_outcome){ .accepted = 18000, .delivered = 17997, .duplicated = 3 };
+    struct run_verdict *v = make(f);
+    assert_int_equal(v->state, VERDICT_FAILED);
+    assert_string_equal(v->headline, "FAILED: 0 lost, 3 duplicated, 0 corrupted of 18000 accepted");
+    assert_int_equal(v->proven, 17997);
+    assert_true(v->proven_share < 1);
     (void)st;
 }
 
@@ -276,6 +300,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(most_sessions_refused_says_so),
+        cmocka_unit_test(only_duplicates_is_a_failure),
         cmocka_unit_test(everything_read_once_is_proven),
         cmocka_unit_test(losses_fail),
         cmocka_unit_test(half_unproven_says_so_and_what_to_change),
