@@ -49,7 +49,7 @@ BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 FUZZERS  := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_SECONDS ?= 60
 
-.PHONY: all check unit integration asan tsan tsan-run fuzz fuzz-run bench demo install clean docs uninstall deb
+.PHONY: all check unit integration asan tsan tsan-run fuzz fuzz-run bench mutate soak-long demo install clean docs uninstall deb
 # Keep intermediate objects: make would otherwise delete them after the run and
 # print that after the test summary, which must be the last line.
 .SECONDARY:
@@ -148,6 +148,16 @@ fuzz-run: $(FUZZERS)
 
 bench: $(BINS) $(BENCHES)
 	BUILD=$(BUILD) scripts/bench
+
+# Mutation testing: each plausible bug of tests/mutations.txt applied alone to a scratch
+# copy of the tree, the tests that cover it run; every one must be killed.
+mutate: $(BINS)
+	scripts/mutate
+
+# A benchmark, not a test: an hour's soak against the reference server, the tester's
+# RSS, descriptors and memory per message sampled (docs/performance.md).
+soak-long: $(BINS)
+	BUILD=$(BUILD) scripts/soak-long
 
 demo:            # scripts/demo installs what is missing, then builds
 	scripts/demo

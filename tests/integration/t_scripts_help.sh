@@ -30,4 +30,12 @@ help compare-backends --duration --repeat --users --out --conf --backends --stor
 "$TOP/scripts/compare-backends" --bogus >"$WORK/cb.out" 2>"$WORK/cb.err"
 check "compare-backends with a wrong option exits 2" eq "$?" 2
 check "compare-backends with a wrong option: the usage on stderr" grep -q '^Usage:' "$WORK/cb.err"
+help mutate --list --only --keep "separated by blank lines; '#' starts a comment line."
+help soak-long --duration --rate --every --warmup --csv --dir \
+    "Exits 0 when every series is flat, 1 when one is not, 2 on bad arguments or setup."
+for script in mutate soak-long; do
+    "$TOP/scripts/$script" --bogus >"$WORK/$script.out" 2>"$WORK/$script.err"
+    check "$script with a wrong option exits 2" eq "$?" 2
+    check "$script with a wrong option: nothing on stdout" eq "$(cat "$WORK/$script.out")" ""
+done
 finish
