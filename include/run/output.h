@@ -1,5 +1,6 @@
 /* output: the writers of a run's result (output.c): the table, the JSON, the
- * ledger CSV, the fill's lines; they never measure anything. */
+ * ledger CSV, the fill's lines; they never measure anything, and judge by
+ * verdict/judge.h's rules. */
 #ifndef MS_RUN_OUTPUT_H
 #define MS_RUN_OUTPUT_H
 

@@ -39,6 +39,16 @@ struct judge_figures {
  * or never started. Then the figures are the tester's, not the server's. */
 int judge_held_back(uint64_t held, uint64_t due);
 
+/* Whether the mail clients' checks (pop3.poll_interval) were the tester's: more than
+ * 1 in 100 began over a second late, every reader busy. Then the login rate
+ * achieved is the tester's, not the profile's. */
+int judge_readers_late(uint64_t late, uint64_t checks);
+/* Whether delivery latency measured the readers rather than the server: when the
+ * senders stopped, more mail waited unread than the readers take in one round
+ * (readers x per_session) while the server's queue, where it was counted (queued
+ * >= 0), held under a tenth of it: the mail sat in mailboxes waiting for a reader. */
+int judge_readers_bound(uint64_t unread, long long queued, uint64_t readers, uint64_t per_session);
+
 /* Judges f against g: every gate into gates (freed by gate_judgement_free), the
  * verdict into verdict when f->lo is set (verdict may be NULL then too). Returns the
  * exit status the gates give: 0, MS_EXIT_GATE_INTEGRITY or MS_EXIT_GATE_QOS. */

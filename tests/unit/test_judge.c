@@ -1,6 +1,6 @@
 /* Unit tests of the one judgement (verdict/judge.c): the rule "the tester held the
  * load back" (more than 1 arrival in 1000 due late or never started) at its
- * bound; a run's figures give the gates, the verdict and the exit status together,
+ * bound, and the readers' rules the table prints by; a run's figures give the gates, the verdict and the exit status together,
  * the held-back arrivals reaching the verdict; a window without the ledger's
  * outcomes (a capacity step's) gives the gates alone and leaves the verdict be. */
 #include <setjmp.h>
@@ -48,6 +48,22 @@ static void held_back_is_more_than_one_in_a_thousand(void **st)
     assert_true(judge_held_back(2, 1000));
     assert_true(judge_held_back(1, 999));
     assert_true(judge_held_back(1, 0));           /* held back with nothing due counted */
+}
+
+/* The readers' rules the table prints by: checks over a second late in more than 1
+ * in 100; delivery bound by the readers when more waited unread than a round of
+ * them takes and the server's queue, counted, held under a tenth of it. */
+static void the_readers_rules(void **st)
+{
+    (void)st;
+    assert_false(judge_readers_late(1, 100));
+    assert_true(judge_readers_late(2, 100));
+    assert_false(judge_readers_late(0, 0));
+    assert_false(judge_readers_bound(100, -1, 10, 10));   /* a round takes all 100 */
+    assert_true(judge_readers_bound(101, -1, 10, 10));    /* the queue not counted */
+    assert_true(judge_readers_bound(101, 10, 10, 10));    /* 10 queued: under a tenth of 101 */
+    assert_false(judge_readers_bound(100, 10, 5, 10));    /* exactly a tenth queued: the server's */
+    assert_false(judge_readers_bound(1000, -1, 0, 10));   /* no readers */
 }
 
 static void a_run_gets_gates_verdict_and_status(void **st)
@@ -100,6 +116,7 @@ int main(void)
 {
     const struct CMUnitTest t[] = {
         cmocka_unit_test(held_back_is_more_than_one_in_a_thousand),
+        cmocka_unit_test(the_readers_rules),
         cmocka_unit_test(a_run_gets_gates_verdict_and_status),
         cmocka_unit_test(held_back_arrivals_reach_the_verdict),
         cmocka_unit_test(a_window_without_the_ledger_gets_the_gates_alone),

@@ -21,6 +21,7 @@
 #include "run/sources.h"
 #include "run/run.h"
 #include "verdict/trail.h"
+#include "verdict/judge.h"
 
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
 
@@ -183,8 +184,7 @@ static json_t *arrivals_json(const struct run_result *r)
 }
 
 /* pop3.poll_interval: the mail clients' login rate, the profile's and the one
- * achieved in the window, and whether the readers kept up (a check begun over a
- * second late in more than 1 in 100: the rate is then the tester's). */
+ * achieved in the window, and whether the readers kept up (judge_readers_late). */
 struct poll_view {
     uint64_t users;
     double interval_s, target, achieved;
@@ -201,7 +201,7 @@ static int poll_view(const struct run_result *r, struct poll_view *v)
     v->interval_s = (double)cfg->poll_interval / 1e9;
     v->target = (double)v->users / v->interval_s;
     v->achieved = r->duration_s > 0 ? (double)r->c.poll_logins / r->duration_s : 0;
-    v->tester_limited = r->c.polls_late * 100 > r->c.polls;
+    v->tester_limited = judge_readers_late(r->c.polls_late, r->c.polls);
     return 1;
 }
 
@@ -358,11 +358,9 @@ static void row_count(FILE *f, const char *name, double v)
     row(f, name, b);
 }
 
-/* Whether delivery latency measured the readers rather than the server: when the
- * senders stopped, more mail waited unread than the readers take in one round
- * (readers x max_per_session) while the server's queue, where it is known, held
- * under a tenth of it: the mail sat in mailboxes waiting for a reader. Sets the
- * unread count and the queue (-1: not measured). */
+/* Whether delivery latency measured the readers rather than the server
+ * (judge_readers_bound), from the last interval of the send phase. Sets the unread
+ * count and the queue (-1: not measured). */
 static int readers_bound(const struct run_result *r, uint64_t *unread, long long *queued)
 {
     const struct config *cfg = r->cfg;
@@ -376,7 +374,7 @@ static int readers_bound(const struct run_result *r, uint64_t *unread, long long
         return 0;
     *unread = (uint64_t)json_integer_value(u);
     *queued = json_is_integer(q) ? (long long)json_integer_value(q) : -1;
-    return *unread > cfg->readers * cfg->max_per_session && (*queued < 0 || (uint64_t)*queued * 10 < *unread);
+    return judge_readers_bound(*unread, *queued, cfg->readers, cfg->max_per_session);
 }
 
 json_t *fill_json(const struct fill_summary *fs)

@@ -2,8 +2,10 @@
  * through its phases (send, drain, sweep, stop), carries out what the sweep's
  * settle rule decides (verdict/sweep.c) with the server's queue read against the
  * ledger (verdict/reconcile.c), takes the workers' interval snapshots (formatted by
- * run/interval_output.c), and hands the totals to the writers (run/output.c).
- * Signals only set the stop flag; the controller notices within 100 ms.
+ * run/interval_output.c), judges the totals (verdict/judge.h) and hands them to the
+ * writers (run/output.c). A first SIGINT or SIGTERM only sets the stop flag: the
+ * controller notices within 100 ms and ends the run in order, its report written;
+ * a second one exits at once.
  * run_soak is five steps over one struct controller, which owns everything:
  * soak_setup, soak_start, soak_loop, soak_finish, and soak_free whatever the step
  * it stopped at. setup.c makes what the workers share. */

@@ -7,6 +7,16 @@ int judge_held_back(uint64_t held, uint64_t due)
     return held > 0 && held * 1000 > due;
 }
 
+int judge_readers_late(uint64_t late, uint64_t checks)
+{
+    return late * 100 > checks;
+}
+
+int judge_readers_bound(uint64_t unread, long long queued, uint64_t readers, uint64_t per_session)
+{
+    return readers && unread > readers * per_session && (queued < 0 || (uint64_t)queued * 10 < unread);
+}
+
 int judge(const struct gates *g, const struct judge_figures *f, struct gate_judgement *gates,
           struct run_verdict *verdict)
 {
