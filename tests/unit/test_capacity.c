@@ -657,6 +657,83 @@ static void rerun_doubles_the_window(void **st)
     free(b.f);
 }
 
+/* What one step showed of the tester counts at its rate only, and only for what it
+ * lacked: a step that ran again with more senders and then lacked readers has not
+ * shown the senders futile; senders ruled the server's at 100 msg/s are added again
+ * at 200; the longest window's judgement is not carried to a new step at the rate;
+ * more sessions stop at capacity.max_senders and max_readers, and the window at
+ * window_max however it doubles. */
+static void rerun_rules_out_only_what_a_step_showed(void **st)
+{
+    (void)st;
+    struct step_rules rl;
+    step_rules_specmail(&rl, 0.05);
+    struct rerun_state s;
+    struct step_record a = { 0 }, b = { 0 }, c = { 0 };
+    char why[300] = "";
+    unsigned snd, rd;
+
+    /* senders lacked, then (with twice as many, no more accepted) readers lacked */
+    rerun_init(&s, &rerun_rules);
+    step_at(&a, &rl, 100, 10, 5, result(10, 2, 0, 100, 3000000), 100);
+    assert_int_equal(rerun_next(&rerun_rules, &s, &rl, NULL, &a, why, sizeof why), RERUN_MORE);
+    step_at(&b, &rl, 100, 20, 5, result_srv(10, 2, 9, 91, 3000000, 0, 9), 0);
+    assert_int_equal(b.j.fix, FIX_READERS);
+    assert_int_equal(rerun_next(&rerun_rules, &s, &rl, &a, &b, why, sizeof why), RERUN_MORE);
+    assert_int_equal(b.ruled_out, 0);            /* the senders were not shown futile */
+    rerun_sessions(&s, &rerun_rules, 100, &snd, &rd);
+    assert_int_equal(snd, 20);
+
+    /* senders ruled the server's at 100 msg/s: at 200 they are the tester's again */
+    rerun_init(&s, &rerun_rules);
+    step_at(&a, &rl, 100, 10, 5, result(10, 2, 0, 100, 3000000), 100);
+    assert_int_equal(rerun_next(&rerun_rules, &s, &rl, NULL, &a, why, sizeof why), RERUN_MORE);
+    step_at(&b, &rl, 100, 20, 5, result(10, 2, 0, 100, 3000000), 100);
+    assert_int_equal(rerun_next(&rerun_rules, &s, &rl, &a, &b, why, sizeof why), RERUN_JUDGED);
+    assert_int_equal(b.ruled_out, 1u << FIX_SENDERS);
+    step_at(&c, &rl, 200, 10, 5, result(10, 2, 0, 100, 3000000), 100);
+    assert_int_equal(rerun_next(&rerun_rules, &s, &rl, &b, &c, why, sizeof why), RERUN_MORE);
+    assert_int_equal(c.ruled_out, 0);
+
+    /* twice 30 senders is past the 40 allowed: 40 */
+    rerun_init(&s, &rerun_rules);
+    step_at(&a, &rl, 100, 30, 5, result(10, 2, 0, 100, 3000000), 100);
+    assert_int_equal(rerun_next(&rerun_rules, &s, &rl, NULL, &a, why, sizeof why), RERUN_MORE);
+    rerun_sessions(&s, &rerun_rules, 100, &snd, &rd);
+    assert_int_equal(snd, 40);
+
+    /* a step at the longest window judged on its trend; the next step at that rate
+     * that swings is run again with a longer window, not judged on its short one */
+    struct rerun_rules r30 = rerun_rules;
+    r30.window_max = 30000000000ull;              /* not a doubling of 10 s */
+    rerun_init(&s, &r30);
+    for (unsigned k = 0; k < 4; k++) {
+        json_t *r = result(10, 2, 0, 100, 3000000);
+        for (unsigned i = 1; i < 10; i++) {       /* up 20 a second to t = 6, then down */
+            double t = i + 1.0, u = t <= 6 ? 50 + 20 * (t - 2) : 130 - 20 * (t - 6);
+            json_object_set_new(json_array_get(json_object_get(r, "timeline"), i), "unread",
+                                json_integer((json_int_t)u));
+        }
+        struct step_record *cur = k % 2 ? &b : &a, *prev = k % 2 ? &a : &b;
+        step_at(cur, &rl, 100, 10, 5, r, 0);
+        enum rerun_action next = rerun_next(&r30, &s, &rl, k ? prev : NULL, cur, why, sizeof why);
+        if (k == 0 || k == 3) {
+            assert_int_equal(next, RERUN_WINDOW);
+            assert_int_equal(cur->ruled_out, 0);
+            assert_true(s.window == 20000000000ull);
+        } else if (k == 1) {
+            assert_int_equal(next, RERUN_WINDOW);
+            assert_true(s.window == 30000000000ull);  /* doubled, kept to window_max */
+        } else {
+            assert_int_equal(next, RERUN_JUDGED);
+            assert_int_equal(cur->ruled_out, 1u << FIX_WINDOW);
+        }
+    }
+    free(a.f);
+    free(b.f);
+    free(c.f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -666,6 +743,7 @@ int main(void)
         cmocka_unit_test(window_figures), cmocka_unit_test(tester_limits), cmocka_unit_test(where_the_backlog_grows),
         cmocka_unit_test(swing_is_not_a_trend), cmocka_unit_test(rerun_adds_senders_until_futile),
         cmocka_unit_test(rerun_stops_when_the_tester_cannot), cmocka_unit_test(rerun_doubles_the_window),
+        cmocka_unit_test(rerun_rules_out_only_what_a_step_showed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
