@@ -49,7 +49,7 @@ BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 FUZZERS  := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_SECONDS ?= 60
 
-.PHONY: all check unit integration asan tsan tsan-run fuzz fuzz-run bench mutate soak-long demo install clean docs uninstall deb
+.PHONY: replay all check unit integration asan tsan tsan-run fuzz fuzz-run bench mutate soak-long demo install clean docs uninstall deb
 # Keep intermediate objects: make would otherwise delete them after the run and
 # print that after the test summary, which must be the last line.
 .SECONDARY:
@@ -145,6 +145,10 @@ fuzz:
 	        LDFLAGS="-fsanitize=address,undefined" fuzz-run
 fuzz-run: $(FUZZERS)
 	BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz $(FUZZERS)
+
+# The replay of the kept-up statistics on the recorded runs, its tables printed.
+replay: $(BUILD)/tests/test_drift
+	TOP=$(CURDIR) $(BUILD)/tests/test_drift
 
 bench: $(BINS) $(BENCHES)
 	BUILD=$(BUILD) scripts/bench

@@ -43,6 +43,9 @@ struct step_figures {
  * with the reason in err (not a result file, a timeline entry without its counts,
  * histograms that do not add up). */
 int step_read(const json_t *root, double start_s, struct step_figures *f, char *err, size_t errlen);
+/* The same over the send intervals that began at or after start_s and ended by
+ * end_s: a level of a staircase run (capacity/level.h). */
+int step_read_span(const json_t *root, double start_s, double end_s, struct step_figures *f, char *err, size_t errlen);
 
 /* What a step is judged against: the steady state (the backlog of mail accepted
  * and not read may grow by at most queue_growth of the accepted rate) and the

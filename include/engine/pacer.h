@@ -10,13 +10,17 @@
  * ramp / 2 + s / rate). Constant arrivals step s by 1 (event n at n / rate once
  * ramped); exponential arrivals step it by an Exp(1) draw, which makes them a
  * Poisson process of the ramp's rate (the time change of a non-homogeneous Poisson
- * process), as SPECmail2001 prescribes for SMTP arrivals. */
+ * process), as SPECmail2001 prescribes for SMTP arrivals. A profile of stages
+ * (smtp.profile) maps s the same way through its piecewise-linear cumulative rate:
+ * each stage at its own rate, one after another with no ramp, and no arrival after
+ * the last. */
 #ifndef MS_ENGINE_PACER_H
 #define MS_ENGINE_PACER_H
 
 #include <stdint.h>
 
 #include "lib/rng.h"
+#include "lib/units.h"
 
 enum arrivals { ARRIVALS_CONSTANT, ARRIVALS_EXPONENTIAL };
 
@@ -27,9 +31,14 @@ struct pacer {
     double s;                        /* the next arrival, in operational time */
     int process;                     /* enum arrivals */
     struct rng rng;                  /* exponential draws: seeded, so a run replays */
+    const struct rate_stages *stages;   /* NULL, or the profile this pacer follows */
+    double share;                    /* of each stage's rate: this pacer's (its worker's) */
 };
 
 void pacer_init(struct pacer *p, double rate, uint64_t ramp_ns, uint64_t t0, int process, uint64_t seed);
+/* Follow a profile's stages (kept by the caller) at share of each stage's rate,
+ * instead of the rate and ramp pacer_init was given. */
+void pacer_stages(struct pacer *p, const struct rate_stages *st, double share);
 uint64_t pacer_due(const struct pacer *p);   /* monotonic ns */
 void pacer_take(struct pacer *p);
 static inline int pacer_on(const struct pacer *p) { return p->rate > 0; }

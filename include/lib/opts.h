@@ -20,6 +20,7 @@ enum opt_type {
     OPT_ENUM,                        /* int: index into choices */
     OPT_LIST,                        /* struct strlist: key may repeat */
     OPT_SHARD,                       /* struct shard: K/N */
+    OPT_STAGES,                      /* struct rate_stages: DURATION@RATE, ... */
 };
 
 /* A repeated key appends; the first value from a later source (another -c file, the

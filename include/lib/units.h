@@ -9,6 +9,13 @@
 struct range { uint64_t lo, hi; };
 /* Part k of n (0 <= k < n): a run of a sharded load owns the users whose index mod n is k. */
 struct shard { uint64_t k, n; };
+/* A load profile: stages of a duration each at a rate (msg/s), one after another. */
+#define RATE_STAGES_MAX 32
+struct rate_stages {
+    unsigned n;                      /* 0: no profile */
+    uint64_t dur_ns[RATE_STAGES_MAX];
+    double rate[RATE_STAGES_MAX];
+};
 
 /* All return 0 on success, -1 with a reason in err. */
 int parse_duration_ns(const char *s, uint64_t *out, const char **err);  /* 90s 10m 1h 250ms; bare = s */
@@ -18,6 +25,10 @@ int parse_range(const char *s, struct range *out, int bytes, const char **err); 
 int parse_shard(const char *s, struct shard *out, const char **err);    /* K/N, 0 <= K < N */
 int parse_bool(const char *s, int *out, const char **err);
 int parse_double(const char *s, double *out, const char **err);
+/* "30s@50, 60s@150, 120s@50": DURATION@RATE stages; "" is none */
+int parse_rate_stages(const char *s, struct rate_stages *out, const char **err);
+char *fmt_rate_stages(char *buf, size_t n, const struct rate_stages *st);
+uint64_t rate_stages_total_ns(const struct rate_stages *st);
 
 /* Compact human forms for tables: 16488, 120M, 5000K (counts, SI) and 70MB (bytes). */
 char *fmt_count(char *buf, size_t n, double v);

@@ -47,6 +47,7 @@ struct tested_server {
 /* [gate]: what a run must show to pass; verdict/gate.c judges it, the exit status
  * says which group failed (lib/exitcodes.h). */
 enum gate_preset { GATE_PRESET_INTEGRITY, GATE_PRESET_SPECMAIL2001, GATE_PRESET_OFF };
+enum capacity_method { CAPACITY_STEPS, CAPACITY_STAIRCASE };
 enum gate_classes { GATE_CLASSES_ANY, GATE_CLASSES_ALLOWED };
 struct gate_config {
     int integrity, settled;                     /* integrity gates: on by default */
@@ -139,12 +140,16 @@ struct config {
         uint64_t ramp, warmup, window, time_limit, drain;   /* ns */
         uint64_t max_senders, max_readers, confirm_rounds;
         int confirm, arrivals;
+        int method;                             /* enum capacity_method */
+        uint64_t level;                         /* ns: a staircase level's length */
+        double step;                            /* a staircase's levels: each the one before times 1 + step */
         char *dir, *report;
     } capacity;
 
     /* Workload shapes: [smtp] rate and ramp, size distribution, think time, source
      * addresses; [pop3] the share of retrieved mail that is deleted. */
     double rate, conn_rate, size_spread, delete_share;
+    struct rate_stages profile;                 /* smtp.profile: stages of rates; the run lasts their sum */
     uint64_t ramp, think, size_median;
     int arrivals;                               /* enum arrivals (engine/pacer.h) */
     uint64_t late_after;                        /* ns: an arrival this late was held by the tester */

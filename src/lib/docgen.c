@@ -40,6 +40,7 @@ static const char *form_of(enum opt_type type)
     case OPT_RANGE: case OPT_BYTERANGE: return "MIN-MAX";
     case OPT_DOUBLE: return "NUMBER";
     case OPT_SHARD: return "K/N";
+    case OPT_STAGES: return "DURATION@RATE,...";
     case OPT_BOOL: case OPT_ENUM: return NULL;
     }
     return "VALUE";

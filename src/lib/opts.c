@@ -158,6 +158,7 @@ static int parse_into(const struct opt *o, void *base, const char *val, int src,
     case OPT_BYTERANGE: return parse_range(val, FIELD(base, o, struct range), 1, why);
     case OPT_BOOL: return parse_bool(val, FIELD(base, o, int), why);
     case OPT_SHARD: return parse_shard(val, FIELD(base, o, struct shard), why);
+    case OPT_STAGES: return parse_rate_stages(val, FIELD(base, o, struct rate_stages), why);
     case OPT_DOUBLE: return parse_double(val, FIELD(base, o, double), why);
     case OPT_ENUM:
         for (int i = 0; o->choices[i]; i++)
@@ -445,6 +446,9 @@ const char *opts_format(const struct opt *o, const void *base, char *buf, size_t
         snprintf(buf, n, "%llu/%llu", (unsigned long long)sh->k, (unsigned long long)sh->n);
         break;
     }
+    case OPT_STAGES:
+        fmt_rate_stages(buf, n, FIELD(b, o, struct rate_stages));
+        break;
     case OPT_DOUBLE:
         snprintf(buf, n, "%g", *FIELD(b, o, double));
         break;

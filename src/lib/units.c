@@ -144,6 +144,68 @@ int parse_shard(const char *s, struct shard *out, const char **err)
     return 0;
 }
 
+int parse_rate_stages(const char *s, struct rate_stages *out, const char **err)
+{
+    struct rate_stages st = { 0 };
+    while (*s == ' ' || *s == '\t')
+        s++;
+    while (*s) {
+        char word[64];
+        size_t n = strcspn(s, ",");
+        while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+            n--;
+        const char *at = memchr(s, '@', n);
+        if (!at || n >= sizeof word || at == s) {
+            *err = "expected stages DURATION@RATE separated by commas, such as 30s@50, 60s@150 (msg/s)";
+            return -1;
+        }
+        if (st.n >= RATE_STAGES_MAX) {
+            *err = "at most 32 stages";
+            return -1;
+        }
+        memcpy(word, s, n);
+        word[n] = 0;
+        word[at - s] = 0;
+        if (parse_duration_ns(word, &st.dur_ns[st.n], err) < 0 || parse_double(word + (at - s) + 1, &st.rate[st.n], err) < 0)
+            return -1;
+        if (st.dur_ns[st.n] == 0 || !(st.rate[st.n] >= 0) || st.rate[st.n] > 1e7) {
+            *err = "a stage lasts more than 0 s at a rate from 0 to 10000000 msg/s";
+            return -1;
+        }
+        st.n++;
+        s += strcspn(s, ",");
+        if (*s == ',')
+            s++;
+        while (*s == ' ' || *s == '\t')
+            s++;
+    }
+    *out = st;
+    return 0;
+}
+
+char *fmt_rate_stages(char *buf, size_t n, const struct rate_stages *st)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (unsigned i = 0; i < st->n && used < n; i++) {
+        char d[32];
+        if (st->dur_ns[i] % 1000000000ull == 0)
+            snprintf(d, sizeof d, "%llus", (unsigned long long)(st->dur_ns[i] / 1000000000ull));
+        else
+            snprintf(d, sizeof d, "%llums", (unsigned long long)(st->dur_ns[i] / 1000000ull));
+        used += (size_t)snprintf(buf + used, n - used, "%s%s@%g", i ? ", " : "", d, st->rate[i]);
+    }
+    return buf;
+}
+
+uint64_t rate_stages_total_ns(const struct rate_stages *st)
+{
+    uint64_t t = 0;
+    for (unsigned i = 0; i < st->n; i++)
+        t += st->dur_ns[i];
+    return t;
+}
+
 int parse_bool(const char *s, int *out, const char **err)
 {
     static const char *const yes[] = { "yes", "true", "on", "1" }, *const no[] = { "no", "false", "off", "0" };

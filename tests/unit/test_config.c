@@ -211,6 +211,36 @@ static void shards(void **st)
     unlink(path);
     free(path);
 
+    /* smtp.profile: stages parsed and echoed as written; the run lasts their sum at
+     * their highest rate; a bad one is refused with its file, line and key */
+    struct rate_stages stg;
+    assert_int_equal(parse_rate_stages("30s@50, 1m@150,500ms@0", &stg, &why), 0);
+    assert_true(stg.n == 3 && stg.dur_ns[1] == 60000000000ull && stg.rate[1] == 150 && stg.rate[2] == 0);
+    assert_int_equal(parse_rate_stages("", &stg, &why), 0);
+    assert_int_equal(stg.n, 0);
+    const char *bad_stages[] = { "30s", "@50", "30s@", "0s@5", "30s@-1", "30x@5", "30s@5,,", "30s@5;10s@6" };
+    for (size_t i = 0; i < sizeof bad_stages / sizeof *bad_stages; i++)
+        assert_int_equal(parse_rate_stages(bad_stages[i], &stg, &why), -1);
+    const char *argv3[] = { "--set", "smtp.profile=30s@50, 1m@150", "--duration", "5s" };
+    assert_int_equal(parse(&cfg, 4, argv3), 0);
+    assert_true(cfg.duration == 90000000000ull && cfg.rate == 150 && cfg.profile.n == 2);
+    for (const struct opt *o = config_opts; o->key; o++)
+        if (!strcmp(o->key, "profile"))
+            assert_string_equal(opts_format(o, &cfg, buf, sizeof buf), "30s@50, 60s@150");
+    config_free(&cfg);
+    path = write_tmp("[smtp]\nprofile = 30s@fifty\n");
+    const char *argv4[] = { "-c", path };
+    memset(errbuf, 0, sizeof errbuf);
+    stderr = fmemopen(errbuf, sizeof errbuf, "w");
+    assert_int_equal(parse(&cfg, 2, argv4), 2);
+    fclose(stderr);
+    stderr = saved;
+    config_free(&cfg);
+    snprintf(want, sizeof want, "%s:2: smtp.profile: ", path);
+    assert_non_null(strstr(errbuf, want));
+    unlink(path);
+    free(path);
+
     struct users u;
     char err[200];
     assert_int_equal(users_from_pattern(&u, "user%04d@test.local", "pw%d", 10, err, sizeof err), 0);

@@ -148,6 +148,25 @@ static void pacing(void **st)
     assert_true(llabs((long long)pacer_due(&p) - 5000000000ll) < 1000);
     p.s = 600;
     assert_true(llabs((long long)pacer_due(&p) - 11000000000ll) < 1000);
+    /* a profile: 10 s at 20/s, 5 s at nothing, 10 s at 60/s, at a half share (one
+     * of two workers): 100 events in the first stage, none in the second, the
+     * next 300 in the third, none until an hour after its end */
+    struct rate_stages stg = { .n = 3, .dur_ns = { 10000000000ull, 5000000000ull, 10000000000ull }, .rate = { 20, 0, 60 } };
+    pacer_init(&p, 0, 0, 0, ARRIVALS_CONSTANT, 1);
+    pacer_stages(&p, &stg, 0.5);
+    assert_true(pacer_on(&p));
+    p.s = 50;
+    assert_true(llabs((long long)pacer_due(&p) - 5000000000ll) < 1000);
+    p.s = 100;
+    assert_true(llabs((long long)pacer_due(&p) - 15000000000ll) < 1000);
+    p.s = 250;
+    assert_true(llabs((long long)pacer_due(&p) - 20000000000ll) < 1000);
+    p.s = 400;
+    assert_true(pacer_due(&p) > 3600000000000ull);
+    assert_int_equal(pacer_owed(&p, 0, 1000), 0);
+    p.s = 0;
+    p.n = 0;
+    assert_int_equal(pacer_owed(&p, 20000000000ull, 1000), 250);
 }
 
 /* Exponential arrivals are a Poisson process: gaps of mean 1/rate and as much

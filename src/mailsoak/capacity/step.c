@@ -31,6 +31,11 @@ static double slope(const double *t, const double *y, unsigned n)
 
 int step_read(const json_t *root, double start_s, struct step_figures *f, char *err, size_t errlen)
 {
+    return step_read_span(root, start_s, INFINITY, f, err, errlen);
+}
+
+int step_read_span(const json_t *root, double start_s, double end_s, struct step_figures *f, char *err, size_t errlen)
+{
     memset(f, 0, sizeof *f);
     const json_t *tl = json_object_get(root, "timeline"), *sum = json_object_get(root, "summary");
     if (!json_is_array(tl) || !json_is_object(sum)) {
@@ -67,7 +72,7 @@ int step_read(const json_t *root, double start_s, struct step_figures *f, char *
         }
         const char *phase = json_string_value(json_object_get(e, "phase"));
         const json_t *un = json_object_get(e, "unread");
-        int steady = phase && !strcmp(phase, "send") && prev_t >= start_s - 1e-6;
+        int steady = phase && !strcmp(phase, "send") && prev_t >= start_s - 1e-6 && te <= end_s + 1e-6;
         if (steady) {
             if (!json_is_integer(un) || !json_is_integer(json_object_get(e, "arrivals"))) {
                 snprintf(err, errlen, "timeline[%zu]: no unread or arrivals (a file of an older mailsoak)", i);

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,10 @@
 #include "analyse/results.h"
 #include "capacity/output.h"
 #include "capacity/rerun.h"
+#include "capacity/level.h"
 #include "capacity/search.h"
+#include "capacity/stair.h"
+#include "capacity/stair_output.h"
 #include "capacity/step.h"
 #include "lib/alloc.h"
 #include "lib/atomicfile.h"
@@ -109,6 +113,8 @@ struct step_plan {
     int check;                       /* the preflight: the first step only */
 };
 
+static int run_child(int argc, char **argv, char *const *kv, int k, const char *out, int *stop);
+
 /* Runs one step as `mailsoak run WORDS... --set ...` with its output in out;
  * returns its exit status (128 + N when a signal ended it). A SIGINT or SIGTERM
  * meanwhile is passed on to the step once and kept in *stop. */
@@ -141,6 +147,17 @@ static int run_step(const struct config *cfg, int argc, char **argv, const struc
     snprintf(kv[k++], sizeof kv[0], "run.seed=%llu", (unsigned long long)(cfg->seed ? cfg->seed + p->n : 0));
     if (snprintf(kv[k++], sizeof kv[0], "run.json=%s", json) >= (int)sizeof kv[0])
         return 2;
+    char *kvp[16];
+    for (int i = 0; i < k; i++)
+        kvp[i] = kv[i];
+    return run_child(argc, argv, kvp, k, out, stop);
+}
+
+/* Runs `mailsoak run WORDS... --set KV...` with its output in out; returns its exit
+ * status (128 + N when a signal ended it). A SIGINT or SIGTERM meanwhile is passed
+ * on to the run once and kept in *stop. */
+static int run_child(int argc, char **argv, char *const *kv, int k, const char *out, int *stop)
+{
     char **av = xcalloc((size_t)argc + 2 * (size_t)k + 3, sizeof *av);
     int n = 0;
     av[n++] = "mailsoak";
@@ -414,6 +431,246 @@ static int run_search(const struct config *cfg, int argc, char **argv, const cha
     return rc;
 }
 
+/* The staircase's table on stdout, its JSON (run.json) and page (capacity.report);
+ * *rc 1 when one could not be written. */
+static void capacity_stair_write(const struct config *cfg, const struct stair_record *c, int *rc)
+{
+    char err[400];
+    stair_table(stdout, c);
+    fflush(stdout);
+    if (cfg->json[0]) {
+        json_t *root = stair_json(c);
+        if (write_json_atomic(cfg->json, root, err, sizeof err) < 0) {
+            fprintf(stderr, "mailsoak capacity: %s\n", err);
+            *rc = 1;
+        }
+        json_decref(root);
+    }
+    if (cfg->capacity.report[0]) {
+        struct atomic_file a;
+        if (atomic_open(&a, cfg->capacity.report, err, sizeof err) < 0) {
+            fprintf(stderr, "mailsoak capacity: %s\n", err);
+            *rc = 1;
+            return;
+        }
+        stair_html(a.f, c);
+        if (atomic_commit(&a, cfg->capacity.report, !ferror(a.f), err, sizeof err) < 0) {
+            fprintf(stderr, "mailsoak capacity: %s\n", err);
+            *rc = 1;
+        }
+    }
+}
+
+/* --- capacity.method = staircase (include/capacity/stair.h) --- */
+
+/* The sequential test's rules for levels of level_s seconds judged on intervals of
+ * interval_s: batches of 2 s (shorter for short levels: 8 of them fit in half a
+ * level), 8 batches before a decision (fewer make a variance of noise: 4 batches of
+ * 1 s once passed a level 8 % over the ceiling), capped at the level's end. */
+static void stair_drift_rules(struct drift_rules *dr, double share, double level_s, double interval_s)
+{
+    drift_rules_default(dr);
+    dr->share = share;
+    dr->cap_s = level_s;
+    dr->min_batches = 8;
+    double batch_s = fmin(2, level_s / 16);
+    dr->batch = (unsigned)fmax(1, round(batch_s / interval_s));
+}
+
+/* Reads a staircase run's result and judges each of its levels into out[], adding
+ * their records; *delivered is what a probe delivered over its second half. */
+static void judge_run(struct stair_record *c, const struct step_rules *rules, const struct stair_run *run,
+                      struct stair_run_record *rr, enum level_outcome *out, double *delivered)
+{
+    char err[300];
+    json_error_t je;
+    json_t *root = json_load_file(rr->json, 0, &je);
+    *delivered = 0;
+    for (unsigned i = 0; i < run->n; i++) {
+        c->levels = grow(c->levels, &c->levels_cap, c->nlevels, 1, sizeof *c->levels);
+        struct stair_level_record *l = &c->levels[c->nlevels++];
+        memset(l, 0, sizeof *l);
+        l->run = rr->n;
+        l->kind = run->kind;
+        l->rate = run->rate[i];
+        l->t0 = c->level_s * i;
+        l->t1 = c->level_s * (i + 1);
+        struct step_figures f;
+        if (!root) {
+            l->lj.out = LEVEL_INVALID;
+            snprintf(l->lj.why, sizeof l->lj.why, "its run (exit %d) wrote no result: %.150s", rr->exit_status, je.text);
+        } else if (step_read_span(root, l->t0, l->t1 + 0.5, &f, err, sizeof err) < 0) {
+            l->lj.out = LEVEL_INVALID;
+            snprintf(l->lj.why, sizeof l->lj.why, "its result: %.200s", err);
+        } else {
+            struct drift_point *p;
+            unsigned n = level_points(root, l->t0, l->t1 + 0.5, &p);
+            level_judge(rules, &c->dr, DRIFT_VAR_BATCH, &f, p, n, &l->lj);
+            free(p);
+            l->read = 1;
+            l->offered = f.offered;
+            l->accepted = f.accepted;
+            l->delivered = f.delivered;
+            l->delivery_p95_ms = (double)hist_percentile(&f.lat[LAT_DELIVERY], 95) / 1e6;
+            if (i == 0)
+                rr->message_s = hist_mean(&f.lat[LAT_SMTP_MESSAGE]) / 1e9;
+        }
+        out[i] = l->lj.out;
+        stair_level_line(stderr, l);
+    }
+    struct step_figures f;
+    if (root && run->kind == RUN_PROBE && step_read_span(root, c->level_s / 2, c->level_s + 0.5, &f, err, sizeof err) == 0)
+        *delivered = f.delivered;
+    json_decref(root);
+}
+
+static int search_staircase(const struct config *cfg, int argc, char **argv, const char *dir)
+{
+    int stop_signal = 0, rc = 0;
+    const struct capacity_config *k = &cfg->capacity;
+    struct stair_record c = { .label = cfg->label[0] ? cfg->label : "capacity", .level_s = (double)k->level / 1e9 };
+    struct stair_rules sr = { .start = k->start, .factor = k->factor, .max_rate = k->max_rate, .step = k->step,
+                              .below = 0.2, .precision = k->precision, .max_runs = 12, .confirm = k->confirm };
+    stair_init(&c.s, &sr);
+    struct step_rules rules;
+    char err[400];
+    if (step_rules_from_config(&rules, cfg, err, sizeof err) < 0) {
+        fprintf(stderr, "mailsoak capacity: %s\n", err);
+        return 2;
+    }
+    /* about ten timeline entries a level, within 100 ms and 1 s */
+    uint64_t interval = k->level / 10;
+    if (interval > 1000 * NS_PER_MS)
+        interval = 1000 * NS_PER_MS;
+    if (interval < 100 * NS_PER_MS)
+        interval = 100 * NS_PER_MS;
+    stair_drift_rules(&c.dr, k->queue_growth, c.level_s, (double)interval / 1e9);
+    c.dr.arrivals_cv2 = k->arrivals ? 1 : 0;
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(c.start_time, sizeof c.start_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    uint64_t t0 = mono_ns(), tail = 0;
+    unsigned senders = (unsigned)(cfg->senders ? cfg->senders : 1), readers = (unsigned)(cfg->readers ? cfg->readers : 1);
+    int check = cfg->check, retries = 0;
+    struct spool *sp = cfg->server.spool_dirs.n ? spool_new(&cfg->server, err, sizeof err) : NULL;
+    fprintf(stderr, "mailsoak capacity: a staircase search, levels of %.0f s, results in %s/\n", c.level_s, dir);
+    fprintf(stderr, "run kind           rate   offered accepted delivered  p95 deliv  outcome\n");
+    struct stair_run run;
+    for (stair_next(&c.s, &run); run.n; stair_next(&c.s, &run)) {
+        if (!stop_signal)
+            stop_signal = pending_stop();
+        if (stop_signal) {
+            c.interrupted = 1;
+            stair_stop(&c.s, "interrupted by a signal");
+            break;
+        }
+        uint64_t span = (uint64_t)run.n * k->level;
+        if (mono_ns() - t0 + span + tail > k->time_limit) {
+            stair_stop(&c.s, "capacity.time_limit: the next run would end after it");
+            break;
+        }
+        c.runs = grow(c.runs, &c.runs_cap, c.nruns, 1, sizeof *c.runs);
+        struct stair_run_record *rr = &c.runs[c.nruns++];
+        memset(rr, 0, sizeof *rr);
+        rr->n = (unsigned)c.nruns;
+        rr->kind = run.kind;
+        rr->senders = senders;
+        rr->readers = readers;
+        char out[600], profile[STAIR_LEVELS_MAX * 32 + 16], kvs[12][160];
+        if ((size_t)snprintf(rr->json, sizeof rr->json, "%s/run-%02u.json", dir, rr->n) >= sizeof rr->json ||
+            (size_t)snprintf(out, sizeof out, "%s/run-%02u.out", dir, rr->n) >= sizeof out) {
+            stair_stop(&c.s, "the runs' directory path is too long");
+            break;
+        }
+        unlink(rr->json);
+        size_t used = (size_t)snprintf(profile, sizeof profile, "smtp.profile=");
+        for (unsigned i = 0; i < run.n; i++)
+            used += (size_t)snprintf(profile + used, sizeof profile - used, "%s%llums@%.6g", i ? "," : "",
+                                     (unsigned long long)(k->level / 1000000), run.rate[i]);
+        int n = 0;
+        snprintf(kvs[n++], sizeof kvs[0], "smtp.arrivals=%s", k->arrivals ? "exponential" : "constant");
+        snprintf(kvs[n++], sizeof kvs[0], "run.interval=%llums", (unsigned long long)(interval / 1000000));
+        snprintf(kvs[n++], sizeof kvs[0], "smtp.senders=%u", senders);
+        snprintf(kvs[n++], sizeof kvs[0], "pop3.readers=%u", readers);
+        snprintf(kvs[n++], sizeof kvs[0], "run.messages=0");
+        snprintf(kvs[n++], sizeof kvs[0], "run.drain=%llums", (unsigned long long)(k->drain / 1000000));
+        snprintf(kvs[n++], sizeof kvs[0], "run.check=%s", check ? "yes" : "no");
+        snprintf(kvs[n++], sizeof kvs[0], "run.label=%.100s", cfg->label[0] ? cfg->label : stair_kind_name(run.kind));
+        snprintf(kvs[n++], sizeof kvs[0], "run.seed=%llu", (unsigned long long)(cfg->seed ? cfg->seed + rr->n : 0));
+        snprintf(kvs[n++], sizeof kvs[0], "run.json=%.150s", rr->json);
+        char *kv[16];
+        for (int i = 0; i < n; i++)
+            kv[i] = kvs[i];
+        kv[n++] = profile;
+        fprintf(stderr, "mailsoak capacity: run %u (%s): %u level%s from %.1f to %.1f msg/s, %u senders, %u readers\n",
+                rr->n, stair_kind_name(run.kind), run.n, run.n == 1 ? "" : "s", run.rate[0], run.rate[run.n - 1],
+                senders, readers);
+        uint64_t left = wait_for_queue(cfg, sp, &stop_signal);
+        if (left)
+            fprintf(stderr, "mailsoak capacity: the server's queue still holds %llu messages after capacity.drain\n",
+                    (unsigned long long)left);
+        uint64_t ts = mono_ns();
+        rr->exit_status = run_child(argc, argv, kv, n, out, &stop_signal);
+        uint64_t took = mono_ns() - ts;
+        if (took > span && took - span > tail)
+            tail = took - span;
+        check = 0;
+        if (rr->exit_status == 2 || rr->exit_status == 3) {
+            fprintf(stderr, "mailsoak capacity: run %u could not run (exit %d): see %s\n", rr->n, rr->exit_status, out);
+            stair_stop(&c.s, "a run could not start");
+            rc = 2;
+            break;
+        }
+        enum level_outcome lo[STAIR_LEVELS_MAX];
+        double delivered;
+        judge_run(&c, &rules, &run, rr, lo, &delivered);
+        rr->delivered = delivered;
+        if (stop_signal) {
+            c.interrupted = 1;
+            stair_stop(&c.s, "interrupted by a signal");
+            break;
+        }
+        /* the tester limited a level: the same run again with more senders (or readers) */
+        enum step_fix fix = FIX_NONE;
+        for (unsigned i = 0; i < run.n && fix == FIX_NONE; i++)
+            if (lo[i] == LEVEL_INVALID)
+                fix = c.levels[c.nlevels - run.n + i].lj.j.fix;
+        if (fix == FIX_SENDERS && senders < k->max_senders && retries < 2) {
+            senders = 2 * senders > k->max_senders ? (unsigned)k->max_senders : 2 * senders;
+            retries++;
+            continue;
+        }
+        if (fix == FIX_READERS && readers < k->max_readers && retries < 2) {
+            readers = 2 * readers > k->max_readers ? (unsigned)k->max_readers : 2 * readers;
+            retries++;
+            continue;
+        }
+        retries = 0;
+        stair_result(&c.s, &run, lo, delivered);
+        /* the senders the rates to come need, sized from the probe by Little's law
+         * (each busy for a message's time), twice over for the arrivals' bunching */
+        if (run.kind == RUN_PROBE && rr->message_s > 0) {
+            double need = ceil(2 * run.rate[0] * rr->message_s);
+            if (need > senders) {
+                senders = need < (double)k->max_senders ? (unsigned)need : (unsigned)k->max_senders;
+                fprintf(stderr, "mailsoak capacity: %u senders from now on: a message took %.0f ms in the probe\n",
+                        senders, rr->message_s * 1000);
+            }
+        }
+    }
+    spool_free(sp);
+    double pass = stair_pass_max(&c.s);
+    /* the fit's scale at least half a level's step: a clean separation fits any smaller */
+    stair_fit(&c.s, fmax(0.5 * c.s.r.step * (pass > 0 ? pass : c.s.mrr), 1e-3), &c.fit);
+    c.elapsed_s = (double)(mono_ns() - t0) / 1e9;
+    capacity_stair_write(cfg, &c, &rc);
+    if (rc == 0)
+        rc = c.interrupted ? 128 + stop_signal : pass > 0 && stair_fail_min(&c.s) > 0 ? 0 : 1;
+    stair_record_free(&c);
+    return rc;
+}
+
 int cmd_capacity(int argc, char **argv)
 {
     struct config cfg = { 0 };
@@ -438,7 +695,8 @@ int cmd_capacity(int argc, char **argv)
             sigset_t set, old;
             stop_set(&set);
             sigprocmask(SIG_BLOCK, &set, &old);
-            rc = run_search(&cfg, argc, argv, dir);
+            rc = cfg.capacity.method == CAPACITY_STAIRCASE ? search_staircase(&cfg, argc, argv, dir)
+                                                           : run_search(&cfg, argc, argv, dir);
             sigprocmask(SIG_SETMASK, &old, NULL);
         }
     }

@@ -63,6 +63,12 @@ static const char *const a_factor[] = { "1.1", "100", NULL };
 static const char *const a_rounds[] = { "1", "10", NULL };
 static const char *const a_precision[] = { "0.001", "1", NULL };
 static const char *const a_window[] = { "1s", "", NULL };
+/* capacity.method: indexed by enum capacity_method in config.h. A staircase
+ * level holds at least a few of its sequential test's batches; levels a few per
+ * cent apart (a share of the rate). */
+static const char *const capacity_methods[] = { "steps", "staircase", NULL };
+static const char *const a_level[] = { "5s", "1h", NULL };
+static const char *const a_stair_step[] = { "0.01", "0.5", NULL };
 /* pop3.empty_backoff: a minute keeps a reader's delay below the drain's and the
  * settle's own scale (60s, 10s); 0 turns it off. */
 static const char *const an_empty_backoff[] = { "0s", "60s", NULL };
@@ -108,6 +114,7 @@ const struct opt config_opts[] = {
     { "smtp", "arrivals", OPT_ENUM, O(arrivals), "constant", "arrivals", "with a rate: arrivals evenly spaced, or exponential gaps (a Poisson process, SPECmail2001's); either way open-loop, on a schedule the server cannot slow", arrivals_choices },
     { "smtp", "late_after", OPT_DURATION, O(late_after), "1s", NULL, "with a rate: an arrival that starts this long after its time is late, held by the tester (every sender busy, or the engine behind); late arrivals above 1 in 1000 mark the run tester-limited", NULL },
     { "smtp", "conn_rate", OPT_DOUBLE, O(conn_rate), "0", NULL, "target new SMTP connections per second (0 = no limit)", not_negative },
+    { "smtp", "profile", OPT_STAGES, O(profile), "", NULL, "a load profile instead of smtp.rate: stages DURATION@RATE (msg/s) one after another, such as 60s@35, 60s@70, 120s@35 (a spike and its recovery; capacity's staircase), each open-loop with smtp.arrivals; the run sends for their sum (run.duration is not read), with no ramp", NULL },
     { "smtp", "ramp", OPT_DURATION, O(ramp), "0s", "ramp", "rates rise linearly from zero over this time", NULL },
     { "smtp", "protocol", OPT_ENUM, O(smtp_protocol), "smtp", NULL, "speak SMTP, or LMTP (RFC 2033: LHLO, a reply per recipient after the data)", protocol_choices },
     { "smtp", "rcpts", OPT_RANGE, O(rcpts), "1", NULL, "recipients per message, uniform in MIN-MAX, distinct (at most 64); each is its own ledger entry", recipients },
@@ -223,6 +230,9 @@ const struct opt config_opts[] = {
     { "capacity", "arrivals", OPT_ENUM, O(capacity.arrivals), "exponential", NULL, "the steps' arrivals (smtp.arrivals): exponential (Poisson, as SPECmail2001 prescribes) or constant", arrivals_choices },
     { "capacity", "max_senders", OPT_COUNT, O(capacity.max_senders), "2000", NULL, "a step whose arrivals waited for a free sender is run again with twice the senders, up to this many", sessions },
     { "capacity", "max_readers", OPT_COUNT, O(capacity.max_readers), "400", NULL, "a step whose readers left mail in the mailboxes while the backlog grew is run again with as many readers as the rate needs by what each of them read (a quarter more, at most twice as many), up to this many", sessions },
+    { "capacity", "method", OPT_ENUM, O(capacity.method), "steps", NULL, "steps: a run per rate, each judged on its steady window (SPECmail2001's search, proven); staircase: a probe offering more than the server takes, then runs of rising levels with no drain between them, each level judged while it runs by a sequential test of the backlog (kept up, behind, or open at capacity.level: the knee's band), with the pass probability fitted over every level (docs/capacity.md)", capacity_methods },
+    { "capacity", "level", OPT_DURATION, O(capacity.level), "60s", NULL, "capacity.method = staircase: each level's time at its rate, the sequential test's cap (a level neither kept up nor behind by then is open); the probe runs as long", a_level },
+    { "capacity", "step", OPT_DOUBLE, O(capacity.step), "0.04", NULL, "capacity.method = staircase: each level's rate is the one before it times 1 + this", a_stair_step },
     { "capacity", "dir", OPT_STR, O(capacity.dir), "", NULL, "where each step's result (JSON) and output go (empty: NAME.steps beside run.json, or ./mailsoak-capacity-TIME)", NULL },
     { "capacity", "report", OPT_STR, O(capacity.report), "", NULL, "write the search as an HTML page (offered against delivered rate and latency: the knee; every step) to this file", NULL },
     { NULL, NULL, 0, 0, NULL, NULL, NULL, NULL },
@@ -245,7 +255,19 @@ int config_from_words(void *cfg, int argc, char **argv, void (*usage_fn)(FILE *f
 {
     const struct opts_cli cli = { .prog = "mailsoak", .usage = usage_fn, .bare = bare_flag };
     memset(cfg, 0, sizeof(struct config));
-    return opts_from_args(config_opts, cfg, argc, argv, &cli);
+    int rc = opts_from_args(config_opts, cfg, argc, argv, &cli);
+    struct config *c = cfg;
+    if (rc == 0 && c->profile.n) {
+        /* the profile is the send window's schedule: its sum is the duration, its
+         * highest stage the rate every paced figure is read against, no ramp */
+        c->duration = rate_stages_total_ns(&c->profile);
+        c->ramp = 0;
+        c->rate = 0;
+        for (unsigned i = 0; i < c->profile.n; i++)
+            if (c->profile.rate[i] > c->rate)
+                c->rate = c->profile.rate[i];
+    }
+    return rc;
 }
 
 const char *const imap_model_names[IMAP_MODELS] = { "drain", "idle", "poll", "webmail" };

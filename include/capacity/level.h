@@ -1,0 +1,37 @@
+/* level: one level of a staircase run (capacity/stair.h) judged from its run's
+ * result: the send intervals of its span cut from the timeline, the gates of
+ * capacity/step.h over them (SPECmail2001's quality of service, the tester's
+ * limits), and whether the server kept up by the sequential test of verdict/drift.h
+ * in place of the step's fixed-window slope: the level passes when the test says
+ * kept up and every gate passes, fails when the test says behind or a gate fails,
+ * and is open when the test reached neither bound within the level (the knee's
+ * band). Pure: a parsed file in, a judgement out (tests/unit/test_stair.c). */
+#ifndef MS_CAPACITY_LEVEL_H
+#define MS_CAPACITY_LEVEL_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "capacity/stair.h"
+#include "capacity/step.h"
+#include "verdict/drift.h"
+
+/* The points of the send intervals that began at or after start_s and ended by
+ * end_s, for drift.h: p[0] the end of the interval before them (the backlog the
+ * level began with). Returns how many (0: none), *out allocated, freed by the caller. */
+unsigned level_points(const json_t *root, double start_s, double end_s, struct drift_point **out);
+
+struct level_judgement {
+    enum level_outcome out;
+    struct drift_result kept;        /* the sequential test */
+    struct step_judgement j;         /* the gates and the tester's limits over the level */
+    char why[240];                   /* what failed, or why it is invalid or open */
+};
+
+/* The level's judgement from its figures (step_read_span) and its points, with
+ * drift_sprt's variance v. */
+void level_judge(const struct step_rules *r, const struct drift_rules *dr, enum drift_variance v,
+                 const struct step_figures *f,
+                 const struct drift_point *p, unsigned n, struct level_judgement *lj);
+
+#endif

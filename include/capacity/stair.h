@@ -1,0 +1,94 @@
+/* stair: the capacity search as a staircase, a pure state machine (no clock, no
+ * files; tests/unit/test_stair.c). Instead of a run per rate, each run offers a
+ * rising staircase of levels with no drain between them, and each level is judged
+ * while it runs by the sequential test of verdict/drift.h: kept up (pass), behind
+ * (fail), or neither by its cap (open: the knee's band, reported, never guessed).
+ * The search, as FD.io CSIT's MLRsearch does, starts with a probe that offers more
+ * than the server takes: the rate it then delivers (MLRsearch's maximum receive
+ * rate) places the first staircase, from below it to above it in levels a few per
+ * cent apart. A staircase whose lowest level failed is followed by one lower; one
+ * whose highest passed, by one higher; a gap between the highest pass and the
+ * lowest failure wider than the precision, with no level tried in it, by a short
+ * staircase inside it. Every level is evidence: the answer is the highest passing
+ * level, the lowest failing one, the band of open levels, and a pass probability
+ * fitted over all of them (stair_fit, after PLRsearch), then SPECmail2001's 80, 100
+ * and 120 % confirmation of the highest pass, as the last run's three levels. */
+#ifndef MS_CAPACITY_STAIR_H
+#define MS_CAPACITY_STAIR_H
+
+struct stair_rules {
+    double start;                    /* the first probe's rate, msg/s */
+    double factor;                   /* a probe that kept up: the next offers this many times more */
+    double max_rate;
+    double step;                     /* the levels' spacing, a share of the rate (0.04) */
+    double below;                    /* the first staircase starts this share below the probe's delivered rate */
+    double precision;                /* the bracket wanted: lowest failure within this share above the highest pass */
+    unsigned max_runs;               /* probes and staircases, the confirmation included */
+    int confirm;                     /* SPECmail2001's 80/100/120 % after the search */
+};
+
+enum level_outcome { LEVEL_PASS, LEVEL_FAIL, LEVEL_OPEN, LEVEL_INVALID };
+const char *level_outcome_name(enum level_outcome o);
+
+#define STAIR_LEVELS_MAX 16
+#define STAIR_HISTORY_MAX 160
+
+enum stair_kind { RUN_PROBE, RUN_CLIMB, RUN_REFINE, RUN_CONFIRM };
+const char *stair_kind_name(enum stair_kind k);
+
+/* What the next run offers: its levels' rates, lowest first. */
+struct stair_run {
+    enum stair_kind kind;
+    unsigned n;
+    double rate[STAIR_LEVELS_MAX];
+};
+
+struct stair_level {
+    unsigned run;                    /* 1, 2, ...: the run it was part of */
+    enum stair_kind kind;
+    double rate;                     /* offered, msg/s */
+    enum level_outcome out;
+};
+
+struct stair {
+    struct stair_rules r;
+    int done;
+    unsigned runs;
+    double probe;                    /* the next probe's rate; 0 once one fell behind */
+    double mrr;                      /* what the probe that fell behind delivered, msg/s */
+    unsigned n;
+    struct stair_level v[STAIR_HISTORY_MAX];
+    int confirmed;                   /* -1 not run, 0 not confirmed, 1 confirmed */
+    double confirm_base;
+    char end[200];
+};
+
+void stair_init(struct stair *s, const struct stair_rules *r);
+/* The next run; n = 0 when the search is over (s->end says why). */
+void stair_next(const struct stair *s, struct stair_run *run);
+/* The outcome of the run stair_next gave: each level's, and for a probe the rate
+ * it delivered (msg/s). A level invalid (the tester limited it) is kept as evidence
+ * of nothing. */
+void stair_result(struct stair *s, const struct stair_run *run, const enum level_outcome *out, double delivered);
+/* Ends the search early (time limit, a signal, the tester). */
+void stair_stop(struct stair *s, const char *why);
+
+/* The evidence, over every level but the probes' (offered to be overloaded) and
+ * the confirmation's: the highest passing rate
+ * and the lowest failing one (0: none), the open levels' span (0, 0: none). */
+double stair_pass_max(const struct stair *s);
+double stair_fail_min(const struct stair *s);
+void stair_band(const struct stair *s, double *lo, double *hi);
+
+/* A pass probability over the rate fitted to every level's outcome (pass 1, fail
+ * 0, open a half of each), the logistic P(x) = 1 / (1 + exp((x - mid) / scale)),
+ * by maximum likelihood on a grid, the scale at least min_scale (levels that
+ * separate cleanly fit any smaller one alike). p50 = mid, p95 the rate at which
+ * P = 0.95. ok = 0 without a pass and a failure. */
+struct stair_fit {
+    int ok;
+    double mid, scale, p95;
+};
+void stair_fit(const struct stair *s, double min_scale, struct stair_fit *f);
+
+#endif

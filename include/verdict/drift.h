@@ -1,0 +1,77 @@
+/* drift: whether a server keeps up with the mail it accepts, judged from the
+ * run's own ledger: the backlog of mail accepted and not yet read, sampled at the
+ * end of each interval of a steady send window. A server that keeps up holds the
+ * backlog steady (it swings, but comes back); one that does not lets it grow by the
+ * difference of the two rates. Four statistics tell them apart, each a pure function
+ * of the window's points (no clock, no files), scored against runs of a known
+ * ceiling by tests/unit/test_drift.c (docs/results/capacity.md):
+ *  - the backlog's least-squares slope over a fixed window (capacity's step.c);
+ *  - Wald's sequential probability ratio test (Wald 1945) on the net flow, accepted
+ *    less read, per batch of intervals: "grows by nothing" against "grows by a share
+ *    of the accepted rate", its variance from the batches themselves with their lag-1
+ *    autocorrelation corrected (batch means: Schmeiser 1982; Law & Kelton), deciding as
+ *    soon as the evidence crosses a bound, or indeterminate at a cap;
+ *  - the delivery latency's growth against the time the mail was accepted (Little's
+ *    law: a growing backlog is a growing wait);
+ *  - the backlog's troughs: the least of each sub-window, whose slope ignores the
+ *    swings' peaks. */
+#ifndef MS_VERDICT_DRIFT_H
+#define MS_VERDICT_DRIFT_H
+
+/* One interval of the send window, at its end. */
+struct drift_point {
+    double t;                        /* s since the run began */
+    double accepted, read;           /* messages in the interval */
+    double unread;                   /* the backlog at its end: accepted and not yet read */
+    double lat_n, lat_mean;          /* delivery latency of the mail read in it: count, mean (s) */
+};
+
+enum drift_decision {
+    DRIFT_UNDECIDED,                 /* a sequential test that wants more intervals */
+    DRIFT_KEPT_UP,
+    DRIFT_BEHIND,
+    DRIFT_INDETERMINATE,             /* the cap reached between the bounds: the knee's band */
+};
+const char *drift_decision_name(enum drift_decision d);
+
+struct drift_rules {
+    double share;                    /* behind: the backlog grows by this share of the accepted rate */
+    double alpha, beta;              /* the sequential test's errors: kept up called behind, and back */
+    unsigned batch;                  /* intervals per batch */
+    unsigned min_batches;            /* batches before its first decision */
+    double cap_s;                    /* past this the sequential test is indeterminate */
+    double arrivals_cv2;             /* the arrivals' squared coefficient of variation: 1 for a
+                                        Poisson process, 0 evenly spaced (DRIFT_VAR_FLOORED's floor) */
+};
+/* share 0.05 (capacity.queue_growth's default), alpha = beta = 0.05, batches of 2
+ * intervals, 8 of them at least (the replay's choice: docs/results/capacity.md), a
+ * cap of 120 s, Poisson arrivals. */
+void drift_rules_default(struct drift_rules *r);
+
+struct drift_result {
+    enum drift_decision d;
+    double at_s;                     /* the window's time when it was decided (or its length) */
+    double value, bound;             /* msg/s: the growth measured, and the bound it was held to */
+    double llr, llr_lo, llr_hi;      /* the sequential test's log-likelihood ratio and its bounds */
+};
+
+/* The points p[0..n) of a window: p[0] is its start (only its time and backlog are
+ * read), p[1..n) its intervals. Fixed-window statistics decide on the whole window:
+ * behind when the growth exceeds the larger of share x accepted rate and the
+ * statistic's own noise (3 standard errors). */
+void drift_slope(const struct drift_rules *r, const struct drift_point *p, unsigned n, struct drift_result *out);
+void drift_latency(const struct drift_rules *r, const struct drift_point *p, unsigned n, struct drift_result *out);
+void drift_troughs(const struct drift_rules *r, const struct drift_point *p, unsigned n, unsigned sub,
+                   struct drift_result *out);
+/* The net flow's variance the sequential test assumes: the arrivals' (a Poisson
+ * process's: its rate, times arrivals_cv2), the batches' own (batch means, lag-1
+ * corrected), or the larger of the two (the arrivals' noise is there whatever the
+ * batches say, and a handful of batches can say far less). */
+enum drift_variance { DRIFT_VAR_POISSON, DRIFT_VAR_BATCH, DRIFT_VAR_FLOORED };
+/* The sequential test over the window's intervals as far as they go: the first
+ * batch at which its ratio crosses a bound decides (at_s its time); DRIFT_UNDECIDED
+ * when the window ends first within the cap, DRIFT_INDETERMINATE past the cap. */
+void drift_sprt(const struct drift_rules *r, const struct drift_point *p, unsigned n, enum drift_variance v,
+                struct drift_result *out);
+
+#endif

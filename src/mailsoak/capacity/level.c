@@ -1,0 +1,80 @@
+/* level: a staircase level cut from its run's timeline and judged (include/capacity/level.h). */
+#include "capacity/level.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/alloc.h"
+
+unsigned level_points(const json_t *root, double start_s, double end_s, struct drift_point **out)
+{
+    const json_t *tl = json_object_get(root, "timeline");
+    size_t n = json_array_size(tl);
+    struct drift_point *p = xcalloc(n + 1, sizeof *p);
+    unsigned np = 0;
+    double prev_t = 0, prev_u = 0;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(tl, i);
+        double te = json_number_value(json_object_get(e, "t"));
+        const char *phase = json_string_value(json_object_get(e, "phase"));
+        double u = json_number_value(json_object_get(e, "unread"));
+        if (phase && !strcmp(phase, "send") && prev_t >= start_s - 1e-6 && te <= end_s + 1e-6) {
+            if (np == 0)
+                p[np++] = (struct drift_point){ .t = prev_t, .unread = prev_u };
+            const json_t *d = json_object_get(json_object_get(e, "latency"), "delivery");
+            p[np++] = (struct drift_point){
+                .t = te,
+                .accepted = json_number_value(json_object_get(e, "sent")),
+                .read = json_number_value(json_object_get(e, "read")),
+                .unread = u,
+                .lat_n = json_number_value(json_object_get(d, "count")),
+                .lat_mean = json_number_value(json_object_get(d, "mean")) / 1000,
+            };
+        }
+        prev_t = te;
+        prev_u = u;
+    }
+    *out = p;
+    return np;
+}
+
+void level_judge(const struct step_rules *r, const struct drift_rules *dr, enum drift_variance v,
+                 const struct step_figures *f,
+                 const struct drift_point *p, unsigned n, struct level_judgement *lj)
+{
+    memset(lj, 0, sizeof *lj);
+    struct step_figures g = *f;
+    /* the backlog is the sequential test's: the step's slope and its swing rerun
+     * are not asked (a level's length is its cap, not a window to lengthen) */
+    g.unread_slope = g.unread_half[0] = g.unread_half[1] = 0;
+    step_judge(r, &g, 1u << FIX_WINDOW, &lj->j);
+    if (lj->j.verdict == STEP_INVALID) {
+        lj->out = LEVEL_INVALID;
+        snprintf(lj->why, sizeof lj->why, "%s", lj->j.why);
+        return;
+    }
+    drift_sprt(dr, p, n, v, &lj->kept);
+    if (lj->j.first_failed >= 0) {
+        char b[200];
+        lj->out = LEVEL_FAIL;
+        snprintf(lj->why, sizeof lj->why, "%s", step_check_describe(&lj->j.v[lj->j.first_failed], b, sizeof b));
+        return;
+    }
+    switch (lj->kept.d) {
+    case DRIFT_BEHIND:
+        lj->out = LEVEL_FAIL;
+        snprintf(lj->why, sizeof lj->why, "behind: the backlog grew by %.2f msg/s (bound %.2f), decided in %.0f s",
+                 lj->kept.value, 2 * lj->kept.bound, lj->kept.at_s);
+        break;
+    case DRIFT_KEPT_UP:
+        lj->out = LEVEL_PASS;
+        snprintf(lj->why, sizeof lj->why, "kept up: the backlog grew by %.2f msg/s, decided in %.0f s", lj->kept.value,
+                 lj->kept.at_s);
+        break;
+    default:
+        lj->out = LEVEL_OPEN;
+        snprintf(lj->why, sizeof lj->why, "open: the backlog grew by %.2f msg/s in %.0f s, neither bound reached",
+                 lj->kept.value, lj->kept.at_s);
+        break;
+    }
+}

@@ -1,0 +1,261 @@
+/* stair: the staircase search's state machine and its fit (include/capacity/stair.h). */
+#include "capacity/stair.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *level_outcome_name(enum level_outcome o)
+{
+    switch (o) {
+    case LEVEL_PASS: return "pass";
+    case LEVEL_FAIL: return "fail";
+    case LEVEL_OPEN: return "open";
+    case LEVEL_INVALID: return "invalid";
+    }
+    return "?";
+}
+
+const char *stair_kind_name(enum stair_kind k)
+{
+    switch (k) {
+    case RUN_PROBE: return "probe";
+    case RUN_CLIMB: return "staircase";
+    case RUN_REFINE: return "refine";
+    case RUN_CONFIRM: return "confirm";
+    }
+    return "?";
+}
+
+void stair_init(struct stair *s, const struct stair_rules *r)
+{
+    memset(s, 0, sizeof *s);
+    s->r = *r;
+    if (!(s->r.step > 0))
+        s->r.step = 0.04;
+    if (!(s->r.factor > 1))
+        s->r.factor = 2;
+    s->probe = fmin(r->start, r->max_rate);
+    s->confirmed = -1;
+}
+
+void stair_stop(struct stair *s, const char *why)
+{
+    if (s->done)
+        return;
+    s->done = 1;
+    snprintf(s->end, sizeof s->end, "%s", why);
+}
+
+double stair_pass_max(const struct stair *s)
+{
+    double m = 0;
+    for (unsigned i = 0; i < s->n; i++)
+        if (s->v[i].kind != RUN_CONFIRM && s->v[i].kind != RUN_PROBE && s->v[i].out == LEVEL_PASS && s->v[i].rate > m)
+            m = s->v[i].rate;
+    return m;
+}
+
+double stair_fail_min(const struct stair *s)
+{
+    double m = 0;
+    for (unsigned i = 0; i < s->n; i++)
+        if (s->v[i].kind != RUN_CONFIRM && s->v[i].kind != RUN_PROBE && s->v[i].out == LEVEL_FAIL && (m == 0 || s->v[i].rate < m))
+            m = s->v[i].rate;
+    return m;
+}
+
+void stair_band(const struct stair *s, double *lo, double *hi)
+{
+    *lo = *hi = 0;
+    for (unsigned i = 0; i < s->n; i++) {
+        if (s->v[i].kind == RUN_CONFIRM || s->v[i].kind == RUN_PROBE || s->v[i].out != LEVEL_OPEN)
+            continue;
+        if (*lo == 0 || s->v[i].rate < *lo)
+            *lo = s->v[i].rate;
+        if (s->v[i].rate > *hi)
+            *hi = s->v[i].rate;
+    }
+}
+
+/* Levels from lo upwards, step apart, the last at or above hi, at most max_rate. */
+static void climb(const struct stair *s, double lo, double hi, enum stair_kind kind, struct stair_run *run)
+{
+    run->kind = kind;
+    run->n = 0;
+    for (double x = lo; run->n < STAIR_LEVELS_MAX && x <= s->r.max_rate * (1 + 1e-9); x *= 1 + s->r.step) {
+        run->rate[run->n++] = x;
+        if (x >= hi * (1 - 1e-9))
+            break;
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void stair_next(const struct stair *s, struct stair_run *run)
+{
+    memset(run, 0, sizeof *run);
+    if (s->done)
+        return;
+    if (s->probe > 0) {
+        run->kind = RUN_PROBE;
+        run->n = 1;
+        run->rate[0] = s->probe;
+        return;
+    }
+    double pass = stair_pass_max(s), fail = stair_fail_min(s), top = 1 + 2 * s->r.step;
+    if (pass == 0 && fail == 0) {
+        /* the first staircase: from below what the probe delivered to above it */
+        climb(s, s->mrr * (1 - s->r.below), s->mrr * top, RUN_CLIMB, run);
+        return;
+    }
+    if (pass == 0) {
+        /* every level failed: a staircase below the lowest */
+        double lo = fail * (1 - s->r.below);
+        climb(s, lo, fail / (1 + s->r.step), RUN_CLIMB, run);
+        return;
+    }
+    if (fail == 0) {
+        /* every level passed: a staircase above the highest */
+        climb(s, pass * (1 + s->r.step), pass * (1 + s->r.below), RUN_CLIMB, run);
+        return;
+    }
+    /* the widest gap between rates tried (open levels count as tried) from the
+     * highest pass to the lowest failure: refined where wider than the precision */
+    double tried[STAIR_HISTORY_MAX + 2];
+    unsigned k = 0;
+    tried[k++] = fmin(pass, fail);
+    tried[k++] = fmax(pass, fail);
+    for (unsigned i = 0; i < s->n; i++)
+        if (s->v[i].kind != RUN_CONFIRM && s->v[i].kind != RUN_PROBE && s->v[i].out != LEVEL_INVALID && s->v[i].rate > tried[0] &&
+            s->v[i].rate < tried[1])
+            tried[k++] = s->v[i].rate;
+    qsort(tried, k, sizeof *tried, cmp_double);
+    unsigned w = 0;
+    for (unsigned i = 1; i + 1 < k; i++)
+        if (tried[i + 1] / tried[i] > tried[w + 1] / tried[w])
+            w = i;
+    if (fail > pass && tried[w + 1] > tried[w] * (1 + s->r.precision)) {
+        /* levels precision apart inside the gap, its ends not run again */
+        run->kind = RUN_REFINE;
+        double g = tried[w + 1] / tried[w];
+        unsigned m = (unsigned)ceil(log(g) / log(1 + s->r.precision)) - 1;
+        if (m < 1)
+            m = 1;
+        if (m > STAIR_LEVELS_MAX)
+            m = STAIR_LEVELS_MAX;
+        for (unsigned i = 1; i <= m; i++)
+            run->rate[run->n++] = tried[w] * pow(g, (double)i / (m + 1));
+        return;
+    }
+    if (s->r.confirm && s->confirmed < 0) {
+        run->kind = RUN_CONFIRM;
+        run->n = 3;
+        run->rate[0] = 0.8 * pass;
+        run->rate[1] = pass;
+        run->rate[2] = 1.2 * pass;
+        return;
+    }
+}
+
+void stair_result(struct stair *s, const struct stair_run *run, const enum level_outcome *out, double delivered)
+{
+    s->runs++;
+    for (unsigned i = 0; i < run->n && s->n < STAIR_HISTORY_MAX; i++)
+        s->v[s->n++] = (struct stair_level){ .run = s->runs, .kind = run->kind, .rate = run->rate[i], .out = out[i] };
+    if (run->kind == RUN_PROBE) {
+        if (out[0] == LEVEL_FAIL && delivered > 0) {
+            s->probe = 0;
+            s->mrr = delivered;
+        } else if (out[0] == LEVEL_INVALID) {
+            stair_stop(s, "the probe said nothing of the server (the tester limited it)");
+        } else if (run->rate[0] >= s->r.max_rate * (1 - 1e-9)) {
+            stair_stop(s, "the server kept up at capacity.max_rate");
+        } else {
+            /* kept up, or open: offer more */
+            s->probe = fmin(run->rate[0] * s->r.factor, s->r.max_rate);
+        }
+    } else if (run->kind == RUN_CONFIRM) {
+        s->confirmed = out[0] == LEVEL_PASS && out[1] == LEVEL_PASS && out[2] == LEVEL_FAIL;
+        s->confirm_base = run->rate[1];
+        stair_stop(s, s->confirmed ? "confirmed at 80, 100 and 120 %" : "NOT confirmed at 80, 100 and 120 %");
+        return;
+    }
+    if (s->done)
+        return;
+    struct stair_run next;
+    stair_next(s, &next);
+    if (next.n == 0) {
+        stair_stop(s, "the bracket reached its precision");
+        return;
+    }
+    if (s->r.max_runs && s->runs >= s->r.max_runs)
+        stair_stop(s, "capacity's runs used up");
+}
+
+/* The log-likelihood of the levels' outcomes under the logistic of mid and scale. */
+static double loglik(const struct stair *s, double mid, double scale)
+{
+    double ll = 0;
+    for (unsigned i = 0; i < s->n; i++) {
+        const struct stair_level *l = &s->v[i];
+        if (l->kind == RUN_PROBE || l->out == LEVEL_INVALID)
+            continue;
+        double z = (l->rate - mid) / scale;
+        /* log P(pass) = -log(1 + e^z), log P(fail) = z - log(1 + e^z), stably */
+        double lp = z > 0 ? -z - log1p(exp(-z)) : -log1p(exp(z)), lf = lp + z;
+        ll += l->out == LEVEL_PASS ? lp : l->out == LEVEL_FAIL ? lf : (lp + lf) / 2;
+    }
+    return ll;
+}
+
+void stair_fit(const struct stair *s, double min_scale, struct stair_fit *f)
+{
+    memset(f, 0, sizeof *f);
+    double lo = 0, hi = 0;
+    int pass = 0, fail = 0;
+    for (unsigned i = 0; i < s->n; i++) {
+        const struct stair_level *l = &s->v[i];
+        if (l->kind == RUN_PROBE || l->out == LEVEL_INVALID)
+            continue;
+        pass |= l->out == LEVEL_PASS;
+        fail |= l->out == LEVEL_FAIL;
+        if (lo == 0 || l->rate < lo)
+            lo = l->rate;
+        if (l->rate > hi)
+            hi = l->rate;
+    }
+    if (!pass || !fail || !(hi > lo) || !(min_scale > 0))
+        return;
+    /* a grid: mid over the levels' span, scale from min_scale to the span, log-spaced;
+     * the first best wins, so a clean separation keeps the smallest scale */
+    double best = -INFINITY;
+    const unsigned NM = 400, NS = 60;
+    double smax = fmax(hi - lo, min_scale);
+    for (unsigned j = 0; j < NS; j++) {
+        double sc = min_scale * pow(smax / min_scale, (double)j / (NS - 1));
+        for (unsigned i = 0; i <= NM; i++) {
+            double mid = lo + (hi - lo) * i / NM, ll = loglik(s, mid, sc);
+            if (ll > best + 1e-12) {
+                best = ll;
+                f->mid = mid;
+                f->scale = sc;
+            }
+        }
+    }
+    /* with separated outcomes every mid between the highest pass and the lowest
+     * failure fits alike: the middle of that tie */
+    double m0 = f->mid, m1 = f->mid;
+    while (m0 - (hi - lo) / NM >= lo && loglik(s, m0 - (hi - lo) / NM, f->scale) >= best - 1e-9)
+        m0 -= (hi - lo) / NM;
+    while (m1 + (hi - lo) / NM <= hi && loglik(s, m1 + (hi - lo) / NM, f->scale) >= best - 1e-9)
+        m1 += (hi - lo) / NM;
+    f->mid = (m0 + m1) / 2;
+    f->p95 = f->mid - f->scale * log(19);
+    f->ok = 1;
+}

@@ -1,0 +1,241 @@
+/* stair_output: the writers of a staircase search (include/capacity/stair_output.h). */
+#include "capacity/stair_output.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "capacity/output.h"
+#include "lib/escape.h"
+#include "lib/version.h"
+
+void stair_level_line(FILE *f, const struct stair_level_record *l)
+{
+    fprintf(f, "%3u %-9s %9.1f", l->run, stair_kind_name(l->kind), l->rate);
+    if (l->read)
+        fprintf(f, "  %8.1f %8.1f %9.1f %9.0f", l->offered, l->accepted, l->delivered, l->delivery_p95_ms);
+    fprintf(f, "  %-7s  %s\n", level_outcome_name(l->lj.out), l->lj.why);
+}
+
+/* The interval the evidence gives: from the lower to the higher of the highest
+ * pass and the lowest failure (a pass above a failure is the band of chance). */
+static int known(const struct stair *s, double *lo, double *hi)
+{
+    double p = stair_pass_max(s), f = stair_fail_min(s);
+    if (!(p > 0) || !(f > 0))
+        return 0;
+    *lo = fmin(p, f);
+    *hi = fmax(p, f);
+    return 1;
+}
+
+void stair_table(FILE *f, const struct stair_record *c)
+{
+    const struct stair *s = &c->s;
+    fprintf(f, "mailsoak capacity (staircase): %s, %s\n", c->label, c->start_time);
+    fprintf(f, "method       a probe, then runs of levels %.0f %% apart, %.0f s each, no drain between them; each level "
+               "judged by a sequential test of the backlog (Wald), kept up, behind, or open\n",
+            100 * s->r.step, c->level_s);
+    fprintf(f, "\nrun kind           rate   offered accepted delivered  p95 deliv  outcome\n");
+    fprintf(f, "                  msg/s     msg/s    msg/s     msg/s         ms\n");
+    for (size_t i = 0; i < c->nlevels; i++)
+        stair_level_line(f, &c->levels[i]);
+    double lo = 0, hi = 0, blo, bhi, pass = stair_pass_max(s);
+    fprintf(f, "\n");
+    if (known(s, &lo, &hi)) {
+        fprintf(f, "capacity     %.1f msg/s (%.0f msg/min): the highest level that passed\n", pass, pass * 60);
+        fprintf(f, "known        between %.1f and %.1f msg/s (%.1f %% wide)\n", lo, hi, 100 * (hi - lo) / lo);
+    } else if (pass > 0) {
+        fprintf(f, "capacity     at least %.1f msg/s: no level failed\n", pass);
+    } else {
+        fprintf(f, "capacity     not found: no level passed\n");
+    }
+    stair_band(s, &blo, &bhi);
+    if (blo > 0)
+        fprintf(f, "open         %.1f to %.1f msg/s: levels neither kept up nor behind in %.0f s (the knee's band)\n",
+                blo, bhi, c->level_s);
+    if (c->fit.ok)
+        fprintf(f, "fit          P(pass) = 0.5 at %.1f msg/s, 0.95 at %.1f msg/s (logistic over every level, scale "
+                   "%.2f msg/s)\n", c->fit.mid, c->fit.p95, c->fit.scale);
+    if (s->confirmed >= 0)
+        fprintf(f, "confirmed    %s at 80, 100 and 120 %% of %.1f msg/s\n", s->confirmed ? "yes" : "NOT", s->confirm_base);
+    fprintf(f, "end          %s%s, %zu runs in %.0f s\n", s->end, c->interrupted ? " (interrupted)" : "", c->nruns,
+            c->elapsed_s);
+}
+
+json_t *stair_json(const struct stair_record *c)
+{
+    const struct stair *s = &c->s;
+    double lo = 0, hi = 0, blo, bhi, pass = stair_pass_max(s), fail = stair_fail_min(s);
+    int found = known(s, &lo, &hi);
+    stair_band(s, &blo, &bhi);
+    json_t *root = json_pack("{s:s, s:i, s:s, s:s, s:s, s:f, s:b}", "format", CAPACITY_FORMAT, "format_version",
+                             CAPACITY_FORMAT_VERSION, "version", mailsoak_version, "label", c->label, "start_time",
+                             c->start_time, "elapsed_s", c->elapsed_s, "interrupted", c->interrupted);
+    json_object_set_new(root, "method",
+                        json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:b}", "name",
+                                  "staircase", "source",
+                                  "levels judged by Wald's sequential test of the backlog (batch means); a probe seeds "
+                                  "the bracket (FD.io CSIT MLRsearch); pass probability fitted (PLRsearch); SPECmail2001's "
+                                  "QoS gates and 80/100/120 % confirmation",
+                                  "level_s", c->level_s, "step", s->r.step, "start", s->r.start, "max_rate",
+                                  s->r.max_rate, "precision", s->r.precision, "growth_share", c->dr.share, "alpha",
+                                  c->dr.alpha, "beta", c->dr.beta, "batch", c->dr.batch, "min_batches",
+                                  c->dr.min_batches, "confirm", s->r.confirm));
+    json_object_set_new(root, "capacity_msg_s", pass > 0 && found ? json_real(pass) : json_null());
+    json_object_set_new(root, "capacity_msg_min", pass > 0 && found ? json_real(pass * 60) : json_null());
+    json_object_set_new(root, "known_between", found ? json_pack("[f, f]", lo, hi) : json_null());
+    json_object_set_new(root, "highest_pass", pass > 0 ? json_real(pass) : json_null());
+    json_object_set_new(root, "lowest_fail", fail > 0 ? json_real(fail) : json_null());
+    json_object_set_new(root, "open_band", blo > 0 ? json_pack("[f, f]", blo, bhi) : json_null());
+    json_object_set_new(root, "fit", c->fit.ok ? json_pack("{s:f, s:f, s:f}", "p50_msg_s", c->fit.mid, "p95_msg_s",
+                                                           c->fit.p95, "scale_msg_s", c->fit.scale)
+                                               : json_null());
+    json_object_set_new(root, "probe_delivered_msg_s", s->mrr > 0 ? json_real(s->mrr) : json_null());
+    json_object_set_new(root, "confirmed", json_boolean(s->confirmed == 1));
+    json_object_set_new(root, "confirm_base", s->confirmed >= 0 ? json_real(s->confirm_base) : json_null());
+    json_object_set_new(root, "end", json_string(s->end));
+    json_t *runs = json_array();
+    for (size_t i = 0; i < c->nruns; i++) {
+        const struct stair_run_record *r = &c->runs[i];
+        json_array_append_new(runs, json_pack("{s:i, s:s, s:i, s:i, s:i, s:s}", "n", r->n, "kind",
+                                              stair_kind_name(r->kind), "senders", r->senders, "readers", r->readers,
+                                              "exit_status", r->exit_status, "result", r->json));
+    }
+    json_object_set_new(root, "runs", runs);
+    json_t *levels = json_array();
+    for (size_t i = 0; i < c->nlevels; i++) {
+        const struct stair_level_record *l = &c->levels[i];
+        json_t *e = json_pack("{s:i, s:s, s:f, s:f, s:f, s:s, s:s}", "run", l->run, "kind", stair_kind_name(l->kind),
+                              "rate", l->rate, "t0", l->t0, "t1", l->t1, "verdict", level_outcome_name(l->lj.out), "why",
+                              l->lj.why);
+        if (l->read) {
+            json_object_set_new(e, "offered", json_real(l->offered));
+            json_object_set_new(e, "accepted", json_real(l->accepted));
+            json_object_set_new(e, "delivered", json_real(l->delivered));
+            json_object_set_new(e, "delivery_p95_ms", json_real(l->delivery_p95_ms));
+            json_object_set_new(e, "kept_up",
+                                json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f}", "decision",
+                                          drift_decision_name(l->lj.kept.d), "decided_s", l->lj.kept.at_s, "growth",
+                                          l->lj.kept.value, "midpoint", l->lj.kept.bound, "llr", l->lj.kept.llr,
+                                          "llr_lo", l->lj.kept.llr_lo, "llr_hi", l->lj.kept.llr_hi));
+        }
+        json_array_append_new(levels, e);
+    }
+    json_object_set_new(root, "levels", levels);
+    return root;
+}
+
+/* --- the HTML page: the knee (offered against delivered, each level by its
+ * outcome), the interval and the open band shaded, the fitted pass probability --- */
+
+#define SW 640
+#define SH 300
+#define SL 60
+#define SR 20
+#define ST 20
+#define SB 40
+
+static double sx(double lo, double hi, double v) { return SL + (v - lo) / (hi - lo) * (SW - SL - SR); }
+static double sy(double lo, double hi, double v) { return SH - SB - (v - lo) / (hi - lo) * (SH - ST - SB); }
+
+static void frame(FILE *f, double xlo, double xhi, double ylo, double yhi, const char *xl, const char *yl)
+{
+    fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#333'/>", SL, SH - SB, SW - SR, SH - SB);
+    fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#333'/>", SL, ST, SL, SH - SB);
+    for (int i = 0; i <= 4; i++) {
+        double xv = xlo + (xhi - xlo) * i / 4, yv = ylo + (yhi - ylo) * i / 4;
+        fprintf(f, "<text x='%.1f' y='%d' font-size='11' text-anchor='middle'>%.3g</text>", sx(xlo, xhi, xv),
+                SH - SB + 15, xv);
+        fprintf(f, "<text x='%d' y='%.1f' font-size='11' text-anchor='end'>%.3g</text>", SL - 4,
+                sy(ylo, yhi, yv) + 4, yv);
+    }
+    fprintf(f, "<text x='%d' y='%d' font-size='12' text-anchor='middle'>%s</text>", (SW + SL) / 2, SH - 5, xl);
+    fprintf(f, "<text x='14' y='%d' font-size='12' transform='rotate(-90 14 %d)' text-anchor='middle'>%s</text>",
+            SH / 2, SH / 2, yl);
+}
+
+/* The interval (light) and the open band (darker) as vertical bands. */
+static void bands(FILE *f, const struct stair_record *c, double xlo, double xhi)
+{
+    double lo, hi, blo, bhi;
+    if (known(&c->s, &lo, &hi))
+        fprintf(f, "<rect x='%.1f' y='%d' width='%.1f' height='%d' fill='#e8f0ff'><title>known between %.1f and %.1f "
+                   "msg/s</title></rect>", sx(xlo, xhi, lo), ST, sx(xlo, xhi, hi) - sx(xlo, xhi, lo), SH - ST - SB, lo, hi);
+    stair_band(&c->s, &blo, &bhi);
+    if (blo > 0)
+        fprintf(f, "<rect x='%.1f' y='%d' width='%.1f' height='%d' fill='#fde8c8' opacity='0.8'><title>open from %.1f "
+                   "to %.1f msg/s</title></rect>", sx(xlo, xhi, blo) - 2, ST, sx(xlo, xhi, bhi) - sx(xlo, xhi, blo) + 4,
+                SH - ST - SB, blo, bhi);
+}
+
+void stair_html(FILE *f, const struct stair_record *c)
+{
+    double xmax = 0;
+    for (size_t i = 0; i < c->nlevels; i++)
+        xmax = fmax(xmax, fmax(c->levels[i].rate, c->levels[i].read ? c->levels[i].offered : 0));
+    double xhi = xmax > 0 ? xmax * 1.05 : 1, xlo = 0;
+    fputs("<!doctype html>\n<html><head><meta charset='utf-8'><title>mailsoak capacity: ", f);
+    html_puts(f, c->label);
+    fputs("</title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+          "td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}th{background:#f4f4f4}"
+          "td.l,th.l{text-align:left}.pass{color:#2a2}.fail{color:#c22}.open{color:#c80}.invalid{color:#888}"
+          "</style></head><body>\n<h1>Capacity (staircase): ", f);
+    html_puts(f, c->label);
+    fputs("</h1>\n<pre>", f);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (m) {
+        stair_table(m, c);
+        fclose(m);
+        html_puts(f, buf);
+        free(buf);
+    }
+    fputs("</pre>\n<h2>Offered against delivered rate, each level by its outcome</h2>\n", f);
+    fprintf(f, "<svg width='%d' height='%d' role='img'>", SW, SH);
+    bands(f, c, xlo, xhi);
+    frame(f, xlo, xhi, 0, xhi, "offered (msg/s)", "delivered (msg/s)");
+    fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#bbb' stroke-dasharray='4'/>", sx(xlo, xhi, 0),
+            sy(0, xhi, 0), sx(xlo, xhi, xhi), sy(0, xhi, xhi));
+    for (size_t i = 0; i < c->nlevels; i++) {
+        const struct stair_level_record *l = &c->levels[i];
+        if (!l->read)
+            continue;
+        const char *col = l->lj.out == LEVEL_PASS ? "#2a2" : l->lj.out == LEVEL_FAIL ? "#c22"
+                        : l->lj.out == LEVEL_OPEN ? "#c80" : "#999";
+        fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='%s'><title>run %u, %.1f msg/s: %s</title></circle>",
+                sx(xlo, xhi, l->offered), sy(0, xhi, l->delivered), col, l->run, l->rate, level_outcome_name(l->lj.out));
+    }
+    fputs("</svg>\n<p>Green passed (kept up, every gate held), red failed, orange open (neither bound of the "
+          "sequential test in the level's time); the light band is the interval the levels give, the orange one the "
+          "open levels' span.</p>\n", f);
+    if (c->fit.ok) {
+        fputs("<h2>Pass probability fitted over every level</h2>\n", f);
+        fprintf(f, "<svg width='%d' height='%d' role='img'>", SW, SH);
+        bands(f, c, xlo, xhi);
+        frame(f, xlo, xhi, 0, 1, "offered (msg/s)", "P(pass)");
+        fputs("<polyline fill='none' stroke='#1f77b4' stroke-width='1.5' points='", f);
+        for (int k = 0; k <= 200; k++) {
+            double x = xlo + (xhi - xlo) * k / 200, p = 1 / (1 + exp((x - c->fit.mid) / c->fit.scale));
+            fprintf(f, "%.1f,%.1f ", sx(xlo, xhi, x), sy(0, 1, p));
+        }
+        fputs("'/>", f);
+        for (size_t i = 0; i < c->nlevels; i++) {
+            const struct stair_level_record *l = &c->levels[i];
+            if (l->kind == RUN_PROBE || l->lj.out == LEVEL_INVALID)
+                continue;
+            double v = l->lj.out == LEVEL_PASS ? 1 : l->lj.out == LEVEL_FAIL ? 0 : 0.5;
+            fprintf(f, "<circle cx='%.1f' cy='%.1f' r='3' fill='#333'/>", sx(xlo, xhi, l->rate), sy(0, 1, v));
+        }
+        fprintf(f, "</svg>\n<p>P(pass) = 0.5 at %.1f msg/s, 0.95 at %.1f msg/s.</p>\n", c->fit.mid, c->fit.p95);
+    }
+    fputs("</body></html>\n", f);
+}
+
+void stair_record_free(struct stair_record *c)
+{
+    free(c->runs);
+    free(c->levels);
+    c->runs = NULL;
+    c->levels = NULL;
+}

@@ -1,0 +1,203 @@
+/* drift: whether the server keeps up, four statistics over a window's backlog
+ * (include/verdict/drift.h). */
+#include "verdict/drift.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/alloc.h"
+
+const char *drift_decision_name(enum drift_decision d)
+{
+    switch (d) {
+    case DRIFT_UNDECIDED: return "undecided";
+    case DRIFT_KEPT_UP: return "kept up";
+    case DRIFT_BEHIND: return "behind";
+    case DRIFT_INDETERMINATE: return "indeterminate";
+    }
+    return "?";
+}
+
+void drift_rules_default(struct drift_rules *r)
+{
+    memset(r, 0, sizeof *r);
+    r->share = 0.05;
+    r->alpha = 0.05;
+    r->beta = 0.05;
+    r->batch = 2;
+    r->min_batches = 8;
+    r->cap_s = 120;
+    r->arrivals_cv2 = 1;
+}
+
+/* Least-squares fit of y over x: the slope, and its standard error in *se (0 with
+ * fewer than 3 points). */
+static double fit(const double *x, const double *y, unsigned n, double *se)
+{
+    double sx = 0, sy = 0;
+    *se = 0;
+    if (n < 2)
+        return 0;
+    for (unsigned i = 0; i < n; i++) {
+        sx += x[i];
+        sy += y[i];
+    }
+    double mx = sx / n, my = sy / n, sxx = 0, sxy = 0;
+    for (unsigned i = 0; i < n; i++) {
+        sxx += (x[i] - mx) * (x[i] - mx);
+        sxy += (x[i] - mx) * (y[i] - my);
+    }
+    if (!(sxx > 0))
+        return 0;
+    double b = sxy / sxx;
+    if (n > 2) {
+        double rss = 0;
+        for (unsigned i = 0; i < n; i++) {
+            double e = y[i] - my - b * (x[i] - mx);
+            rss += e * e;
+        }
+        *se = sqrt(rss / (n - 2) / sxx);
+    }
+    return b;
+}
+
+/* The window's length and its accepted and read rates (msg/s). */
+static double rates(const struct drift_point *p, unsigned n, double *a, double *d)
+{
+    double w = n >= 2 ? p[n - 1].t - p[0].t : 0, sa = 0, sd = 0;
+    for (unsigned i = 1; i < n; i++) {
+        sa += p[i].accepted;
+        sd += p[i].read;
+    }
+    *a = w > 0 ? sa / w : 0;
+    *d = w > 0 ? sd / w : 0;
+    return w;
+}
+
+static void fixed(struct drift_result *o, double w, double value, double bound)
+{
+    o->at_s = w;
+    o->value = value;
+    o->bound = bound;
+    o->d = value > bound ? DRIFT_BEHIND : DRIFT_KEPT_UP;
+}
+
+/* The backlog's noise as capacity's step.c bounds it: 3 standard deviations of a
+ * count of its mean, spread over the window. */
+static double count_noise(double mean, double w)
+{
+    return 3 * sqrt(mean + 1) / w;
+}
+
+void drift_slope(const struct drift_rules *r, const struct drift_point *p, unsigned n, struct drift_result *o)
+{
+    memset(o, 0, sizeof *o);
+    double a, d, w = rates(p, n, &a, &d);
+    if (n < 3 || !(w > 0))
+        return;
+    double *t = xcalloc(2 * (size_t)n, sizeof *t), *u = t + n, mean = 0, se;
+    for (unsigned i = 0; i < n; i++) {
+        t[i] = p[i].t;
+        u[i] = p[i].unread;
+        mean += u[i] / n;
+    }
+    fixed(o, w, fit(t, u, n, &se), fmax(r->share * a, count_noise(mean, w)));
+    free(t);
+}
+
+void drift_latency(const struct drift_rules *r, const struct drift_point *p, unsigned n, struct drift_result *o)
+{
+    memset(o, 0, sizeof *o);
+    double a, d, w = rates(p, n, &a, &d);
+    if (n < 4 || !(w > 0) || !(d > 0))
+        return;
+    double *s = xcalloc(2 * (size_t)n, sizeof *s), *y = s + n, se;
+    unsigned m = 0;
+    for (unsigned i = 1; i < n; i++)
+        if (p[i].lat_n > 0) {
+            /* the mail read in this interval was accepted about its mean wait before */
+            s[m] = (p[i].t + p[i - 1].t) / 2 - p[i].lat_mean;
+            y[m++] = p[i].lat_mean;
+        }
+    /* a wait growing by g s a second of acceptance is a backlog growing by g x the
+     * read rate (Little's law) */
+    if (m >= 3) {
+        double g = fit(s, y, m, &se);
+        fixed(o, w, g * d, fmax(r->share * a, 3 * se * d));
+    }
+    free(s);
+}
+
+void drift_troughs(const struct drift_rules *r, const struct drift_point *p, unsigned n, unsigned sub,
+                   struct drift_result *o)
+{
+    memset(o, 0, sizeof *o);
+    double a, d, w = rates(p, n, &a, &d);
+    if (!sub || n < 2 || !(w > 0))
+        return;
+    unsigned k = (n - 1) / sub;
+    if (k < 3)
+        return;
+    double *t = xcalloc(2 * (size_t)k, sizeof *t), *lo = t + k, mean = 0, se;
+    for (unsigned j = 0; j < k; j++) {
+        unsigned i0 = 1 + j * sub;
+        lo[j] = p[i0].unread;
+        for (unsigned i = i0; i < i0 + sub; i++)
+            lo[j] = fmin(lo[j], p[i].unread);
+        t[j] = (p[i0 - 1].t + p[i0 + sub - 1].t) / 2;
+        mean += lo[j] / k;
+    }
+    fixed(o, w, fit(t, lo, k, &se), fmax(r->share * a, count_noise(mean, w)));
+    free(t);
+}
+
+void drift_sprt(const struct drift_rules *r, const struct drift_point *p, unsigned n, enum drift_variance v,
+                struct drift_result *o)
+{
+    memset(o, 0, sizeof *o);
+    o->llr_hi = log((1 - r->beta) / r->alpha);
+    o->llr_lo = log(r->beta / (1 - r->alpha));
+    unsigned b = r->batch ? r->batch : 1, kmax = n > 0 ? (n - 1) / b : 0;
+    double *y = xcalloc(kmax + 1, sizeof *y), acc = 0;
+    for (unsigned k = 1; k <= kmax; k++) {
+        const struct drift_point *e = &p[k * b], *s = &p[(k - 1) * b];
+        y[k - 1] = e->unread - s->unread;
+        for (unsigned i = (k - 1) * b + 1; i <= k * b; i++)
+            acc += p[i].accepted;
+        double T = e->t - p[0].t;
+        o->at_s = T;
+        if (k < r->min_batches || !(T > 0))
+            continue;
+        double a = acc / T, bt = T / k;   /* accepted rate, a batch's mean length */
+        double var = r->arrivals_cv2 * a; /* of the net flow, per second */
+        if (v != DRIFT_VAR_POISSON) {
+            /* batch means: the batches' variance, corrected for their lag-1
+             * autocorrelation (a backlog that swings back makes consecutive batches'
+             * flows of opposite sign, one that drifts keeps their sign) */
+            double m = 0, s2 = 0, c1 = 0;
+            for (unsigned i = 0; i < k; i++)
+                m += y[i] / k;
+            for (unsigned i = 0; i < k; i++)
+                s2 += (y[i] - m) * (y[i] - m);
+            for (unsigned i = 1; i < k; i++)
+                c1 += (y[i] - m) * (y[i - 1] - m);
+            /* a lag-1 correlation of fewer than 8 batches is mostly noise; and
+             * bounded, the correction at most triples or thirds the variance */
+            double r1 = s2 > 0 && k >= 8 ? c1 / s2 : 0;
+            r1 = fmax(-0.5, fmin(0.5, r1));
+            double bm = s2 / (k - 1) / bt * (1 + r1) / (1 - r1);
+            var = v == DRIFT_VAR_FLOORED ? fmax(var, bm) : bm;
+        }
+        var = fmax(var, 1 / bt);          /* at least a message per batch */
+        double theta = r->share * a, S = e->unread - p[0].unread;
+        o->value = S / T;
+        o->bound = theta / 2;
+        o->llr = theta / var * (S - theta * T / 2);
+        o->d = o->llr >= o->llr_hi ? DRIFT_BEHIND : o->llr <= o->llr_lo ? DRIFT_KEPT_UP
+             : T >= r->cap_s ? DRIFT_INDETERMINATE : DRIFT_UNDECIDED;
+        if (o->d != DRIFT_UNDECIDED)
+            break;
+    }
+    free(y);
+}

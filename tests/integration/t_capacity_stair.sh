@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# t_capacity_stair.sh: `mailsoak capacity` with capacity.method = staircase finds
+# the reference server's known ceiling. The server delivers at most 50 msg/s
+# ([fault.rate] limit = 50, burst = 20, over = queue). A probe at 80 msg/s falls
+# behind and delivers about 50; one staircase run then offers levels 10 % apart
+# from 20 % below that to 20 % above it, each 10 s, with no drain between them, and
+# each level is judged by the sequential test of the backlog. The interval the
+# search reports must hold the ceiling (within 5 %), no level 15 % or more above it
+# may pass nor one 15 % or more below it fail, and each decided level must say when
+# it was decided. Constant arrivals (as t_capacity.sh, for the same reason: a
+# 10 s level at 50 msg/s cannot tell a drift of a few msg/s from Poisson noise);
+# no confirmation, about 90 s in all.
+set -uo pipefail
+. "$(dirname "$0")/server_lib.sh"
+: "${MAILSOAK:?run through tests/run or set MAILSOAK}"
+[[ -x $MAILSOAK ]] || { echo "no $MAILSOAK: run make"; exit 77; }
+command -v jq >/dev/null || { echo "skip: needs jq"; exit 77; }
+
+LIMIT=50
+srv_start --set users.count=100 --set fault.rate.limit=$LIMIT --set fault.rate.burst=20
+"$MAILSOAK" capacity --smtp "127.0.0.1:$SMTP_PORT" --pop3 "127.0.0.1:$POP3_PORT" --set users.count=100 \
+    --no-check --senders 20 --readers 8 --set capacity.drain=20s --settle 1s --set run.sweep_timeout=3s --seed 5 \
+    --set capacity.method=staircase --set capacity.level=10s --set capacity.start=80 --set capacity.step=0.1 \
+    --set capacity.precision=0.25 --set capacity.confirm=no --set capacity.arrivals=constant --set pop3.visit=owed \
+    --set capacity.report="$WORK/st.html" --json "$WORK/st.json" >"$WORK/st.out" 2>"$WORK/st.err"
+rc=$?
+[[ $rc == 0 ]] || { cat "$WORK/st.out" "$WORK/st.err"; fail "the staircase search exited $rc"; }
+jq -e '.format == "mailsoak-capacity" and .method.name == "staircase"' "$WORK/st.json" >/dev/null || fail "not a staircase's file"
+jq -e --argjson l $LIMIT '.known_between as [$lo, $hi] | $lo <= 1.05 * $l and $hi >= 0.95 * $l and $lo <= .capacity_msg_s and .capacity_msg_s <= $hi' \
+    "$WORK/st.json" >/dev/null || { cat "$WORK/st.out"; fail "the interval $(jq -c .known_between "$WORK/st.json") misses the ceiling $LIMIT"; }
+ok "capacity $(jq .capacity_msg_s "$WORK/st.json") msg/s, known between $(jq -c .known_between "$WORK/st.json"): the ceiling $LIMIT inside"
+# the probe fell behind and seeded the staircase with what it delivered
+jq -e --argjson l $LIMIT '.probe_delivered_msg_s > 0.8 * $l and .probe_delivered_msg_s < 1.2 * $l and
+    ([.levels[] | select(.kind == "probe")] | last | .verdict == "fail")' "$WORK/st.json" >/dev/null ||
+    fail "the probe: $(jq -c '[.probe_delivered_msg_s, [.levels[] | select(.kind == "probe") | .verdict]]' "$WORK/st.json")"
+# no level 15 % or more from the ceiling judged wrongly (a 10 s level may stay
+# open: the test had not seen enough), and some judged on each side of it
+jq -e --argjson l $LIMIT '[.levels[] | select(.kind != "probe")] |
+    ([.[] | select(.rate >= 1.15 * $l and .verdict == "pass")] | length) == 0 and
+    ([.[] | select(.rate <= 0.85 * $l and .verdict == "fail")] | length) == 0 and
+    ([.[] | select(.rate < $l and .verdict == "pass")] | length) >= 1 and
+    ([.[] | select(.rate > $l and .verdict == "fail")] | length) >= 1' "$WORK/st.json" >/dev/null ||
+    { cat "$WORK/st.out"; fail "levels far from the ceiling misjudged, or none judged on one side of it"; }
+jq -e '[.levels[] | select(.verdict == "pass" or .verdict == "fail") | .kept_up.decided_s > 0 and .kept_up.decided_s <= 10.5] | all' \
+    "$WORK/st.json" >/dev/null || fail "a decided level without its time: $(jq -c '[.levels[].kept_up.decided_s]' "$WORK/st.json")"
+n=$(jq '[.levels[] | select(.kind == "staircase")] | length' "$WORK/st.json")
+((n >= 4)) || fail "only $n staircase levels"
+# one run held every level of a staircase, at the rates asked for
+f=$(jq -r '[.runs[] | select(.kind == "staircase")][0].result' "$WORK/st.json")
+jq -e '.config.smtp.profile | test("^10s@")' "$f" >/dev/null || fail "the staircase's run has no profile: $(jq -c .config.smtp.profile "$f")"
+grep -q "^capacity .* the highest level that passed" "$WORK/st.out" && grep -q "^known        between" "$WORK/st.out" ||
+    fail "the table does not say the capacity and its interval"
+grep -q "<svg" "$WORK/st.html" && grep -q "Offered against delivered rate, each level by its outcome" "$WORK/st.html" &&
+    grep -q "known between" "$WORK/st.html" || fail "the HTML page has no knee or no interval"
+ok "the probe fell behind at $(jq .probe_delivered_msg_s "$WORK/st.json") msg/s; $n levels in one run, each judged while it ran"
+srv_stop

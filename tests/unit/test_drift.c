@@ -1,0 +1,293 @@
+/* Unit tests of the "kept up" statistics (verdict/drift.c), and their replay: each
+ * statistic is run on windows cut from long runs of known truth (the reference
+ * server's delivery ceiling, fault.rate.limit, at fixed Poisson arrival rates
+ * around it: tests/fixtures/capacity/, made by record.sh there) and scored against
+ * that truth: a rate below the ceiling is kept up, one above it is not. The table
+ * of decisions, errors and time to decide is printed (make replay; the figures of
+ * docs/results/capacity.md), and the test fails when the sequential test, the one
+ * the judgements use, errs on a level more than 5 % from the ceiling more often
+ * than its stated bound, or leaves too many such levels undecided. */
+#include <glob.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "lib/alloc.h"
+#include "verdict/drift.h"
+
+/* A synthetic window: n intervals of 1 s, accepted a a second, the backlog
+ * growing by g a second with a swing of amplitude sw and period per. */
+static unsigned synth(struct drift_point *p, unsigned n, double a, double g, double sw, double per)
+{
+    for (unsigned i = 0; i <= n; i++) {
+        p[i] = (struct drift_point){ .t = 10 + i, .accepted = i ? a : 0, .read = i ? a - g : 0 };
+        p[i].unread = 20 + g * i + (per > 0 ? sw * sin(2 * M_PI * i / per) : 0);
+        p[i].lat_n = i ? a - g : 0;
+        p[i].lat_mean = p[i].unread / (a - g);
+    }
+    return n + 1;
+}
+
+static void fixed_window_statistics(void **st)
+{
+    (void)st;
+    struct drift_rules r;
+    drift_rules_default(&r);
+    struct drift_point p[121];
+    struct drift_result o;
+    /* 50 msg/s accepted, the backlog growing by 5 (twice the bound of 2.5) */
+    unsigned n = synth(p, 60, 50, 5, 0, 0);
+    drift_slope(&r, p, n, &o);
+    assert_int_equal(o.d, DRIFT_BEHIND);
+    assert_true(fabs(o.value - 5) < 1e-9 && fabs(o.bound - 2.5) < 1e-9 && o.at_s == 60);
+    drift_troughs(&r, p, n, 10, &o);
+    assert_int_equal(o.d, DRIFT_BEHIND);
+    drift_latency(&r, p, n, &o);
+    assert_int_equal(o.d, DRIFT_BEHIND);
+    /* steady: kept up by each */
+    n = synth(p, 60, 50, 0, 0, 0);
+    drift_slope(&r, p, n, &o);
+    assert_int_equal(o.d, DRIFT_KEPT_UP);
+    drift_troughs(&r, p, n, 10, &o);
+    assert_int_equal(o.d, DRIFT_KEPT_UP);
+    drift_latency(&r, p, n, &o);
+    assert_int_equal(o.d, DRIFT_KEPT_UP);
+    /* a swing with no trend, caught on its way up: a fixed window calls it a growth */
+    n = synth(p, 30, 50, 0, 150, 120);
+    drift_slope(&r, p, n, &o);
+    assert_int_equal(o.d, DRIFT_BEHIND);
+    /* too few points: nothing decided */
+    drift_slope(&r, p, 2, &o);
+    assert_int_equal(o.d, DRIFT_UNDECIDED);
+    drift_troughs(&r, p, 20, 10, &o);
+    assert_int_equal(o.d, DRIFT_UNDECIDED);
+}
+
+static void sequential_test(void **st)
+{
+    (void)st;
+    struct drift_rules r;
+    drift_rules_default(&r);
+    struct drift_point p[241];
+    struct drift_result o;
+    /* a backlog growing by 40 % of the accepted rate: behind at the first batches it may decide on */
+    unsigned n = synth(p, 240, 50, 20, 0, 0);
+    for (int v = 0; v <= DRIFT_VAR_FLOORED; v++) {
+        drift_sprt(&r, p, n, v, &o);
+        assert_int_equal(o.d, DRIFT_BEHIND);
+        assert_true(o.at_s == r.batch * r.min_batches);
+        assert_true(o.llr >= o.llr_hi);
+    }
+    /* a flat backlog: kept up */
+    n = synth(p, 240, 50, 0, 0, 0);
+    for (int v = 0; v <= DRIFT_VAR_FLOORED; v++) {
+        drift_sprt(&r, p, n, v, &o);
+        assert_int_equal(o.d, DRIFT_KEPT_UP);
+        assert_true(o.llr <= o.llr_lo && o.at_s < r.cap_s);
+    }
+    /* a drift of exactly half the alternative's, with a swing: the likelihood ratio
+     * cannot leave the band, so the cap ends it indeterminate */
+    n = synth(p, 240, 50, 1.25, 8, 20);
+    drift_sprt(&r, p, n, DRIFT_VAR_POISSON, &o);
+    assert_int_equal(o.d, DRIFT_INDETERMINATE);
+    assert_true(o.at_s >= r.cap_s && o.at_s < r.cap_s + r.batch);
+    /* a window that ends before a decision or the cap: undecided */
+    drift_sprt(&r, p, 30, DRIFT_VAR_POISSON, &o);
+    assert_int_equal(o.d, DRIFT_UNDECIDED);
+    drift_sprt(&r, p, 1, DRIFT_VAR_BATCH, &o);
+    assert_int_equal(o.d, DRIFT_UNDECIDED);
+}
+
+/* ---- the replay over the recorded runs ---- */
+
+struct recording {
+    char name[64];
+    double ceiling, rate, pct;
+    unsigned n;
+    struct drift_point *p;           /* p[0]: the run's start, t = 0 and nothing unread */
+};
+
+static int load(const char *path, struct recording *rec)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "gzip -dc '%s'", path);
+    FILE *f = popen(cmd, "r");
+    if (!f)
+        return -1;
+    json_error_t je;
+    json_t *root = json_loadf(f, 0, &je);
+    int rc = pclose(f);
+    if (!root || rc != 0) {
+        fprintf(stderr, "%s: %s\n", path, root ? "gzip failed" : je.text);
+        json_decref(root);
+        return -1;
+    }
+    memset(rec, 0, sizeof *rec);
+    const char *b = strrchr(path, '/');
+    snprintf(rec->name, sizeof rec->name, "%s", b ? b + 1 : path);
+    rec->ceiling = json_number_value(json_object_get(root, "ceiling"));
+    rec->rate = json_number_value(json_object_get(root, "rate"));
+    rec->pct = 100 * rec->rate / rec->ceiling;
+    json_t *tl = json_object_get(root, "timeline");
+    rec->p = xcalloc(json_array_size(tl) + 1, sizeof *rec->p);
+    rec->n = 1;
+    size_t i;
+    json_t *e;
+    json_array_foreach(tl, i, e) {
+        struct drift_point *q = &rec->p[rec->n++];
+        q->t = json_number_value(json_object_get(e, "t"));
+        q->accepted = json_number_value(json_object_get(e, "sent"));
+        q->read = json_number_value(json_object_get(e, "read"));
+        q->unread = json_number_value(json_object_get(e, "unread"));
+        q->lat_n = json_number_value(json_object_get(e, "dn"));
+        q->lat_mean = json_number_value(json_object_get(e, "dmean"));
+    }
+    json_decref(root);
+    return rec->ceiling > 0 && rec->n > 100 ? 0 : -1;
+}
+
+/* The candidates: fixed windows, and the sequential test with each variance and
+ * batching (batches of B intervals, at least M of them before a decision). */
+enum { C_SLOPE20, C_SLOPE30, C_SLOPE60, C_LAT30, C_LAT60, C_TROUGH30, C_TROUGH60, C_SPRT_POISSON, C_SPRT_BATCH,
+       C_SPRT_BATCH_2X8, C_SPRT_FLOORED, C_SPRT_FLOORED_2X8, C_N };
+static const char *const cand_name[C_N] = {
+    "slope, 20 s window", "slope, 30 s window", "slope, 60 s window", "latency growth, 30 s", "latency growth, 60 s",
+    "troughs, 30 s (5 s)", "troughs, 60 s (10 s)", "SPRT, Poisson, 5x4", "SPRT, batch means, 5x4",
+    "SPRT, batch means, 2x8", "SPRT, floored, 5x4", "SPRT, floored, 2x8",
+};
+static const double cand_window[C_N] = { 20, 30, 60, 30, 60, 30, 60, 0, 0, 0, 0, 0 };
+
+/* The points of a window of w seconds from start (index i0), or, w = 0, up to the
+ * sequential test's cap. */
+static unsigned window(const struct recording *rec, unsigned i0, double w, double cap)
+{
+    double end = rec->p[i0].t + (w > 0 ? w : cap + 5);
+    unsigned i = i0;
+    while (i + 1 < rec->n && rec->p[i + 1].t <= end + 0.5)
+        i++;
+    return i - i0 + 1;
+}
+
+static void judge(int c, const struct drift_rules *r0, const struct drift_point *p, unsigned n, struct drift_result *o)
+{
+    struct drift_rules r2 = *r0, *r = &r2;
+    r2.batch = c == C_SPRT_BATCH_2X8 || c == C_SPRT_FLOORED_2X8 ? 2 : 5;
+    r2.min_batches = c == C_SPRT_BATCH_2X8 || c == C_SPRT_FLOORED_2X8 ? 8 : 4;
+    switch (c) {
+    case C_SLOPE20: case C_SLOPE30: case C_SLOPE60: drift_slope(r, p, n, o); break;
+    case C_LAT30: case C_LAT60: drift_latency(r, p, n, o); break;
+    case C_TROUGH30: drift_troughs(r, p, n, 5, o); break;
+    case C_TROUGH60: drift_troughs(r, p, n, 10, o); break;
+    case C_SPRT_POISSON: drift_sprt(r, p, n, DRIFT_VAR_POISSON, o); break;
+    case C_SPRT_BATCH: drift_sprt(r, p, n, DRIFT_VAR_BATCH, o); break;
+    case C_SPRT_BATCH_2X8: drift_sprt(r, p, n, DRIFT_VAR_BATCH, o); break;
+    case C_SPRT_FLOORED: case C_SPRT_FLOORED_2X8: drift_sprt(r, p, n, DRIFT_VAR_FLOORED, o); break;
+    }
+}
+
+struct score {
+    unsigned windows, right, wrong, open;   /* levels more than 5 % from the ceiling */
+    double t_sum;                           /* their time to decide */
+    unsigned near_up, near_behind, near_open; /* levels within 5 % */
+};
+
+#define WARMUP_S 10.0
+#define STRIDE_S 20.0
+
+static void replay(void **st)
+{
+    (void)st;
+    const char *top = getenv("TOP");
+    char pat[4096];
+    snprintf(pat, sizeof pat, "%s/tests/fixtures/capacity/*.json.gz", top ? top : ".");
+    glob_t g;
+    assert_int_equal(glob(pat, 0, NULL, &g), 0);
+    assert_true(g.gl_pathc >= 9);
+    struct recording *rec = xcalloc(g.gl_pathc, sizeof *rec);
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        assert_int_equal(load(g.gl_pathv[i], &rec[i]), 0);
+    struct drift_rules r;
+    drift_rules_default(&r);
+    struct score sc[C_N] = { 0 };
+    printf("%-22s %6s %8s  %s\n", "statistic", "level", "windows", "kept up / behind / open, mean time to decide");
+    for (int c = 0; c < C_N; c++) {
+        for (size_t k = 0; k < g.gl_pathc; k++) {
+            const struct recording *q = &rec[k];
+            int near = fabs(q->pct - 100) <= 5.0 + 1e-9, truth_up = q->pct < 100;
+            unsigned up = 0, behind = 0, open = 0, wins = 0;
+            double tsum = 0;
+            for (unsigned i0 = 1; i0 < q->n; i0++) {
+                /* windows start every STRIDE_S after the warm-up; each needs its
+                 * whole length (the sequential test: its cap) in the recording */
+                double t0 = q->p[i0].t;
+                if (t0 < WARMUP_S || fmod(t0 - WARMUP_S + 0.5, STRIDE_S) >= 1.0)
+                    continue;
+                double need = cand_window[c] > 0 ? cand_window[c] : r.cap_s;
+                if (q->p[q->n - 1].t < t0 + need)
+                    break;
+                struct drift_result o;
+                judge(c, &r, q->p + i0 - 1, window(q, i0 - 1, cand_window[c], r.cap_s), &o);
+                wins++;
+                if (o.d == DRIFT_KEPT_UP)
+                    up++;
+                else if (o.d == DRIFT_BEHIND)
+                    behind++;
+                else
+                    open++;
+                if (o.d == DRIFT_KEPT_UP || o.d == DRIFT_BEHIND)
+                    tsum += o.at_s;
+            }
+            struct score *s = &sc[c];
+            if (near) {
+                s->near_up += up;
+                s->near_behind += behind;
+                s->near_open += open;
+            } else {
+                s->windows += wins;
+                s->right += truth_up ? up : behind;
+                s->wrong += truth_up ? behind : up;
+                s->open += open;
+                s->t_sum += tsum;
+            }
+            printf("%-22s %5.0f%% %8u  %u / %u / %u, %.0f s\n", cand_name[c], q->pct, wins, up, behind, open,
+                   up + behind ? tsum / (up + behind) : 0.0);
+        }
+    }
+    printf("\n%-22s %8s %6s %6s %6s %10s   %s\n", "statistic", "windows", "right", "wrong", "open", "mean time",
+           "within 5 %: kept up / behind / open");
+    for (int c = 0; c < C_N; c++) {
+        const struct score *s = &sc[c];
+        printf("%-22s %8u %6u %6u %6u %8.0f s   %u / %u / %u\n", cand_name[c], s->windows, s->right, s->wrong, s->open,
+               s->right + s->wrong ? s->t_sum / (s->right + s->wrong) : 0.0, s->near_up, s->near_behind, s->near_open);
+    }
+    /* the bounds of the statistic the judgements use (drift_rules_default's
+     * batching, DRIFT_VAR_BATCH: the fastest with no error on these runs): its
+     * errors within its alpha and beta, undecided windows (the cap reached) rare on
+     * levels 10 % or more from the ceiling, and decisions in 30 s on average */
+    const struct score *s = &sc[C_SPRT_BATCH_2X8];
+    assert_true(s->windows >= 30);
+    assert_true(s->wrong <= 0.05 * s->windows);
+    assert_true(s->open <= 0.10 * s->windows);
+    assert_true(s->t_sum <= 30.0 * (s->right + s->wrong));
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        free(rec[i].p);
+    free(rec);
+    globfree(&g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(fixed_window_statistics),
+        cmocka_unit_test(sequential_test),
+        cmocka_unit_test(replay),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

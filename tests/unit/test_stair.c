@@ -1,0 +1,294 @@
+/* Unit tests of the staircase search (capacity/stair.c): against servers of known
+ * ceilings, whose levels pass below a band around the ceiling, fail above it and
+ * are open inside it, the search probes until a probe falls behind, places its
+ * first staircase around what that probe delivered, goes down or up when a
+ * staircase lies wholly on one side, refines a gap wider than the precision, ends
+ * with the bracket around the ceiling and confirms at 80/100/120 %; the fit puts
+ * its midpoint at the ceiling and its 95 % rate below it; a pass above a failure
+ * (chance near the knee) is reported as the band it is, not refined. A level is
+ * cut from its run's timeline by its span and judged: kept up and within the gates
+ * passes, behind or a failed gate fails, neither bound in its time is open, a
+ * tester that held arrivals back makes it invalid. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "analyse/latency.h"
+#include "capacity/level.h"
+#include "capacity/stair.h"
+#include "lib/hist.h"
+
+static const struct stair_rules rules = { .start = 10, .factor = 2, .max_rate = 10000, .step = 0.04, .below = 0.2,
+                                          .precision = 0.05, .max_runs = 30, .confirm = 1 };
+
+/* A server of ceiling c whose levels within band of it are open; a probe above it
+ * delivers c. Returns the runs made. */
+static unsigned search_against(struct stair *s, const struct stair_rules *r, double c, double band)
+{
+    stair_init(s, r);
+    struct stair_run run;
+    unsigned runs = 0;
+    for (stair_next(s, &run); run.n && runs < 100; stair_next(s, &run)) {
+        enum level_outcome out[STAIR_LEVELS_MAX];
+        for (unsigned i = 0; i < run.n; i++)
+            out[i] = run.rate[i] < c * (1 - band) ? LEVEL_PASS : run.rate[i] > c * (1 + band) ? LEVEL_FAIL : LEVEL_OPEN;
+        if (run.kind == RUN_PROBE && run.rate[0] > c)
+            out[0] = LEVEL_FAIL;
+        stair_result(s, &run, out, run.kind == RUN_PROBE ? fmin(run.rate[0], c) : 0);
+        runs++;
+    }
+    return runs;
+}
+
+static void brackets_known_ceilings(void **st)
+{
+    (void)st;
+    const double ceilings[] = { 25, 50, 137, 300, 1234 };
+    for (unsigned i = 0; i < sizeof ceilings / sizeof *ceilings; i++) {
+        double c = ceilings[i];
+        struct stair s;
+        unsigned runs = search_against(&s, &rules, c, 0.03);
+        assert_true(s.done);
+        assert_true(runs < 20);
+        double pass = stair_pass_max(&s), fail = stair_fail_min(&s), lo, hi;
+        stair_band(&s, &lo, &hi);
+        /* the bracket holds the ceiling, within the precision (the open band aside) */
+        assert_true(pass > 0 && pass < c && fail > c);
+        assert_true(pass >= 0.93 * c && fail <= 1.07 * c);
+        if (lo > 0)
+            assert_true(lo >= 0.97 * c && hi <= 1.03 * c);
+        assert_int_equal(s.confirmed, 1);
+        assert_true(s.confirm_base == pass);
+        struct stair_fit f;
+        stair_fit(&s, 0.01 * c, &f);
+        assert_true(f.ok);
+        assert_true(fabs(f.mid - c) < 0.05 * c);
+        assert_true(f.p95 < f.mid && f.p95 > 0.85 * c);
+    }
+}
+
+static void probes_then_climbs(void **st)
+{
+    (void)st;
+    struct stair s;
+    stair_init(&s, &rules);
+    struct stair_run run;
+    enum level_outcome out[STAIR_LEVELS_MAX];
+    /* probes double while they keep up */
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_PROBE);
+    assert_true(run.n == 1 && run.rate[0] == 10);
+    out[0] = LEVEL_PASS;
+    stair_result(&s, &run, out, 10);
+    stair_next(&s, &run);
+    assert_true(run.kind == RUN_PROBE && run.rate[0] == 20);
+    /* one falls behind delivering 16: the staircase runs from 20 % below to 8 % above it */
+    out[0] = LEVEL_FAIL;
+    stair_result(&s, &run, out, 16);
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_CLIMB);
+    assert_true(fabs(run.rate[0] - 12.8) < 1e-9);
+    assert_true(run.rate[run.n - 1] >= 16 * 1.08 - 1e-9 && run.rate[run.n - 2] < 16 * 1.08);
+    for (unsigned i = 1; i < run.n; i++)
+        assert_true(fabs(run.rate[i] / run.rate[i - 1] - 1.04) < 1e-9);
+    /* the lower half passed, the upper failed: one step apart, within the
+     * precision, so next comes the confirmation of the highest pass */
+    double top = run.rate[run.n / 2 - 1];
+    for (unsigned i = 0; i < run.n; i++)
+        out[i] = i < run.n / 2 ? LEVEL_PASS : LEVEL_FAIL;
+    stair_result(&s, &run, out, 0);
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_CONFIRM);
+    assert_true(run.n == 3 && run.rate[1] == top && fabs(run.rate[0] - 0.8 * top) < 1e-9);
+    out[0] = LEVEL_PASS, out[1] = LEVEL_OPEN, out[2] = LEVEL_FAIL;
+    stair_result(&s, &run, out, 0);
+    assert_true(s.done && s.confirmed == 0);
+    assert_non_null(strstr(s.end, "NOT confirmed"));
+    stair_next(&s, &run);
+    assert_int_equal(run.n, 0);
+}
+
+/* A staircase wholly on one side of the ceiling is followed by one beyond it. */
+static void climbs_down_and_up(void **st)
+{
+    (void)st;
+    struct stair s;
+    stair_init(&s, &rules);
+    s.probe = 0;
+    s.mrr = 100;
+    struct stair_run run;
+    enum level_outcome out[STAIR_LEVELS_MAX];
+    stair_next(&s, &run);
+    assert_true(run.kind == RUN_CLIMB && fabs(run.rate[0] - 80) < 1e-9);
+    for (unsigned i = 0; i < run.n; i++)
+        out[i] = LEVEL_FAIL;
+    stair_result(&s, &run, out, 0);
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_CLIMB);
+    assert_true(fabs(run.rate[0] - 64) < 1e-9 && run.rate[run.n - 1] < 80);
+    stair_init(&s, &rules);
+    s.probe = 0;
+    s.mrr = 100;
+    stair_next(&s, &run);
+    double top = run.rate[run.n - 1];
+    for (unsigned i = 0; i < run.n; i++)
+        out[i] = LEVEL_PASS;
+    stair_result(&s, &run, out, 0);
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_CLIMB);
+    assert_true(run.rate[0] > top && run.rate[run.n - 1] >= 1.2 * top - 1e-9);
+}
+
+static void refines_a_wide_gap(void **st)
+{
+    (void)st;
+    struct stair s;
+    stair_init(&s, &rules);
+    /* a staircase passed at 100 and failed at 120, with nothing between */
+    struct stair_run run = { .kind = RUN_CLIMB, .n = 2, .rate = { 100, 120 } };
+    enum level_outcome out[2] = { LEVEL_PASS, LEVEL_FAIL };
+    s.probe = 0;
+    s.mrr = 110;
+    stair_result(&s, &run, out, 0);
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_REFINE);
+    /* levels inside the gap, each within the precision of the next */
+    assert_true(run.n >= 3);
+    double prev = 100;
+    for (unsigned i = 0; i < run.n; i++) {
+        assert_true(run.rate[i] > prev && run.rate[i] < 120);
+        assert_true(run.rate[i] / prev <= 1.05 + 1e-9);
+        prev = run.rate[i];
+    }
+    assert_true(120 / prev <= 1.05 + 1e-9);
+    /* open levels count as tried: a gap filled with them is the band, not refined */
+    enum level_outcome o2[STAIR_LEVELS_MAX];
+    for (unsigned i = 0; i < run.n; i++)
+        o2[i] = LEVEL_OPEN;
+    stair_result(&s, &run, o2, 0);
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_CONFIRM);
+    double lo, hi;
+    stair_band(&s, &lo, &hi);
+    assert_true(lo > 100 && hi < 120);
+}
+
+static void chance_band(void **st)
+{
+    (void)st;
+    struct stair s;
+    stair_init(&s, &rules);
+    s.probe = 0;
+    /* passed at 104 after failing at 100: no refinement, the fit spans both */
+    struct stair_run run = { .kind = RUN_CLIMB, .n = 4, .rate = { 92, 96, 100, 104 } };
+    enum level_outcome out[4] = { LEVEL_PASS, LEVEL_PASS, LEVEL_FAIL, LEVEL_PASS };
+    stair_result(&s, &run, out, 0);
+    struct stair_run more = { .kind = RUN_CLIMB, .n = 2, .rate = { 108, 112 } };
+    enum level_outcome o2[2] = { LEVEL_FAIL, LEVEL_FAIL };
+    stair_result(&s, &more, o2, 0);
+    assert_true(stair_pass_max(&s) == 104 && stair_fail_min(&s) == 100);
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_CONFIRM);
+    struct stair_fit f;
+    stair_fit(&s, 1, &f);
+    assert_true(f.ok);
+    assert_true(f.mid > 99 && f.mid < 106);
+    /* the overlap widens the fitted scale beyond its floor */
+    assert_true(f.scale > 1.5);
+    /* no failure: no fit */
+    stair_init(&s, &rules);
+    enum level_outcome all[4] = { LEVEL_PASS, LEVEL_PASS, LEVEL_PASS, LEVEL_PASS };
+    run = (struct stair_run){ .kind = RUN_CLIMB, .n = 4, .rate = { 92, 96, 100, 104 } };
+    stair_result(&s, &run, all, 0);
+    stair_fit(&s, 1, &f);
+    assert_false(f.ok);
+}
+
+static void stops_at_max_rate(void **st)
+{
+    (void)st;
+    struct stair_rules r = rules;
+    r.max_rate = 100;
+    struct stair s;
+    unsigned runs = search_against(&s, &r, 1e6, 0.03);
+    assert_true(s.done && runs == 5);   /* 10, 20, 40, 80, 100 */
+    assert_non_null(strstr(s.end, "max_rate"));
+}
+
+
+/* A staircase run's result: 1 s intervals, level k from 60 k to 60 (k + 1) s, each
+ * accepting 50 a second, its backlog growing by growth[k] a second with a swing of
+ * swing[k] (period 20 s), its delivery latency lat_ms[k], arrivals held back late[k]
+ * a second. */
+static json_t *staircase(unsigned levels, const double *growth, const double *swing, const double *lat_ms,
+                         const unsigned *late)
+{
+    json_t *tl = json_array();
+    struct hist h;
+    double base = 0;
+    for (unsigned i = 1; i <= 60 * levels; i++) {
+        unsigned k = (i - 1) / 60;
+        base += growth[k];
+        double u = base + swing[k] * (1 + sin(2 * M_PI * i / 20));
+        hist_reset(&h);
+        for (int m = 0; m < 50; m++)
+            hist_record(&h, (uint64_t)(lat_ms[k] * 1e6));
+        json_t *lat = json_object();
+        json_object_set_new(lat, "smtp.rcpt", latency_json(&h));
+        json_object_set_new(lat, "delivery", latency_json(&h));
+        json_array_append_new(tl, json_pack("{s:f, s:s, s:i, s:i, s:i, s:{}, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o}",
+                                            "t", (double)i, "phase", "send", "sent", 50, "read", 50 - (int)growth[k],
+                                            "errors", 0, "errors_by_class", "unread", (int)(u + 0.5), "smtp_sessions",
+                                            20, "pop3_sessions", 60, "arrivals", 50, "late_busy", (int)late[k],
+                                            "late_engine", 0, "left_behind", 0, "latency", lat));
+    }
+    return json_pack("{s:b, s:o, s:{s:i, s:i, s:i, s:i, s:i, s:b}}", "interrupted", 0, "timeline", tl, "summary",
+                     "sent", 3000, "lost", 0, "duplicated", 0, "corrupted", 0, "pending", 0, "settled", 1);
+}
+
+static void levels_judged(void **st)
+{
+    (void)st;
+    const double growth[] = { 0, 0, 20, 1, 0 }, swing[] = { 2, 2, 2, 10, 2 }, lat[] = { 200, 70000, 200, 200, 200 };
+    const unsigned late[] = { 0, 0, 0, 0, 5 };
+    const enum level_outcome want[] = { LEVEL_PASS, LEVEL_FAIL, LEVEL_FAIL, LEVEL_OPEN, LEVEL_INVALID };
+    json_t *root = staircase(5, growth, swing, lat, late);
+    struct step_rules r;
+    step_rules_specmail(&r, 0.05);
+    struct drift_rules dr;
+    drift_rules_default(&dr);
+    dr.cap_s = 60;
+    for (unsigned k = 0; k < 5; k++) {
+        struct step_figures f;
+        char err[200];
+        assert_int_equal(step_read_span(root, 60.0 * k, 60.0 * (k + 1), &f, err, sizeof err), 0);
+        assert_int_equal(f.intervals, 60);
+        struct drift_point *p;
+        unsigned n = level_points(root, 60.0 * k, 60.0 * (k + 1), &p);
+        assert_int_equal(n, 61);
+        assert_true(p[0].t == 60.0 * k && p[60].t == 60.0 * (k + 1));
+        struct level_judgement lj;
+        level_judge(&r, &dr, DRIFT_VAR_FLOORED, &f, p, n, &lj);
+        if (lj.out != want[k])
+            fprintf(stderr, "level %u: %s, %s\n", k, level_outcome_name(lj.out), lj.why);
+        assert_int_equal(lj.out, want[k]);
+        free(p);
+    }
+    json_decref(root);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(probes_then_climbs), cmocka_unit_test(climbs_down_and_up),
+        cmocka_unit_test(refines_a_wide_gap), cmocka_unit_test(chance_band), cmocka_unit_test(stops_at_max_rate),
+        cmocka_unit_test(levels_judged),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
