@@ -38,7 +38,9 @@ static size_t our_message_sized(struct script *sc, char *out, size_t n, size_t *
     memcpy(&d8, digest, sizeof d8);
     uint64_t idx = ledger_add(&r->ledger, 0, 0, (uint32_t)blen, d8, 0);
     p.seq = ledger_seq(0, idx);
-    ledger_accept(&r->ledger, ledger_get(&r->ledger, p.seq), 1);
+    /* accepted as the run began: a read within the test's first millisecond (a fast,
+     * warm machine) still comes after it and has a delivery time */
+    ledger_accept(&r->ledger, ledger_get(&r->ledger, p.seq), 0);
     assert_true(msg_wire_max(&sc->gen, &p, blen) < n);
     *body_len = blen;
     size_t len = msg_write(&sc->gen, &p, blen, digest, out);
