@@ -462,9 +462,12 @@ static void fetch_got(struct imap *s)
         fetch_one(s, s->fpos, e, s->msg.p ? s->msg.p : "", s->msg.len);
         if (s->again) {
             char logl[400];
+            char sid[sizeof e->sid];
+            memcpy(sid, e->sid, sizeof sid);     /* e moves with the renumbering */
             uint32_t old = e->uid, nu = imap_box_renumber(b, old);
-            snprintf(logl, sizeof logl, "imap(%s): Error: Mailbox INBOX: UID %u lost from dovecot-uidlist, "
-                     "message given UID %u", s->user, old, nu);
+            /* Dovecot's words when its maildir uidlist loses a message's UID */
+            snprintf(logl, sizeof logl, "imap(%s): Warning: Mailbox INBOX: Expunged message reappeared, "
+                     "giving a new UID (old uid=%u, new uid=%u, file=%s)", s->user, old, nu, sid);
             srv_fault_log(&s->b, s->again, logl);
             s->again = NULL;
             for (struct imap *o = b->sel; o; o = o->snext)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/t_testbed.sh: proves scripts/testbed gives, for every mail store backend, a real
-# Postfix + Dovecot on loopback that accepts, delivers, counts, serves POP3 and stops without leftovers.
+# Postfix + Dovecot on loopback that accepts, delivers, counts, serves POP3 and IMAP and stops without leftovers.
 # Exit 0 pass, 1 fail, 77 skip (not root, or the packages cannot be installed).
 # shellcheck disable=SC2317 # the check helpers are only called through check()
 set -euo pipefail
@@ -31,7 +31,7 @@ fi
 
 # Set by sourcing each testbed.env.
 SMTP_PORT='' SUBMISSION_PORT='' SMTPS_PORT='' SMTP6_PORT='' POP3_PORT='' POP3S_PORT='' POP36_PORT=''
-LMTP_PORT='' USER_DOMAIN='' CA_CERT=''
+LMTP_PORT='' USER_DOMAIN='' CA_CERT='' IMAP_PORT='' IMAPS_PORT='' IMAP_MAX_CLIENTS=''
 
 WORK=$(mktemp -d /tmp/t_testbed.XXXXXX)
 chmod 755 "$WORK"
@@ -126,6 +126,51 @@ pop3_retr_and_dele() {
 	timeout 20 curl -sS "$url" -u "$auth" -X 'DELE 1' -I
 }
 
+# After pop3_retr_and_dele: two messages left, UIDs 2 and 3 (Dovecot gave 1 2 3); a
+# UID FETCH of 3 has the marker; UID STORE + UID EXPUNGE of 2 leaves one.
+imap_search_fetch_expunge() {
+	local url="imap://127.0.0.1:$IMAP_PORT/INBOX" auth="user0000@$USER_DOMAIN:pw0000" out
+	out=$(timeout 20 curl -sS "$url" -u "$auth" -X 'UID SEARCH ALL' | tr -d '\r')
+	[[ $out == '* SEARCH 2 3' ]] || {
+		echo "UID SEARCH ALL said: $out"
+		return 1
+	}
+	out=$(timeout 20 curl -sS "$url;UID=3" -u "$auth")
+	grep -q 't_testbed-marker' <<<"$out" || {
+		echo "UID 3 lacks the marker: $out"
+		return 1
+	}
+	timeout 20 curl -sS "$url" -u "$auth" -X 'UID STORE 2 +FLAGS.SILENT (\Deleted)' >/dev/null || return 1
+	out=$(timeout 20 curl -sS "$url" -u "$auth" -X 'UID EXPUNGE 2' | tr -d '\r')
+	[[ $out == '* 1 EXPUNGE' ]] || {
+		echo "UID EXPUNGE 2 said: $out"
+		return 1
+	}
+}
+
+# IMAPS and STARTTLS, the certificate checked against the testbed's CA.
+imap_tls() {
+	local auth="user0002@$USER_DOMAIN:pw0002"
+	timeout 20 curl -sS --cacert "$CA_CERT" "imaps://127.0.0.1:$IMAPS_PORT/INBOX" -u "$auth" \
+		-X 'UID SEARCH ALL' | grep -q '^\* SEARCH' || return 1
+	timeout 20 curl -sS --ssl-reqd --cacert "$CA_CERT" "imap://127.0.0.1:$IMAP_PORT/INBOX" -u "$auth" \
+		-X 'UID SEARCH ALL' | grep -q '^\* SEARCH'
+}
+
+# Dovecot holds IMAP_MAX_CLIENTS sessions: its settings as doveconf reads them.
+imap_limits() {
+	local conf=$1 out
+	out=$({ doveconf -c "$conf" -h service/imap/process_limit service/imap-login/client_limit \
+		service/imap-login/service_count && doveconf -c "$conf" -f protocol=imap -h mail_max_userip_connections; } 2>&1) || {
+		echo "$out"
+		return 1
+	}
+	[[ $(tr '\n' ' ' <<<"$out") == "$IMAP_MAX_CLIENTS $IMAP_MAX_CLIENTS 0 $IMAP_MAX_CLIENTS " ]] || {
+		echo "doveconf said: $out (IMAP_MAX_CLIENTS=$IMAP_MAX_CLIENTS)"
+		return 1
+	}
+}
+
 files_ok() {
 	local dir=$1 backend=$2 n
 	[[ -r $dir/testbed.env && -r $dir/users && -r $dir/mailsoak.conf ]] || return 1
@@ -141,7 +186,8 @@ files_ok() {
 	grep -qx "spool_dir = $dir/spool/postfix" "$dir/mailsoak.conf" || return 1
 	[[ $(grep -c '^pidfile = ' "$dir/mailsoak.conf") -eq 2 ]] || return 1
 	local v
-	for v in SMTP_PORT SUBMISSION_PORT SMTPS_PORT POP3_PORT POP3S_PORT LMTP_PORT; do
+	for v in SMTP_PORT SUBMISSION_PORT SMTPS_PORT POP3_PORT POP3S_PORT LMTP_PORT IMAP_PORT IMAPS_PORT \
+		IMAP_MAX_CLIENTS; do
 		[[ ${!v} =~ ^[0-9]+$ ]] || {
 			echo "$v='${!v}'"
 			return 1
@@ -268,7 +314,7 @@ ports_of() {
 		# shellcheck disable=SC1091
 		source "$1/testbed.env"
 		printf '%s\n' "$SMTP_PORT" "$SUBMISSION_PORT" "$SMTPS_PORT" "$POP3_PORT" "$POP3S_PORT" \
-			"$SMTP6_PORT" "$POP36_PORT" "$LMTP_PORT"
+			"$SMTP6_PORT" "$POP36_PORT" "$LMTP_PORT" "$IMAP_PORT" "$IMAPS_PORT"
 	) | grep .
 }
 
@@ -305,6 +351,8 @@ run_backend() {
 	check "$backend: count says queue 0 store 3" count_is "$dir" 0 3
 	check "$backend: POP3 RETR and DELE of message 1" pop3_retr_and_dele
 	check "$backend: count says store 2 after DELE" count_is "$dir" 0 2
+	check "$backend: IMAP UID SEARCH, UID FETCH, UID STORE + UID EXPUNGE" imap_search_fetch_expunge
+	check "$backend: count says store 1 after UID EXPUNGE" count_is "$dir" 0 1
 
 	if [[ $backend == "${BACKENDS[0]}" ]]; then
 		check "$backend: relaying off this machine is denied" relay_denied
@@ -320,13 +368,15 @@ run_backend() {
 		fi
 		check "$backend: LMTP over TCP" lmtp_tcp
 		check "$backend: flush after TLS mail" timeout 60 "$TESTBED" flush --dir "$dir" --timeout 45
-		local want=5
-		[[ -n $SMTP6_PORT ]] && want=6
+		local want=4
+		[[ -n $SMTP6_PORT ]] && want=5
 		check "$backend: count says store $want" count_is "$dir" 0 "$want"
 		if [[ -n $SMTP6_PORT ]]; then
 			check "$backend: pop3s LIST with --cacert" pop3s_list
 		fi
 		check "$backend: POP3 STLS with --cacert" pop3_stls
+		check "$backend: IMAPS and IMAP STARTTLS with --cacert" imap_tls
+		check "$backend: Dovecot's IMAP limits for many idle clients" imap_limits "$dir/etc/dovecot/dovecot.conf"
 		if [[ -n $POP36_PORT ]]; then
 			check "$backend: POP3 over [::1] with APOP" pop3_ipv6_apop
 		fi
@@ -338,7 +388,7 @@ run_backend() {
 	echo "# $backend: down took $((SECONDS - t0))s, ${#pids[@]} server processes before"
 	check "$backend: no server process left" none_alive "${pids[@]}"
 	check "$backend: no port left open" not_listening "$SMTP_PORT" "$SUBMISSION_PORT" "$SMTPS_PORT" \
-		"$POP3_PORT" "$POP3S_PORT" "$LMTP_PORT"
+		"$POP3_PORT" "$POP3S_PORT" "$LMTP_PORT" "$IMAP_PORT" "$IMAPS_PORT"
 	check "$backend: status exits non-zero when down" status_down "$dir"
 	check "$backend: down again is a no-op" timeout 30 "$TESTBED" down --dir "$dir"
 	((failures == 0)) || show_logs "$dir"

@@ -22,6 +22,7 @@
 
 #include "probe/collector.h"
 #include "probe/procfs.h"
+#include "probe/procset.h"
 #include "run/probe_output.h"
 
 #include "collector_test.h"
@@ -525,9 +526,47 @@ static void io_never_falls(void **state)
     rmtree(root);
 }
 
+/* Dovecot's IMAP processes are the mailbox server's part, beside POP3's: as children
+ * of its master, and as roots of their own when server.process names them (a
+ * Dovecot whose master is not watched). Postfix's stay the MTA's. */
+static void dovecot_imap_is_the_mailbox_part(void **state)
+{
+    char *root = tmpdir(), err[400];
+    (void)state;
+    fake(root, 1, 0, "init", 'S', 1, 100, 0, 0);
+    fake(root, 100, 1, "master", 'S', 500, 4000, 0, 0);
+    fake(root, 101, 100, "smtpd", 'S', 600, 1000, 0, 0);
+    fake(root, 200, 1, "dovecot", 'S', 500, 2000, 0, 0);
+    const char *kids[] = { "pop3-login", "imap-login", "imap", "imap", "imap", "lmtp", "auth", "anvil" };
+    for (int i = 0; i < 8; i++)
+        fake(root, 201 + i, 200, kids[i], 'S', 600, 1000, 0, 0);
+    struct probe_sample s;
+    struct procset *ps = procset_new(root, 1000, 4, NULL, NULL, err, sizeof err);
+    assert_non_null(ps);
+    assert_int_equal(procset_add_process(ps, "^(master|dovecot)$", err, sizeof err), 0);
+    memset(&s, 0, sizeof s);
+    procset_sample(ps, now_ns(), 0, &s);
+    assert_int_equal(s.part[PART_MTA].procs, 2);
+    assert_int_equal(s.part[PART_POP3].procs, 9);
+    assert_int_equal(s.part[PART_OTHER].procs, 0);
+    procset_free(ps);
+
+    /* Only the IMAP processes named: they are roots, still the mailbox server's. */
+    ps = procset_new(root, 1000, 4, NULL, NULL, err, sizeof err);
+    assert_non_null(ps);
+    assert_int_equal(procset_add_process(ps, "^imap(-login)?$", err, sizeof err), 0);
+    memset(&s, 0, sizeof s);
+    procset_sample(ps, now_ns(), 0, &s);
+    assert_int_equal(s.part[PART_POP3].procs, 4);
+    assert_int_equal(s.part[PART_OTHER].procs, 0);
+    procset_free(ps);
+    rmtree(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(dovecot_imap_is_the_mailbox_part),
         cmocka_unit_test(reaped_child_io_between_samples_is_counted),
         cmocka_unit_test(autoreaped_child_io_is_lost),
         cmocka_unit_test(the_sampling_thread_counts_children_too),

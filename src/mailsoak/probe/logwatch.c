@@ -156,8 +156,15 @@ static const struct builtin {
      * counted for server.database = sqlite:). */
     { "lock_wait", "still waiting for [[:alpha:]]*lock|lock wait timeout exceeded|database( table| schema)? is locked|"
       "SQLITE_BUSY", NULL, 1, 0 },
+    /* A server at its connection or process limit: the database's, and Dovecot's
+     * (mail_max_userip_connections, a service's process_limit or client_limit:
+     * tests/fixtures/logs/imap.tsv), where thousands of idle IMAP clients meet it. */
     { "too_many_connections",
-      "too many (connections|clients)|remaining connection slots are reserved|max_user_connections", NULL, 1, 0 },
+      "too many (connections|clients)|remaining connection slots are reserved|max_user_connections|"
+      "maximum number of connections|(process|client)_limit \\([0-9]+\\) reached", NULL, 1, 0 },
+    /* A message given a new UID (Dovecot's "Expunged message reappeared, giving a new
+     * UID", the reference server's fault again): an IMAP client fetches it again. */
+    { "uid_changed", "giving a new UID|expunged message reappeared|UIDVALIDITY changed", NULL, 1, 0 },
     /* Dovecot's dict clients and server ("quota-dict: Quota update failed", "last_login_dict:
      * Failed to write value", "dict(PID): Error: quota: dict(pgsql): ...", a dict process
      * killed by a signal). */

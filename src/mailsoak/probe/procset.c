@@ -15,7 +15,8 @@
  * and processes outside the tree (a server started by another supervisor).
  *
  * Parts. Each member belongs to the part of the root it descends from, told by the
- * root's name (parts[] below): the MTA, the POP3 server, the database, or other. The
+ * root's name (parts[] below): the MTA, the mailbox server (POP3 and IMAP, Dovecot's
+ * imap and imap-login processes with its pop3 ones), the database, or other. The
  * same rules hold per part, so the parts add up to the set (a member reaped by a
  * parent of another part would move its counts there; a server's own children do
  * not cross to another master's tree). */
@@ -110,6 +111,9 @@ static const struct { const char *comm; int part; } parts[] = {
     { "smtpd", PART_MTA },          /* OpenSMTPD */
     { "dovecot", PART_POP3 }, { "courierpop3d", PART_POP3 }, { "couriertcpd", PART_POP3 },
     { "pop3d", PART_POP3 },         /* GNU mailutils */
+    /* Dovecot's own sessions, roots when server.process names them: POP3 and IMAP
+     * are one part, the mailbox server's (its key stays "pop3" in the results). */
+    { "pop3", PART_POP3 }, { "pop3-login", PART_POP3 }, { "imap", PART_POP3 }, { "imap-login", PART_POP3 },
     { "postgres", PART_DB }, { "postmaster", PART_DB }, { "mariadbd", PART_DB }, { "mysqld", PART_DB },
 };
 
