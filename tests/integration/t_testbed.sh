@@ -182,6 +182,7 @@ files_ok() {
 	grep -qx "user0004@test.local pw0004" "$dir/users" || return 1
 	grep -qx "target = 127.0.0.1:$SMTP_PORT" "$dir/mailsoak.conf" || return 1
 	grep -qx "target = 127.0.0.1:$POP3_PORT" "$dir/mailsoak.conf" || return 1
+	grep -qx "target = 127.0.0.1:$IMAP_PORT" "$dir/mailsoak.conf" || return 1
 	grep -qx "store_format = $backend" "$dir/mailsoak.conf" || return 1
 	grep -qx "spool_dir = $dir/spool/postfix" "$dir/mailsoak.conf" || return 1
 	[[ $(grep -c '^pidfile = ' "$dir/mailsoak.conf") -eq 2 ]] || return 1
