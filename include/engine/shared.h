@@ -41,6 +41,7 @@ struct run {
     size_t poolsize;
     struct target *smtp, *pop3, *imap;          /* imap: readers.protocol = imap */
     unsigned nsmtp, npop3, nimap;
+    unsigned imap_idle;                         /* the idle model's users: the first of users, a session each */
     struct target *smtp_bind, *pop3_bind;      /* local source addresses, may be none */
     unsigned nsmtp_bind, npop3_bind;
     struct size_model sizes;

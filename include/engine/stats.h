@@ -24,6 +24,10 @@ enum lat {
      * UIDs, IMAP's LIST of POP3; imap.fetch a fetch of bodies) */
     LAT_IMAP_CONNECT, LAT_IMAP_TLS, LAT_IMAP_BANNER, LAT_IMAP_CAPABILITY, LAT_IMAP_LOGIN, LAT_IMAP_SELECT,
     LAT_IMAP_LIST, LAT_IMAP_FETCH, LAT_IMAP_STORE, LAT_IMAP_EXPUNGE, LAT_IMAP_LOGOUT,
+    /* the idle model: IDLE to its "+"; per message, from its acceptance to the
+     * EXISTS that announced it (the server's push) and to its body fetched (what
+     * a user sees) */
+    LAT_IMAP_IDLE, LAT_PUSH_EXISTS, LAT_PUSH_FETCHED,
     LAT_COUNT
 };
 extern const char *const lat_names[LAT_COUNT];
@@ -52,6 +56,10 @@ struct counters {
     /* SMTP sessions that pipelined MAIL, RCPT and DATA (the table says those three
      * latencies are one group's) */
     uint64_t smtp_pipelined;
+    /* the IMAP idle model: messages fetched whose EXISTS came while their client
+     * was busy (fetching, logging in: the tester's, not the server's push), and
+     * those no EXISTS announced, found when an IDLE was renewed (the server's) */
+    uint64_t push_busy, push_missed;
     /* Our messages with an empty body served as one empty line (Dovecot's mbox): a
      * known harmless transformation, delivered unless run.strict_bodies */
     uint64_t empty_body_as_line;

@@ -247,8 +247,9 @@ static void settings_make_gates(void **st)
     assert_true(g.integrity && g.settled && g.allow_only);
     assert_string_equal(g.allow[0].cls, "smtp_rcpt_450");
     assert_string_equal(g.allow[0].reason, "greylisting by design");
-    /* the preset adds pop3 and imap p95 5 s and delivery p95 60 s; smtp p95 stays at the stricter 2 s */
-    assert_int_equal(g.nlat, 5);
+    /* the preset adds pop3, imap and push.exists p95 5 s and delivery p95 60 s; smtp p95 stays at the
+     * stricter 2 s */
+    assert_int_equal(g.nlat, 6);
     assert_string_equal(g.lat[0].cls, "smtp");
     assert_int_equal(g.lat[0].bound_ns, 2000 * MS);
     assert_string_equal(g.lat[1].cls, "pop3.retr");
@@ -258,8 +259,10 @@ static void settings_make_gates(void **st)
     assert_int_equal(g.lat[2].bound_ns, 5000 * MS);
     assert_string_equal(g.lat[3].cls, "imap");
     assert_int_equal(g.lat[3].bound_ns, 5000 * MS);
-    assert_string_equal(g.lat[4].cls, "delivery");
-    assert_int_equal(g.lat[4].bound_ns, 60000 * MS);
+    assert_string_equal(g.lat[4].cls, "push.exists");
+    assert_int_equal(g.lat[4].bound_ns, 5000 * MS);
+    assert_string_equal(g.lat[5].cls, "delivery");
+    assert_int_equal(g.lat[5].bound_ns, 60000 * MS);
     assert_true(g.errors == 0.01);
     /* off: no gate at all */
     assert_int_equal(gates_from_config(cfg_with(lat, 2, allow, 1, GATE_PRESET_OFF), &g, err, sizeof err), 0);

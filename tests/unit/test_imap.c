@@ -5,8 +5,10 @@
  * (the message stays owed), one message under two UIDs (duplicated), and hostile
  * servers: an overlong line, a literal over the cap or over the size given, a
  * non-synchronizing literal, an untagged flood, a reply with a tag of no command,
- * a reply sent before its command. And the models not built yet refused at
- * configuration time. */
+ * a reply sent before its command. The idle model: an EXISTS pushed during IDLE
+ * fetched (its push latency timed), one that came while the client was busy
+ * counted as the client's, mail no EXISTS announced found at the renewal. And
+ * the models not built yet refused at configuration time. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,7 +28,7 @@
 /* One of our messages for user 0, accepted, as its literal's bytes (not
  * dot-stuffed, no final dot): into out, NUL-terminated; its length. seq says
  * which ledger entry (0, 1, ...). */
-static size_t our_message(struct script *sc, char *out, size_t n, uint64_t body_seed)
+static size_t our_message_at(struct script *sc, char *out, size_t n, uint64_t body_seed, uint32_t accepted_ms)
 {
     struct run *r = sc->run;
     uint8_t digest[MSG_DIGEST_LEN];
@@ -39,7 +41,7 @@ static size_t our_message(struct script *sc, char *out, size_t n, uint64_t body_
     memcpy(&d8, digest, sizeof d8);
     uint64_t idx = ledger_add(&r->ledger, 0, 0, (uint32_t)blen, d8, 0);
     p.seq = ledger_seq(0, idx);
-    ledger_accept(&r->ledger, ledger_get(&r->ledger, p.seq), 1);
+    ledger_accept(&r->ledger, ledger_get(&r->ledger, p.seq), accepted_ms);
     char wire[16384];
     assert_true(msg_wire_max(&sc->gen, &p, blen) < sizeof wire);
     size_t len = msg_write(&sc->gen, &p, blen, digest, wire);
@@ -59,6 +61,12 @@ static size_t our_message(struct script *sc, char *out, size_t n, uint64_t body_
     }
     out[k] = 0;
     return k;
+}
+
+/* Accepted 1 ms into the run. */
+static size_t our_message(struct script *sc, char *out, size_t n, uint64_t body_seed)
+{
+    return our_message_at(sc, out, n, body_seed, 1);
 }
 
 static uint32_t entry_state(struct script *sc, uint64_t idx)
@@ -275,7 +283,7 @@ static void a_reply_before_its_command(void **state)
 /* A model not built yet is refused when the settings are read, never ignored. */
 static void unbuilt_models_are_refused(void **state)
 {
-    static const char *const refused[] = { "idle:100", "drain:50,poll:50", "webmail:100", "drain:90", "bogus:100" };
+    static const char *const refused[] = { "drain:50,poll:50", "webmail:100", "drain:90", "bogus:100", "idle:50,idle:50" };
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         struct config cfg;
         char set[64], err[300];
@@ -287,12 +295,127 @@ static void unbuilt_models_are_refused(void **state)
         assert_non_null(strstr(err, "imap.models"));
         config_free(&cfg);
     }
+    static const char *const taken[] = { "drain:100", "idle:100", "drain:20,idle:80" };
+    for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++) {
+        struct config cfg;
+        char set[64], err[300];
+        snprintf(set, sizeof set, "imap.models=%s", taken[i]);
+        const char *argv[] = { "--imap", "127.0.0.1:143", "--smtp", "127.0.0.1:25", "--set", "readers.protocol=imap",
+                               "--set", set };
+        assert_int_equal(config_from_args(&cfg, 8, (char **)argv), 0);
+        assert_int_equal(config_check(&cfg, err, sizeof err), 0);
+        config_free(&cfg);
+    }
+    /* idle clients keep their mailboxes to themselves */
     struct config cfg;
     char err[300];
-    const char *argv[] = { "--imap", "127.0.0.1:143", "--smtp", "127.0.0.1:25", "--set", "readers.protocol=imap" };
-    assert_int_equal(config_from_args(&cfg, 6, (char **)argv), 0);
-    assert_int_equal(config_check(&cfg, err, sizeof err), 0);
+    const char *argv[] = { "--imap", "127.0.0.1:143", "--smtp", "127.0.0.1:25", "--set", "readers.protocol=imap",
+                           "--set", "imap.models=idle:100", "--set", "pop3.exclusive=no" };
+    assert_int_equal(config_from_args(&cfg, 10, (char **)argv), 0);
+    assert_int_equal(config_check(&cfg, err, sizeof err), -1);
+    assert_non_null(strstr(err, "exclusive"));
     config_free(&cfg);
+}
+
+/* ---- the idle model ---- */
+
+#define IDLE_ARGS IMAP_ARGS, "--set", "imap.models=idle:100", "--set", "imap.idle_renew=10s"
+
+/* An idle user's client: logged in, its INBOX empty, in IDLE. */
+static struct script *idling(void)
+{
+    struct script *sc = SCRIPT_NEW(&imap_ops, IDLE_ARGS);
+    script_talk(sc, GREETING, "C: a1 LOGIN \"user0000@test.local\" ", "S: a1 OK [CAPABILITY IMAP4rev1 UIDPLUS IDLE] in",
+                "C: a2 SELECT INBOX", "S: * 0 EXISTS", "S: * OK [UIDVALIDITY 1700000000] UIDs valid",
+                "S: a2 OK [READ-WRITE] Select completed", "C: a3 IDLE", "S: + idling", NULL);
+    return sc;
+}
+
+/* A message fetched, flagged and expunged by an idle client, its commands from
+ * tag a<first>; the client idles again after. */
+static void idle_sync(struct script *sc, unsigned first, unsigned uid, const char *msg)
+{
+    char c1[64], c2[64], c3[64], c4[64], c5[64], s1[64], s2[32], s3[32], s4[32], s5[32], list[64];
+    snprintf(c1, sizeof c1, "C: a%u UID FETCH", first);
+    snprintf(list, sizeof list, "S: * 1 FETCH (UID %u)", uid);
+    snprintf(s1, sizeof s1, "S: a%u OK Fetch completed", first);
+    snprintf(c2, sizeof c2, "C: a%u UID FETCH %u (UID RFC822.SIZE BODY.PEEK[])", first + 1, uid);
+    snprintf(s2, sizeof s2, "S: a%u OK", first + 1);
+    snprintf(c3, sizeof c3, "C: a%u UID STORE %u +FLAGS.SILENT (\\Deleted)", first + 2, uid);
+    snprintf(s3, sizeof s3, "S: a%u OK", first + 2);
+    snprintf(c4, sizeof c4, "C: a%u UID EXPUNGE %u", first + 3, uid);
+    snprintf(s4, sizeof s4, "S: a%u OK", first + 3);
+    snprintf(c5, sizeof c5, "C: a%u IDLE", first + 4);
+    snprintf(s5, sizeof s5, "S: + idling");
+    script_talk(sc, c1, list, s1, c2, NULL);
+    say_body(sc, 1, uid, msg, 0);
+    script_talk(sc, s2, c3, s3, c4, "S: * 1 EXPUNGE", s4, c5, s5, NULL);
+    script_idle(sc);
+}
+
+/* An EXISTS pushed during IDLE: DONE, the new UIDs listed, fetched, expunged,
+ * IDLE again; its push latencies measured, the next sync listing only newer UIDs. */
+static void exists_during_idle_is_fetched(void **state)
+{
+    struct script *sc = idling();
+    static char msg[16384];
+    our_message_at(sc, msg, sizeof msg, 7, 0);
+    script_quiet(sc, 5000);          /* idling: no command, no timeout */
+    script_talk(sc, "S: * 1 EXISTS", "C: DONE", "S: a3 OK Idle completed", NULL);
+    idle_sync(sc, 4, 7, msg);
+    assert_int_equal(entry_state(sc, 0) & LS_READS, 1);
+    assert_int_equal(sc->st->c.read, 1);
+    assert_int_equal(sc->st->total[LAT_PUSH_EXISTS].count, 1);
+    assert_int_equal(sc->st->total[LAT_PUSH_FETCHED].count, 1);
+    assert_int_equal(sc->st->total[LAT_IMAP_IDLE].count, 2);
+    assert_int_equal(sc->st->c.push_busy, 0);
+    assert_int_equal(sc->st->c.push_missed, 0);
+    script_talk(sc, "S: * 1 EXISTS", "C: DONE", "S: a8 OK", "C: a9 UID FETCH 8:* (UID)", NULL);
+    assert_int_equal(sc->st->nerr, 0);
+    script_free(sc);
+}
+
+/* An EXISTS that comes while the client fetches: it syncs again before it idles,
+ * and the message is counted as its delay (push_busy), not timed as a push. */
+static void exists_while_busy_is_the_clients_delay(void **state)
+{
+    struct script *sc = idling();
+    static char msg[16384], msg2[16384];
+    our_message_at(sc, msg, sizeof msg, 7, 0);
+    our_message_at(sc, msg2, sizeof msg2, 8, 0);
+    script_talk(sc, "S: * 1 EXISTS", "C: DONE", "S: a3 OK", "C: a4 UID FETCH 1:* (UID)", "S: * 1 FETCH (UID 7)",
+                "S: a4 OK", "C: a5 UID FETCH 7 ", "S: * 2 EXISTS", NULL);
+    say_body(sc, 1, 7, msg, 0);
+    script_talk(sc, "S: a5 OK", "C: a6 UID STORE 7 ", "S: a6 OK", "C: a7 UID EXPUNGE 7", "S: * 1 EXPUNGE",
+                "S: a7 OK", "C: a8 UID FETCH 8:* (UID)", "S: * 1 FETCH (UID 8)", "S: a8 OK",
+                "C: a9 UID FETCH 8 ", NULL);
+    say_body(sc, 1, 8, msg2, 0);
+    script_talk(sc, "S: a9 OK", "C: a10 UID STORE 8 ", "S: a10 OK", "C: a11 UID EXPUNGE 8", "S: a11 OK",
+                "C: a12 IDLE", NULL);
+    assert_int_equal(sc->st->c.read, 2);
+    assert_int_equal(sc->st->total[LAT_PUSH_EXISTS].count, 1);
+    assert_int_equal(sc->st->total[LAT_PUSH_FETCHED].count, 2);
+    assert_int_equal(sc->st->c.push_busy, 1);
+    script_free(sc);
+}
+
+/* IDLE is renewed after imap.idle_renew; mail the renewal's sync finds that no
+ * EXISTS announced is the server's missed push: counted, and an error class. */
+static void a_renewal_finds_what_no_exists_announced(void **state)
+{
+    struct script *sc = idling();
+    static char msg[16384];
+    our_message_at(sc, msg, sizeof msg, 7, 0);
+    script_quiet(sc, 9900);
+    script_run(sc, 200);
+    script_talk(sc, "C: DONE", "S: a3 OK", NULL);
+    idle_sync(sc, 4, 7, msg);
+    assert_int_equal(sc->st->c.read, 1);
+    assert_int_equal(sc->st->c.push_missed, 1);
+    assert_int_equal(sc->st->total[LAT_PUSH_EXISTS].count, 0);
+    assert_int_equal(sc->st->total[LAT_PUSH_FETCHED].count, 1);
+    assert_int_equal(script_errors(sc, "imap_idle_unannounced"), 1);
+    script_free(sc);
 }
 
 int main(void)
@@ -312,6 +435,9 @@ int main(void)
         cmocka_unit_test(a_tag_of_no_command),
         cmocka_unit_test(a_reply_before_its_command),
         cmocka_unit_test(unbuilt_models_are_refused),
+        cmocka_unit_test(exists_during_idle_is_fetched),
+        cmocka_unit_test(exists_while_busy_is_the_clients_delay),
+        cmocka_unit_test(a_renewal_finds_what_no_exists_announced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -284,6 +284,13 @@ json_t *run_result_json(const struct run_result *r)
     json_object_set_new(s, "foreign", json_integer((json_int_t)r->c.foreign));
     json_object_set_new(s, "stale", json_integer((json_int_t)r->c.stale));
     json_object_set_new(s, "peeked", json_integer((json_int_t)r->c.peeked));
+    if (r->cfg->reader_protocol == READERS_IMAP)
+        /* the idle model: its clients, and the messages whose push the latencies
+         * leave out (busy: the client's delay) or that no EXISTS announced */
+        json_object_set_new(root, "imap", json_pack("{s:s, s:I, s:I, s:I}", "models", r->cfg->imap_models,
+                                                    "idle_users", (json_int_t)r->run->imap_idle, "push_busy",
+                                                    (json_int_t)r->c.push_busy, "push_missed",
+                                                    (json_int_t)r->c.push_missed));
     struct poll_view pv;
     if (poll_view(r, &pv))
         json_object_set_new(root, "poll", json_pack("{s:I, s:f, s:f, s:I, s:f, s:I, s:I, s:b, s:b, s:I}", "users",
@@ -554,6 +561,24 @@ void run_result_table(FILE *f, const struct run_result *r)
         for (unsigned i = 0; i < r->nerr; i++)
             fprintf(f, "  %-28s %8llu  %s\n", r->err[i].name, (unsigned long long)r->err[i].count,
                     r->ex[i].n ? r->ex[i].text[0] : "");
+    }
+    if (r->run->imap_idle) {
+        /* push latency, split: the server's (to the EXISTS) and what a user sees */
+        fprintf(f, "\npush to %u idle IMAP clients    count      p50      p95      p99    p99.9\n", r->run->imap_idle);
+        static const enum lat push[] = { LAT_PUSH_EXISTS, LAT_PUSH_FETCHED };
+        static const char *const what[] = { "accepted to EXISTS", "accepted to fetched" };
+        for (int k = 0; k < 2; k++) {
+            const struct hist *h = &r->lat[push[k]];
+            fprintf(f, "  %-28s %8llu", what[k], (unsigned long long)h->count);
+            for (int q = 0; q < 4; q++) {
+                static const double pct[] = { 50, 95, 99, 99.9 };
+                fprintf(f, " %8s", h->count ? fmt_duration(b, sizeof b, hist_percentile(h, pct[q])) : "-");
+            }
+            fputc('\n', f);
+        }
+        fprintf(f, "  %llu fetched by a client busy when its EXISTS came (the tester's delay, not timed as a push); "
+                   "%llu that no EXISTS announced (found when IDLE was renewed)\n",
+                (unsigned long long)r->c.push_busy, (unsigned long long)r->c.push_missed);
     }
     if (r->c.empty_body_as_line)
         fprintf(f, "\nserver property: an empty body is served as one empty line (an mbox store keeps it so): "

@@ -287,7 +287,7 @@ static int next_phase(struct controller *ct, int phase, uint64_t now, uint64_t p
         int over = now - r->t0 >= cfg->duration || (cfg->messages && atomic_load(&r->accepted) >= cfg->messages);
         if (!cfg->senders)
             over = now - r->t0 >= cfg->duration;   /* a readers-only run reads for the duration */
-        return !over ? PH_SEND : cfg->readers ? PH_DRAIN : PH_STOP;
+        return !over ? PH_SEND : cfg->readers || r->imap_idle ? PH_DRAIN : PH_STOP;
     }
     if (phase == PH_DRAIN) {
         /* While the server's queue holds mail its mailboxes are not final. */
@@ -402,7 +402,7 @@ static void judge_run(struct run_result *res)
     struct judge_figures f = {
         .c = &res->c, .lo = &res->lo, .lat = res->lat, .err = res->err, .nerr = res->nerr,
         .settled = res->run->ledger.swept ? res->settled : -1, .swept = res->run->ledger.swept,
-        .interrupted = res->interrupted, .senders = cfg->senders, .readers = cfg->readers,
+        .interrupted = res->interrupted, .senders = cfg->senders, .readers = cfg->readers + res->run->imap_idle,
         .elapsed_s = res->elapsed_s, .send = res->window, .rate = cfg->rate,
         .sweep_timeout_s = (double)cfg->sweep_timeout / 1e9, .settle_s = (double)cfg->settle / 1e9,
         .held = res->c.late_busy + res->c.late_engine + res->arrivals_held,
@@ -481,11 +481,13 @@ static int soak_setup(struct controller *ct, const struct config *cfg)
     struct tm tm;
     gmtime_r(&rt.tv_sec, &tm);
     strftime(res->start_time, sizeof res->start_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    /* the readers: the drain readers, and a client per idle user (imap.models) */
+    uint64_t nr = cfg->readers + r->imap_idle;
     for (unsigned i = 0; i < nw; i++) {
         unsigned ns = (unsigned)(cfg->senders / nw + (i < cfg->senders % nw));
-        unsigned np = (unsigned)(cfg->readers / nw + (i < cfg->readers % nw));
+        unsigned np = (unsigned)(nr / nw + (i < nr % nw));
         unsigned sb = (unsigned)(cfg->senders / nw * i + (i < cfg->senders % nw ? i : cfg->senders % nw));
-        unsigned pb = (unsigned)(cfg->readers / nw * i + (i < cfg->readers % nw ? i : cfg->readers % nw));
+        unsigned pb = (unsigned)(nr / nw * i + (i < nr % nw ? i : nr % nw));
         if (worker_init(&ct->w[i], i, r, ns, np, sb, pb) < 0) {
             fprintf(stderr, "mailsoak: cannot set up worker %u\n", i);
             return MS_EXIT_FAILURE;

@@ -63,7 +63,7 @@ struct sources *sources_start(const struct config *cfg, uint64_t t0, char *err, 
      * files'). */
     struct collector_opts co = { .keep_files = 1 };
     struct rlimit rl;
-    uint64_t held = cfg->senders + cfg->readers + CONFIG_FD_RESERVE;
+    uint64_t held = cfg->senders + cfg->readers + imap_idle_users(cfg, (size_t)cfg->user_count) + CONFIG_FD_RESERVE;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > held + 2)
         co.keep_files = (size_t)(rl.rlim_cur - held) / 2;
     struct collector *col = collector_start_opts(sc, t0, &co, err, errlen);

@@ -167,8 +167,8 @@ const struct opt config_opts[] = {
     { "imap", "tls_verify", OPT_BOOL, O(imap_tls_verify), "yes", NULL, "verify the server's certificate and its name", NULL },
     { "imap", "auth", OPT_ENUM, O(imap_auth), "login", "imap-auth", "login: LOGIN, AUTHENTICATE PLAIN, or auto (PLAIN when the server offers it)", imap_auth_choices },
     { "imap", "timeout", OPT_DURATION, O(imap_timeout), "30s", NULL, "limit on each IMAP phase (connect, each command's completion)", a_timeout },
-    { "imap", "models", OPT_STR, O(imap_models), "drain:100", "imap-models", "the client models by share of the users, NAME:PERCENT,... adding up to 100: drain (retrieve, check and delete what is owed, as POP3 readers do); idle, poll and webmail are not implemented yet and are refused", NULL },
-    { "imap", "idle_users", OPT_COUNT, O(imap_idle_users), "0", NULL, "idle model: how many users hold a connection in IDLE (0 = the idle share of [users])", sessions },
+    { "imap", "models", OPT_STR, O(imap_models), "drain:100", "imap-models", "the client models by share of the users, NAME:PERCENT,... adding up to 100: drain (pop3.readers sessions retrieve, check and delete what is owed, as POP3 readers do), idle (each of that share of the users holds a connection in IDLE on its INBOX and fetches what an EXISTS announces; the drain readers leave those mailboxes to them until the sweep); poll and webmail are not implemented yet and are refused", NULL },
+    { "imap", "idle_users", OPT_COUNT, O(imap_idle_users), "0", NULL, "idle model: how many users hold a connection in IDLE, the first of [users] (0 = the idle share of imap.models)", sessions },
     { "imap", "poll_interval", OPT_DURATION, O(imap_poll_interval), "10m", NULL, "poll model: each client logs in this often (Thunderbird's check_time)", an_interval },
     { "imap", "delete", OPT_STR, O(imap_delete), "now", NULL, "what a client does with what it fetched: now (flagged deleted and expunged at once), never, or a DURATION of run time after the fetch; the drain model deletes now", NULL },
     { "imap", "idle_renew", OPT_DURATION, O(imap_idle_renew), "29m", NULL, "idle model: an IDLE is ended (DONE) and issued again after this long, before RFC 2177's 30-minute limit", an_interval },
@@ -205,7 +205,7 @@ const struct opt config_opts[] = {
     { "gate", "integrity", OPT_BOOL, O(gate.integrity), "yes", NULL, "fail the run (exit 4) when mail was lost, duplicated or corrupted, or nothing was sent (with senders) or read (with readers)", NULL },
     { "gate", "settled", OPT_BOOL, O(gate.settled), "yes", NULL, "fail the run (exit 4) when a sweep was needed and did not settle, so no loss could be proven or ruled out", NULL },
     { "gate", "proven", OPT_DOUBLE, O(gate.proven), "0.99", "gate-proven", "fail the run (exit 4) when less than this share of the accepted mail is proven delivered exactly once (with readers; 0 = off)", a_share },
-    { "gate", "preset", OPT_ENUM, O(gate.preset), "integrity", "gate", "the gates a run must pass: integrity (the integrity keys below), specmail2001 (those and SPECmail2001's quality of service: every SMTP, POP3 and IMAP command class answered within 5 s and delivery within 60 s for 95%, errors under 1%; exit 5), off (none: the verdict is printed, the exit status ignores it)", gate_preset_choices },
+    { "gate", "preset", OPT_ENUM, O(gate.preset), "integrity", "gate", "the gates a run must pass: integrity (the integrity keys below), specmail2001 (those and SPECmail2001's quality of service: every SMTP, POP3 and IMAP command class answered within 5 s, IMAP IDLE's push (push.exists) within 5 s and delivery within 60 s for 95%, errors under 1%; exit 5), off (none: the verdict is printed, the exit status ignores it)", gate_preset_choices },
     { "gate", "latency", OPT_LIST, O(gate.latency), NULL, "gate-latency", "'CLASS pNN DURATION': fail (exit 5) when that percentile of CLASS is over DURATION; CLASS is a latency (smtp.rcpt, pop3.retr, delivery) or smtp / pop3 / imap for each of its command classes", NULL },
     { "gate", "errors", OPT_DOUBLE, O(gate.errors), "1", "gate-errors", "fail (exit 5) when the errors are more than this share of the session attempts (sessions + errors; 1 = off)", a_share },
     { "gate", "error_classes", OPT_ENUM, O(gate.error_classes), "any", NULL, "allowed: fail (exit 5) on any error class gate.allow does not name; any: classes are not judged", gate_classes_choices },
@@ -304,6 +304,17 @@ int imap_models_parse(const char *s, unsigned share[IMAP_MODELS], char *err, siz
     return 0;
 }
 
+size_t imap_idle_users(const struct config *cfg, size_t nusers)
+{
+    unsigned share[IMAP_MODELS];
+    char err[160];
+    if (cfg->reader_protocol != READERS_IMAP || imap_models_parse(cfg->imap_models, share, err, sizeof err) < 0 ||
+        !share[IMAP_IDLE])
+        return 0;
+    size_t n = cfg->imap_idle_users ? (size_t)cfg->imap_idle_users : nusers * share[IMAP_IDLE] / 100;
+    return n < nusers ? n : nusers;
+}
+
 int imap_delete_parse(const char *s, uint64_t *after_ns)
 {
     const char *why;
@@ -335,13 +346,20 @@ static int check_imap(const struct config *cfg, char *err, size_t errlen)
     }
     if (cfg->reader_protocol != READERS_IMAP)
         return 0;
-    for (int m = IMAP_IDLE; m < IMAP_MODELS; m++)
+    for (int m = IMAP_POLL; m < IMAP_MODELS; m++)
         if (share[m]) {
-            snprintf(err, errlen, "imap.models: the %s model is not implemented yet (drain:100 is)", imap_model_names[m]);
+            snprintf(err, errlen, "imap.models: the %s model is not implemented yet (drain and idle are)",
+                     imap_model_names[m]);
             return -1;
         }
     if (after) {
-        snprintf(err, errlen, "imap.delete: the drain model deletes what it fetched at once (now)");
+        snprintf(err, errlen, "imap.delete: the drain and idle models delete what they fetched at once (now); "
+                              "never and a delay are not implemented yet");
+        return -1;
+    }
+    if (share[IMAP_IDLE] && !cfg->exclusive) {
+        snprintf(err, errlen, "imap.models: the idle model needs pop3.exclusive = yes (a drain reader in an idle "
+                              "client's mailbox would fetch its mail twice)");
         return -1;
     }
     if (!cfg->imap_targets.n && cfg->readers) {
@@ -414,6 +432,7 @@ int config_check_limits(const struct config *cfg, char *err, size_t errlen)
 {
     /* Read once here, so that a missing or bad file is the same error, exit 2,
      * whether the demo, the preflight or the run would have read it first. */
+    size_t nusers = (size_t)cfg->user_count;
     if (cfg->users_file && cfg->users_file[0]) {
         struct users u;
         char why[400];
@@ -421,16 +440,19 @@ int config_check_limits(const struct config *cfg, char *err, size_t errlen)
             snprintf(err, errlen, "users.file: %s", why);
             return -1;
         }
+        nusers = u.n;
         users_free(&u);
     }
     struct rlimit rl;
-    uint64_t need = cfg->senders + cfg->readers + CONFIG_FD_RESERVE;
+    /* the idle model's clients hold a connection each besides the readers */
+    uint64_t readers = cfg->readers + imap_idle_users(cfg, nusers);
+    uint64_t need = cfg->senders + readers + CONFIG_FD_RESERVE;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY && need > rl.rlim_max) {
         snprintf(err, errlen,
-                 "smtp.senders + pop3.readers: %llu sessions need %llu file descriptors (one each, and %d "
+                 "smtp.senders + pop3.readers (+ imap's idle users): %llu sessions need %llu file descriptors (one each, and %d "
                  "more), and this process may open at most %llu (the hard RLIMIT_NOFILE: ulimit -Hn; raise it, "
                  "or run fewer sessions per host with --shard)",
-                 (unsigned long long)(cfg->senders + cfg->readers), (unsigned long long)need, CONFIG_FD_RESERVE,
+                 (unsigned long long)(cfg->senders + readers), (unsigned long long)need, CONFIG_FD_RESERVE,
                  (unsigned long long)rl.rlim_max);
         return -1;
     }

@@ -170,6 +170,8 @@ void gates_add_specmail(struct gates *g)
     add_latency(g, "smtp", 95, 5000000000ull);
     add_latency(g, "pop3", 95, 5000000000ull);
     add_latency(g, "imap", 95, 5000000000ull);
+    /* IMAP IDLE's push: 95 % of the EXISTS within 5 s of the acceptance */
+    add_latency(g, "push.exists", 95, 5000000000ull);
     add_latency(g, "delivery", 95, 60000000000ull);
     if (g->errors > 0.01)
         g->errors = 0.01;

@@ -1,0 +1,117 @@
+/* imap_session: one IMAP reader session as its three files share it: imap.c (the
+ * connection, the login, the responses and their tags), imap_sync.c (a
+ * mailbox's listing, its bodies fetched and judged, deleted and expunged, the
+ * reads committed) and imap_idle.c (the idle model: IDLE, the EXISTS it pushes,
+ * its renewal, and push latency). Nothing outside these three includes it. */
+#ifndef MS_ENGINE_IMAP_SESSION_H
+#define MS_ENGINE_IMAP_SESSION_H
+
+#include <stdint.h>
+
+#include "engine/imap_parse.h"
+#include "engine/msg.h"
+#include "engine/reader_pick.h"
+#include "engine/session.h"
+#include "lib/conn.h"
+
+/* The state is the stage word of the error classes (imap_STAGE_KIND). */
+enum is {
+    IS_IDLE, IS_CONNECT, IS_TLS, IS_BANNER, IS_CAPA, IS_STARTTLS, IS_LOGIN, IS_SELECT, IS_LIST, IS_FETCH,
+    IS_STORE, IS_EXPUNGE, IS_LOGOUT,
+    IS_IDLE_CMD,                     /* IDLE sent, its "+" awaited */
+    IS_IDLING,                       /* in IDLE: waiting for the server's EXISTS */
+    IS_DONE,                         /* DONE sent, the IDLE's tagged reply awaited */
+    IS_STATES
+};
+extern const char *const imap_stage[IS_STATES];
+
+/* A visit fetches at most this many messages, so the UID sets of its FETCH,
+ * STORE and EXPUNGE stay within IMAP_SET_MAX bytes (ten digits and a comma each). */
+#define IMAP_VISIT_MAX 500
+#define IMAP_SET_MAX 6000
+
+enum mstate { M_LISTED, M_DELETE, M_KEEP };
+
+struct umsg {
+    uint64_t uid;
+    struct ledger_entry *e;          /* ours (M_DELETE): read once expunged */
+    uint64_t t;                      /* fetched, monotonic ns */
+    enum mstate st;
+};
+
+/* The FETCH response being read: its items may come before or after the body. */
+struct fetch_resp {
+    int on;                          /* a "* n FETCH" response is open */
+    uint64_t uid, size;
+    int have_uid, have_size, in_body, body_done;
+    enum msg_result v;
+};
+
+struct imap_session {
+    struct conn c;
+    struct session_env *env;
+    struct timer backoff;            /* between sessions; the IDLE's renewal while idling */
+    struct reader_pick pick;
+    enum is state;
+    int idle_user;                   /* the idle model's session for this user (-1: a drain reader) */
+    int listed, partial, refused, login_refused;
+    unsigned fails;
+    uint64_t t_sent, t_tls, t_list;
+    const struct target *target;
+    struct imap_rd rd;
+    unsigned tag;                    /* the command in flight is "a<tag>" */
+    size_t pre;                      /* input buffered before it went out: answers nothing */
+    uint64_t untagged, max_untagged;
+    int caps, cap_plain, cap_uidplus, cap_sasl_ir;
+    int auth_wait;                   /* AUTHENTICATE PLAIN sent, its "+" awaited */
+    int bye;
+    uint64_t exists, uidvalidity;
+    uint64_t next_uid;               /* the idle model: UIDs below were listed by an earlier sync */
+    struct umsg *m;
+    size_t nm, capm, hint;
+    size_t limit;
+    struct fetch_resp fr;
+    struct msg_check chk;
+    EVP_MD_CTX *md;
+    /* the idle model: what started this sync (an EXISTS seen in IDLE at t_exists,
+     * one seen while busy, the renewal, the login's), and why IDLE ends */
+    enum { SYNC_LOGIN, SYNC_PUSH, SYNC_BUSY, SYNC_RENEW } why_sync;
+    uint64_t t_exists, t_idle;
+    int busy_news;                   /* an EXISTS came while a sync ran: sync again before idling */
+    int leaving;                     /* the sweep or the stop: DONE, then LOGOUT */
+};
+
+/* imap.c */
+void imap_send(struct imap_session *s, enum is st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void imap_logout(struct imap_session *s);
+void imap_finish(struct imap_session *s, int failed);
+void imap_count(struct imap_session *s, const char *kind, const char *example);
+const struct config *imap_cfg(const struct imap_session *s);
+
+/* imap_sync.c: the listing of UIDs from next_uid (1 at first), then the bodies,
+ * their deletion and the reads' commit; then imap_sync_done(). */
+void imap_sync_start(struct imap_session *s);
+/* A FETCH response's text (its items) and its end; -1 on a hostile one (counted). */
+int imap_fetch_text(struct imap_session *s, const char *p, size_t n, const struct imap_piece *pc);
+int imap_fetch_done(struct imap_session *s);
+/* The tagged reply to the listing, the FETCH, the STORE or the EXPUNGE. */
+void imap_sync_tagged(struct imap_session *s, int ok);
+/* The visit's end for the ledger (a drain reader's LOGOUT answered). */
+void imap_visit_done(struct imap_session *s);
+
+/* imap_idle.c */
+/* After a sync: IDLE again (idle model, still sending or draining) or LOGOUT. */
+void imap_sync_done(struct imap_session *s);
+/* An untagged EXISTS of n messages. */
+void imap_idle_exists(struct imap_session *s, uint64_t n);
+/* The "+" to IDLE; the tagged reply to IDLE (after DONE). */
+void imap_idle_continued(struct imap_session *s);
+void imap_idle_tagged(struct imap_session *s, int ok);
+/* The run's phase changed: an idle session leaves its IDLE for the sweep or the stop. */
+void imap_idle_phase(struct imap_session *s, int phase);
+/* The renewal's timer fired while idling. */
+void imap_idle_renew(struct imap_session *s);
+/* One of ours fetched by an idle session and committed: its push latencies. */
+void imap_idle_read(struct imap_session *s, const struct ledger_entry *e, uint64_t fetched);
+
+#endif

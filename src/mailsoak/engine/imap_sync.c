@@ -1,0 +1,283 @@
+/* imap_sync: what an IMAP reader does with a selected mailbox — list its UIDs
+ * (from next_uid), fetch the bodies of those not known to be foreign, judge each
+ * (ours, intact, for this mailbox), flag ours and our stale mail \Deleted, expunge
+ * them (UID EXPUNGE with UIDPLUS, else EXPUNGE), and count ours read when the
+ * EXPUNGE is answered: that is when IMAP commits a deletion. A listing whose every
+ * message was fetched is complete: only such a visit, in the sweep after the
+ * server settled, can prove a message lost. */
+#include "engine/imap_sync.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/foreign.h"
+#include "engine/imap_session.h"
+#include "engine/known.h"
+#include "lib/alloc.h"
+
+/* The UIDs of the visit's messages in state st as a set ("3:7,9") into out;
+ * how many it names. Listed in ascending order, so runs are ranges. */
+static size_t uid_set(const struct imap_session *s, enum mstate st, char *out, size_t outlen)
+{
+    size_t k = 0, count = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < s->nm; i++) {
+        if (s->m[i].st != st)
+            continue;
+        uint64_t lo = s->m[i].uid, hi = lo;
+        while (i + 1 < s->nm && s->m[i + 1].st == st && s->m[i + 1].uid == hi + 1) {
+            hi++;
+            i++;
+            count++;
+        }
+        count++;
+        int w = lo == hi ? snprintf(out + k, outlen - k, "%s%llu", k ? "," : "", (unsigned long long)lo)
+                         : snprintf(out + k, outlen - k, "%s%llu:%llu", k ? "," : "", (unsigned long long)lo,
+                                    (unsigned long long)hi);
+        k += (size_t)w;
+    }
+    return count;
+}
+
+static struct umsg *find_uid(struct imap_session *s, uint64_t uid)
+{
+    for (size_t j = 0; j < s->nm; j++) {
+        size_t i = (s->hint + j) % s->nm;
+        if (s->m[i].uid == uid) {
+            s->hint = i + 1;
+            return &s->m[i];
+        }
+    }
+    return NULL;
+}
+
+/* Foreign mail is known by its mailbox's UIDVALIDITY and its UID. */
+static uint64_t uid_key(const struct imap_session *s, uint64_t uid)
+{
+    char key[48];
+    int kl = snprintf(key, sizeof key, "%llu.%llu", (unsigned long long)s->uidvalidity, (unsigned long long)uid);
+    return foreign_key(key, (size_t)kl);
+}
+
+void imap_sync_start(struct imap_session *s)
+{
+    s->nm = s->hint = 0;
+    s->listed = s->partial = 0;
+    /* an empty mailbox needs no listing, but at an IDLE's renewal: then the
+     * listing looks for what no EXISTS announced */
+    if (!s->exists && s->why_sync != SYNC_RENEW) {
+        s->listed = 1;
+        s->t_list = mono_ns();
+        imap_sync_done(s);
+        return;
+    }
+    imap_send(s, IS_LIST, "UID FETCH %llu:* (UID)", (unsigned long long)(s->next_uid ? s->next_uid : 1));
+}
+
+static void fetch_bodies(struct imap_session *s)
+{
+    char set[IMAP_SET_MAX];
+    if (!uid_set(s, M_LISTED, set, sizeof set)) {
+        imap_sync_done(s);
+        return;
+    }
+    imap_send(s, IS_FETCH, "UID FETCH %s (UID RFC822.SIZE BODY.PEEK[])", set);
+}
+
+/* After the fetch: flag ours (and our stale mail) deleted, or go on. */
+static void delete_fetched(struct imap_session *s)
+{
+    char set[IMAP_SET_MAX];
+    if (!uid_set(s, M_DELETE, set, sizeof set)) {
+        imap_sync_done(s);
+        return;
+    }
+    imap_send(s, IS_STORE, "UID STORE %s +FLAGS.SILENT (\\Deleted)", set);
+}
+
+/* Retrieved, not deleted (the STORE or EXPUNGE refused): not read, still owed. */
+static void not_deleted(struct imap_session *s)
+{
+    for (size_t i = 0; i < s->nm; i++)
+        if (s->m[i].st == M_DELETE) {
+            s->env->st->c.peeked += s->m[i].e != NULL;
+            s->m[i].st = M_KEEP;
+        }
+}
+
+/* The EXPUNGE was answered: each of ours it named is read. */
+static void commit_reads(struct imap_session *s)
+{
+    struct session_env *env = s->env;
+    struct run *r = env->run;
+    int late = atomic_load_explicit(&r->phase, memory_order_relaxed) == PH_SWEEP;
+    for (size_t i = 0; i < s->nm; i++) {
+        struct umsg *m = &s->m[i];
+        if (m->st != M_DELETE || !m->e)
+            continue;
+        uint32_t st = atomic_load_explicit(&m->e->state, memory_order_acquire);
+        ledger_read(&r->ledger, m->e, late);
+        env->st->c.read++;
+        if (st & LS_ACCEPTED) {
+            uint64_t acc = r->t0 + (uint64_t)m->e->accepted_ms * NS_PER_MS;
+            if (m->t > acc)
+                stats_lat(env->st, LAT_DELIVERY, m->t - acc);
+            if (s->idle_user >= 0)
+                imap_idle_read(s, m->e, m->t);
+        }
+        m->st = M_KEEP;
+    }
+}
+
+void imap_visit_done(struct imap_session *s)
+{
+    struct run *r = s->env->run;
+    int got = 0;
+    for (size_t i = 0; i < s->nm; i++)
+        got |= s->m[i].e != NULL;
+    s->env->st->c.pop3_sessions++;   /* reader sessions, whichever protocol */
+    reader_empty_visited(&s->pick, s->env, got);
+    if (s->listed && !s->partial && !s->refused)
+        ledger_visited(&r->ledger, s->pick.user, s->pick.sweep ? s->pick.pass : 0, run_ms(r, mono_ns()));
+    imap_finish(s, s->refused);
+}
+
+/* One message's body came whole in a FETCH response: is it ours, to delete? */
+static void body_done(struct imap_session *s, struct umsg *m)
+{
+    struct session_env *env = s->env;
+    struct run *r = env->run;
+    uint32_t user = s->pick.user;
+    enum msg_result v = s->fr.v;
+    m->t = mono_ns();
+    m->st = M_KEEP;
+    if (v == MSG_FOREIGN) {
+        /* not ours: left alone, and from now on skipped */
+        env->st->c.foreign += (uint64_t)foreign_add(&r->foreign, user, uid_key(s, m->uid));
+        return;
+    }
+    if (!s->chk.have_id) {
+        env->st->c.corrupt_unattributed++;
+        return;
+    }
+    if (strcmp(s->chk.run_id, r->run_id)) {
+        env->st->c.stale++;          /* ours, from an earlier run: cleared away */
+        m->st = M_DELETE;
+        return;
+    }
+    struct ledger_entry *e = ledger_find(&r->ledger, s->chk.seq, s->chk.nrcpt, user);
+    if (!e) {
+        env->st->c.corrupt_unattributed++;
+        return;
+    }
+    session_judge_body(env, &s->chk, v, e, user);
+    if (ledger_seen(e) && atomic_load_explicit(&r->phase, memory_order_relaxed) == PH_SWEEP)
+        atomic_fetch_add_explicit(&r->sweep_gains, 1, memory_order_relaxed);
+    m->e = e;
+    m->st = M_DELETE;
+}
+
+int imap_fetch_done(struct imap_session *s)
+{
+    struct fetch_resp *fr = &s->fr;
+    fr->on = 0;
+    if (s->state == IS_LIST) {
+        /* a flag change, say, is no listing line; nor, in an idle session's
+         * listing from next_uid, the last message "n:*" names when none is newer */
+        if (!fr->have_uid || fr->uid < s->next_uid)
+            return 0;
+        struct run *r = s->env->run;
+        uint64_t k = uid_key(s, fr->uid);
+        if (foreign_has(&r->foreign, s->pick.user, k) || known_has(r->known, s->pick.user, k))
+            return 0;
+        if (s->nm && s->m[s->nm - 1].uid >= fr->uid) {
+            imap_count(s, "protocol", "UIDs listed out of ascending order");
+            return -1;
+        }
+        if (s->nm < s->limit) {
+            s->m = grow(s->m, &s->capm, s->nm, 1, sizeof *s->m);
+            s->m[s->nm++] = (struct umsg){ .uid = fr->uid, .st = M_LISTED };
+        } else {
+            s->env->st->c.left_behind += !s->partial;
+            s->partial = 1;
+        }
+        return 0;
+    }
+    if (s->state != IS_FETCH || !fr->body_done)
+        return 0;
+    struct umsg *m = fr->have_uid ? find_uid(s, fr->uid) : NULL;
+    if (!m || m->st != M_LISTED) {
+        /* a body we did not ask for, or one served twice: it answers nothing */
+        imap_count(s, "protocol", m ? "a message's body served twice in one FETCH" : "a body for a UID not asked for");
+        return 0;
+    }
+    body_done(s, m);
+    return 0;
+}
+
+int imap_fetch_text(struct imap_session *s, const char *p, size_t n, const struct imap_piece *pc)
+{
+    struct fetch_resp *fr = &s->fr;
+    uint64_t v;
+    if (imap_item_num(p, n, "UID", &v) == 0) {
+        fr->uid = v;
+        fr->have_uid = 1;
+    }
+    if (imap_item_num(p, n, "RFC822.SIZE", &v) == 0) {
+        fr->size = v;
+        fr->have_size = 1;
+    }
+    if (!pc->last && imap_ends_with(p, n, "BODY[]")) {
+        if (fr->body_done || (fr->have_size && pc->lit > fr->size)) {
+            imap_count(s, "protocol", fr->body_done ? "two bodies in one FETCH response"
+                                                    : "a body's literal longer than the RFC822.SIZE given");
+            return -1;
+        }
+        fr->in_body = 1;
+        msg_check_begin(&s->chk, s->md, s->env->gen->sha256);
+    }
+    return 0;
+}
+
+void imap_sync_tagged(struct imap_session *s, int ok)
+{
+    char set[IMAP_SET_MAX];
+    switch (s->state) {
+    case IS_LIST:
+        if (!ok) {
+            s->refused = 1;
+            imap_logout(s);
+            return;
+        }
+        s->listed = 1;
+        s->t_list = mono_ns();
+        fetch_bodies(s);
+        return;
+    case IS_FETCH:
+        for (size_t i = 0; i < s->nm; i++)
+            if (s->m[i].st == M_LISTED)
+                s->partial = 1;      /* listed, and its body never came (or the FETCH failed) */
+        delete_fetched(s);
+        return;
+    case IS_STORE:
+        if (!ok) {
+            not_deleted(s);
+            imap_sync_done(s);
+        } else if (s->cap_uidplus) {
+            uid_set(s, M_DELETE, set, sizeof set);
+            imap_send(s, IS_EXPUNGE, "UID EXPUNGE %s", set);
+        } else {
+            imap_send(s, IS_EXPUNGE, "EXPUNGE");
+        }
+        return;
+    case IS_EXPUNGE:
+        if (ok)
+            commit_reads(s);
+        else
+            not_deleted(s);
+        imap_sync_done(s);
+        return;
+    default:
+        return;
+    }
+}
