@@ -21,6 +21,7 @@ enum is {
     IS_IDLE_CMD,                     /* IDLE sent, its "+" awaited */
     IS_IDLING,                       /* in IDLE: waiting for the server's EXISTS */
     IS_DONE,                         /* DONE sent, the IDLE's tagged reply awaited */
+    IS_NOOP,                         /* a renewal's NOOP: the news a server shows only when asked */
     IS_STATES
 };
 extern const char *const imap_stage[IS_STATES];
@@ -54,6 +55,7 @@ struct imap_session {
     struct reader_pick pick;
     enum is state;
     int idle_user;                   /* the idle model's session for this user (-1: a drain reader) */
+    int idle_client;                 /* this connection is that user's idle client (not a sweep visit) */
     int listed, partial, refused, login_refused;
     unsigned fails;
     uint64_t t_sent, t_tls, t_list;

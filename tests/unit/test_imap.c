@@ -399,8 +399,9 @@ static void exists_while_busy_is_the_clients_delay(void **state)
     script_free(sc);
 }
 
-/* IDLE is renewed after imap.idle_renew; mail the renewal's sync finds that no
- * EXISTS announced is the server's missed push: counted, and an error class. */
+/* IDLE is renewed after imap.idle_renew (DONE, NOOP); mail the renewal's sync
+ * finds that no EXISTS announced while the client idled is the server's missed
+ * push: counted, and an error class. */
 static void a_renewal_finds_what_no_exists_announced(void **state)
 {
     struct script *sc = idling();
@@ -408,10 +409,12 @@ static void a_renewal_finds_what_no_exists_announced(void **state)
     our_message_at(sc, msg, sizeof msg, 7, 0);
     script_quiet(sc, 9900);
     script_run(sc, 200);
-    script_talk(sc, "C: DONE", "S: a3 OK", NULL);
-    idle_sync(sc, 4, 7, msg);
+    /* the NOOP asks for the news a server shows only when asked */
+    script_talk(sc, "C: DONE", "S: a3 OK", "C: a4 NOOP", "S: * 1 EXISTS", "S: a4 OK", NULL);
+    idle_sync(sc, 5, 7, msg);
     assert_int_equal(sc->st->c.read, 1);
     assert_int_equal(sc->st->c.push_missed, 1);
+    assert_int_equal(sc->st->c.push_busy, 0);
     assert_int_equal(sc->st->total[LAT_PUSH_EXISTS].count, 0);
     assert_int_equal(sc->st->total[LAT_PUSH_FETCHED].count, 1);
     assert_int_equal(script_errors(sc, "imap_idle_unannounced"), 1);

@@ -27,12 +27,12 @@
 
 const char *const imap_stage[IS_STATES] = {
     "idle", "connect", "tls", "banner", "capability", "starttls", "login", "select", "list", "fetch",
-    "store", "expunge", "logout", "idle", "idle", "done",
+    "store", "expunge", "logout", "idle", "idle", "done", "noop",
 };
 static const enum lat is_lat[IS_STATES] = {
     LAT_COUNT, LAT_IMAP_CONNECT, LAT_IMAP_TLS, LAT_IMAP_BANNER, LAT_IMAP_CAPABILITY, LAT_COUNT, LAT_IMAP_LOGIN,
     LAT_IMAP_SELECT, LAT_IMAP_LIST, LAT_IMAP_FETCH, LAT_IMAP_STORE, LAT_IMAP_EXPUNGE, LAT_IMAP_LOGOUT,
-    LAT_COUNT, LAT_COUNT, LAT_COUNT,
+    LAT_COUNT, LAT_COUNT, LAT_COUNT, LAT_COUNT,
 };
 
 /* A response line: Dovecot's CAPABILITY and a FETCH's items fit in a few hundred
@@ -206,6 +206,7 @@ static void on_tagged(struct imap_session *s, enum imap_status st, const char *t
     case IS_IDLE_CMD:
     case IS_IDLING:
     case IS_DONE:
+    case IS_NOOP:
         imap_idle_tagged(s, ok);
         return;
     case IS_LOGOUT:
@@ -486,7 +487,8 @@ static int idle_users_mailbox(void *ud, uint32_t u)
 static int pick(struct imap_session *s, int phase)
 {
     struct session_env *env = s->env;
-    if (s->idle_user >= 0 && (phase == PH_SEND || phase == PH_DRAIN)) {
+    s->idle_client = s->idle_user >= 0 && (phase == PH_SEND || phase == PH_DRAIN);
+    if (s->idle_client) {
         s->pick.user = (uint32_t)s->idle_user;
         s->pick.owed_only = 0;
         s->pick.hold_next = 0;
@@ -577,7 +579,7 @@ static void imap_phase(void *arg, int phase)
         set_state(s, IS_IDLE);
         return;
     }
-    if (s->idle_user >= 0)
+    if (s->idle_client)
         imap_idle_phase(s, phase);
     if (s->state == IS_IDLE && timer_armed(&s->backoff) &&
                loop_now(env->loop) >= env->run->t0 + env->run->cfg->start_after) {

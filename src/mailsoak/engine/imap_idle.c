@@ -35,7 +35,7 @@ static void done(struct imap_session *s)
 
 void imap_sync_done(struct imap_session *s)
 {
-    if (s->idle_user < 0 || s->leaving || !sending(s)) {
+    if (!s->idle_client || s->leaving || !sending(s)) {
         imap_logout(s);
         return;
     }
@@ -57,7 +57,7 @@ void imap_sync_done(struct imap_session *s)
 
 void imap_idle_exists(struct imap_session *s, uint64_t n)
 {
-    if (s->idle_user < 0 || n <= s->exists)
+    if (!s->idle_client || n <= s->exists)
         return;
     if (s->state == IS_IDLING || s->state == IS_IDLE_CMD || s->state == IS_DONE) {
         /* pushed to a client in IDLE (asking for it, or ending it): the server's
@@ -71,8 +71,10 @@ void imap_idle_exists(struct imap_session *s, uint64_t n)
         return;
     }
     /* news while the client fetched, stored or logged in: synced next, and
-     * counted as the client's delay, not the server's */
-    s->busy_news = 1;
+     * counted as the client's delay, not the server's; a renewal's NOOP shows
+     * what the server did not push, and its sync lists it */
+    if (s->state != IS_NOOP)
+        s->busy_news = 1;
 }
 
 void imap_idle_continued(struct imap_session *s)
@@ -100,8 +102,13 @@ void imap_idle_tagged(struct imap_session *s, int ok)
         imap_logout(s);
         return;
     }
-    if (s->why_sync == SYNC_RENEW)
+    if (s->state == IS_DONE && s->why_sync == SYNC_RENEW) {
+        /* a server may show news only when asked: what this NOOP shows, no
+         * EXISTS pushed while the client idled */
         s->t_exists = 0;
+        imap_send(s, IS_NOOP, "NOOP");
+        return;
+    }
     imap_sync_start(s);
 }
 

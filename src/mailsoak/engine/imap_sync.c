@@ -122,7 +122,7 @@ static void commit_reads(struct imap_session *s)
             uint64_t acc = r->t0 + (uint64_t)m->e->accepted_ms * NS_PER_MS;
             if (m->t > acc)
                 stats_lat(env->st, LAT_DELIVERY, m->t - acc);
-            if (s->idle_user >= 0)
+            if (s->idle_client)
                 imap_idle_read(s, m->e, m->t);
         }
         m->st = M_KEEP;
