@@ -57,7 +57,8 @@ struct counters {
      * latencies are one group's) */
     uint64_t smtp_pipelined;
     /* the IMAP idle model: messages fetched whose EXISTS came while their client
-     * was busy (fetching, logging in: the tester's, not the server's push), and
+     * was busy (fetching, logging in), or before their sender saw the acceptance
+     * (the tester's, not the server's push), and
      * those no EXISTS announced, found when an IDLE was renewed (the server's) */
     uint64_t push_busy, push_missed;
     /* Our messages with an empty body served as one empty line (Dovecot's mbox): a

@@ -576,7 +576,8 @@ void run_result_table(FILE *f, const struct run_result *r)
             }
             fputc('\n', f);
         }
-        fprintf(f, "  %llu fetched by a client busy when its EXISTS came (the tester's delay, not timed as a push); "
+        fprintf(f, "  %llu fetched by a client busy when its EXISTS came, or before its sender saw the acceptance "
+                   "(the tester's delay, not timed as a push); "
                    "%llu that no EXISTS announced (found when IDLE was renewed)\n",
                 (unsigned long long)r->c.push_busy, (unsigned long long)r->c.push_missed);
     }
