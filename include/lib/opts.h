@@ -50,6 +50,10 @@ struct opt {
  * from any directory; one from the command line stays the working directory's. */
 extern const char *const opt_path[];
 #define OPT_IS_PATH(o) ((o)->choices == opt_path)
+/* The choices of an OPT_STR or OPT_LIST naming a server: HOST:PORT or [IPv6]:PORT,
+ * PORT a number from 1 to 65535 or a service name; anything else is refused where
+ * it is read. */
+extern const char *const opt_hostport[];
 
 int opts_defaults(const struct opt *t, void *base, char *err, size_t errlen);
 /* 0 ok; -1 unknown key or bad value, with "key: reason" in err. */

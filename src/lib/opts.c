@@ -16,6 +16,38 @@
 #define FIELD(base, o, T) ((T *)((char *)(base) + (o)->off))
 
 const char *const opt_path[] = { NULL };
+const char *const opt_hostport[] = { NULL };
+
+/* HOST:PORT or [IPv6]:PORT (opt_hostport); NULL, or why not. */
+static const char *bad_hostport(const char *v)
+{
+    const char *port;
+    if (*v == '[') {
+        const char *end = strchr(v, ']');
+        if (!end || end == v + 1 || end[1] != ':')
+            return "expected [IPv6]:PORT";
+        port = end + 2;
+    } else {
+        const char *colon = strrchr(v, ':');
+        if (!colon || colon == v)
+            return "expected HOST:PORT";
+        port = colon + 1;
+    }
+    if (!*port)
+        return "expected HOST:PORT (no port)";
+    if (*port >= '0' && *port <= '9') {
+        char *end;
+        errno = 0;
+        unsigned long n = strtoul(port, &end, 10);
+        if (*end || errno || n < 1 || n > 65535)
+            return "the port must be a number from 1 to 65535";
+        return NULL;
+    }
+    for (const char *p = port; *p; p++)     /* a service name (smtp, pop3s) */
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-'))
+            return "the port must be a number from 1 to 65535 or a service name";
+    return NULL;
+}
 
 void strlist_add(struct strlist *l, const char *s)
 {
@@ -170,6 +202,8 @@ static int parse_into(const struct opt *o, void *base, const char *val, int src,
         return -1;
     case OPT_LIST: {
         struct strlist *l = FIELD(base, o, struct strlist);
+        if (*val && o->choices == opt_hostport && (*why = bad_hostport(val)))
+            return -1;
         if (l->src != src) {
             strlist_free(l);
             l->src = src;

@@ -140,6 +140,11 @@ static void test_options(void **state)
     assert_int_equal(cmd_check(2, (char **)help), 0);
     const char *unknown[] = { "check", "--bogus", "1" };
     assert_int_equal(cmd_check(3, (char **)unknown), 2);
+    /* a port out of range is a mistake of the settings, as the engine says */
+    const char *port[] = { "check", "--smtp", "127.0.0.1:99999" };
+    assert_int_equal(cmd_check(3, (char **)port), 2);
+    const char *noport[] = { "check", "--pop3", "127.0.0.1" };
+    assert_int_equal(cmd_check(3, (char **)noport), 2);
 }
 
 static void test_refused(void **state)
@@ -162,6 +167,13 @@ static void test_refused(void **state)
     snprintf(want, sizeof want, "pop3 %s: connection refused — is the server running?\n", target);
     assert_non_null(strstr(out, want));
     assert_non_null(strstr(out, "2 of 2 checks found a problem\n"));
+    free(out);
+    /* three users sampled at one refusing POP3 target: one line, saying it stands
+     * for three checks, and the count adds up to the lines' */
+    assert_int_equal(run_check(&out, 3, 6, argv), 3);
+    snprintf(want, sizeof want, "pop3 %s (3 checks, one per user sampled): connection refused", target);
+    assert_non_null(strstr(out, want));
+    assert_non_null(strstr(out, "\n4 of 4 checks found a problem\n"));
     free(out);
 }
 
@@ -201,6 +213,18 @@ static void test_greeting_hostile(void **state)
     static const struct rule rules[] = { { "QUIT", "221 bye\r\n" }, { NULL, NULL } };
     scripted("smtp", "554 \x1b[2J\xff\xfe go \xc3\xa9\x07" "away\r\n", rules, NULL, NULL, 3,
              "the server refused the session at the greeting: 554 \\x1b[2J\\xff\\xfe go \xc3\xa9\\x07away");
+}
+
+/* Another service on the port (an SSH banner): said so, its words printable, at once
+ * rather than after curl's timeout waiting for a reply it can parse. */
+static void test_greeting_not_the_protocol(void **state)
+{
+    (void)state;
+    static const struct rule rules[] = { { NULL, NULL } };
+    scripted("smtp", "SSH-2.0-OpenSSH_9.2p1 \x1b[2J\r\n", rules, NULL, NULL, 3,
+             "the greeting is not SMTP: SSH-2.0-OpenSSH_9.2p1 \\x1b[2J (another service on this port?)");
+    scripted("pop3", "SSH-2.0-OpenSSH_9.2p1\r\n", rules, NULL, NULL, 3,
+             "the greeting is not POP3: SSH-2.0-OpenSSH_9.2p1 (another service on this port?)");
 }
 
 static void test_auth_mechanism_not_offered(void **state)
@@ -295,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_greeting_refused),
         cmocka_unit_test(test_greeting_hostile),
+        cmocka_unit_test(test_greeting_not_the_protocol),
         cmocka_unit_test(test_auth_mechanism_not_offered),
         cmocka_unit_test(test_mailbox_in_use),
         cmocka_unit_test(test_pop3_ok_counts),

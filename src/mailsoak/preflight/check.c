@@ -50,6 +50,7 @@ struct target_check {
     char obuf[600], ibuf[600];
     size_t olen, ooff, ilen;
     int own_secs;                    /* when our own exchange timed out: seconds taken */
+    int not_proto;                   /* the first line was no greeting of the protocol (an SSH banner) */
     CURLcode rc;
     int ok;
     char result[700];
@@ -60,12 +61,26 @@ static const char *const pop3_login_names[] = { "USER/PASS", "APOP", "AUTH PLAIN
 
 /* ---- the transcript ---- */
 
+static const char *first_reply(const struct target_check *p);
+
+/* A line that can open a session of the protocol: SMTP's "220 ..." (any code: a
+ * refusal is diagnosed as one), POP3's "+OK" or "-ERR". */
+static int greeting_shaped(int proto, const char *s, size_t n)
+{
+    if (proto == P_SMTP)
+        return n >= 3 && s[0] >= '0' && s[0] <= '9' && s[1] >= '0' && s[1] <= '9' && s[2] >= '0' && s[2] <= '9' &&
+               (n == 3 || s[3] == ' ' || s[3] == '-');
+    return (n >= 3 && !memcmp(s, "+OK", 3)) || (n >= 4 && !memcmp(s, "-ERR", 4));
+}
+
 static void keep_line(struct target_check *p, char dir, const char *s, size_t n)
 {
     while (n && (s[n - 1] == '\r' || s[n - 1] == '\n'))
         n--;
     if (!n || p->nlines >= MAX_LINES)
         return;
+    if (dir == '<' && !first_reply(p))
+        p->not_proto = !greeting_shaped(p->proto, s, n);
     if (dir == '>' && p->nlines && p->dir[p->nlines - 1] == '<' &&
         (!strncmp(p->lines[p->nlines - 1], "334", 3) || !strncmp(p->lines[p->nlines - 1], "+ ", 2))) {
         s = "AUTH";                  /* a SASL answer: credentials, never kept */
@@ -350,6 +365,11 @@ static int transport_problem(struct target_check *p, const char *proto, int mode
     int secs = p->own_secs ? p->own_secs : (int)((total_us + 500000) / 1000000);
     const char *upgrade = p->proto == P_SMTP ? "STARTTLS" : "STLS";
     const char *upgrade_mode = p->proto == P_SMTP ? "starttls" : "stls";
+    if (p->not_proto) {              /* as the engine's <proto>_banner_protocol */
+        SAY("the greeting is not %s: %s (another service on this port?)", p->proto == P_SMTP ? "SMTP" : "POP3",
+            first_reply(p));
+        return 1;
+    }
     switch (p->rc) {
     case CURLE_COULDNT_RESOLVE_HOST:
         SAY("cannot resolve the host name (%s)", p->errbuf);
@@ -571,6 +591,12 @@ static int load_users(const struct config *cfg, struct users *u)
     return rc < 0 || !u->n ? -1 : 0;
 }
 
+/* b failed as a did, at the same target: one line says both */
+static int same_problem(const struct target_check *a, const struct target_check *b)
+{
+    return !a->ok && !b->ok && a->proto == b->proto && !strcmp(a->target, b->target) && !strcmp(a->result, b->result);
+}
+
 int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile sig_atomic_t *stop)
 {
     struct users users = { 0 };
@@ -657,6 +683,15 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile 
                     own_send(p);
                 }
             }
+        /* a greeting of another protocol: curl would wait out its timeout for a
+         * reply it can parse; the check is over (no QUIT waited for) */
+        for (size_t i = 0; i < n; i++)
+            if (pr[i].not_proto && !pr[i].done) {
+                curl_easy_setopt(pr[i].h, CURLOPT_TIMEOUT_MS, 1L);
+                curl_multi_remove_handle(m, pr[i].h);
+                pr[i].rc = CURLE_WEIRD_SERVER_REPLY;
+                pr[i].done = 1;
+            }
         unsigned nw = 0;
         for (size_t i = 0; i < n; i++) {
             curl_socket_t fd;
@@ -692,7 +727,6 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile 
     unsigned problems = 0;
     for (size_t i = 0; i < n; i++) {
         struct target_check *p = &pr[i];
-        const char *proto = p->proto == P_SMTP ? "smtp" : "pop3";
         char eb[CURL_ERROR_SIZE];    /* curl may quote the server */
         printable(eb, sizeof eb, p->errbuf, strlen(p->errbuf));
         memcpy(p->errbuf, eb, sizeof eb);
@@ -703,16 +737,27 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile 
         else
             diagnose_pop3(p, cfg);
         problems += !p->ok;
-        /* one line per problem: the sampled users of one unreachable target
-         * would otherwise repeat the same line */
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct target_check *p = &pr[i];
+        const char *proto = p->proto == P_SMTP ? "smtp" : "pop3";
+        if (p->ok) {
+            fprintf(out, "OK %s %s: %s\n", proto, p->target, p->result);
+            continue;
+        }
+        /* one line per problem: the sampled users of one unreachable target would
+         * otherwise repeat the same line; it says how many checks it stands for, so
+         * the count below adds up */
         int repeat = 0;
         for (size_t j = 0; j < i && !repeat; j++)
-            repeat = !pr[j].ok && !p->ok && pr[j].proto == p->proto && !strcmp(pr[j].target, p->target) &&
-                     !strcmp(pr[j].result, p->result);
+            repeat = same_problem(&pr[j], p);
         if (repeat)
             continue;
-        if (p->ok)
-            fprintf(out, "OK %s %s: %s\n", proto, p->target, p->result);
+        unsigned same = 1;
+        for (size_t j = i + 1; j < n; j++)
+            same += same_problem(p, &pr[j]);
+        if (same > 1)
+            fprintf(out, "%s %s (%u checks, one per user sampled): %s\n", proto, p->target, same, p->result);
         else
             fprintf(out, "%s %s: %s\n", proto, p->target, p->result);
     }

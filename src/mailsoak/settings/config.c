@@ -98,7 +98,7 @@ const struct opt config_opts[] = {
     { "run", "settle", OPT_DURATION, O(settle), "10s", "settle", "the sweep proves a message lost only in a pass that began after no owed mailbox gained mail for this long (and the known spool held none of it)", NULL },
     { "run", "error_examples", OPT_COUNT, O(error_examples), "5", NULL, "server replies kept as examples per error class, and messages shown one by one (with their trail in the server's logs) per outcome: lost, duplicated, corrupted, late (at most 10)", examples },
 
-    { "smtp", "target", OPT_LIST, O(smtp_targets), NULL, "smtp", "SMTP server as HOST:PORT", NULL },
+    { "smtp", "target", OPT_LIST, O(smtp_targets), NULL, "smtp", "SMTP server as HOST:PORT", opt_hostport },
     { "smtp", "senders", OPT_COUNT, O(senders), "20", "senders", "concurrent SMTP sessions", sessions },
     { "smtp", "msgs_per_conn", OPT_RANGE, O(msgs_per_conn), "1-5", "msgs-per-conn", "messages per connection, uniform in MIN-MAX", at_least_1 },
     { "smtp", "size", OPT_BYTERANGE, O(size), "0-1000", "size", "body size in bytes: uniform in MIN-MAX, or the bounds of other distributions", body_size },
@@ -135,7 +135,7 @@ const struct opt config_opts[] = {
     { "smtp", "retry_max", OPT_DURATION, O(retry_max), "4000s", NULL, "retry: the longest back-off (Postfix's maximal_backoff_time)", NULL },
     { "smtp", "retry_lifetime", OPT_DURATION, O(retry_lifetime), "5d", NULL, "retry: a message still deferred this long after its first try is given up, counted as expired (Postfix's maximal_queue_lifetime)", NULL },
 
-    { "pop3", "target", OPT_LIST, O(pop3_targets), NULL, "pop3", "POP3 server as HOST:PORT", NULL },
+    { "pop3", "target", OPT_LIST, O(pop3_targets), NULL, "pop3", "POP3 server as HOST:PORT", opt_hostport },
     { "pop3", "readers", OPT_COUNT, O(readers), "10", "readers", "concurrent reader sessions: POP3's, or IMAP's drain readers with readers.protocol = imap", sessions },
     { "pop3", "max_per_session", OPT_COUNT, O(max_per_session), "10", "max-per-session", "messages retrieved per session at most", at_least_1 },
     { "pop3", "timeout", OPT_DURATION, O(pop3_timeout), "30s", NULL, "limit on each POP3 phase", a_timeout },
@@ -161,7 +161,7 @@ const struct opt config_opts[] = {
 
     { "readers", "protocol", OPT_ENUM, O(reader_protocol), "pop3", "readers-protocol", "what the readers speak: POP3 ([pop3]), or IMAP ([imap], with pop3.readers, max_per_session, visit, empty_backoff, start_after, exclusive and bind as the drain readers' count and habits)", reader_protocol_choices },
 
-    { "imap", "target", OPT_LIST, O(imap_targets), NULL, "imap", "IMAP server as HOST:PORT (readers.protocol = imap)", NULL },
+    { "imap", "target", OPT_LIST, O(imap_targets), NULL, "imap", "IMAP server as HOST:PORT (readers.protocol = imap)", opt_hostport },
     { "imap", "tls", OPT_ENUM, O(imap_tls), "none", "imap-tls", "TLS: none, STARTTLS after the greeting, or implicit from the first byte (IMAPS, port 993)", smtp_tls_choices },
     { "imap", "tls_ca", OPT_STR, O(imap_tls_ca), "", "imap-tls-ca", "CA certificate file (or directory) the server's certificate must chain to (empty = system store)", opt_path },
     { "imap", "tls_verify", OPT_BOOL, O(imap_tls_verify), "yes", NULL, "verify the server's certificate and its name", NULL },
