@@ -29,6 +29,8 @@ int parse_double(const char *s, double *out, const char **err);
 int parse_rate_stages(const char *s, struct rate_stages *out, const char **err);
 char *fmt_rate_stages(char *buf, size_t n, const struct rate_stages *st);
 uint64_t rate_stages_total_ns(const struct rate_stages *st);
+/* The stage that holds the time ns since the start, or -1 past the last (or none). */
+int rate_stages_at(const struct rate_stages *st, uint64_t ns);
 
 /* Compact human forms for tables: 16488, 120M, 5000K (counts, SI) and 70MB (bytes). */
 char *fmt_count(char *buf, size_t n, double v);

@@ -22,12 +22,13 @@ struct interval_view {
     const struct hist *lat;          /* LAT_COUNT histograms of the interval */
     const struct probe_interval *srv;/* the server side in the interval */
     int64_t unread;                  /* the ledger's owed entries now */
+    int stage;                       /* smtp.profile: the stage the interval began in; -1 none */
 };
 
 /* {"t", "phase", "sent", "read", "errors", "errors_by_class", "rate_in", "rate_out",
  * "conns", "unread", "smtp_sessions", "pop3_sessions", "arrivals", "late_busy",
  * "late_engine", "left_behind" (reader visits that left mail for later),
- * "latency", and "server" when it was measured}: what a window of the run (a
+ * "latency", "stage" with a load profile, and "server" when it was measured}: what a window of the run (a
  * capacity step's steady part) is judged on, added up over its intervals. */
 json_t *interval_json(const struct interval_view *v);
 /* "[    12s send ] sent 1.2k (100/s)  read ...", the server's mem and spool when

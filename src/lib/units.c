@@ -206,6 +206,17 @@ uint64_t rate_stages_total_ns(const struct rate_stages *st)
     return t;
 }
 
+int rate_stages_at(const struct rate_stages *st, uint64_t ns)
+{
+    uint64_t t = 0;
+    for (unsigned i = 0; i < st->n; i++) {
+        t += st->dur_ns[i];
+        if (ns < t)
+            return (int)i;
+    }
+    return -1;
+}
+
 int parse_bool(const char *s, int *out, const char **err)
 {
     static const char *const yes[] = { "yes", "true", "on", "1" }, *const no[] = { "no", "false", "off", "0" };

@@ -48,6 +48,13 @@ n=$(jq '[.levels[] | select(.kind == "staircase")] | length' "$WORK/st.json")
 # one run held every level of a staircase, at the rates asked for
 f=$(jq -r '[.runs[] | select(.kind == "staircase")][0].result' "$WORK/st.json")
 jq -e '.config.smtp.profile | test("^10s@")' "$f" >/dev/null || fail "the staircase's run has no profile: $(jq -c .config.smtp.profile "$f")"
+# its timeline names each interval's stage, and each stage offered its level's rate
+jq -e --slurpfile s "$WORK/st.json" '[$s[0].levels[] | select(.kind == "staircase") | .rate] as $r
+    | [.timeline[] | select(.phase == "send") | .stage] as $st
+    | ($st | first) == 0 and ($st | last) == ($r | length) - 1 and
+      ([range($r | length) as $k | [.timeline[] | select(.phase == "send" and .stage == $k and .t > 10 * $k + 1.5)]
+        | (map(.arrivals) | add) / (map(.t) | max - min + 1) / $r[$k] | . > 0.8 and . < 1.2] | all)' "$f" >/dev/null ||
+    fail "the staircase's timeline: $(jq -c '[.timeline[] | select(.phase == "send") | [.stage, .arrivals]]' "$f")"
 grep -q "^capacity .* the highest level that passed" "$WORK/st.out" && grep -q "^known        between" "$WORK/st.out" ||
     fail "the table does not say the capacity and its interval"
 grep -q "<svg" "$WORK/st.html" && grep -q "Offered against delivered rate, each level by its outcome" "$WORK/st.html" &&

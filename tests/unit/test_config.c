@@ -216,6 +216,11 @@ static void shards(void **st)
     struct rate_stages stg;
     assert_int_equal(parse_rate_stages("30s@50, 1m@150,500ms@0", &stg, &why), 0);
     assert_true(stg.n == 3 && stg.dur_ns[1] == 60000000000ull && stg.rate[1] == 150 && stg.rate[2] == 0);
+    assert_int_equal(rate_stages_at(&stg, 0), 0);
+    assert_int_equal(rate_stages_at(&stg, 29999999999ull), 0);
+    assert_int_equal(rate_stages_at(&stg, 30000000000ull), 1);
+    assert_int_equal(rate_stages_at(&stg, 90499999999ull), 2);
+    assert_int_equal(rate_stages_at(&stg, 90500000000ull), -1);
     assert_int_equal(parse_rate_stages("", &stg, &why), 0);
     assert_int_equal(stg.n, 0);
     const char *bad_stages[] = { "30s", "@50", "30s@", "0s@5", "30s@-1", "30x@5", "30s@5,,", "30s@5;10s@6" };

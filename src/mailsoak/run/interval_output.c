@@ -27,6 +27,8 @@ json_t *interval_json(const struct interval_view *v)
     json_object_set_new(e, "conns", json_integer((json_int_t)v->c->conns_open));
     /* accepted and not yet read: the server's queue and the mailboxes' backlog */
     json_object_set_new(e, "unread", json_integer((json_int_t)v->unread));
+    if (v->stage >= 0)
+        json_object_set_new(e, "stage", json_integer(v->stage));
     const struct counters *c = v->c, *p = v->prev;
     json_object_set_new(e, "smtp_sessions", json_integer((json_int_t)(c->smtp_sessions - p->smtp_sessions)));
     json_object_set_new(e, "pop3_sessions", json_integer((json_int_t)(c->pop3_sessions - p->pop3_sessions)));

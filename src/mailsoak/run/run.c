@@ -148,6 +148,7 @@ static void interval(struct controller *ct, int phase, int live)
         .c = &c, .prev = &ct->prev, .dsent = c.sent - ct->prev.sent, .dread = c.read - ct->prev.read,
         .derr = c.errors - ct->prev.errors, .err = derr, .nerr = nderr, .lat = lat, .srv = &iv,
         .unread = atomic_load(&r->ledger.owed_total),
+        .stage = ct->cfg->profile.n && !ct->fill ? rate_stages_at(&ct->cfg->profile, ct->prev_t - r->t0) : -1,
     };
     json_array_append_new(ct->timeline, interval_json(&v));
     probe_interval_free(&iv);
