@@ -48,12 +48,12 @@ check "clean: read by the idle clients, not the sweep" eq "$(s clean .summary.la
 # each message read by an idle client (not later by the sweep) is timed to its
 # EXISTS, or counted busy (its client was fetching when the EXISTS came), or
 # missed: never both, never none
-pushes() { jget "$WORK/$1.json" '(.summary.latency["push.exists"].count // 0) + .imap.push_busy + .imap.push_missed'; }
+pushes() { jget "$WORK/$1.json" '(.summary.latency["push.exists"].count // 0) + .summary.push_busy + .summary.push_missed'; }
 idle_read() { jget "$WORK/$1.json" '.summary.read - .summary.late'; }
 check "clean: every message's push timed or counted" eq "$(pushes clean)" "$(idle_read clean)"
 check "clean: accepted to EXISTS timed" gt "$(s clean '.summary.latency["push.exists"].count')" 0
 check "clean: accepted to fetched timed" gt "$(s clean '.summary.latency["push.fetched"].count')" 0
-check "clean: no push missed" eq "$(s clean .imap.push_missed)" 0
+check "clean: no push missed" eq "$(s clean .summary.push_missed)" 0
 check "clean: the table shows the push" grep -q "accepted to EXISTS" "$WORK/clean.txt"
 srv_down
 
@@ -65,10 +65,10 @@ cat "$WORK/silent.txt"
 check "silent: exit 0 (nothing lost)" eq "$rc" 0
 check "silent: 100 delivered exactly once" eq "$(s silent .summary.delivered)" 100
 check "silent: no push timed to an EXISTS" eq "$(s silent '.summary.latency["push.exists"].count // 0')" 0
-check "silent: the missed pushes counted" gt "$(s silent .imap.push_missed)" 0
+check "silent: the missed pushes counted" gt "$(s silent .summary.push_missed)" 0
 check "silent: every message's push counted" eq "$(pushes silent)" "$(idle_read silent)"
 check "silent: an error of class imap_idle_unannounced per missed push" \
-    eq "$(s silent '.summary.errors_by_class.imap_idle_unannounced // 0')" "$(s silent .imap.push_missed)"
+    eq "$(s silent '.summary.errors_by_class.imap_idle_unannounced // 0')" "$(s silent .summary.push_missed)"
 srv_down
 
 # undone: the first EXPUNGE is answered and not done.

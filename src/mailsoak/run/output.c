@@ -284,13 +284,14 @@ json_t *run_result_json(const struct run_result *r)
     json_object_set_new(s, "foreign", json_integer((json_int_t)r->c.foreign));
     json_object_set_new(s, "stale", json_integer((json_int_t)r->c.stale));
     json_object_set_new(s, "peeked", json_integer((json_int_t)r->c.peeked));
-    if (r->cfg->reader_protocol == READERS_IMAP)
-        /* the idle model: its clients, and the messages whose push the latencies
-         * leave out (busy: the client's delay) or that no EXISTS announced */
-        json_object_set_new(root, "imap", json_pack("{s:s, s:I, s:I, s:I}", "models", r->cfg->imap_models,
-                                                    "idle_users", (json_int_t)r->run->imap_idle, "push_busy",
-                                                    (json_int_t)r->c.push_busy, "push_missed",
-                                                    (json_int_t)r->c.push_missed));
+    if (r->cfg->reader_protocol == READERS_IMAP) {
+        /* the idle model: the messages whose push the latencies leave out (busy:
+         * the client's delay) or that no EXISTS announced; summed by merge */
+        json_object_set_new(s, "push_busy", json_integer((json_int_t)r->c.push_busy));
+        json_object_set_new(s, "push_missed", json_integer((json_int_t)r->c.push_missed));
+        json_object_set_new(root, "imap", json_pack("{s:s, s:I}", "models", r->cfg->imap_models, "idle_users",
+                                                    (json_int_t)r->run->imap_idle));
+    }
     struct poll_view pv;
     if (poll_view(r, &pv))
         json_object_set_new(root, "poll", json_pack("{s:I, s:f, s:f, s:I, s:f, s:I, s:I, s:b, s:b, s:I}", "users",
