@@ -32,6 +32,7 @@ struct stair_run_record {
     char json[512];                  /* its result file */
     double delivered;                /* msg/s: a probe's, over its second half */
     double message_s;                /* the mean smtp.message time of its first level */
+    double level_s;                  /* its levels' length: capacity.level, twice it for the confirmation */
 };
 
 struct stair_record {
