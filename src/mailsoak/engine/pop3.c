@@ -5,8 +5,11 @@
  * listed the whole mailbox and retrieved all of it is complete: only such a visit,
  * in the sweep after the server settled, can prove a message lost. Readers that go
  * only where mail is owed (the drain, pop3.visit = owed) leave a mailbox whose
- * visit found none of it alone for a growing while (pop3.empty_backoff). */
+ * visit found none of it alone for a growing while (pop3.empty_backoff). Here: the
+ * session and its replies by state; which mailbox a session visits is
+ * pop3_pick.c's. */
 #include "engine/pop3.h"
+#include "engine/pop3_pick.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,14 +23,6 @@
 #include "lib/tls.h"
 #include "engine/session.h"
 
-enum ps {
-    PS_IDLE, PS_CONNECT, PS_BANNER, PS_USER, PS_PASS, PS_STAT, PS_LIST, PS_LIST_BODY,
-    PS_RETR, PS_RETR_BODY, PS_DELE, PS_QUIT, PS_TLS, PS_STLS, PS_APOP, PS_AUTH,
-    PS_UIDL, PS_UIDL_BODY,           /* the listing, by UIDL when the mailbox holds known foreign mail */
-    PS_UIDL1,                        /* "UIDL n": the UID of a foreign message just found */
-    PS_TOP, PS_TOP_BODY,             /* "TOP n k": the fill's verification (headers), a preview */
-    PS_EXPIRE,                       /* pop3.leave: DELE of a message kept keep_polls checks */
-};
 static const char *const ps_stage[] = {
     "idle", "connect", "banner", "user", "pass", "stat", "list", "list",
     "retr", "retr", "dele", "quit", "tls", "stls", "apop", "auth",
@@ -46,82 +41,8 @@ static const enum lat ps_lat[] = {
  * mailbox's visit is partial, so it proves nothing lost. */
 #define SWEEP_MAX_IDS 100000
 
-/* pop3.empty_backoff: the first hold of a mailbox whose visit found none of the
- * mail it owes, doubled at each further one up to the setting; the empty visits in
- * a row live in the hold's low bits (struct run's empty_hold). */
-#define EMPTY_FIRST_NS (50 * NS_PER_MS)
-#define EMPTY_STREAK 0xfull
-
-struct listed {
-    unsigned id;                     /* message number */
-    uint64_t uid;                    /* foreign_key() of its UIDL; 0 when listed by LIST */
-};
-
-struct got {
-    struct ledger_entry *e;
-    uint64_t t;                      /* retrieved, monotonic ns */
-    uint64_t uid;                    /* foreign_key() of its UIDL, 0 = not listed by UIDL */
-};
-
-struct pop3_session {
-    struct conn c;
-    struct session_env *env;
-    struct timer backoff;
-    struct rng rng;
-    enum ps state;
-    uint32_t user;
-    int sweep;                       /* visiting a mailbox for the final sweep */
-    uint32_t pass;                   /* the sweep pass of this visit */
-    int listed;                      /* LIST ended, or STAT said 0 */
-    int partial;                     /* a listed message was not retrieved */
-    int refused;                     /* a command was refused: the visit failed */
-    int login_refused;               /* and it was the login, not for a lock: a longer backoff */
-    unsigned fails;
-    uint64_t t_sent;
-    struct listed *ids;              /* messages to retrieve */
-    size_t nids, capids, cur;
-    size_t limit;
-    unsigned stat_n;                 /* messages STAT counted: the listing may not hold more */
-    unsigned nlisted;                /* listing lines seen */
-    struct got *got;                 /* ours, retrieved and deleted (DELE acknowledged) */
-    struct got dele;                 /* ours, waiting for the answer to its DELE */
-    size_t ngot, capgot;
-    struct msg_check chk;
-    EVP_MD_CTX *md;                  /* a RETR's digest runs across many reads: one per session */
-    int retry_user;                  /* next session: same user, no new pick */
-    /* picked as a mailbox owed mail (the drain, visit = owed): its visit sets the
-     * mailbox's back-off; when no pick was possible, the first held-back
-     * mailbox's time (0 = none) */
-    int owed_only;
-    uint64_t hold_next;
-    const struct target *target;
-    char banner[160];                /* for APOP's timestamp */
-    uint64_t t_tls;
-    int holds_mailbox;               /* set our mailbox_busy flag for user */
-    unsigned sweep_tries;
-    /* pop3.poll_interval: this visit is a mail client's check, due at poll_due;
-     * when its listing ended */
-    int polling;
-    uint64_t poll_due, t_list;
-    int previewed;                   /* pop3.preview: the current message's TOP is done */
-    /* pop3.leave: messages kept keep_polls checks, to delete; those deleted */
-    struct listed *exp;
-    size_t nexp, capexp, curexp;
-    uint64_t *gone;
-    size_t ngone, capgone;
-};
 
 static void start_session(struct pop3_session *s);
-
-static void set_state(struct pop3_session *s, enum ps st)
-{
-    s->state = st;
-}
-
-static const struct config *cfg_of(const struct pop3_session *s)
-{
-    return s->env->run->cfg;
-}
 
 static void backoff_fired(struct loop *l, struct timer *t)
 {
@@ -130,35 +51,7 @@ static void backoff_fired(struct loop *l, struct timer *t)
     start_session(s);
 }
 
-static void end_sweep_claim(struct pop3_session *s)
-{
-    if (s->sweep) {
-        /* release: the controller that sees the pass end sees its visits and gains */
-        atomic_fetch_sub_explicit(&s->env->run->sweep_active, 1, memory_order_release);
-        s->sweep = 0;
-    }
-}
-
-static int hold_mailbox(struct pop3_session *s, uint32_t u)
-{
-    struct run *r = s->env->run;
-    if (!r->cfg->exclusive)
-        return 1;
-    if (atomic_exchange_explicit(&r->mailbox_busy[u], 1, memory_order_acquire))
-        return 0;
-    s->holds_mailbox = 1;
-    return 1;
-}
-
-static void release_mailbox(struct pop3_session *s)
-{
-    if (s->holds_mailbox) {
-        atomic_store_explicit(&s->env->run->mailbox_busy[s->user], 0, memory_order_release);
-        s->holds_mailbox = 0;
-    }
-}
-
-static void again_at(struct pop3_session *s, uint64_t when_ns)
+void pop3_again_at(struct pop3_session *s, uint64_t when_ns)
 {
     set_state(s, PS_IDLE);
     if (atomic_load_explicit(&s->env->run->phase, memory_order_relaxed) == PH_STOP)
@@ -166,80 +59,9 @@ static void again_at(struct pop3_session *s, uint64_t when_ns)
     timer_arm(s->env->loop, &s->backoff, when_ns);
 }
 
-static void again_in(struct pop3_session *s, uint64_t ms)
+void pop3_again_in(struct pop3_session *s, uint64_t ms)
 {
-    again_at(s, loop_now(s->env->loop) + ms * NS_PER_MS);
-}
-
-/* pop3.empty_backoff: how long a mailbox is left after `streak` visits in a row
- * that found none of the mail it owes (1: the first). */
-static uint64_t empty_delay(const struct config *cfg, unsigned streak)
-{
-    uint64_t d = EMPTY_FIRST_NS << (streak > 1 ? (streak < 16 ? streak - 1 : 15) : 0);
-    return d < cfg->empty_backoff ? d : cfg->empty_backoff;
-}
-
-/* A mailbox's hold: its time rounded up to clear the streak's bits (never early). */
-static uint64_t hold_word(uint64_t due_ns, uint64_t streak)
-{
-    return ((due_ns + EMPTY_STREAK) & ~EMPTY_STREAK) | streak;
-}
-
-/* 1 when user u's mailbox may be visited at now. While the server still queues
- * its mail, an owed mailbox is empty, and readers that went back at once logged
- * in to it as fast as the server answered (37,343 logins in a 14 s step to read
- * 342 messages, at twice a reference server's ceiling): one that found nothing waits its back-off. One whose time came
- * is claimed for another hold, so the readers that woke for it do not all log in
- * to it; its visit then sets the hold it earned. Else the earliest time is kept in
- * s->hold_next. */
-static int hold_due(struct pop3_session *s, uint32_t u, uint64_t now)
-{
-    _Atomic uint64_t *h = s->env->run->empty_hold;
-    if (!h)
-        return 1;
-    uint64_t v = atomic_load_explicit(&h[u], memory_order_relaxed);
-    if (!v)
-        return 1;
-    uint64_t due = v & ~EMPTY_STREAK;
-    if (due > now) {
-        if (!s->hold_next || due < s->hold_next)
-            s->hold_next = due;
-        return 0;
-    }
-    uint64_t k = v & EMPTY_STREAK;
-    uint64_t claim = hold_word(now + empty_delay(cfg_of(s), (unsigned)k), k);
-    return atomic_compare_exchange_strong_explicit(&h[u], &v, claim, memory_order_relaxed, memory_order_relaxed);
-}
-
-/* A visit of a mailbox picked for its owed mail ended with its QUIT answered: one
- * that retrieved none of it while the mailbox still owes holds the mailbox back
- * for longer; one that retrieved some, or left nothing owed, ends the back-off. */
-static void empty_visited(struct pop3_session *s, int got)
-{
-    struct run *r = s->env->run;
-    _Atomic uint64_t *h = &r->empty_hold[s->user];
-    uint64_t v = atomic_load_explicit(h, memory_order_relaxed);
-    if (got || atomic_load_explicit(&r->ledger.owed[s->user], memory_order_relaxed) <= 0) {
-        if (v)
-            atomic_store_explicit(h, 0, memory_order_relaxed);
-        return;
-    }
-    uint64_t k = v & EMPTY_STREAK;
-    k += k < EMPTY_STREAK;
-    atomic_store_explicit(h, hold_word(loop_now(s->env->loop) + empty_delay(cfg_of(s), (unsigned)k), k),
-                          memory_order_relaxed);
-}
-
-/* The mail client's next check: one interval (+- the jitter) after the one just
- * made was due, so the checks keep their rate however long each took. */
-static void requeue_poll(struct pop3_session *s)
-{
-    struct session_env *env = s->env;
-    const struct config *cfg = cfg_of(s);
-    double j = cfg->poll_jitter * (2 * rng_unit(&env->poll_rng) - 1);
-    struct poll_item it = { s->poll_due + (uint64_t)((double)cfg->poll_interval * (1 + j)), s->user };
-    dueheap_push(&env->polls, &it);
-    s->polling = 0;
+    pop3_again_at(s, loop_now(s->env->loop) + ms * NS_PER_MS);
 }
 
 static void finish(struct pop3_session *s, int failed)
@@ -247,17 +69,17 @@ static void finish(struct pop3_session *s, int failed)
     conn_close(&s->c);
     s->ngot = 0;
     if (s->polling)
-        requeue_poll(s);
-    release_mailbox(s);
+        pop3_requeue_poll(s);
+    pop3_release_mailbox(s);
     /* A sweep visit that failed (a locked mailbox, say) keeps its claim and tries
      * the same mailbox again, a few times. */
     s->retry_user = failed && s->sweep && ++s->sweep_tries < 4;
     if (!s->retry_user) {
-        end_sweep_claim(s);
+        pop3_end_sweep_claim(s);
         s->sweep_tries = 0;
     }
     s->fails = failed ? s->fails + 1 : 0;
-    again_in(s, backoff_ms(s->fails, s->login_refused));
+    pop3_again_in(s, backoff_ms(s->fails, s->login_refused));
 }
 
 static void await(struct pop3_session *s, enum ps st)
@@ -302,93 +124,6 @@ static void count_error(struct pop3_session *s, const char *kind, const char *ex
     stats_error(s->env->st, name, example);
 }
 
-/* Picks the mailbox for the next session: any user while sending, one that owes
- * messages while draining, the next owing one in order during the sweep (in a full
- * pass, the next one sent mail). */
-static int pick_user(struct pop3_session *s)
-{
-    struct run *r = s->env->run;
-    struct ledger *l = &r->ledger;
-    int phase = atomic_load_explicit(&r->phase, memory_order_relaxed);
-    size_t n = r->users.n;
-    s->hold_next = 0;
-    if (r->fill_mode && phase != PH_SWEEP)
-        return 0;                    /* the fill's readers only verify, after it */
-    if (phase == PH_SEND || phase == PH_DRAIN) {
-        size_t start = (size_t)rng_range(&s->rng, 0, n - 1);
-        /* the drain, and pop3.visit = owed, go only where mail is owed, and not
-         * back to a mailbox that had none of it before its back-off ends */
-        int owed_only = phase == PH_DRAIN || cfg_of(s)->visit_owed;
-        uint64_t now = loop_now(s->env->loop);
-        for (size_t k = 0; k < n; k++) {
-            uint32_t u = (uint32_t)((start + k) % n);
-            if (owed_only && (atomic_load_explicit(&l->owed[u], memory_order_relaxed) <= 0 || !hold_due(s, u, now)))
-                continue;
-            if (hold_mailbox(s, u)) {
-                s->user = u;
-                s->owed_only = owed_only;
-                return 1;
-            }
-        }
-        return 0;
-    }
-    if (phase == PH_SWEEP) {
-        for (;;) {
-            /* acquire: the cursor's rewind publishes the pass and whether it is full */
-            uint64_t u = atomic_fetch_add_explicit(&r->sweep_cursor, 1, memory_order_acquire);
-            if (u >= n)
-                return 0;
-            /* a full pass also opens the mailboxes sent mail that owe nothing: a copy
-             * delivered again lands there (verdict/sweep.h) */
-            if (atomic_load_explicit(&l->owed[u], memory_order_relaxed) > 0 ||
-                (atomic_load_explicit(&r->sweep_full, memory_order_relaxed) &&
-                 atomic_load_explicit(&l->mailed[u], memory_order_relaxed))) {
-                s->user = (uint32_t)u;
-                s->sweep = 1;
-                s->pass = atomic_load_explicit(&r->sweep_pass, memory_order_acquire);
-                atomic_fetch_add_explicit(&r->sweep_active, 1, memory_order_relaxed);
-                if (hold_mailbox(s, (uint32_t)u))
-                    return 1;
-                s->retry_user = 1;   /* a drain session still has it: come back */
-                return 0;
-            }
-        }
-    }
-    return 0;
-}
-
-/* While sending, with pop3.poll_interval: the next of this worker's mail clients
- * whose check is due (1), or 0 with the session waiting for the next one's time.
- * Due times are read on the loop's clock, the one its timer is armed on (the
- * monotonic clock as of the loop's last wake). */
-static int poll_pick(struct pop3_session *s)
-{
-    struct session_env *env = s->env;
-    struct poll_item it;
-    uint64_t now = loop_now(env->loop);
-    if (!dueheap_pop_due(&env->polls, now, &it)) {
-        uint64_t next = dueheap_next(&env->polls);
-        set_state(s, PS_IDLE);
-        timer_arm(env->loop, &s->backoff, next ? next : now + 100 * NS_PER_MS);
-        return 0;
-    }
-    if (!hold_mailbox(s, it.user)) {
-        /* the sweep's or another visit's: this check waits for it */
-        it.due += 10 * NS_PER_MS;
-        dueheap_push(&env->polls, &it);
-        again_in(s, 10);
-        return 0;
-    }
-    s->user = it.user;
-    s->polling = 1;
-    s->poll_due = it.due;
-    /* a check begun late had no free reader: the tester's limit, not the server's */
-    stats_lat(env->st, LAT_POLL_LAG, now - it.due);
-    env->st->c.polls++;
-    env->st->c.polls_late += now - it.due > NS_PER_S;
-    return 1;
-}
-
 static void start_session(struct pop3_session *s)
 {
     struct session_env *env = s->env;
@@ -398,19 +133,19 @@ static void start_session(struct pop3_session *s)
         return;
     s->owed_only = 0;                /* pick_user says when */
     if (s->retry_user && phase == PH_SWEEP) {
-        if (!hold_mailbox(s, s->user)) {
-            again_in(s, 50);
+        if (!pop3_hold_mailbox(s, s->user)) {
+            pop3_again_in(s, 50);
             return;
         }
         s->retry_user = 0;
     } else if (cfg_of(s)->poll_interval && phase == PH_SEND && !r->fill_mode) {
-        if (!poll_pick(s))
+        if (!pop3_poll_pick(s))
             return;
-    } else if (!pick_user(s)) {
+    } else if (!pop3_pick_user(s)) {
         /* nothing owed right now, or every owed mailbox held back: look again
          * soon, or when the first of those may be visited, if sooner */
         uint64_t soon = loop_now(env->loop) + 100 * NS_PER_MS;
-        again_at(s, s->hold_next && s->hold_next < soon ? s->hold_next : soon);
+        pop3_again_at(s, s->hold_next && s->hold_next < soon ? s->hold_next : soon);
         return;
     }
     s->limit = s->sweep ? SWEEP_MAX_IDS : (size_t)cfg_of(s)->max_per_session;
@@ -598,7 +333,7 @@ static void commit(struct pop3_session *s)
     }
     s->ngot = 0;
     if (s->owed_only && r->empty_hold)
-        empty_visited(s, got);
+        pop3_empty_visited(s, got);
     for (size_t i = 0; i < s->ngone; i++)   /* deleted after keep_polls checks: forgotten */
         known_del(&r->seen, s->user, s->gone[i]);
     s->ngone = 0;
@@ -675,6 +410,49 @@ static void login(struct pop3_session *s)
     }
 }
 
+/* A -ERR in state st: a message's command skips the message, anything else fails
+ * the visit (the login's refusal also the next session's back-off). */
+static void on_err(struct pop3_session *s, enum ps st, const char *text)
+{
+    fail_err(s, text);
+    if (st == PS_QUIT) {
+        finish(s, 1);            /* deletions not committed */
+        return;
+    }
+    if (st == PS_UIDL1) {        /* no UIDL: seen again next time, and counted again */
+        s->env->st->c.foreign++;
+        s->cur++;
+        next_retr(s);
+        return;
+    }
+    if (st == PS_RETR || st == PS_DELE || st == PS_TOP || st == PS_EXPIRE) {
+        if (st == PS_EXPIRE) {
+            s->curexp++;         /* still there: the next check tries again */
+        } else if (st == PS_RETR || st == PS_TOP) {
+            s->cur++;
+            s->partial = 1;      /* what it was, we cannot tell */
+        } else if (s->dele.e) {
+            s->env->st->c.peeked++; /* retrieved, not deleted: not read */
+        }
+        next_retr(s);
+        return;
+    }
+    /* A refused login, STAT or LIST: the visit failed (a sweep visit is tried
+     * again), though its QUIT may be answered +OK. */
+    s->refused = 1;
+    /* turned away at the login: the next session waits longer (backoff_ms) */
+    s->login_refused = (st == PS_BANNER || st == PS_USER || st == PS_PASS || st == PS_APOP || st == PS_AUTH) &&
+                       strcmp(pop3_err_kind(text), "in_use");
+    if (st == PS_BANNER) {
+        /* a greeting of -ERR turns the connection away and the server closes it:
+         * a QUIT would only add a second error (pop3_quit_closed) to this one */
+        finish(s, 1);
+        return;
+    }
+    send_cmd(s, PS_QUIT, "QUIT\r\n");
+    s->ngot = 0;
+}
+
 static void on_status(struct pop3_session *s, int ok, const char *text)
 {
     uint64_t now = mono_ns();
@@ -682,43 +460,7 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
     if (ps_lat[st] != LAT_COUNT && st != PS_LIST && st != PS_UIDL)
         stats_lat(s->env->st, ps_lat[st], now - s->t_sent);
     if (!ok) {
-        fail_err(s, text);
-        if (st == PS_QUIT) {
-            finish(s, 1);            /* deletions not committed */
-            return;
-        }
-        if (st == PS_UIDL1) {        /* no UIDL: seen again next time, and counted again */
-            s->env->st->c.foreign++;
-            s->cur++;
-            next_retr(s);
-            return;
-        }
-        if (st == PS_RETR || st == PS_DELE || st == PS_TOP || st == PS_EXPIRE) {
-            if (st == PS_EXPIRE) {
-                s->curexp++;         /* still there: the next check tries again */
-            } else if (st == PS_RETR || st == PS_TOP) {
-                s->cur++;
-                s->partial = 1;      /* what it was, we cannot tell */
-            } else if (s->dele.e) {
-                s->env->st->c.peeked++; /* retrieved, not deleted: not read */
-            }
-            next_retr(s);
-            return;
-        }
-        /* A refused login, STAT or LIST: the visit failed (a sweep visit is tried
-         * again), though its QUIT may be answered +OK. */
-        s->refused = 1;
-        /* turned away at the login: the next session waits longer (backoff_ms) */
-        s->login_refused = (st == PS_BANNER || st == PS_USER || st == PS_PASS || st == PS_APOP || st == PS_AUTH) &&
-                           strcmp(pop3_err_kind(text), "in_use");
-        if (st == PS_BANNER) {
-            /* a greeting of -ERR turns the connection away and the server closes it:
-             * a QUIT would only add a second error (pop3_quit_closed) to this one */
-            finish(s, 1);
-            return;
-        }
-        send_cmd(s, PS_QUIT, "QUIT\r\n");
-        s->ngot = 0;
+        on_err(s, st, text);
         return;
     }
     switch (st) {
@@ -936,8 +678,8 @@ static void pop3_phase(void *arg, int phase)
             return;
         count_unanswered(env, "pop3", ps_stage[s->state], &s->c, cfg_of(s)->pop3_timeout);
         conn_close(&s->c);
-        end_sweep_claim(s);
-        release_mailbox(s);
+        pop3_end_sweep_claim(s);
+        pop3_release_mailbox(s);
         set_state(s, PS_IDLE);
     } else if (s->state == PS_IDLE && timer_armed(&s->backoff) &&
                loop_now(env->loop) >= env->run->t0 + env->run->cfg->start_after) {

@@ -1,0 +1,118 @@
+/* pop3_pick: what the two halves of the POP3 client share: the session and its
+ * states, the session's rescheduling (pop3.c) and the choice of the mailbox it
+ * visits (pop3_pick.c). Internal to the POP3 client: other code uses
+ * engine/pop3.h. */
+#ifndef MS_ENGINE_POP3_PICK_H
+#define MS_ENGINE_POP3_PICK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <openssl/evp.h>
+
+#include "engine/msg.h"
+#include "engine/session.h"
+#include "lib/conn.h"
+
+enum ps {
+    PS_IDLE, PS_CONNECT, PS_BANNER, PS_USER, PS_PASS, PS_STAT, PS_LIST, PS_LIST_BODY,
+    PS_RETR, PS_RETR_BODY, PS_DELE, PS_QUIT, PS_TLS, PS_STLS, PS_APOP, PS_AUTH,
+    PS_UIDL, PS_UIDL_BODY,           /* the listing, by UIDL when the mailbox holds known foreign mail */
+    PS_UIDL1,                        /* "UIDL n": the UID of a foreign message just found */
+    PS_TOP, PS_TOP_BODY,             /* "TOP n k": the fill's verification (headers), a preview */
+    PS_EXPIRE,                       /* pop3.leave: DELE of a message kept keep_polls checks */
+};
+
+struct listed {
+    unsigned id;                     /* message number */
+    uint64_t uid;                    /* foreign_key() of its UIDL; 0 when listed by LIST */
+};
+
+struct got {
+    struct ledger_entry *e;
+    uint64_t t;                      /* retrieved, monotonic ns */
+    uint64_t uid;                    /* foreign_key() of its UIDL, 0 = not listed by UIDL */
+};
+
+struct pop3_session {
+    struct conn c;
+    struct session_env *env;
+    struct timer backoff;
+    struct rng rng;
+    enum ps state;
+    uint32_t user;
+    int sweep;                       /* visiting a mailbox for the final sweep */
+    uint32_t pass;                   /* the sweep pass of this visit */
+    int listed;                      /* LIST ended, or STAT said 0 */
+    int partial;                     /* a listed message was not retrieved */
+    int refused;                     /* a command was refused: the visit failed */
+    int login_refused;               /* and it was the login, not for a lock: a longer backoff */
+    unsigned fails;
+    uint64_t t_sent;
+    struct listed *ids;              /* messages to retrieve */
+    size_t nids, capids, cur;
+    size_t limit;
+    unsigned stat_n;                 /* messages STAT counted: the listing may not hold more */
+    unsigned nlisted;                /* listing lines seen */
+    struct got *got;                 /* ours, retrieved and deleted (DELE acknowledged) */
+    struct got dele;                 /* ours, waiting for the answer to its DELE */
+    size_t ngot, capgot;
+    struct msg_check chk;
+    EVP_MD_CTX *md;                  /* a RETR's digest runs across many reads: one per session */
+    int retry_user;                  /* next session: same user, no new pick */
+    /* picked as a mailbox owed mail (the drain, visit = owed): its visit sets the
+     * mailbox's back-off; when no pick was possible, the first held-back
+     * mailbox's time (0 = none) */
+    int owed_only;
+    uint64_t hold_next;
+    const struct target *target;
+    char banner[160];                /* for APOP's timestamp */
+    uint64_t t_tls;
+    int holds_mailbox;               /* set our mailbox_busy flag for user */
+    unsigned sweep_tries;
+    /* pop3.poll_interval: this visit is a mail client's check, due at poll_due;
+     * when its listing ended */
+    int polling;
+    uint64_t poll_due, t_list;
+    int previewed;                   /* pop3.preview: the current message's TOP is done */
+    /* pop3.leave: messages kept keep_polls checks, to delete; those deleted */
+    struct listed *exp;
+    size_t nexp, capexp, curexp;
+    uint64_t *gone;
+    size_t ngone, capgone;
+};
+
+/* The state changes here alone, so its name is always known. */
+static inline void set_state(struct pop3_session *s, enum ps st)
+{
+    s->state = st;
+}
+
+static inline const struct config *cfg_of(const struct pop3_session *s)
+{
+    return s->env->run->cfg;
+}
+
+/* pop3.c: the next session at when_ns, or ms from now (none once stopping). */
+void pop3_again_at(struct pop3_session *s, uint64_t when_ns);
+void pop3_again_in(struct pop3_session *s, uint64_t ms);
+
+/* pop3_pick.c */
+/* The sweep's claim on this visit given back. */
+void pop3_end_sweep_claim(struct pop3_session *s);
+/* With pop3.exclusive, user u's mailbox held for this session: 0 when another has it. */
+int pop3_hold_mailbox(struct pop3_session *s, uint32_t u);
+void pop3_release_mailbox(struct pop3_session *s);
+/* 1 when user u's mailbox may be visited at now (pop3.empty_backoff); claims it. */
+int pop3_hold_due(struct pop3_session *s, uint32_t u, uint64_t now);
+/* A visit of a mailbox picked for its owed mail ended: got some of it or not. */
+void pop3_empty_visited(struct pop3_session *s, int got);
+/* The mail client's next check, one interval after this one was due. */
+void pop3_requeue_poll(struct pop3_session *s);
+/* The mailbox of the next session into s->user: 1, or 0 when none (s->hold_next:
+ * the first held-back mailbox's time). */
+int pop3_pick_user(struct pop3_session *s);
+/* pop3.poll_interval: the next due check (1), or 0 with the session rescheduled. */
+int pop3_poll_pick(struct pop3_session *s);
+
+#endif
