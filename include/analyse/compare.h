@@ -80,12 +80,12 @@ int cmp_missing_parse(struct cmp_missing *m, char *s);
  * 0 with *out to free, or -1 with "CMD: --missing wants LABEL=WHY ..." on err. */
 int cmp_missing_list(struct cmp_missing **out, struct strlist *words, const char *cmd, FILE *err);
 void cmp_free(struct cmp_table *t);
-/* Returns 0, or -1 when the stream failed. */
-int cmp_write(FILE *f, const struct cmp_table *t, enum cmp_format fmt, unsigned flags);
-/* The value as the table prints it: 16488, 5000000, 70MB, 1.5s, 27.5. In a table a
- * row's durations share the style of its largest (us, ms or s). */
-char *cmp_fmt_value(char *buf, size_t n, enum cmp_unit u, double v);
-/* A cell: "-", "16488" or, with spread, "16488 (16218-16528)". */
-char *cmp_fmt_cell(char *buf, size_t n, enum cmp_unit u, const struct cmp_stat *s);
+/* What the writers (compare_write.c) read of the table: a unit's name, run's
+ * value of a row (-1: not measured), column g's runs that wrote a result, and the
+ * runs cell ("2", or "1 of 2" when some died). */
+extern const char *const cmp_unit_names[];
+int cmp_run_value(const struct cmp_table *t, size_t row, size_t run, double *v);
+size_t cmp_nruns(const struct cmp_table *t, size_t g);
+char *cmp_runs_cell(char *buf, size_t n, const struct cmp_table *t, size_t g);
 
 #endif

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "analyse/compare.h"
+#include "analyse/compare_write.h"
 #include "cmd/cmd_compare.h"
 #include "testfiles.h"
 #include "lib/units.h"

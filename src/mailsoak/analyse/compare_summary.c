@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analyse/compare_write.h"
 #include "lib/alloc.h"
 
 /* The rows that answer "which is best", in the order they are asked. */

@@ -9,6 +9,7 @@
 
 #include "analyse/chart.h"
 #include "analyse/compare.h"
+#include "analyse/compare_write.h"
 #include "lib/escape.h"
 #include "lib/alloc.h"
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analyse/compare.h"
+#include "analyse/compare_write.h"
 #include "analyse/results.h"
 #include "lib/cli.h"
 
