@@ -154,7 +154,9 @@ static int load(const char *path, struct recording *rec)
 }
 
 /* The candidates: fixed windows, and the sequential test with each variance and
- * batching (batches of B intervals, at least M of them before a decision). */
+ * batching (batches of B intervals, at least M of them before a decision); the
+ * one the judgements use (C_CHOSEN) runs on drift_rules_default as it is, so the
+ * bounds below hold whatever its defaults become. */
 enum { C_SLOPE20, C_SLOPE30, C_SLOPE60, C_LAT30, C_LAT60, C_TROUGH30, C_TROUGH60, C_SPRT_POISSON, C_SPRT_BATCH,
        C_SPRT_BATCH_2X8, C_SPRT_FLOORED, C_SPRT_FLOORED_2X8, C_N };
 static const char *const cand_name[C_N] = {
@@ -162,6 +164,7 @@ static const char *const cand_name[C_N] = {
     "troughs, 30 s (5 s)", "troughs, 60 s (10 s)", "SPRT, Poisson, 5x4", "SPRT, batch means, 5x4",
     "SPRT, batch means, 2x8", "SPRT, floored, 5x4", "SPRT, floored, 2x8",
 };
+#define C_CHOSEN C_SPRT_BATCH_2X8
 static const double cand_window[C_N] = { 20, 30, 60, 30, 60, 30, 60, 0, 0, 0, 0, 0 };
 
 /* The points of a window of w seconds from start (index i0), or, w = 0, up to the
@@ -178,8 +181,10 @@ static unsigned window(const struct recording *rec, unsigned i0, double w, doubl
 static void judge(int c, const struct drift_rules *r0, const struct drift_point *p, unsigned n, struct drift_result *o)
 {
     struct drift_rules r2 = *r0, *r = &r2;
-    r2.batch = c == C_SPRT_BATCH_2X8 || c == C_SPRT_FLOORED_2X8 ? 2 : 5;
-    r2.min_batches = c == C_SPRT_BATCH_2X8 || c == C_SPRT_FLOORED_2X8 ? 8 : 4;
+    if (c != C_CHOSEN) {
+        r2.batch = c == C_SPRT_BATCH_2X8 || c == C_SPRT_FLOORED_2X8 ? 2 : 5;
+        r2.min_batches = c == C_SPRT_BATCH_2X8 || c == C_SPRT_FLOORED_2X8 ? 8 : 4;
+    }
     switch (c) {
     case C_SLOPE20: case C_SLOPE30: case C_SLOPE60: drift_slope(r, p, n, o); break;
     case C_LAT30: case C_LAT60: drift_latency(r, p, n, o); break;
@@ -271,7 +276,9 @@ static void replay(void **st)
      * batching, DRIFT_VAR_BATCH: the fastest with no error on these runs): its
      * errors within its alpha and beta, undecided windows (the cap reached) rare on
      * levels 10 % or more from the ceiling, and decisions in 30 s on average */
-    const struct score *s = &sc[C_SPRT_BATCH_2X8];
+    const struct score *s = &sc[C_CHOSEN];
+    printf("\nchosen: %s (drift_rules_default: batches of %u intervals, at least %u)\n", cand_name[C_CHOSEN], r.batch,
+           r.min_batches);
     assert_true(s->windows >= 30);
     assert_true(s->wrong <= 0.05 * s->windows);
     assert_true(s->open <= 0.10 * s->windows);
