@@ -186,10 +186,14 @@ void config_help(FILE *f);
  * target; a TLS CA must load). 0, or -1 with "key: reason" in err. */
 int config_check(const struct config *cfg, char *err, size_t errlen);
 /* The rules between keys and this machine, checked before anything is started (the
- * demo's server, the preflight): the users file must be readable and well formed,
- * the sessions must fit the descriptors this process may open. 0, or -1 with
- * "key: reason" in err. */
+ * demo's server, the preflight): the files a run writes must have a folder to go
+ * to (config_check_outputs), the users file must be readable and well formed, the
+ * sessions must fit the descriptors this process may open. 0, or -1 with "key:
+ * reason" in err. */
 int config_check_limits(const struct config *cfg, char *err, size_t errlen);
+/* The files a run or a search writes (run.json, run.ledger_csv, fill.ledger_csv,
+ * capacity.report): each one's folder exists and takes a new file. */
+int config_check_outputs(const struct config *cfg, char *err, size_t errlen);
 /* Descriptors a run needs beyond a session's one each: the collector's logs and
  * directories, the metrics server, the JSON, the demo's pipes. The /proc files the
  * collector keeps open between samples come on top, from what the soft limit

@@ -32,6 +32,26 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 "$MAILSOAK" run --smtp 127.0.0.1:$port --pop3 127.0.0.1:$port --duration 2s 2>"$WORK/check.txt" >/dev/null
 check "preflight: exit 3 against a closed port" eq "$?" 3
 check "preflight: names the target and the problem" grep -q "smtp 127.0.0.1:$port: connection refused" "$WORK/check.txt"
+# Output paths are checked before any load: a missing folder is a setting's mistake,
+# named at once (before the preflight, which would take its own time).
+"$MAILSOAK" run --smtp 127.0.0.1:$port --pop3 127.0.0.1:$port --json "$WORK/missing/x.json" 2>"$WORK/out.txt" >/dev/null
+check "run --json into a missing folder: exit 2" eq "$?" 2
+check "run --json into a missing folder: names the flag and path" \
+    grep -q "run.json (--json): $WORK/missing/x.json: the folder $WORK/missing does not exist" "$WORK/out.txt"
+check "run --json into a missing folder: before the preflight" eq "$(grep -c 'connection refused' "$WORK/out.txt")" 0
+# capacity: the same check, naming what was set (never capacity.dir, not set)
+"$MAILSOAK" capacity --smtp 127.0.0.1:$port --pop3 127.0.0.1:$port --json "$WORK/missing/c.json" 2>"$WORK/out.txt" >/dev/null
+check "capacity --json into a missing folder: exit 2" eq "$?" 2
+check "capacity --json into a missing folder: names run.json" grep -q "run.json (--json): $WORK/missing/c.json" "$WORK/out.txt"
+check "capacity --json into a missing folder: not capacity.dir" eq "$(grep -c 'capacity.dir' "$WORK/out.txt")" 0
+# capacity without --json: a step that could not run says why on stderr; a search
+# that ran no step leaves no folder behind.
+mkdir "$WORK/cap" && (cd "$WORK/cap" && "$MAILSOAK" capacity --smtp 127.0.0.1:$port --pop3 127.0.0.1:$port \
+    >/dev/null 2>"$WORK/cap.txt")
+check "capacity: a step that could not run says why on stderr" grep -q "smtp 127.0.0.1:$port: connection refused" "$WORK/cap.txt"
+rm -rf "$WORK/cap" && mkdir "$WORK/cap" && (cd "$WORK/cap" && "$MAILSOAK" capacity --smtp 127.0.0.1:$port \
+    --pop3 127.0.0.1:$port --set capacity.time_limit=1s >/dev/null 2>&1)
+check "capacity: no step ran, no folder left behind" eq "$(ls -A "$WORK/cap" | wc -l)" 0
 # ...and without it the run goes on, counting the failures.
 "$MAILSOAK" run --no-check --smtp 127.0.0.1:$port --pop3 127.0.0.1:$port --duration 2s --drain 1s \
     --senders 3 --readers 2 --json "$WORK/unreach.json" >"$WORK/table.txt" 2>/dev/null

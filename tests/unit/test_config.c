@@ -322,6 +322,33 @@ static void rules_between_keys(void **st)
     config_free(&cfg);
 }
 
+/* The files a run writes: their folder is checked before any load, the error naming
+ * the key, its flag and the path. */
+static void output_folders_checked_first(void **st)
+{
+    struct config cfg;
+    char err[400];
+    const char *a1[] = { "--json", "/nonexistent-h1/dir/x.json", "--senders", "0", "--readers", "0" };
+    assert_int_equal(parse(&cfg, 6, a1), 0);
+    assert_int_equal(config_check_limits(&cfg, err, sizeof err), -1);
+    assert_non_null(strstr(err, "run.json (--json): /nonexistent-h1/dir/x.json: the folder /nonexistent-h1/dir does not exist"));
+    config_free(&cfg);
+    const char *a2[] = { "--ledger-csv", "/tmp", "--senders", "0", "--readers", "0" };
+    assert_int_equal(parse(&cfg, 6, a2), 0);
+    assert_int_equal(config_check_limits(&cfg, err, sizeof err), -1);
+    assert_non_null(strstr(err, "run.ledger_csv (--ledger-csv): /tmp is a folder"));
+    config_free(&cfg);
+    const char *a3[] = { "--set", "capacity.report=/nonexistent-h1/r.html", "--senders", "0", "--readers", "0" };
+    assert_int_equal(parse(&cfg, 6, a3), 0);
+    assert_int_equal(config_check_outputs(&cfg, err, sizeof err), -1);
+    assert_non_null(strstr(err, "capacity.report: /nonexistent-h1/r.html"));
+    config_free(&cfg);
+    const char *a4[] = { "--json", "/tmp/x.json", "--ledger-csv", "relative.csv", "--senders", "0", "--readers", "0" };
+    assert_int_equal(parse(&cfg, 8, a4), 0);
+    assert_int_equal(config_check_limits(&cfg, err, sizeof err), 0);
+    config_free(&cfg);
+}
+
 /* The profiles in conf/ load (every key known, every value in bounds) and say what
  * they are: the classic as the JAMES-393 comparison had it, the office's mail
  * clients and fill, the ISP's leave-on-server clients. */
@@ -370,6 +397,7 @@ int main(void)
         cmocka_unit_test(units), cmocka_unit_test(human_output), cmocka_unit_test(defaults_and_flags),
         cmocka_unit_test(file_then_flags), cmocka_unit_test(bad_input), cmocka_unit_test(users_file_and_pattern),
         cmocka_unit_test(shards), cmocka_unit_test(bounds_in_the_table), cmocka_unit_test(rules_between_keys),
+        cmocka_unit_test(output_folders_checked_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

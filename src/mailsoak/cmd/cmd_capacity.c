@@ -80,8 +80,10 @@ static void usage(FILE *f)
     config_help(f);
 }
 
-/* The steps' directory: capacity.dir, NAME.steps beside run.json, or a new one here. */
-static int make_dir(const struct config *cfg, char *dir, size_t n)
+/* The steps' directory: capacity.dir, NAME.steps beside run.json, or a new one here;
+ * *made: it is new (removed again if no step wrote in it). An error names what the
+ * user set. */
+static int make_dir(const struct config *cfg, char *dir, size_t n, int *made)
 {
     if (cfg->capacity.dir[0])
         snprintf(dir, n, "%s", cfg->capacity.dir);
@@ -97,11 +99,34 @@ static int make_dir(const struct config *cfg, char *dir, size_t n)
         gmtime_r(&now, &tm);
         strftime(dir, n, "mailsoak-capacity-%Y%m%dT%H%M%SZ", &tm);
     }
-    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-        fprintf(stderr, "mailsoak capacity: capacity.dir: %s: %s\n", dir, strerror(errno));
+    *made = mkdir(dir, 0755) == 0;
+    if (!*made && errno != EEXIST) {
+        if (cfg->capacity.dir[0])
+            fprintf(stderr, "mailsoak capacity: capacity.dir: %s: %s\n", dir, strerror(errno));
+        else if (cfg->json[0])
+            fprintf(stderr, "mailsoak capacity: run.json (--json) %s: its steps' folder %s: %s\n", cfg->json, dir,
+                    strerror(errno));
+        else
+            fprintf(stderr, "mailsoak capacity: the steps' folder %s: %s (set capacity.dir)\n", dir, strerror(errno));
         return -1;
     }
     return 0;
+}
+
+/* A step's output, whose run could not start: its last lines say why. */
+static void say_why(const char *out)
+{
+    FILE *f = fopen(out, "r");
+    if (!f)
+        return;
+    char lines[4][300], line[300];
+    unsigned n = 0;
+    while (fgets(line, sizeof line, f))
+        if (line[0] != '\n')
+            snprintf(lines[n++ % 4], sizeof lines[0], "%s", line);
+    fclose(f);
+    for (unsigned i = n > 4 ? n - 4 : 0; i < n; i++)
+        fprintf(stderr, "  %s%s", lines[i % 4], strchr(lines[i % 4], '\n') ? "" : "\n");
 }
 
 struct step_plan {
@@ -393,7 +418,8 @@ static int run_search(const struct config *cfg, int argc, char **argv, const cha
         p.check = 0;
         if (st->exit_status == 2 || st->exit_status == 3) {
             /* the settings or the preflight: every step would fail alike */
-            fprintf(stderr, "mailsoak capacity: step %u could not run (exit %d): see %s\n", st->n, st->exit_status, out);
+            fprintf(stderr, "mailsoak capacity: step %u could not run (exit %d), %s says:\n", st->n, st->exit_status, out);
+            say_why(out);
             st->j.verdict = STEP_INVALID;
             snprintf(st->j.why, sizeof st->j.why, "its run could not start (exit %d, see step-%02u.out)", st->exit_status,
                      st->n);
@@ -622,7 +648,8 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
             tail = took - span;
         check = 0;
         if (rr->exit_status == 2 || rr->exit_status == 3) {
-            fprintf(stderr, "mailsoak capacity: run %u could not run (exit %d): see %s\n", rr->n, rr->exit_status, out);
+            fprintf(stderr, "mailsoak capacity: run %u could not run (exit %d), %s says:\n", rr->n, rr->exit_status, out);
+            say_why(out);
             stair_stop(&c.s, "a run could not start");
             rc = 2;
             break;
@@ -687,14 +714,15 @@ int cmd_capacity(int argc, char **argv)
     int rc;
     if (cli_parse(&cmd, argc, argv, stdout, stderr, &files, &nfiles, &rc)) {
         char err[400], dir[512];
-        if (config_check(&cfg, err, sizeof err) < 0) {
+        int made = 0;
+        if (config_check(&cfg, err, sizeof err) < 0 || config_check_outputs(&cfg, err, sizeof err) < 0) {
             fprintf(stderr, "mailsoak capacity: %s\n", err);
             rc = 2;
         } else if (!cfg.smtp_targets.n || !cfg.pop3_targets.n || !cfg.senders || !cfg.readers) {
             fprintf(stderr, "mailsoak capacity: needs an SMTP and a POP3 target, senders and readers: the capacity "
                             "is of mail delivered, and only reading it proves that\n");
             rc = 2;
-        } else if (make_dir(&cfg, dir, sizeof dir) < 0) {
+        } else if (make_dir(&cfg, dir, sizeof dir, &made) < 0) {
             rc = 2;
         } else {
             sigset_t set, old;
@@ -703,6 +731,8 @@ int cmd_capacity(int argc, char **argv)
             rc = cfg.capacity.method == CAPACITY_STAIRCASE ? search_staircase(&cfg, argc, argv, dir)
                                                            : run_search(&cfg, argc, argv, dir);
             sigprocmask(SIG_SETMASK, &old, NULL);
+            if (made)
+                rmdir(dir);          /* fails but when no step wrote in it: nothing left behind */
         }
     }
     config_free(&cfg);

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/tls.h"
 #include "lib/users.h"
@@ -428,8 +431,57 @@ int config_check(const struct config *cfg, char *err, size_t errlen)
     return 0;
 }
 
+/* A file a run will write (key, its flag or NULL, the path): its folder must exist and
+ * take a new file, checked before any load so that a typo costs no soak. */
+static int output_ok(const char *key, const char *flag, const char *path, char *err, size_t errlen)
+{
+    if (!path || !*path)
+        return 0;
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    char name[80];
+    snprintf(name, sizeof name, flag ? "%s (--%s)" : "%s", key, flag);
+    struct stat st;
+    if (stat(dir, &st) < 0) {
+        snprintf(err, errlen, "%s: %s: the folder %s %s", name, path, dir,
+                 errno == ENOENT ? "does not exist (make it first)" : strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: %s: %s is not a folder", name, path, dir);
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK) < 0) {
+        snprintf(err, errlen, "%s: %s: cannot write in %s: %s", name, path, dir, strerror(errno));
+        return -1;
+    }
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: %s is a folder: name a file", name, path);
+        return -1;
+    }
+    return 0;
+}
+
+int config_check_outputs(const struct config *cfg, char *err, size_t errlen)
+{
+    if (output_ok("run.json", "json", cfg->json, err, errlen) < 0 ||
+        output_ok("run.ledger_csv", "ledger-csv", cfg->ledger_csv, err, errlen) < 0 ||
+        output_ok("fill.ledger_csv", NULL, cfg->fill_ledger_csv, err, errlen) < 0 ||
+        output_ok("capacity.report", NULL, cfg->capacity.report, err, errlen) < 0)
+        return -1;
+    return 0;
+}
+
 int config_check_limits(const struct config *cfg, char *err, size_t errlen)
 {
+    if (config_check_outputs(cfg, err, errlen) < 0)
+        return -1;
     /* Read once here, so that a missing or bad file is the same error, exit 2,
      * whether the demo, the preflight or the run would have read it first. */
     size_t nusers = (size_t)cfg->user_count;
