@@ -63,6 +63,7 @@ struct conn {
     void *ud;
     struct buf in, out;
     size_t max_line;                 /* longest acceptable input line */
+    size_t in_min;                   /* what a read makes room for (4 KiB; less for idle sessions) */
     uint32_t want_events;            /* what a blocked transport op waits for */
     uint32_t rd_wait, wr_wait;       /* what the blocked read / write waits for, 0 = not blocked */
     int connecting;                  /* TCP connect or TLS handshake in progress */
@@ -104,6 +105,10 @@ int conn_line_why(struct conn *c, char **line, size_t *len, char *why, size_t wh
 /* Raw access for bulk data: what is buffered, and where it starts. */
 static inline size_t conn_avail(const struct conn *c) { return c->in.len - c->in.off; }
 static inline const char *conn_peek(const struct conn *c) { return c->in.p + c->in.off; }
+/* Gives back the buffers while they hold nothing: a session that waits long
+ * (IMAP IDLE) keeps no more than its structure; the next read or write takes
+ * them again. */
+void conn_trim(struct conn *c);
 /* Takes n bytes of what conn_peek() showed (n <= conn_avail()). */
 static inline void conn_take(struct conn *c, size_t n) { c->in.off += n; }
 

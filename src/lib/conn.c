@@ -94,6 +94,15 @@ void conn_init(struct conn *c, struct loop *l, conn_cb cb, void *ud)
     c->ud = ud;
     c->tr = &transport_plain;
     c->max_line = 4096;
+    c->in_min = IN_MIN;
+}
+
+void conn_trim(struct conn *c)
+{
+    if (c->in.cap && c->in.off == c->in.len)
+        buf_free(&c->in);
+    if (c->out.cap && c->out.off == c->out.len)
+        buf_free(&c->out);
 }
 
 static enum conn_err classify_errno(int e)
@@ -274,20 +283,20 @@ int conn_upgrade(struct conn *c, const struct transport *tr, void *tls_state)
 
 static void do_read(struct conn *c)
 {
-    if (c->in.cap - c->in.len < IN_MIN / 2 || !c->in.cap) {
+    if (c->in.cap - c->in.len < c->in_min / 2 || !c->in.cap) {
         if (c->in.off) {
             memmove(c->in.p, c->in.p + c->in.off, c->in.len - c->in.off);
             c->in.len -= c->in.off;
             c->in.off = 0;
         }
-        if (c->in.cap - c->in.len < IN_MIN / 2) {
+        if (c->in.cap - c->in.len < c->in_min / 2) {
             if (c->in.len > c->max_line + 2) {
                 /* conn_line would have found a line by now: nothing fits */
                 snprintf(c->errmsg, sizeof c->errmsg, "line longer than %zu bytes", c->max_line);
                 fail_now(c, CE_OVERLONG, 0);
                 return;
             }
-            buf_reserve(&c->in, IN_MIN);
+            buf_reserve(&c->in, c->in_min);
         }
     }
     ssize_t r = c->tr->read(c, c->in.p + c->in.len, c->in.cap - c->in.len);

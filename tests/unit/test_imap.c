@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "engine/imap.h"
+#include "engine/imap_session.h"
 #include "session_script.h"
 
 /* One user, so the session's pick is known. */
@@ -361,6 +362,10 @@ static void exists_during_idle_is_fetched(void **state)
     static char msg[16384];
     our_message_at(sc, msg, sizeof msg, 7, 0);
     script_quiet(sc, 5000);          /* idling: no command, no timeout */
+    /* and holding no buffers: 10,000 idle clients fit in a few KiB each */
+    const struct imap_session *s = (const struct imap_session *)sc->set.v;
+    assert_int_equal(s->state, IS_IDLING);
+    assert_int_equal(s->c.in.cap + s->c.out.cap, 0);
     script_talk(sc, "S: * 1 EXISTS", "C: DONE", "S: a3 OK Idle completed", NULL);
     idle_sync(sc, 4, 7, msg);
     assert_int_equal(entry_state(sc, 0) & LS_READS, 1);

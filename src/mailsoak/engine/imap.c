@@ -41,6 +41,8 @@ static const enum lat is_lat[IS_STATES] = {
 /* Untagged responses a command may draw beyond one per message the mailbox holds
  * (EXISTS, RECENT, FLAGS, OK codes...): more is a flood. */
 #define IMAP_UNTAGGED_SLACK 64
+/* An idle client's reads (lib/conn.c's in_min). */
+#define IMAP_IDLE_IN_MIN 1024
 /* What EXISTS may announce: no mailbox of a soak holds ten million messages. */
 #define IMAP_EXISTS_MAX 10000000
 
@@ -550,6 +552,10 @@ static void imap_init(void *arg, struct session_env *env, unsigned id)
     rng_seed(&s->pick.rng, env->run->seed ^ (0x494d415000000000ull + id));
     /* the first sessions are the idle users' clients, one each */
     s->idle_user = id < env->run->imap_idle ? (int)id : -1;
+    /* an idle client reads greetings, capabilities and EXISTS, seldom a body:
+     * small reads keep 10,000 of them within 4 KiB each (make bench) */
+    if (s->idle_user >= 0)
+        s->c.in_min = IMAP_IDLE_IN_MIN;
 }
 
 static void imap_start(void *arg)

@@ -88,6 +88,7 @@ void imap_idle_continued(struct imap_session *s)
     }
     s->why_sync = SYNC_RENEW;        /* until an EXISTS says otherwise */
     timer_arm_in(s->env->loop, &s->backoff, imap_cfg(s)->imap_idle_renew);
+    conn_trim(&s->c);                /* idling for minutes: no buffers held */
 }
 
 void imap_idle_renew(struct imap_session *s)
