@@ -109,6 +109,15 @@ static void cmd_login(struct imap *s, const char *user, size_t ulen, const char 
                       const char *method)
 {
     struct srv *srv = s->b.srv;
+    /* A literal can carry any byte: a name with control bytes (a forged log line
+     * after a newline) is nobody's, and is not written to the log. */
+    for (size_t i = 0; i < ulen; i++)
+        if ((unsigned char)user[i] < 0x20 || user[i] == 0x7f) {
+            srv_log("imap-login: Disconnected (auth failed, 1 attempts): user=<(control bytes)>, method=%s, rip=%s",
+                    method, s->b.peer);
+            imap_reply(s, "NO [AUTHENTICATIONFAILED] Authentication failed.");
+            return;
+        }
     snprintf(s->user, sizeof s->user, "%.*s", (int)ulen, user);
     long u = srv_check_login(srv, user, ulen, pass, plen);
     if (u < 0) {

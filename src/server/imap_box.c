@@ -49,11 +49,13 @@ void imap_box_merge(struct imap_box *b, struct srv_items *items, uint64_t now)
 {
     /* The store's uids sort in delivery order (its names start with the time and a
      * counter), so new messages get ascending UIDs in the order they arrived. */
-    qsort(items->v, items->n, sizeof *items->v, by_sid);
+    if (items->n)                    /* qsort's array may not be NULL, even empty */
+        qsort(items->v, items->n, sizeof *items->v, by_sid);
     size_t *idx = xmalloc((b->n ? b->n : 1) * sizeof *idx);
     for (size_t i = 0; i < b->n; i++)
         idx[i] = i;
-    qsort_r(idx, b->n, sizeof *idx, ent_by_sid, b);
+    if (b->n)
+        qsort_r(idx, b->n, sizeof *idx, ent_by_sid, b);
     unsigned char *keep = xcalloc(b->n ? b->n : 1, 1);
     size_t nnew = 0;
     unsigned char *fresh = xcalloc(items->n ? items->n : 1, 1);

@@ -117,6 +117,13 @@ def mode_literals(port, user, pw):
     if b" OK" not in t:
         die("LOGIN with literals: %r" % t)
     print("LOGIN with literals: %r" % t)
+    # A user name with a newline in a literal: refused, and not written to the log
+    # (the caller checks the log).
+    c2 = Imap(port)
+    name = b"x\nFAKE: injected line"
+    _, t = c2.cmd(b"LOGIN {%d+}\r\n%s pw" % (len(name), name))
+    if b"NO [AUTHENTICATIONFAILED]" not in t:
+        die("a user name with a newline: %r" % t)
     # A literal beyond the bound: refused before it is sent.
     c.n += 1
     tag = b"t%d" % c.n

@@ -76,7 +76,9 @@ openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -days 1 -keyout "$
 srv_start --users "$WORK/users" --set server.received=no --listen-imaps 127.0.0.1:0 --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem"
 [[ -n $IMAPS_PORT ]] || fail "no imaps= in the READY line"
 python3 "$RAW" literals "$IMAP_PORT" a@test.local pw-a >"$WORK/lit.out" 2>&1 || { cat "$WORK/lit.out"; fail "literals"; }
-ok "synchronising and LITERAL+ literals; too long a literal or line refused"
+! grep -q '^FAKE: injected' "$WORK/server.log" || fail "a user name's newline reached the log"
+grep -q 'user=<(control bytes)>' "$WORK/server.log" || fail "the refused control-byte login is not logged"
+ok "synchronising and LITERAL+ literals; too long a literal or line refused; control bytes kept out of the log"
 curl_send "$WORK/m1.eml" a@test.local || fail "curl send over TLS test"
 curl -sS --max-time 10 -k "imaps://127.0.0.1:$IMAPS_PORT/INBOX;UID=1" -u a@test.local:pw-a >"$WORK/tls1" \
     && cmp -s "$WORK/tls1" "$WORK/m1.eml" || fail "IMAPS fetch"
