@@ -69,7 +69,9 @@ pid=$!
 sleep 2
 kill -INT $pid
 wait $pid
-check "SIGINT exits 130" eq "$?" 130
+rc=$?
+check "SIGINT exits 130" eq "$rc" 130
+check "SIGINT: the verdict prints the status returned" eq "$(grep -o '(exit [0-9]*' "$WORK/int.txt")" "(exit $rc"
 check "SIGINT: JSON written" eq "$(jget "$WORK/int.json" .interrupted)" true
 check "SIGINT: timeline kept" gt "$(jget "$WORK/int.json" '.timeline | length')" 0
 check "SIGINT: table printed" grep -q '^sent' "$WORK/int.txt"

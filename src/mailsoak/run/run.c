@@ -410,6 +410,13 @@ static void judge_run(struct run_result *res)
         .due = res->c.arrivals + res->arrivals_owed,
     };
     res->exit_status = judge(&res->gates, &f, &res->judged, &res->verdict);
+    /* what the run returns, decided before the table says it: a signal ends it with
+     * 128 + the signal whatever the gates said; a size ladder's rung that lost or
+     * corrupted what the server accepted is an integrity failure */
+    if (res->interrupted)
+        res->exit_status = MS_EXIT_SIGNAL + stop_signal;
+    else if (res->ladder.failures)
+        res->exit_status = MS_EXIT_GATE_INTEGRITY;
 }
 
 /* Setup: the settings checked, what the workers share, the workers, the clock's
@@ -697,13 +704,7 @@ static int soak_finish(struct controller *ct)
         }
         json_decref(root);
     }
-    /* a server that accepted what it did not deliver intact: an integrity failure
-     * (lib/exitcodes.h) */
-    if (res->ladder.failures && rc == 0 && !res->interrupted)
-        rc = MS_EXIT_GATE_INTEGRITY;
-    if (res->interrupted && rc == 0)
-        rc = MS_EXIT_SIGNAL + stop_signal;
-    return rc ? rc : res->exit_status;
+    return rc ? rc : res->exit_status;    /* judge_run's, which the table printed */
 }
 
 /* Everything the controller owns, whichever step it reached. */

@@ -64,10 +64,14 @@ void verdict_table(FILE *f, const struct run_result *r)
     kept_up_line(f, r);
     if (v->remedy[0])
         fprintf(f, "  %-10s %s\n", "remedy", v->remedy);
-    int status = gate_exit_status(j);
+    /* the status the run returns (r->exit_status), not the gates' alone: a signal or
+     * a size ladder's failure decides it too */
+    int status = r->exit_status;
     fprintf(f, "  %-10s %s", "gates", j->failed ? "FAILED" : "passed");
-    if (j->failed)
+    if (status == MS_EXIT_GATE_INTEGRITY || status == MS_EXIT_GATE_QOS)
         fprintf(f, " (exit %d: %s)", status, status == MS_EXIT_GATE_INTEGRITY ? "integrity" : "quality of service");
+    else if (status > MS_EXIT_SIGNAL)
+        fprintf(f, " (exit %d: interrupted by signal %d)", status, status - MS_EXIT_SIGNAL);
     fprintf(f, ", %u of %u passed\n", j->n - j->failed, j->n);
     for (unsigned i = 0; i < j->n; i++)
         if (!j->v[i].pass || j->v[i].reason)
