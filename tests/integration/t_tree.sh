@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What DEVELOPERS.md says of the tree holds where a script can tell
 # (scripts/check-tree: opening comments, the layout table, a header named after
-# each file, bench and command names, one out-of-memory policy, three mutable globals), and check-tree really fails on
+# each file, bench and command names, sizes, one out-of-memory policy, three mutable globals), and check-tree really fails on
 # each of them (on a copy of the tree with one thing planted).
 source "$(dirname "$0")/lib.sh"
 
@@ -66,6 +66,19 @@ sed -i '1s|/\* cmd_merge:|/* merge:|' "$WORK/copy/src/mailsoak/cmd/merge.c"
 tree_check
 check "a command named after the module it drives fails" eq "$?" 1
 check "the failure names it" grep -q '^src/mailsoak/cmd/merge.c: a command is src/mailsoak/cmd/cmd_NAME.c' "$WORK/bad.txt"
+
+fresh
+# a function of 121 lines, and a file of 801 (the JSON helpers padded)
+{ printf '\nint planted_long(int x);\nint planted_long(int x)\n{\n'; for _ in $(seq 119); do printf '    x++;\n'; done
+  printf '}\n'; } >>"$WORK/copy/src/lib/json.c"
+tree_check
+check "a function over 120 lines fails" eq "$?" 1
+check "the failure names it, its line and its length" \
+    grep -q '^src/lib/json.c:[0-9]*: planted_long() is 121 lines, over 120' "$WORK/bad.txt"
+n=$(wc -l <"$WORK/copy/src/lib/json.c")
+for _ in $(seq $((801 - n))); do echo >>"$WORK/copy/src/lib/json.c"; done
+tree_check
+check "a file over 800 lines fails" grep -q '^src/lib/json.c: 801 lines, over 800' "$WORK/bad.txt"
 
 fresh
 printf '/* planted: a counter */\nint planted_counter;\nint planted_next(void);\nint planted_next(void) { return ++planted_counter; }\n' \

@@ -29,6 +29,32 @@ static double slope(const double *t, const double *y, unsigned n)
     return d > 0 ? (n * sty - st * sy) / d : 0;
 }
 
+/* One steady interval's counts, error classes and latency histograms added to f.
+ * 0, or -1 with the reason in err (histograms that do not add up). */
+static int add_interval(struct step_figures *f, const json_t *e, char *err, size_t errlen)
+{
+    f->intervals++;
+    f->c.sent += json_path_count(e, "sent");
+    f->c.read += json_path_count(e, "read");
+    f->c.errors += json_path_count(e, "errors");
+    f->c.smtp_sessions += json_path_count(e, "smtp_sessions");
+    f->c.pop3_sessions += json_path_count(e, "pop3_sessions");
+    f->c.arrivals += json_path_count(e, "arrivals");
+    f->c.late_busy += json_path_count(e, "late_busy");
+    f->c.late_engine += json_path_count(e, "late_engine");
+    f->c.left_behind += json_path_count(e, "left_behind");
+    const char *name;
+    json_t *v;
+    json_object_foreach((json_t *)json_object_get(e, "errors_by_class"), name, v)
+        if (json_is_integer(v))
+            errs_add(f->err, &f->nerr, name, (uint64_t)json_integer_value(v));
+    json_object_foreach((json_t *)json_object_get(e, "latency"), name, v)
+        for (unsigned k = 0; k < LAT_COUNT; k++)
+            if (!strcmp(name, lat_names[k]) && latency_add(&f->lat[k], v, err, errlen) < 0)
+                return -1;
+    return 0;
+}
+
 int step_read(const json_t *root, double start_s, struct step_figures *f, char *err, size_t errlen)
 {
     return step_read_span(root, start_s, INFINITY, f, err, errlen);
@@ -87,31 +113,7 @@ int step_read_span(const json_t *root, double start_s, double end_s, struct step
                 }
             }
             end = te;
-            f->intervals++;
-            f->c.sent += json_path_count(e, "sent");
-            f->c.read += json_path_count(e, "read");
-            f->c.errors += json_path_count(e, "errors");
-            f->c.smtp_sessions += json_path_count(e, "smtp_sessions");
-            f->c.pop3_sessions += json_path_count(e, "pop3_sessions");
-            f->c.arrivals += json_path_count(e, "arrivals");
-            f->c.late_busy += json_path_count(e, "late_busy");
-            f->c.late_engine += json_path_count(e, "late_engine");
-            f->c.left_behind += json_path_count(e, "left_behind");
-            const char *name;
-            json_t *v;
-            json_object_foreach((json_t *)json_object_get(e, "errors_by_class"), name, v)
-                if (json_is_integer(v))
-                    errs_add(f->err, &f->nerr, name, (uint64_t)json_integer_value(v));
-            json_object_foreach((json_t *)json_object_get(e, "latency"), name, v) {
-                for (unsigned k = 0; k < LAT_COUNT; k++)
-                    if (!strcmp(name, lat_names[k]) && latency_add(&f->lat[k], v, err, errlen) < 0) {
-                        rc = -1;
-                        break;
-                    }
-                if (rc)
-                    break;
-            }
-            if (rc)
+            if ((rc = add_interval(f, e, err, errlen)) < 0)
                 break;
             t[np] = te;
             u[np++] = (double)json_integer_value(un);
