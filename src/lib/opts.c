@@ -18,6 +18,21 @@
 const char *const opt_path[] = { NULL };
 const char *const opt_hostport[] = { NULL };
 
+/* A setting's duration: "10" could mean seconds or minutes to its reader, so any but
+ * 0 says its unit. */
+static int parse_duration_with_unit(const char *val, uint64_t *out, const char **why)
+{
+    char *end;
+    double v = strtod(val, &end);
+    while (end != val && (*end == ' ' || *end == '\t'))
+        end++;
+    if (end != val && !*end && v != 0) {
+        *why = "a duration needs its unit: 90s, 10m, 1h or 250ms (a bare number is refused)";
+        return -1;
+    }
+    return parse_duration_ns(val, out, why);
+}
+
 /* HOST:PORT or [IPv6]:PORT (opt_hostport); NULL, or why not. */
 static const char *bad_hostport(const char *v)
 {
@@ -185,7 +200,7 @@ static int parse_into(const struct opt *o, void *base, const char *val, int src,
     }
     case OPT_COUNT: return parse_count(val, FIELD(base, o, uint64_t), why);
     case OPT_BYTES: return parse_bytes(val, FIELD(base, o, uint64_t), why);
-    case OPT_DURATION: return parse_duration_ns(val, FIELD(base, o, uint64_t), why);
+    case OPT_DURATION: return parse_duration_with_unit(val, FIELD(base, o, uint64_t), why);
     case OPT_RANGE: return parse_range(val, FIELD(base, o, struct range), 0, why);
     case OPT_BYTERANGE: return parse_range(val, FIELD(base, o, struct range), 1, why);
     case OPT_BOOL: return parse_bool(val, FIELD(base, o, int), why);

@@ -130,6 +130,12 @@ static void bad_input(void **st)
     const char *argv4[] = { "--no-such-flag", "1" };
     assert_int_equal(parse(&cfg, 2, argv4), 2);
     config_free(&cfg);
+    const char *argv5[] = { "--duration", "10" };   /* seconds or minutes? said, not guessed */
+    assert_int_equal(parse(&cfg, 2, argv5), 2);
+    config_free(&cfg);
+    const char *argv6[] = { "--duration", "10s", "--drain", "0" };
+    assert_int_equal(parse(&cfg, 4, argv6), 0);
+    config_free(&cfg);
     fclose(stderr);
     stderr = saved;
     char want[256];
@@ -139,6 +145,7 @@ static void bad_input(void **st)
     assert_non_null(strstr(errbuf, want));
     assert_non_null(strstr(errbuf, "--senders: smtp.senders: expected a number"));
     assert_non_null(strstr(errbuf, "unknown option '--no-such-flag'"));
+    assert_non_null(strstr(errbuf, "--duration: run.duration: a duration needs its unit: 90s, 10m, 1h or 250ms"));
     unlink(path);
     unlink(path2);
     free(path);
