@@ -6,6 +6,7 @@
  * sections IMAP writes. */
 #include "fuzz.h"
 
+#include "server/imap_mime.h"
 #include "server/imap_proto.h"
 #include "server/proto.h"
 

@@ -1,8 +1,7 @@
 /* imap_proto: the pure parts of the server's IMAP (imap_proto.c): reading a command's
  * arguments (atoms, quoted strings, literals already gathered into the command),
- * sequence sets, FETCH items and SEARCH keys, and writing what FETCH returns
- * (strings, ENVELOPE, BODYSTRUCTURE, header fields, sections), free of sockets so
- * unit tests and the fuzzer can drive them. Every bound is the protocol's or a
+ * sequence sets, FETCH items, flags and SEARCH keys (what FETCH writes is
+ * imap_mime.h's), free of sockets so unit tests and the fuzzer can drive them. Every bound is the protocol's or a
  * named constant here. */
 #ifndef MS_SERVER_IMAP_PROTO_H
 #define MS_SERVER_IMAP_PROTO_H
@@ -15,8 +14,6 @@
 #define IMAP_SET_MAX 256             /* ranges in one sequence set */
 #define IMAP_ATT_MAX 16              /* items in one FETCH */
 #define IMAP_FIELDS_MAX 512          /* bytes of HEADER.FIELDS names */
-#define IMAP_MIME_DEPTH 8            /* nesting of multiparts BODYSTRUCTURE follows */
-#define IMAP_MIME_PARTS 64           /* parts one multipart lists; the rest are left out */
 
 /* A command as gathered: its lines with CRLF and each literal's bytes after its
  * "{n}" or "{n+}", so a literal is read where it stands. */
@@ -96,16 +93,5 @@ int imap_search_parse(struct imap_cur *c, struct imap_search *s, const char **wh
 int imap_search_match(const struct imap_search *s, uint32_t seq, uint32_t uid, unsigned flags,
                       uint32_t maxseq, uint32_t maxuid);
 void imap_search_free(struct imap_search *s);
-
-/* An nstring: quoted when it can be, a literal when it holds CR, LF, NUL, a quote
- * or backslash run, or 8-bit bytes. */
-void imap_string(struct buf *out, const char *p, size_t n);
-/* The message (CRLF line ends, as FETCH serves it) -> what FETCH returns for it. */
-void imap_envelope(struct buf *out, const char *msg, size_t len);
-void imap_bodystructure(struct buf *out, const char *msg, size_t len);
-/* The bytes of a section (before <partial>): appended to out. */
-void imap_section(struct buf *out, const char *msg, size_t len, const struct imap_att *a);
-/* The message with every line ending in CRLF (what RFC822.SIZE counts). */
-void imap_crlf(struct buf *out, const char *msg, size_t len);
 
 #endif

@@ -255,6 +255,126 @@ sync:
 
 /* One whole command (its literals inline). faults: command faults may strike (not
  * on a delayed command's second run); synced: see selected(). */
+/* Commands of every state; 1 when v was one of them. */
+static int any_state(struct imap *s, const char *v, size_t vn)
+{
+#define IS(w) (vn == strlen(w) && !strncasecmp(v, w, vn))
+    if (IS("CAPABILITY")) {
+        conn_printf(&s->b.c, "* CAPABILITY %s\r\n", capability(s));
+        imap_reply(s, "OK Capability completed.");
+    } else if (IS("LOGOUT")) {
+        conn_puts(&s->b.c, "* BYE Logging out\r\n");
+        imap_reply(s, "OK Logout completed.");
+        if (s->b.srv->cfg->log_sessions && s->user[0])
+            srv_log("imap(%s): Disconnected: Logged out", s->user);
+        srv_sess_close_after_flush(&s->b);
+    } else if (IS("NOOP") && s->state != I_SELECTED) {
+        imap_reply(s, "OK NOOP completed.");
+    } else if (IS("ID")) {
+        conn_puts(&s->b.c, "* ID (\"name\" \"mailsoak-server\")\r\n");
+        imap_reply(s, "OK ID completed.");
+    } else if (IS("STARTTLS")) {
+        if (!s->b.srv->imap_tls || s->tls) {
+            imap_reply(s, s->tls ? "BAD TLS is already active." : "BAD TLS support isn't enabled.");
+        } else if (s->state != I_NOAUTH) {
+            imap_reply(s, "BAD STARTTLS can't be used after login.");
+        } else {
+            imap_reply(s, "OK Begin TLS negotiation now.");
+            s->starttls = 1;
+            s->b.waiting = 1;        /* nothing sent after it is read in the clear */
+        }
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+static void not_authenticated(struct imap *s, const char *v, size_t vn, struct imap_cur *c)
+{
+    if (IS("LOGIN")) {
+        char user[256], pass[256];
+        size_t ul, pl;
+        if (imap_astring(c, user, sizeof user, &ul) < 0 || imap_sp(c) < 0 ||
+            imap_astring(c, pass, sizeof pass, &pl) < 0) {
+            imap_reply(s, "BAD Error in IMAP command LOGIN: Invalid arguments.");
+            return;
+        }
+        cmd_login(s, user, ul, pass, pl, "PLAIN");
+    } else if (IS("AUTHENTICATE")) {
+        const char *m, *ir;
+        size_t mn, irn;
+        if (imap_atom(c, &m, &mn) < 0 || mn != 5 || strncasecmp(m, "PLAIN", 5)) {
+            imap_reply(s, "NO Unsupported authentication mechanism.");
+            return;
+        }
+        if (imap_sp(c) == 0 && imap_atom(c, &ir, &irn) == 0) {
+            sasl_plain(s, irn == 1 && ir[0] == '=' ? "" : ir, irn == 1 && ir[0] == '=' ? 0 : irn);
+            return;
+        }
+        s->auth_wait = 1;
+        conn_puts(&s->b.c, "+ \r\n");
+    } else {
+        imap_reply(s, "BAD Error in IMAP command %.*s: Unknown command or not allowed before login.", (int)vn, v);
+    }
+}
+
+static void cmd_select(struct imap *s, struct imap_cur *c, int examine)
+{
+    char name[256];
+    size_t nl;
+    if (imap_astring(c, name, sizeof name, &nl) < 0) {
+        imap_reply(s, "BAD Error in IMAP command %s: Invalid arguments.", examine ? "EXAMINE" : "SELECT");
+        return;
+    }
+    if (s->state == I_SELECTED) {
+        imap_unselect(s);
+        conn_puts(&s->b.c, "* OK [CLOSED] Previous mailbox closed.\r\n");
+    }
+    if (!is_inbox(name)) {
+        int plain = nl <= 100;       /* echoed only when short and printable */
+        for (size_t i = 0; i < nl && plain; i++)
+            plain = (unsigned char)name[i] >= 0x20 && (unsigned char)name[i] < 0x7f;
+        imap_reply(s, "NO [NONEXISTENT] Mailbox doesn't exist: %s", plain ? name : "(not shown)");
+        return;
+    }
+    struct imap_box *b = imap_box_of(s);
+    s->readonly = examine;
+    s->state = I_SELECTED;
+    s->snext = b->sel;
+    if (b->sel)
+        b->sel->sprev = s;
+    b->sel = s;
+    imap_list_box(s, W_SELECT);
+}
+
+/* Commands once logged in; selected: see selected(). */
+static void authenticated(struct imap *s, const char *v, size_t vn, struct imap_cur *c,
+                          const char *p, size_t n, int synced)
+{
+    if (IS("LOGIN") || IS("AUTHENTICATE")) {
+        imap_reply(s, "BAD Already logged in.");
+    } else if (IS("SELECT") || IS("EXAMINE")) {
+        cmd_select(s, c, IS("EXAMINE"));
+    } else if (IS("LIST") || IS("LSUB")) {
+        char verb[8];
+        snprintf(verb, sizeof verb, "%.*s", (int)vn, v);
+        for (char *q = verb; *q; q++)
+            *q = (char)toupper((unsigned char)*q);
+        cmd_list(s, c, verb);
+    } else if (IS("NAMESPACE")) {
+        conn_puts(&s->b.c, "* NAMESPACE ((\"\" \"/\")) NIL NIL\r\n");
+        imap_reply(s, "OK Namespace completed.");
+    } else if (IS("ENABLE")) {
+        conn_puts(&s->b.c, "* ENABLED\r\n");
+        imap_reply(s, "OK Enabled.");
+    } else if (s->state == I_SELECTED) {
+        selected(s, v, vn, c, p, n, synced);
+    } else {
+        imap_reply(s, "BAD Error in IMAP command %.*s: Unknown command or no mailbox selected.", (int)vn, v);
+    }
+#undef IS
+}
+
 void imap_execute(struct imap *s, const char *p, size_t n, int faults, int synced)
 {
     struct imap_cur c = { .p = p, .n = n };
@@ -286,102 +406,14 @@ void imap_execute(struct imap *s, const char *p, size_t n, int faults, int synce
         if (f && apply_fault(s, f, st, p, n))
             return;
     }
-#define IS(w) (vn == strlen(w) && !strncasecmp(v, w, vn))
-    if (s->uidcmd && s->state != I_SELECTED) {
+    if (s->uidcmd && s->state != I_SELECTED)
         imap_reply(s, "BAD No mailbox selected.");
-    } else if (IS("CAPABILITY")) {
-        conn_printf(&s->b.c, "* CAPABILITY %s\r\n", capability(s));
-        imap_reply(s, "OK Capability completed.");
-    } else if (IS("LOGOUT")) {
-        conn_puts(&s->b.c, "* BYE Logging out\r\n");
-        imap_reply(s, "OK Logout completed.");
-        if (s->b.srv->cfg->log_sessions && s->user[0])
-            srv_log("imap(%s): Disconnected: Logged out", s->user);
-        srv_sess_close_after_flush(&s->b);
-    } else if (IS("NOOP") && s->state != I_SELECTED) {
-        imap_reply(s, "OK NOOP completed.");
-    } else if (IS("ID")) {
-        conn_puts(&s->b.c, "* ID (\"name\" \"mailsoak-server\")\r\n");
-        imap_reply(s, "OK ID completed.");
-    } else if (IS("STARTTLS")) {
-        if (!s->b.srv->imap_tls || s->tls) {
-            imap_reply(s, s->tls ? "BAD TLS is already active." : "BAD TLS support isn't enabled.");
-        } else if (s->state != I_NOAUTH) {
-            imap_reply(s, "BAD STARTTLS can't be used after login.");
-        } else {
-            imap_reply(s, "OK Begin TLS negotiation now.");
-            s->starttls = 1;
-            s->b.waiting = 1;        /* nothing sent after it is read in the clear */
-        }
-    } else if (s->state == I_NOAUTH) {
-        if (IS("LOGIN")) {
-            char user[256], pass[256];
-            size_t ul, pl;
-            if (imap_astring(&c, user, sizeof user, &ul) < 0 || imap_sp(&c) < 0 ||
-                imap_astring(&c, pass, sizeof pass, &pl) < 0) {
-                imap_reply(s, "BAD Error in IMAP command LOGIN: Invalid arguments.");
-                return;
-            }
-            cmd_login(s, user, ul, pass, pl, "PLAIN");
-        } else if (IS("AUTHENTICATE")) {
-            const char *m, *ir;
-            size_t mn, irn;
-            if (imap_atom(&c, &m, &mn) < 0 || mn != 5 || strncasecmp(m, "PLAIN", 5)) {
-                imap_reply(s, "NO Unsupported authentication mechanism.");
-                return;
-            }
-            if (imap_sp(&c) == 0 && imap_atom(&c, &ir, &irn) == 0) {
-                sasl_plain(s, irn == 1 && ir[0] == '=' ? "" : ir, irn == 1 && ir[0] == '=' ? 0 : irn);
-                return;
-            }
-            s->auth_wait = 1;
-            conn_puts(&s->b.c, "+ \r\n");
-        } else {
-            imap_reply(s, "BAD Error in IMAP command %.*s: Unknown command or not allowed before login.", (int)vn, v);
-        }
-    } else if (IS("LOGIN") || IS("AUTHENTICATE")) {
-        imap_reply(s, "BAD Already logged in.");
-    } else if (IS("SELECT") || IS("EXAMINE")) {
-        char name[256];
-        size_t nl;
-        if (imap_astring(&c, name, sizeof name, &nl) < 0) {
-            imap_reply(s, "BAD Error in IMAP command %.*s: Invalid arguments.", (int)vn, v);
-            return;
-        }
-        if (s->state == I_SELECTED) {
-            imap_unselect(s);
-            conn_puts(&s->b.c, "* OK [CLOSED] Previous mailbox closed.\r\n");
-        }
-        if (!is_inbox(name)) {
-            imap_reply(s, "NO [NONEXISTENT] Mailbox doesn't exist: %s", nl > 100 ? "(name too long)" : name);
-            return;
-        }
-        struct imap_box *b = imap_box_of(s);
-        s->readonly = IS("EXAMINE");
-        s->state = I_SELECTED;
-        s->snext = b->sel;
-        if (b->sel)
-            b->sel->sprev = s;
-        b->sel = s;
-        imap_list_box(s, W_SELECT);
-    } else if (IS("LIST") || IS("LSUB")) {
-        char verb[8];
-        snprintf(verb, sizeof verb, "%.*s", (int)vn, v);
-        for (char *q = verb; *q; q++)
-            *q = (char)toupper((unsigned char)*q);
-        cmd_list(s, &c, verb);
-    } else if (IS("NAMESPACE")) {
-        conn_puts(&s->b.c, "* NAMESPACE ((\"\" \"/\")) NIL NIL\r\n");
-        imap_reply(s, "OK Namespace completed.");
-    } else if (IS("ENABLE")) {
-        conn_puts(&s->b.c, "* ENABLED\r\n");
-        imap_reply(s, "OK Enabled.");
-    } else if (s->state == I_SELECTED) {
-        selected(s, v, vn, &c, p, n, synced);
-    } else {
-        imap_reply(s, "BAD Error in IMAP command %.*s: Unknown command or no mailbox selected.", (int)vn, v);
-    }
-#undef IS
+    else if (any_state(s, v, vn))
+        return;
+    else if (s->state == I_NOAUTH)
+        not_authenticated(s, v, vn, &c);
+    else
+        authenticated(s, v, vn, &c, p, n, synced);
 }
 
 /* A literal's bytes: kept in the command, or dropped when it is too long. */

@@ -6,6 +6,7 @@
  * to read before the next when its answers pile up. */
 #include "server/imap_mailbox.h"
 #include "server/imap.h"
+#include "server/imap_mime.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "server/imap_box.h"
+#include "server/imap_mime.h"
 #include "server/imap_proto.h"
 
 static struct imap_cur cur(const char *s)
