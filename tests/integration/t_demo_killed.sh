@@ -114,7 +114,7 @@ check "group SIGINT: no error blamed on the server" eq \
     "$(jq -c '.summary.errors_by_class | with_entries(select(.value > 0))' "$WORK/int.json")" "{}"
 check "group SIGINT: the server's memory measured" gt "$(jq '.summary.mem // 0' "$WORK/int.json")" 0
 check "group SIGINT: the server still there at the last sample" gt "$(jq '.summary.mem_final // 0' "$WORK/int.json")" 0
-check "group SIGINT: the table's mem row has a figure" grep -qE '^mem +[1-9][0-9.]*[KMG]B$' "$WORK/int.out"
+check "group SIGINT: the table's mem row has a figure" grep -qE '^mem +[1-9][0-9.]*[KMG]B( \(RSS [0-9.]+[KMG]B\)| RSS)$' "$WORK/int.out"
 dir=$(sed -n 's/.*soaking the reference server (pid [0-9]*, .*, \([^,]*\))$/\1/p' "$WORK/int.err")
 check "group SIGINT: the demo's directory ($dir) is gone" test -n "$dir" -a ! -e "$dir"
 kill -TERM "$LIVE_PID"

@@ -304,6 +304,27 @@ static void mbox_shrinking_under_the_walker(void **state)
     rmtree(d);
 }
 
+/* The table's mem row: the server's own footprint (PSS) first, the RSS sum beside
+ * it (counting each shared page once per process, several times the real use). */
+static void mem_row_is_pss_with_rss_beside(void **state)
+{
+    struct probe_summary ps;
+    memset(&ps, 0, sizeof ps);
+    ps.has.active = ps.has.procs = 1;
+    ps.mem_peak = 698ull << 20;
+    ps.pss_peak = 75ull << 20;
+    char name[32], value[64];
+    assert_int_equal(probe_table_row(&ps, 1, name, sizeof name, value, sizeof value), 1);
+    assert_string_equal(name, "mem");
+    assert_non_null(strstr(value, "(RSS "));
+    assert_true(strncmp(value, "75", 2) == 0);       /* PSS first */
+    assert_non_null(strstr(value, "698"));
+    ps.pss_peak = 0;                                  /* no PSS walk: RSS, said so */
+    assert_int_equal(probe_table_row(&ps, 1, name, sizeof name, value, sizeof value), 1);
+    assert_non_null(strstr(value, "698"));
+    assert_non_null(strstr(value, " RSS"));
+}
+
 /* ------------------------------------------------------------------------------ */
 /* Settings, logs and output */
 
@@ -514,6 +535,7 @@ int main(void)
         cmocka_unit_test(mbox_store_and_its_cache),
         cmocka_unit_test(mbox_counted_across_reads),
         cmocka_unit_test(mbox_shrinking_under_the_walker),
+        cmocka_unit_test(mem_row_is_pss_with_rss_beside),
         cmocka_unit_test(bad_settings_name_the_key_and_value),
         cmocka_unit_test(log_hits_on_the_timeline),
     };

@@ -210,6 +210,22 @@ static void fmt_cpu(char *buf, size_t n, uint64_t ms)
     fmt_duration(buf, n, ms * 1000000ull);
 }
 
+/* Memory as the server's own footprint: the peak PSS (pages shared between its
+ * processes counted once, in shares), the peak RSS beside it (a sum over processes
+ * that counts each shared page once per process: several times the real use). RSS
+ * alone when no PSS walk was made. */
+static void fmt_mem(char *buf, size_t n, uint64_t pss, uint64_t rss)
+{
+    char a[32], b[32];
+    fmt_bytes(b, sizeof b, (double)rss);
+    if (!pss) {
+        snprintf(buf, n, "%s RSS", b);
+        return;
+    }
+    fmt_bytes(a, sizeof a, (double)pss);
+    snprintf(buf, n, "%s (RSS %s)", a, b);
+}
+
 static int parts_seen(const struct probe_summary *s)
 {
     int n = 0;
@@ -240,7 +256,7 @@ int probe_table_row(const struct probe_summary *s, int i, char *name, size_t nle
         snprintf(name, nlen, "%s %s", probe_part_names[k], part_fields[f]);
         switch (f) {
         case 0: fmt_cpu(value, vlen, sub0(b->cpu_ms, a->cpu_ms)); break;
-        case 1: fmt_bytes(value, vlen, (double)s->part_mem_peak[k]); break;
+        case 1: fmt_mem(value, vlen, s->part_pss_peak[k], s->part_mem_peak[k]); break;
         case 2: fmt_bytes(value, vlen, (double)sub0(b->rchar, a->rchar)); break;
         default: fmt_bytes(value, vlen, (double)sub0(b->wchar, a->wchar)); break;
         }
@@ -273,7 +289,7 @@ int probe_table_row(const struct probe_summary *s, int i, char *name, size_t nle
     }
     switch (i) {
     case 0: snprintf(value, vlen, "%llu", (unsigned long long)last->spool); break;
-    case 1: fmt_bytes(value, vlen, (double)s->mem_peak); break;
+    case 1: fmt_mem(value, vlen, s->pss_peak, s->mem_peak); break;
     case 2: snprintf(value, vlen, "%llu", (unsigned long long)(last->io.syscr - first->io.syscr)); break;
     case 3: snprintf(value, vlen, "%llu", (unsigned long long)(last->io.syscw - first->io.syscw)); break;
     case 4: fmt_bytes(value, vlen, (double)(last->io.rchar - first->io.rchar)); break;
