@@ -46,7 +46,8 @@ struct stair_run {
 struct stair_level {
     unsigned run;                    /* 1, 2, ...: the run it was part of */
     enum stair_kind kind;
-    double rate;                     /* offered, msg/s */
+    double rate;                     /* asked for, msg/s */
+    double offered;                  /* what its arrivals offered, msg/s; 0: not measured */
     enum level_outcome out;
 };
 
@@ -70,6 +71,11 @@ void stair_next(const struct stair *s, struct stair_run *run);
  * it delivered (msg/s). A level invalid (the tester limited it) is kept as evidence
  * of nothing. */
 void stair_result(struct stair *s, const struct stair_run *run, const enum level_outcome *out, double delivered);
+/* What each level of the last run's n offered (msg/s, 0 where not measured): a
+ * level of Poisson arrivals offers its rate give or take sqrt(rate / length), 2.6 %
+ * at 50 msg/s for 30 s, as much as the levels' spacing, so the fit places each
+ * outcome at the rate it had. */
+void stair_offered(struct stair *s, const double *offered, unsigned n);
 /* Ends the search early (time limit, a signal, the tester). */
 void stair_stop(struct stair *s, const char *why);
 
@@ -81,7 +87,8 @@ double stair_fail_min(const struct stair *s);
 void stair_band(const struct stair *s, double *lo, double *hi);
 
 /* A pass probability over the rate fitted to every level's outcome (pass 1, fail
- * 0, open a half of each), the logistic P(x) = 1 / (1 + exp((x - mid) / scale)),
+ * 0, open a half of each) at the rate it offered (its asked rate where that was not
+ * measured), the logistic P(x) = 1 / (1 + exp((x - mid) / scale)),
  * by maximum likelihood on a grid, the scale at least min_scale (levels that
  * separate cleanly fit any smaller one alike). p50 = mid, p95 the rate at which
  * P = 0.95. ok = 0 without a pass and a failure. */

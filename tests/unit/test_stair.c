@@ -201,6 +201,15 @@ static void chance_band(void **st)
     assert_true(f.mid > 99 && f.mid < 106);
     /* the overlap widens the fitted scale beyond its floor */
     assert_true(f.scale > 1.5);
+    /* fitted at what each level offered: the pass asked at 104 offered 98.5 and the
+     * failure asked at 100 offered 103, so the outcomes separate again */
+    s.v[2].offered = 103;
+    s.v[3].offered = 98.5;
+    stair_fit(&s, 1, &f);
+    assert_true(f.ok && f.scale < 1.5 && f.mid > 98.5 && f.mid < 103);
+    double more_off[2] = { 109, 111 };
+    stair_offered(&s, more_off, 2);
+    assert_true(s.v[4].offered == 109 && s.v[5].offered == 111 && s.v[3].offered == 98.5);
     /* no failure: no fit */
     stair_init(&s, &rules);
     enum level_outcome all[4] = { LEVEL_PASS, LEVEL_PASS, LEVEL_PASS, LEVEL_PASS };

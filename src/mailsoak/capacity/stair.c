@@ -163,6 +163,15 @@ void stair_next(const struct stair *s, struct stair_run *run)
     }
 }
 
+void stair_offered(struct stair *s, const double *offered, unsigned n)
+{
+    for (unsigned i = 0; i < n && i < s->n; i++)
+        s->v[s->n - n + i].offered = offered[i];
+}
+
+/* The rate a level's outcome is fitted at. */
+static double fit_x(const struct stair_level *l) { return l->offered > 0 ? l->offered : l->rate; }
+
 void stair_result(struct stair *s, const struct stair_run *run, const enum level_outcome *out, double delivered)
 {
     s->runs++;
@@ -206,7 +215,7 @@ static double loglik(const struct stair *s, double mid, double scale)
         const struct stair_level *l = &s->v[i];
         if (l->kind == RUN_PROBE || l->out == LEVEL_INVALID)
             continue;
-        double z = (l->rate - mid) / scale;
+        double z = (fit_x(l) - mid) / scale;
         /* log P(pass) = -log(1 + e^z), log P(fail) = z - log(1 + e^z), stably */
         double lp = z > 0 ? -z - log1p(exp(-z)) : -log1p(exp(z)), lf = lp + z;
         ll += l->out == LEVEL_PASS ? lp : l->out == LEVEL_FAIL ? lf : (lp + lf) / 2;
@@ -225,10 +234,10 @@ void stair_fit(const struct stair *s, double min_scale, struct stair_fit *f)
             continue;
         pass |= l->out == LEVEL_PASS;
         fail |= l->out == LEVEL_FAIL;
-        if (lo == 0 || l->rate < lo)
-            lo = l->rate;
-        if (l->rate > hi)
-            hi = l->rate;
+        if (lo == 0 || fit_x(l) < lo)
+            lo = fit_x(l);
+        if (fit_x(l) > hi)
+            hi = fit_x(l);
     }
     if (!pass || !fail || !(hi > lo) || !(min_scale > 0))
         return;

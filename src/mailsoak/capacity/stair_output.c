@@ -54,8 +54,8 @@ void stair_table(FILE *f, const struct stair_record *c)
         fprintf(f, "open         %.1f to %.1f msg/s: levels neither kept up nor behind in %.0f s (the knee's band)\n",
                 blo, bhi, c->level_s);
     if (c->fit.ok)
-        fprintf(f, "fit          P(pass) = 0.5 at %.1f msg/s, 0.95 at %.1f msg/s (logistic over every level, scale "
-                   "%.2f msg/s)\n", c->fit.mid, c->fit.p95, c->fit.scale);
+        fprintf(f, "fit          P(pass) = 0.5 at %.1f msg/s, 0.95 at %.1f msg/s offered (logistic over every level "
+                   "at the rate it offered, scale %.2f msg/s)\n", c->fit.mid, c->fit.p95, c->fit.scale);
     if (s->confirmed >= 0)
         fprintf(f, "confirmed    %s at 80, 100 and 120 %% of %.1f msg/s\n", s->confirmed ? "yes" : "NOT", s->confirm_base);
     fprintf(f, "end          %s%s, %zu runs in %.0f s\n", s->end, c->interrupted ? " (interrupted)" : "", c->nruns,
@@ -225,7 +225,8 @@ void stair_html(FILE *f, const struct stair_record *c)
             if (l->kind == RUN_PROBE || l->lj.out == LEVEL_INVALID)
                 continue;
             double v = l->lj.out == LEVEL_PASS ? 1 : l->lj.out == LEVEL_FAIL ? 0 : 0.5;
-            fprintf(f, "<circle cx='%.1f' cy='%.1f' r='3' fill='#333'/>", sx(xlo, xhi, l->rate), sy(0, 1, v));
+            fprintf(f, "<circle cx='%.1f' cy='%.1f' r='3' fill='#333'/>", sx(xlo, xhi, l->read ? l->offered : l->rate),
+                    sy(0, 1, v));
         }
         fprintf(f, "</svg>\n<p>P(pass) = 0.5 at %.1f msg/s, 0.95 at %.1f msg/s.</p>\n", c->fit.mid, c->fit.p95);
     }

@@ -680,6 +680,12 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
         }
         retries = 0;
         stair_result(&c.s, &run, lo, delivered);
+        double offered[STAIR_LEVELS_MAX];
+        for (unsigned i = 0; i < run.n; i++) {
+            const struct stair_level_record *l = &c.levels[c.nlevels - run.n + i];
+            offered[i] = l->read ? l->offered : 0;
+        }
+        stair_offered(&c.s, offered, run.n);
         /* the senders the rates to come need, sized from the probe by Little's law
          * (each busy for a message's time), twice over for the arrivals' bunching */
         if (run.kind == RUN_PROBE && rr->message_s > 0) {
