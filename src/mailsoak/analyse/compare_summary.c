@@ -152,9 +152,12 @@ static void row_line(struct cmp_answer *a, const struct cmp_table *t, size_t r, 
     cmp_fmt_value(vb, sizeof vb, row->unit, b->mean);
     cmp_fmt_value(vn, sizeof vn, row->unit, n->mean);
     say(a, "%s %s", t->label[best], vb);
-    if (n->mean != 0 && b->mean != n->mean)
-        say(a, ", %.0f %% %s %s %s", 100 * fabs(b->mean - n->mean) / fabs(n->mean),
-            b->mean > n->mean ? "above" : "below", t->label[next], vn);
+    if (n->mean != 0 && b->mean != n->mean) {
+        /* a margin under 10 % keeps a decimal: "0 % below" would say there is none */
+        double pct = 100 * fabs(b->mean - n->mean) / fabs(n->mean);
+        say(a, pct < 10 ? ", %.1f %% %s %s %s" : ", %.0f %% %s %s %s", pct, b->mean > n->mean ? "above" : "below",
+            t->label[next], vn);
+    }
     else
         say(a, ", as %s %s", t->label[next], vn);
     if (!repeated(t, r, kind, NULL))
