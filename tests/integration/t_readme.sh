@@ -6,7 +6,11 @@
 # real Postfix + Dovecot testbed, with only the substitutions of README_SUBST below
 # (scratch paths, the testbed's ports for mail.example.org, a short load), or, for
 # scripts/demo, scripts/test and make, as written there. The rows of its sample
-# table and of its table of rows are rows a run prints, in that order.
+# table and of its table of rows are rows a run prints, in that order. The first
+# command block of every docs/ page is checked too: run the same way (bounded: a
+# capacity search of two short steps, a compare-backends of one short run), or,
+# where it needs other hosts or an old checkout (hosts.md, performance.md), its
+# program must know every flag it uses, and `make -n` every target building.md names.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 readme=$TOP/README.md
@@ -106,10 +110,14 @@ done
 # README_SUBST: what differs between the README's commands and their run here.
 need_root
 TB=$WORK/tb     # lib.sh's cleanup takes it down on any exit
+# A capacity search of two steps of a few seconds (5 and 10 msg/s), unconfirmed.
+CAP_SHORT="--set capacity.start=5 --set capacity.max_rate=10 --set capacity.ramp=1s --set capacity.warmup=1s \
+--set capacity.window=3s --set capacity.drain=20s --set capacity.confirm=no --settle 1s --set run.sweep_timeout=5s"
 readme_subst=(
     -e "s|^sudo ||"
     -e "s|/tmp/tb|$TB|g"
     -e "s|build/mailsoak |$MAILSOAK |g"
+    -e "s|^mailsoak |$MAILSOAK |"
     -e "s|build/doc/|$WORK/doc/|g"
     -e "s|scripts/|$TOP/scripts/|g"
     -e "s| conf/| $TOP/conf/|g"
@@ -117,19 +125,25 @@ readme_subst=(
     -e 's|mail\.example\.org:110|127.0.0.1:$POP3_PORT|g'
     -e 's|users\.txt|$USERS_FILE|g'
     -e "s|--duration [0-9]*m|--duration 3s --messages 200 --drain 5s --set run.sweep_timeout=30s|g"
+    -e "s|/tmp/mailsoak-testbed|$TB|g"
+    -e "s|--set capacity.ramp=10s --set capacity.warmup=10s --set capacity.window=30s --set capacity.time_limit=10m|$CAP_SHORT|"
+    -e "s|--duration 60s --repeat 2 --out /tmp/cb -- --rate 20|--duration 3s --repeat 1 --backends maildir --users 50 --out $WORK/cb -- --rate 20 --drain 3s --set run.sweep_timeout=10s|"
+    -e "s|/tmp/cb/|$WORK/cb/|g"
+    -e "s|--sql pgsql *#.*|--sql pgsql --dir $WORK/tbsql|"
+    -e "s|testbed down$|testbed down --dir $WORK/tbsql|"
     -e "s|--json run\.json|--json $WORK/run.json|g"
     -e "s|report run\.json -o report\.html|report $WORK/run.json -o $WORK/report.html|g"
 )
-# The testbed's down line runs last, after the commands that need a server.
-{ grep -v 'testbed down' "$WORK/commands.txt"; grep 'testbed down' "$WORK/commands.txt"; } >"$WORK/order.txt"
+# run_cmd PAGE CMD: one command of the README or a docs page, as the page writes it
+# but for README_SUBST, with what its kind of command must show.
 ran=0
-while IFS= read -r c; do
-    case $c in
-    scripts/demo) continue ;;                  # above
-    scripts/test) continue ;;                  # the suite this test is part of
-    make) continue ;;                          # the build this test runs
-    esac
+run_cmd() {
+    local page=$1 c=$2 cmd rc
     cmd=$(sed "${readme_subst[@]}" <<<"$c")
+    # a run without a duration of its own (a docs page's) is shortened like the README's
+    if [[ $c == *" run "* && $c != *--duration* && $c != *--messages* ]]; then
+        cmd+=" --duration 3s --messages 200 --drain 5s --set run.sweep_timeout=30s --set fill.messages=0"
+    fi
     [[ $c != *" run "* ]] || rm -f "$WORK/run.json"
     # $SMTP_PORT and the like come from the testbed's environment, once it is up.
     (cd "$WORK" && { [[ ! -r $TB/testbed.env ]] || . "$TB/testbed.env"; } && eval "$cmd") >"$WORK/out.txt" 2>&1
@@ -140,16 +154,110 @@ while IFS= read -r c; do
         echo "     (exit $rc: $(grep -m1 '^verdict' "$WORK/out.txt"))"
         rc=0
     fi
-    check "README: $c (exit 0)" eq "$rc" 0 || tail -20 "$WORK/out.txt"
+    # A capacity search that found none (1) still ran: its JSON says what it did.
+    [[ $c != *" capacity "* || $rc != 1 ]] || rc=0
+    check "$page: $c (exit 0)" eq "$rc" 0 || tail -20 "$WORK/out.txt"
     case $c in
-    *" run "*) check "README: $c: mail delivered" gt "$(jget "$WORK/run.json" .summary.delivered)" 0 ;;
-    *" report "*) check "README: $c: a page with charts" grep -q '<svg' "$WORK/report.html" ;;
-    *" --version") check "README: $c: the build's version" eq "$(cat "$WORK/out.txt")" "mailsoak $(cat "$TOP/$BUILD/.version")" ;;
-    "man -l "*) check "README: $c: the page" grep -q 'mailsoak run' "$WORK/out.txt" ;;
-    "source "*) check "README: $c: completes mailsoak" bash -c "$cmd && complete -p mailsoak" ;;
-    *"testbed down"*) check "README: $c: nothing left running" bash -c "! \"$TOP/scripts/testbed\" status --dir \"$TB\" >/dev/null 2>&1" ;;
+    *" run --messages 1") check "$page: $c: the smoke test proves its message" grep -q '^verdict  PROVEN' "$WORK/out.txt" ;;
+    *" run "*--json*) check "$page: $c: mail delivered" gt "$(jget "$WORK/run.json" .summary.delivered)" 0 ;;
+    *" run "*) check "$page: $c: a verdict" grep -q '^verdict ' "$WORK/out.txt" ;;
+    *" capacity "*) check "$page: $c: steps run" gt "$(jget "$WORK/cap.json" '.steps | length')" 0 ;;
+    *compare-backends*) check "$page: $c: the table's summary" grep -qE '^  answer +' "$WORK/cb/compare.txt" ;;
+    *" compare "*) check "$page: $c: a table" grep -q '^| sent |' "$WORK/out.txt" ;;
+    *" report "*) check "$page: $c: a page with charts" grep -q '<svg' "$WORK/report.html" ;;
+    *" --version") check "$page: $c: the build's version" eq "$(cat "$WORK/out.txt")" "mailsoak $(cat "$TOP/$BUILD/.version")" ;;
+    "man -l "*) check "$page: $c: the page" grep -q 'mailsoak run' "$WORK/out.txt" ;;
+    "source "*) check "$page: $c: completes mailsoak" bash -c "$cmd && complete -p mailsoak" ;;
+    *"testbed down --dir /tmp/tb") check "$page: $c: nothing left running" bash -c "! \"$TOP/scripts/testbed\" status --dir \"$TB\" >/dev/null 2>&1" ;;
     esac
     ran=$((ran + 1))
-done <"$WORK/order.txt"
+}
+
+# The README's commands; the testbed's down line after the docs pages' commands, which
+# need the server too.
+while IFS= read -r c; do
+    case $c in
+    scripts/demo) continue ;;                  # above
+    scripts/test) continue ;;                  # the suite this test is part of
+    make) continue ;;                          # the build this test runs
+    *"testbed down"*) continue ;;              # below
+    esac
+    run_cmd README "$c"
+done <"$WORK/commands.txt"
+
+# Each docs page's first code block (fenced, or indented by four spaces) that holds a
+# command: its command lines, continuations joined, "PAGE<TAB>COMMAND" a line.
+python3 - "$TOP" >"$WORK/docs-commands.txt" <<'PY'
+import os, re, sys
+top = sys.argv[1]
+cmd = re.compile(r'^(sudo )?(make|scripts/|build/|mailsoak )')
+def blocks(text):
+    fenced, cur, prev_blank = False, None, True
+    for line in text.split('\n'):
+        if line.startswith('```'):
+            if fenced:
+                yield cur
+            fenced, cur = not fenced, []
+        elif fenced:
+            cur.append(line)
+        elif line.startswith('    ') and (cur is not None or prev_blank):
+            cur = (cur or []) + [line[4:]]
+        else:
+            if cur:
+                yield cur
+            cur = None
+        if not fenced:
+            prev_blank = line.strip() == ''
+for page in sorted(f for f in os.listdir(top + '/docs') if f.endswith('.md')):
+    for b in blocks(open(top + '/docs/' + page, encoding='utf-8').read()):
+        out, acc = [], ''
+        for line in b:
+            acc += line.rstrip()
+            if acc.endswith('\\'):
+                acc = acc[:-1]
+                continue
+            if cmd.match(acc.strip()):
+                out.append(acc.strip())
+            acc = ''
+        if out:
+            for c in out:
+                print(page + '\t' + c)
+            break
+PY
+cat "$WORK/docs-commands.txt"
+check "docs pages show commands" gt "$(cut -f1 "$WORK/docs-commands.txt" | sort -u | wc -l)" 5
+# make_n ARGS: make knows the target (a dry run, in a scratch build directory).
+make_n() { make -C "$TOP" -n "$@" BUILD="$WORK/goal" >/dev/null 2>&1; }
+# known_flags LINE: every --flag of the line is in its program's --help.
+known_flags() {
+    local line=${1#sudo } help flag bad=0
+    case $line in
+    mailsoak\ *) help=$("$MAILSOAK" "$(awk '{ print $2 }' <<<"$line")" --help 2>&1) ;;
+    scripts/*) help=$("$TOP/${line%% *}" --help 2>&1) ;;
+    *) echo "     no program to ask: $line" >&2; return 1 ;;
+    esac
+    for flag in $(grep -oE '(^| )--[a-z][a-z0-9-]*' <<<"$line"); do
+        grep -q -- "$flag" <<<"$help" || { echo "     $flag is not in ${line%% *}'s --help" >&2; bad=1; }
+    done
+    return $bad
+}
+while IFS=$'\t' read -r page c; do
+    # a command the README has ran above (the testbed's down line runs below)
+    if grep -qxF -- "$c" "$WORK/commands.txt"; then
+        echo "ok   docs/$page: $c (the README's, run there)"
+        continue
+    fi
+    case $page in
+    building.md) c=${c%%#*}; check "docs/$page: $c(a make target)" make_n ${c#make} ;;
+    hosts.md | performance.md) check "docs/$page: $c (its flags known)" known_flags "$c" ;;
+    *) run_cmd "docs/$page" "$c" ;;
+    esac
+done <"$WORK/docs-commands.txt"
+
+# The README's testbed down, last.
+while IFS= read -r c; do
+    run_cmd README "$c"
+done < <(grep 'testbed down' "$WORK/commands.txt")
+
 check "README commands run" gt "$ran" 5
 finish
