@@ -123,6 +123,7 @@ readme_subst=(
     -e "s| conf/| $TOP/conf/|g"
     -e 's|mail\.example\.org:25|127.0.0.1:$SMTP_PORT|g'
     -e 's|mail\.example\.org:110|127.0.0.1:$POP3_PORT|g'
+    -e 's|mail\.example\.org:143|127.0.0.1:$IMAP_PORT|g'
     -e 's|users\.txt|$USERS_FILE|g'
     -e "s|--duration [0-9]*m|--duration 3s --messages 200 --drain 5s --set run.sweep_timeout=30s|g"
     -e "s|/tmp/mailsoak-testbed|$TB|g"
