@@ -22,6 +22,8 @@ enum is {
     IS_IDLING,                       /* in IDLE: waiting for the server's EXISTS */
     IS_DONE,                         /* DONE sent, the IDLE's tagged reply awaited */
     IS_NOOP,                         /* a renewal's NOOP: the news a server shows only when asked */
+    IS_HEADERS,                      /* webmail: the newest 50's headers */
+    IS_OPEN,                         /* webmail: the newest one's body */
     IS_STATES
 };
 extern const char *const imap_stage[IS_STATES];
@@ -54,8 +56,12 @@ struct imap_session {
     struct timer backoff;            /* between sessions; the IDLE's renewal while idling */
     struct reader_pick pick;
     enum is state;
-    int idle_user;                   /* the idle model's session for this user (-1: a drain reader) */
-    int idle_client;                 /* this connection is that user's idle client (not a sweep visit) */
+    int idle_user;                   /* the user whose own client this session is (-1: a drain reader) */
+    enum imap_model model;           /* that client's model (idle, poll, webmail) */
+    int idle_client;                 /* this connection is an idle client's (not a sweep visit) */
+    int own_client;                  /* this connection is the user's own client's, of any model */
+    uint64_t next_due;               /* poll and webmail: the next login, monotonic ns (0: not yet drawn) */
+    uint64_t web_top;                /* webmail: the newest UID of the headers fetched */
     int listed, partial, refused, login_refused;
     unsigned fails;
     uint64_t t_sent, t_tls, t_list;
@@ -100,6 +106,10 @@ int imap_fetch_done(struct imap_session *s);
 void imap_sync_tagged(struct imap_session *s, int ok);
 /* The visit's end for the ledger (a drain reader's LOGOUT answered). */
 void imap_visit_done(struct imap_session *s);
+/* The webmail model after EXAMINE: the newest 50's headers, the newest body,
+ * LOGOUT; and the tagged replies to those two. */
+void imap_webmail_start(struct imap_session *s);
+void imap_webmail_tagged(struct imap_session *s, int ok);
 
 /* imap_idle.c */
 /* After a sync: IDLE again (idle model, still sending or draining) or LOGOUT. */

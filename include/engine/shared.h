@@ -41,7 +41,10 @@ struct run {
     size_t poolsize;
     struct target *smtp, *pop3, *imap;          /* imap: readers.protocol = imap */
     unsigned nsmtp, npop3, nimap;
-    unsigned imap_idle;                         /* the idle model's users: the first of users, a session each */
+    /* imap.models: each model's users (the first of users idle, then poll, then
+     * webmail; drain the rest), and those with a client of their own, a session each */
+    size_t imap_users[IMAP_MODELS];
+    unsigned imap_own;
     struct target *smtp_bind, *pop3_bind;      /* local source addresses, may be none */
     unsigned nsmtp_bind, npop3_bind;
     struct size_model sizes;

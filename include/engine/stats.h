@@ -28,6 +28,7 @@ enum lat {
      * EXISTS that announced it (the server's push) and to its body fetched (what
      * a user sees) */
     LAT_IMAP_IDLE, LAT_PUSH_EXISTS, LAT_PUSH_FETCHED,
+    LAT_IMAP_HEADERS,                /* the webmail model: the headers of the newest 50 */
     LAT_COUNT
 };
 extern const char *const lat_names[LAT_COUNT];

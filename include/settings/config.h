@@ -169,8 +169,12 @@ extern const struct opt config_opts[];
 /* imap.models: "NAME:SHARE,..." into share[] (percent, adding up to 100); 0, or -1
  * with why in err. */
 int imap_models_parse(const char *s, unsigned share[IMAP_MODELS], char *err, size_t errlen);
-/* How many of nusers users run an idle client: imap.idle_users, else the idle
- * share of imap.models, at most nusers; 0 when the readers speak POP3. */
+/* How many of nusers users each model has (imap.models, imap.idle_users): the
+ * first n[IMAP_IDLE] users idle, the next n[IMAP_POLL] poll, the next
+ * n[IMAP_WEBMAIL] use webmail, the rest (n[IMAP_DRAIN]) are left to the drain
+ * readers; all 0 but drain when the readers speak POP3. */
+void imap_model_users(const struct config *cfg, size_t nusers, size_t n[IMAP_MODELS]);
+/* The users with a client of their own (idle, poll, webmail): a session each. */
 size_t imap_idle_users(const struct config *cfg, size_t nusers);
 /* imap.delete: now (0), never (IMAP_DELETE_NEVER) or a duration of run time
  * into *after_ns; 0, or -1 when it is none of those. */

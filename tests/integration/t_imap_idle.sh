@@ -4,7 +4,8 @@
 # an EXISTS announces it, proven delivered exactly once, its push timed (accepted
 # to EXISTS, accepted to fetched). Then the server's IMAP faults, each found: an
 # IDLE that pushes nothing (silent) shows as push latency and the error class
-# imap_idle_unannounced, never as a loss; an EXPUNGE answered but not done
+# imap_idle_unannounced, never as a loss; a mix of idle clients and webmail
+# sessions (idle:80,webmail:20) proves every message too; an EXPUNGE answered but not done
 # (undone) leaves a message the sweep reads again: duplicated, exit 4.
 source "$(dirname "$0")/lib.sh"
 [[ -x $MAILSOAK && -x $MAILSOAK_SERVER ]] || { echo "skip: build first"; exit 77; }
@@ -55,6 +56,20 @@ check "clean: accepted to EXISTS timed" gt "$(s clean '.summary.latency["push.ex
 check "clean: accepted to fetched timed" gt "$(s clean '.summary.latency["push.fetched"].count')" 0
 check "clean: no push missed" eq "$(s clean .summary.push_missed)" 0
 check "clean: the table shows the push" grep -q "accepted to EXISTS" "$WORK/clean.txt"
+srv_down
+
+# A mix: 16 idle clients and 4 webmail users, whose webmail sessions look at
+# their mail every 2 s and leave it; no drain readers, so the sweep (the idle
+# clients' sessions, once they log out) reads it.
+srv_up mix
+soak mix --set imap.models=idle:80,webmail:20 --set imap.poll_interval=2s --readers 0
+rc=$?
+cat "$WORK/mix.txt"
+check "mix: exit 0" eq "$rc" 0
+check "mix: 100 delivered exactly once" eq "$(s mix .summary.delivered)" 100
+check "mix: 16 idle and 4 webmail users" eq "$(s mix '"\(.imap.idle_users) \(.imap.webmail_users)"')" "16 4"
+check "mix: webmail sessions fetched headers" gt "$(s mix '.summary.latency["imap.headers"].count // 0')" 0
+check "mix: pushes timed" gt "$(s mix '.summary.latency["push.exists"].count // 0')" 0
 srv_down
 
 # silent: no EXISTS while any IDLE lasts; the renewal (2 s) finds the mail.

@@ -281,10 +281,11 @@ static void a_reply_before_its_command(void **state)
             "imap_fetch_protocol");
 }
 
-/* A model not built yet is refused when the settings are read, never ignored. */
+/* Models that are not NAME:PERCENT adding up to 100 are refused when the settings
+ * are read, never ignored. */
 static void unbuilt_models_are_refused(void **state)
 {
-    static const char *const refused[] = { "drain:50,poll:50", "webmail:100", "drain:90", "bogus:100", "idle:50,idle:50" };
+    static const char *const refused[] = { "drain:90", "bogus:100", "idle:50,idle:50", "idle:101", "poll:-1,drain:101" };
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         struct config cfg;
         char set[64], err[300];
@@ -296,7 +297,8 @@ static void unbuilt_models_are_refused(void **state)
         assert_non_null(strstr(err, "imap.models"));
         config_free(&cfg);
     }
-    static const char *const taken[] = { "drain:100", "idle:100", "drain:20,idle:80" };
+    static const char *const taken[] = { "drain:100", "idle:100", "drain:20,idle:80", "idle:80,webmail:20",
+                                         "poll:50,webmail:25,drain:25" };
     for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++) {
         struct config cfg;
         char set[64], err[300];
@@ -426,6 +428,63 @@ static void a_renewal_finds_what_no_exists_announced(void **state)
     script_free(sc);
 }
 
+/* ---- the webmail and poll models ---- */
+
+/* Webmail: EXAMINE, the newest 50's headers, the newest body, LOGOUT; nothing
+ * deleted, nothing counted read, and no lock on the mailbox. */
+static void a_webmail_session(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS, "--set", "imap.models=webmail:100", "--set",
+                                   "imap.poll_interval=1m");
+    static char msg[16384];
+    our_message(sc, msg, sizeof msg, 7);
+    script_run(sc, 61000);           /* the first login, within the first interval */
+    script_talk(sc, GREETING, "C: a1 LOGIN ", "S: a1 OK", "C: a2 EXAMINE INBOX", "S: * 60 EXISTS",
+                "S: a2 OK [READ-ONLY]", "C: a3 FETCH 11:* (UID FLAGS RFC822.SIZE INTERNALDATE ENVELOPE BODY.PEEK[HEADER",
+                "S: * 59 FETCH (UID 70 BODY[HEADER.FIELDS (FROM TO SUBJECT DATE)] {12}", "S: From: a@b", "S: )",
+                "S: * 60 FETCH (UID 71 BODY[HEADER.FIELDS (FROM TO SUBJECT DATE)] {12}", "S: From: a@b", "S: )",
+                "S: a3 OK", "C: a4 UID FETCH 71 (BODY.PEEK[])", NULL);
+    assert_int_equal(atomic_load(&sc->run->mailbox_busy[0]), 0);
+    say_body(sc, 60, 71, msg, 0);
+    script_talk(sc, "S: a4 OK", "C: a5 LOGOUT", "S: * BYE", "S: a5 OK", NULL);
+    script_run(sc, 10);
+    assert_int_equal(sc->st->c.read, 0);
+    assert_false(entry_state(sc, 0) & LS_SEEN);
+    assert_int_equal(sc->st->total[LAT_IMAP_HEADERS].count, 1);
+    assert_int_equal(sc->st->nerr, 0);
+    /* the next login an interval (+- 10 %) later, not before */
+    uint64_t ms = script_run_until_line(sc, 70000);
+    assert_true(ms > 1000);
+    script_free(sc);
+}
+
+/* Poll: a client logs in every poll_interval, fetches and deletes what is there,
+ * logs out; the next check waits for its time. */
+static void a_poll_client(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS, "--set", "imap.models=poll:100", "--set",
+                                   "imap.poll_interval=1m");
+    static char msg[16384];
+    our_message(sc, msg, sizeof msg, 7);
+    for (int i = 0; i < 700 && !sc->dials; i++)
+        script_run(sc, 100);         /* the first check, within the first interval */
+    uint64_t first = sc->now;
+    to_listing(sc, 1);
+    script_talk(sc, "S: * 1 FETCH (UID 7)", "S: a3 OK", "C: a4 UID FETCH 7 (UID RFC822.SIZE BODY.PEEK[])", NULL);
+    say_body(sc, 1, 7, msg, 0);
+    script_talk(sc, "S: a4 OK", "C: a5 UID STORE 7 ", "S: a5 OK", "C: a6 UID EXPUNGE 7", "S: a6 OK",
+                "C: a7 LOGOUT", "S: a7 OK", NULL);
+    script_run(sc, 10);
+    assert_int_equal(sc->st->c.read, 1);
+    /* the next check 54 to 66 s (the interval +- 10 %) after the first */
+    for (int i = 0; i < 800 && sc->dials < 2; i++)
+        script_run(sc, 100);
+    uint64_t gap_ms = (sc->now - first) / NS_PER_MS;
+    assert_int_equal(sc->dials, 2);
+    assert_true(gap_ms >= 53900 && gap_ms <= 66100);
+    script_free(sc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -446,6 +505,8 @@ int main(void)
         cmocka_unit_test(exists_during_idle_is_fetched),
         cmocka_unit_test(exists_while_busy_is_the_clients_delay),
         cmocka_unit_test(a_renewal_finds_what_no_exists_announced),
+        cmocka_unit_test(a_webmail_session),
+        cmocka_unit_test(a_poll_client),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,12 +27,12 @@
 
 const char *const imap_stage[IS_STATES] = {
     "idle", "connect", "tls", "banner", "capability", "starttls", "login", "select", "list", "fetch",
-    "store", "expunge", "logout", "idle", "idle", "done", "noop",
+    "store", "expunge", "logout", "idle", "idle", "done", "noop", "headers", "open",
 };
 static const enum lat is_lat[IS_STATES] = {
     LAT_COUNT, LAT_IMAP_CONNECT, LAT_IMAP_TLS, LAT_IMAP_BANNER, LAT_IMAP_CAPABILITY, LAT_COUNT, LAT_IMAP_LOGIN,
     LAT_IMAP_SELECT, LAT_IMAP_LIST, LAT_IMAP_FETCH, LAT_IMAP_STORE, LAT_IMAP_EXPUNGE, LAT_IMAP_LOGOUT,
-    LAT_COUNT, LAT_COUNT, LAT_COUNT, LAT_COUNT,
+    LAT_COUNT, LAT_COUNT, LAT_COUNT, LAT_COUNT, LAT_IMAP_HEADERS, LAT_IMAP_FETCH,
 };
 
 /* A response line: Dovecot's CAPABILITY and a FETCH's items fit in a few hundred
@@ -211,6 +211,10 @@ static void on_tagged(struct imap_session *s, enum imap_status st, const char *t
     case IS_NOOP:
         imap_idle_tagged(s, ok);
         return;
+    case IS_HEADERS:
+    case IS_OPEN:
+        imap_webmail_tagged(s, ok);
+        return;
     case IS_LOGOUT:
         if (ok)
             imap_visit_done(s);
@@ -238,9 +242,17 @@ static void on_tagged(struct imap_session *s, enum imap_status st, const char *t
         tls_start(&s->c, s->env->imap_tls, s->target->host, 0);
         return;
     case IS_LOGIN:
-        imap_send(s, IS_SELECT, "SELECT INBOX");
+        /* webmail reads, and never changes the mailbox */
+        if (s->own_client && s->model == IMAP_WEBMAIL)
+            imap_send(s, IS_SELECT, "EXAMINE INBOX");
+        else
+            imap_send(s, IS_SELECT, "SELECT INBOX");
         return;
     case IS_SELECT:
+        if (s->own_client && s->model == IMAP_WEBMAIL) {
+            imap_webmail_start(s);
+            return;
+        }
         s->next_uid = 0;             /* a new login lists the whole mailbox */
         s->why_sync = SYNC_LOGIN;
         imap_sync_start(s);
@@ -475,12 +487,14 @@ static void imap_event(struct conn *c, enum conn_event ev, void *ud)
     }
 }
 
-/* The drain readers leave the idle users' mailboxes to their clients while those
- * idle (the sweep visits them all). */
-static int idle_users_mailbox(void *ud, uint32_t u)
+/* The drain readers leave the idle and poll users' mailboxes to their clients
+ * while the run sends and drains (the sweep visits them all); the webmail users'
+ * they read, webmail deletes nothing. */
+static int clients_mailbox(void *ud, uint32_t u)
 {
     const struct imap_session *s = ud;
-    return u < s->env->run->imap_idle;
+    const struct run *r = s->env->run;
+    return u < r->imap_users[IMAP_IDLE] + r->imap_users[IMAP_POLL];
 }
 
 /* The next session: an idle user's client logs in to its own mailbox while the
@@ -489,14 +503,16 @@ static int idle_users_mailbox(void *ud, uint32_t u)
 static int pick(struct imap_session *s, int phase)
 {
     struct session_env *env = s->env;
-    s->idle_client = s->idle_user >= 0 && (phase == PH_SEND || phase == PH_DRAIN);
-    if (s->idle_client) {
+    s->own_client = s->idle_user >= 0 && (phase == PH_SEND || phase == PH_DRAIN);
+    s->idle_client = s->own_client && s->model == IMAP_IDLE;
+    if (s->own_client) {
         s->pick.user = (uint32_t)s->idle_user;
         s->pick.owed_only = 0;
         s->pick.hold_next = 0;
-        return reader_hold(&s->pick, env, s->pick.user);
+        /* webmail deletes nothing: it shares the mailbox with whoever reads it */
+        return s->model == IMAP_WEBMAIL || reader_hold(&s->pick, env, s->pick.user);
     }
-    return reader_pick(&s->pick, env, idle_users_mailbox, s);
+    return reader_pick(&s->pick, env, clients_mailbox, s);
 }
 
 static void start_session(struct imap_session *s)
@@ -506,6 +522,20 @@ static void start_session(struct imap_session *s)
     int phase = atomic_load_explicit(&r->phase, memory_order_relaxed);
     if (phase == PH_STOP)
         return;
+    if (s->idle_user >= 0 && s->model != IMAP_IDLE && (phase == PH_SEND || phase == PH_DRAIN)) {
+        /* poll and webmail: a login every poll_interval (+- 10 %), the first at
+         * a random point of the first interval, so the logins come evenly */
+        uint64_t now = loop_now(env->loop), iv = cfg_of(s)->imap_poll_interval;
+        if (!s->next_due)
+            s->next_due = now + (uint64_t)(rng_unit(&s->pick.rng) * (double)iv);
+        if (now < s->next_due) {
+            again_at(s, s->next_due);
+            return;
+        }
+        s->next_due += (uint64_t)((double)iv * (0.9 + 0.2 * rng_unit(&s->pick.rng)));
+        if (s->next_due < now)
+            s->next_due = now;       /* a late login: the next one an interval on, not at once */
+    }
     if (!pick(s, phase)) {
         /* nothing owed now, or every owed mailbox held back: look again soon, or
          * when the first of those may be visited, if sooner */
@@ -551,10 +581,13 @@ static void imap_init(void *arg, struct session_env *env, unsigned id)
     s->md = alloc_check(EVP_MD_CTX_new());
     rng_seed(&s->pick.rng, env->run->seed ^ (0x494d415000000000ull + id));
     /* the first sessions are the idle users' clients, one each */
-    s->idle_user = id < env->run->imap_idle ? (int)id : -1;
+    const struct run *r = env->run;
+    s->idle_user = id < r->imap_own ? (int)id : -1;
+    s->model = id < r->imap_users[IMAP_IDLE] ? IMAP_IDLE
+             : id < r->imap_users[IMAP_IDLE] + r->imap_users[IMAP_POLL] ? IMAP_POLL : IMAP_WEBMAIL;
     /* an idle client reads greetings, capabilities and EXISTS, seldom a body:
      * small reads keep 10,000 of them within 4 KiB each (make bench) */
-    if (s->idle_user >= 0)
+    if (s->idle_user >= 0 && s->model == IMAP_IDLE)
         s->c.in_min = IMAP_IDLE_IN_MIN;
 }
 

@@ -17,7 +17,7 @@ const char *const lat_names[LAT_COUNT] = {
     "deliv.server", "deliv.poll", "poll.lag",
     "imap.connect", "imap.tls", "imap.banner", "imap.capability", "imap.login", "imap.select",
     "imap.list", "imap.fetch", "imap.store", "imap.expunge", "imap.logout",
-    "imap.idle", "push.exists", "push.fetched",
+    "imap.idle", "push.exists", "push.fetched", "imap.headers",
 };
 
 void stats_init(struct wstats *s, unsigned max_examples)

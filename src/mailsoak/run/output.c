@@ -289,8 +289,11 @@ json_t *run_result_json(const struct run_result *r)
          * the client's delay) or that no EXISTS announced; summed by merge */
         json_object_set_new(s, "push_busy", json_integer((json_int_t)r->c.push_busy));
         json_object_set_new(s, "push_missed", json_integer((json_int_t)r->c.push_missed));
-        json_object_set_new(root, "imap", json_pack("{s:s, s:I}", "models", r->cfg->imap_models, "idle_users",
-                                                    (json_int_t)r->run->imap_idle));
+        json_object_set_new(root, "imap", json_pack("{s:s, s:I, s:I, s:I, s:I}", "models", r->cfg->imap_models,
+                                                    "idle_users", (json_int_t)r->run->imap_users[IMAP_IDLE],
+                                                    "poll_users", (json_int_t)r->run->imap_users[IMAP_POLL],
+                                                    "webmail_users", (json_int_t)r->run->imap_users[IMAP_WEBMAIL],
+                                                    "drain_users", (json_int_t)r->run->imap_users[IMAP_DRAIN]));
     }
     struct poll_view pv;
     if (poll_view(r, &pv))
@@ -563,9 +566,10 @@ void run_result_table(FILE *f, const struct run_result *r)
             fprintf(f, "  %-28s %8llu  %s\n", r->err[i].name, (unsigned long long)r->err[i].count,
                     r->ex[i].n ? r->ex[i].text[0] : "");
     }
-    if (r->run->imap_idle) {
+    if (r->run->imap_users[IMAP_IDLE]) {
         /* push latency, split: the server's (to the EXISTS) and what a user sees */
-        fprintf(f, "\npush to %u idle IMAP clients    count      p50      p95      p99    p99.9\n", r->run->imap_idle);
+        fprintf(f, "\npush to %zu idle IMAP clients    count      p50      p95      p99    p99.9\n",
+                r->run->imap_users[IMAP_IDLE]);
         static const enum lat push[] = { LAT_PUSH_EXISTS, LAT_PUSH_FETCHED };
         static const char *const what[] = { "accepted to EXISTS", "accepted to fetched" };
         for (int k = 0; k < 2; k++) {

@@ -94,7 +94,7 @@ int run_next_phase(struct controller *ct, int phase, uint64_t now, uint64_t phas
         int over = now - r->t0 >= cfg->duration || (cfg->messages && atomic_load(&r->accepted) >= cfg->messages);
         if (!cfg->senders)
             over = now - r->t0 >= cfg->duration;   /* a readers-only run reads for the duration */
-        return !over ? PH_SEND : cfg->readers || r->imap_idle ? PH_DRAIN : PH_STOP;
+        return !over ? PH_SEND : cfg->readers || r->imap_own ? PH_DRAIN : PH_STOP;
     }
     if (phase == PH_DRAIN) {
         /* While the server's queue holds mail its mailboxes are not final. */

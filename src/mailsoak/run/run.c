@@ -236,7 +236,7 @@ static void judge_run(struct run_result *res)
     struct judge_figures f = {
         .c = &res->c, .lo = &res->lo, .lat = res->lat, .err = res->err, .nerr = res->nerr,
         .settled = res->run->ledger.swept ? res->settled : -1, .swept = res->run->ledger.swept,
-        .interrupted = res->interrupted, .senders = cfg->senders, .readers = cfg->readers + res->run->imap_idle,
+        .interrupted = res->interrupted, .senders = cfg->senders, .readers = cfg->readers + res->run->imap_own,
         .elapsed_s = res->elapsed_s, .send = res->window, .rate = cfg->rate,
         .sweep_timeout_s = (double)cfg->sweep_timeout / 1e9, .settle_s = (double)cfg->settle / 1e9,
         .held = res->c.late_busy + res->c.late_engine + res->arrivals_held,
@@ -323,7 +323,7 @@ static int soak_setup(struct controller *ct, const struct config *cfg)
     gmtime_r(&rt.tv_sec, &tm);
     strftime(res->start_time, sizeof res->start_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
     /* the readers: the drain readers, and a client per idle user (imap.models) */
-    uint64_t nr = cfg->readers + r->imap_idle;
+    uint64_t nr = cfg->readers + r->imap_own;
     for (unsigned i = 0; i < nw; i++) {
         unsigned ns = (unsigned)(cfg->senders / nw + (i < cfg->senders % nw));
         unsigned np = (unsigned)(nr / nw + (i < nr % nw));

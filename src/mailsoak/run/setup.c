@@ -191,7 +191,8 @@ int setup_run(struct run *r, const struct config *cfg, unsigned nw)
     r->pool = msg_pool_new(r->seed, r->poolsize);
     r->nworkers = nw;
     r->mailbox_busy = xcalloc(r->users.n, sizeof *r->mailbox_busy);
-    r->imap_idle = (unsigned)imap_idle_users(cfg, r->users.n);
+    imap_model_users(cfg, r->users.n, r->imap_users);
+    r->imap_own = (unsigned)imap_idle_users(cfg, r->users.n);
     ledger_init(&r->ledger, nw, r->users.n);
     foreign_init(&r->foreign, r->users.n);
     if (cfg->pop3_leave)
@@ -202,7 +203,7 @@ int setup_run(struct run *r, const struct config *cfg, unsigned nw)
         r->list_ms = xcalloc(r->users.n, sizeof *r->list_ms);
     if (cfg->empty_backoff && cfg->readers)
         r->empty_hold = xcalloc(r->users.n, sizeof *r->empty_hold);
-    raise_nofile(cfg->senders + cfg->readers + r->imap_idle);
+    raise_nofile(cfg->senders + cfg->readers + r->imap_own);
     return 0;
 }
 

@@ -170,9 +170,9 @@ const struct opt config_opts[] = {
     { "imap", "tls_verify", OPT_BOOL, O(imap_tls_verify), "yes", NULL, "verify the server's certificate and its name", NULL },
     { "imap", "auth", OPT_ENUM, O(imap_auth), "login", "imap-auth", "login: LOGIN, AUTHENTICATE PLAIN, or auto (PLAIN when the server offers it)", imap_auth_choices },
     { "imap", "timeout", OPT_DURATION, O(imap_timeout), "30s", NULL, "limit on each IMAP phase (connect, each command's completion)", a_timeout },
-    { "imap", "models", OPT_STR, O(imap_models), "drain:100", "imap-models", "the client models by share of the users, NAME:PERCENT,... adding up to 100: drain (pop3.readers sessions retrieve, check and delete what is owed, as POP3 readers do), idle (each of that share of the users holds a connection in IDLE on its INBOX and fetches what an EXISTS announces; the drain readers leave those mailboxes to them until the sweep); poll and webmail are not implemented yet and are refused", NULL },
+    { "imap", "models", OPT_STR, O(imap_models), "drain:100", "imap-models", "the client models by share of the users, NAME:PERCENT,... adding up to 100: drain (pop3.readers sessions retrieve, check and delete what is owed, as POP3 readers do), idle (each of that share of the users holds a connection in IDLE on its INBOX and fetches what an EXISTS announces), poll (each logs in every poll_interval, fetches what is new, deletes it, logs out), webmail (each logs in every poll_interval, fetches the headers of the newest 50 and opens the newest body, deletes nothing: the drain readers read those mailboxes); the drain readers leave idle and poll mailboxes to their clients until the sweep", NULL },
     { "imap", "idle_users", OPT_COUNT, O(imap_idle_users), "0", NULL, "idle model: how many users hold a connection in IDLE, the first of [users] (0 = the idle share of imap.models)", sessions },
-    { "imap", "poll_interval", OPT_DURATION, O(imap_poll_interval), "10m", NULL, "poll model: each client logs in this often (Thunderbird's check_time)", an_interval },
+    { "imap", "poll_interval", OPT_DURATION, O(imap_poll_interval), "10m", NULL, "poll and webmail models: each client logs in this often, +- 10 % (Thunderbird's check_time)", an_interval },
     { "imap", "delete", OPT_STR, O(imap_delete), "now", NULL, "what a client does with what it fetched: now (flagged deleted and expunged at once), never, or a DURATION of run time after the fetch; the drain model deletes now", NULL },
     { "imap", "idle_renew", OPT_DURATION, O(imap_idle_renew), "29m", NULL, "idle model: an IDLE is ended (DONE) and issued again after this long, before RFC 2177's 30-minute limit", an_interval },
     { "imap", "max_literal", OPT_BYTES, O(imap_max_literal), "80M", NULL, "the largest literal (a message's body) a reader accepts; a server's larger one, or one longer than the RFC822.SIZE it gave, ends the session as a protocol error", a_literal },
@@ -307,15 +307,28 @@ int imap_models_parse(const char *s, unsigned share[IMAP_MODELS], char *err, siz
     return 0;
 }
 
-size_t imap_idle_users(const struct config *cfg, size_t nusers)
+void imap_model_users(const struct config *cfg, size_t nusers, size_t n[IMAP_MODELS])
 {
     unsigned share[IMAP_MODELS];
     char err[160];
-    if (cfg->reader_protocol != READERS_IMAP || imap_models_parse(cfg->imap_models, share, err, sizeof err) < 0 ||
-        !share[IMAP_IDLE])
-        return 0;
-    size_t n = cfg->imap_idle_users ? (size_t)cfg->imap_idle_users : nusers * share[IMAP_IDLE] / 100;
-    return n < nusers ? n : nusers;
+    memset(n, 0, IMAP_MODELS * sizeof *n);
+    if (cfg->reader_protocol != READERS_IMAP || imap_models_parse(cfg->imap_models, share, err, sizeof err) < 0)
+        return;
+    size_t left = nusers;
+    for (int m = IMAP_IDLE; m < IMAP_MODELS; m++) {
+        size_t k = m == IMAP_IDLE && cfg->imap_idle_users && share[m] ? (size_t)cfg->imap_idle_users
+                                                                       : nusers * share[m] / 100;
+        n[m] = k < left ? k : left;
+        left -= n[m];
+    }
+    n[IMAP_DRAIN] = left;
+}
+
+size_t imap_idle_users(const struct config *cfg, size_t nusers)
+{
+    size_t n[IMAP_MODELS];
+    imap_model_users(cfg, nusers, n);
+    return n[IMAP_IDLE] + n[IMAP_POLL] + n[IMAP_WEBMAIL];
 }
 
 int imap_delete_parse(const char *s, uint64_t *after_ns)
@@ -349,20 +362,14 @@ static int check_imap(const struct config *cfg, char *err, size_t errlen)
     }
     if (cfg->reader_protocol != READERS_IMAP)
         return 0;
-    for (int m = IMAP_POLL; m < IMAP_MODELS; m++)
-        if (share[m]) {
-            snprintf(err, errlen, "imap.models: the %s model is not implemented yet (drain and idle are)",
-                     imap_model_names[m]);
-            return -1;
-        }
     if (after) {
-        snprintf(err, errlen, "imap.delete: the drain and idle models delete what they fetched at once (now); "
-                              "never and a delay are not implemented yet");
+        snprintf(err, errlen, "imap.delete: the clients delete what they fetched at once (now); never and a delay "
+                              "are not implemented yet");
         return -1;
     }
-    if (share[IMAP_IDLE] && !cfg->exclusive) {
-        snprintf(err, errlen, "imap.models: the idle model needs pop3.exclusive = yes (a drain reader in an idle "
-                              "client's mailbox would fetch its mail twice)");
+    if ((share[IMAP_IDLE] || share[IMAP_POLL]) && !cfg->exclusive) {
+        snprintf(err, errlen, "imap.models: the idle and poll models need pop3.exclusive = yes (a drain reader in "
+                              "such a client's mailbox would fetch its mail twice)");
         return -1;
     }
     if (!cfg->imap_targets.n && cfg->readers) {
