@@ -173,7 +173,21 @@ mapfile -t A < <(f store.lose_every=7 store.lose_max=3)
 soak lose "${A[@]}" -- "${PROVE[@]}"
 expect lose lost 3; expect lose duplicated 0; expect lose corrupted 0; expect lose errors 0
 expect_log lose 'message discarded after acceptance'
-ok "store lose x3 -> lost = 3"
+# The answer first: the verdict, then the lost messages with their trails.
+v=$(grep -n '^verdict' "$WORK/lose.table" | cut -d: -f1); e=$(grep -n '^lost messages (first' "$WORK/lose.table" | cut -d: -f1)
+[[ -n $v && -n $e && $v -lt $e ]] || { cat "$WORK/lose.table"; fail "lose: the lost messages come before the verdict"; }
+ok "store lose x3 -> lost = 3, listed after the verdict"
+
+# A server slower than the drain: what the sweep reads is late, delivered intact;
+# the table lists it apart from the failures, a line each, after the verdict.
+mapfile -t A < <(f rate.limit=40 rate.burst=10)
+soak late "${A[@]}" -- "${PROVE[@]}"
+clean_ledger late; expect_min late late 1
+v=$(grep -n '^verdict' "$WORK/late.table" | cut -d: -f1); e=$(grep -n '^late messages (first' "$WORK/late.table" | cut -d: -f1)
+[[ -n $v && -n $e && $v -lt $e ]] || { cat "$WORK/late.table"; fail "late: not listed after the verdict"; }
+[[ $(sed -n "$e,\$p" "$WORK/late.table" | grep -c '^    ') == 0 ]] ||
+    { cat "$WORK/late.table"; fail "late: its messages take more than a line each"; }
+ok "rate 40/s behind a 2 s drain -> late messages, after the verdict, a line each"
 
 # A loss is proven only by a sweep visit that listed the whole mailbox. Refused
 # logins (every 3rd PASS, so a retry gets in) neither hide the 3 losses nor add any.

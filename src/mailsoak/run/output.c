@@ -425,7 +425,11 @@ void fill_table(FILE *f, const struct fill_summary *fs)
 
 static void table_examples(FILE *f, const struct run_result *r, int kind)
 {
-    fprintf(f, "\n%s messages (first %u)\n", example_kind_names[kind], r->nexamples[kind]);
+    if (kind == EX_LATE)
+        fprintf(f, "\nlate messages (first %u): delivered intact, first read by the sweep; their trails are in the "
+                   "JSON\n", r->nexamples[kind]);
+    else
+        fprintf(f, "\n%s messages (first %u)\n", example_kind_names[kind], r->nexamples[kind]);
     for (unsigned i = 0; i < r->nexamples[kind]; i++) {
         const struct message_example *x = &r->examples[kind][i];
         char id[64], mid[80];
@@ -439,7 +443,7 @@ static void table_examples(FILE *f, const struct run_result *r, int kind)
         if (x->differs)
             fprintf(f, "    differs: %s\n", x->differs);
         const struct trail *tr = x->trail;
-        if (!tr)
+        if (!tr || kind == EX_LATE)
             continue;
         if (tr->cause)
             fprintf(f, "    cause: %s%s%s\n", trail_cause_names[tr->cause], tr->cause_line ? ": " : "",
@@ -592,9 +596,6 @@ void run_result_table(FILE *f, const struct run_result *r)
                 r->c.empty_body_as_line == 1 ? "" : "s",
                 r->cfg->strict_bodies ? "counted corrupted (run.strict_bodies = yes)"
                                       : "delivered intact (run.strict_bodies = yes counts them corrupted)");
-    for (int k = 0; k < EX_KINDS; k++)
-        if (r->nexamples[k])
-            table_examples(f, r, k);
     size_t nsrc = sources_count(r->sources);
     if (nsrc > 1) {                  /* several server hosts: each one's rows, side by side */
         fprintf(f, "\nserver side by source\n%-12s", "");
@@ -676,6 +677,11 @@ void run_result_table(FILE *f, const struct run_result *r)
     if (r->interrupted)
         fprintf(f, "\n(interrupted: the run ended early on a signal; unread mail is pending)\n");
     verdict_table(f, r);
+    /* after the answer, the messages behind it: the failures with their trails,
+     * then the late ones (delivered; a line each) */
+    for (int k = 0; k < EX_KINDS; k++)
+        if (r->nexamples[k])
+            table_examples(f, r, k);
 }
 
 struct csv_ctx {
