@@ -218,7 +218,7 @@ int embedded_start(struct config *cfg, struct embedded *e, int demo_duration)
         dup2(null, 0);
         dup2(null, 1);
         execlp(bin, "mailsoak-server", "--listen-smtp", "127.0.0.1:0", "--listen-pop3", "127.0.0.1:0",
-               "--users", users, "--store", "maildir", "--store-dir", store, "--log", log,
+               "--listen-imap", "127.0.0.1:0", "--users", users, "--store", "maildir", "--store-dir", store, "--log", log,
                "--ready-file", ready, "--set", max_conns, (char *)NULL);
         fprintf(stderr, "mailsoak: cannot run %s: %s (no target given, so the demo needs the reference server)\n",
                 bin, strerror(errno));
@@ -241,15 +241,20 @@ int embedded_start(struct config *cfg, struct embedded *e, int demo_duration)
         }
         nanosleep(&(struct timespec){ .tv_nsec = 50000000 }, NULL);
     }
-    char smtp[128], pop3[128];
-    if (sscanf(line, "READY smtp=%127s pop3=%127s", smtp, pop3) != 2) {
+    char smtp[128], pop3[128], imap[128] = "";
+    const char *im = strstr(line, " imap=");
+    if (sscanf(line, "READY smtp=%127s pop3=%127s", smtp, pop3) != 2 ||
+        (cfg->reader_protocol == READERS_IMAP && (!im || sscanf(im, " imap=%127s", imap) != 1))) {
         fprintf(stderr, "mailsoak: the demo server did not report ready\n");
         return -1;
     }
     char pid[32];
     snprintf(pid, sizeof pid, "%d", (int)e->pid);
     strlist_add(&cfg->smtp_targets, smtp);
-    strlist_add(&cfg->pop3_targets, pop3);
+    if (cfg->reader_protocol == READERS_IMAP)
+        strlist_add(&cfg->imap_targets, imap);
+    else
+        strlist_add(&cfg->pop3_targets, pop3);
     strlist_add(&cfg->server.pids, pid);
     strlist_add(&cfg->server.logs, log);
     strlist_add(&cfg->server.store_dirs, store);
@@ -261,8 +266,9 @@ int embedded_start(struct config *cfg, struct embedded *e, int demo_duration)
     }
     if (demo_duration)
         cfg->duration = 60 * 1000000000ull;
-    fprintf(stderr, "mailsoak: no target given: soaking the reference server (pid %d, smtp %s, pop3 %s, %s)\n",
-            (int)e->pid, smtp, pop3, e->dir);
+    int imap_readers = cfg->reader_protocol == READERS_IMAP;
+    fprintf(stderr, "mailsoak: no target given: soaking the reference server (pid %d, smtp %s, %s %s, %s)\n",
+            (int)e->pid, smtp, imap_readers ? "imap" : "pop3", imap_readers ? imap : pop3, e->dir);
     return 0;
 }
 

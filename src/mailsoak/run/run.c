@@ -649,9 +649,9 @@ int run_configured(struct config *cfg, int demo_duration)
         fprintf(stderr, "mailsoak: %s\n", err);
         return MS_EXIT_SETUP;
     }
-    /* the demo's reference server is read over POP3: IMAP readers need a target */
+    /* no target: the demo's reference server, read over POP3 or IMAP */
     if (!cfg->smtp_targets.n && !cfg->pop3_targets.n && !cfg->imap_targets.n &&
-        cfg->reader_protocol == READERS_POP3 && embedded_start(cfg, &demo, demo_duration) < 0)
+        embedded_start(cfg, &demo, demo_duration) < 0)
         rc = MS_EXIT_FAILURE;
     /* the rules between keys before the preflight: a model not built yet is
      * refused, never checked against a server and then ignored */
