@@ -172,6 +172,37 @@ static void test_pending_next_to_lost(void **s)
     results_free(&rs);
 }
 
+/* Late messages (delivered intact) apart from the failures; the pending said, not
+ * left out silently. */
+static void test_late_apart_pending_said(void **s)
+{
+    (void)s;
+    static const char text[] =
+        "{\"format\": \"mailsoak-result\", \"format_version\": 1, \"label\": \"r\",\n"
+        " \"summary\": {\"sent\": 10, \"delivered\": 2, \"lost\": 1, \"pending\": 7, \"pending_queued\": 7,\n"
+        "   \"lost_examples\": [{\"message_id\": \"<LOST@x>\", \"mailbox\": \"u1\", \"queue_id\": \"\"}],\n"
+        "   \"late_examples\": [{\"message_id\": \"<LATE@x>\", \"mailbox\": \"u2\", \"queue_id\": \"Q1\"}]}}\n";
+    char *p = tf_write("late.json", text), err[256];
+    struct result_set rs;
+    assert_int_equal(results_load(&rs, &p, 1, err, sizeof err), 0);
+    char *html;
+    size_t n;
+    FILE *f = open_memstream(&html, &n);
+    assert_int_equal(report_write_html(f, &rs, NULL, NULL, 0), 0);
+    fclose(f);
+    const char *failed = strstr(html, "Messages not delivered exactly once"), *late = strstr(html, "Late messages:");
+    assert_non_null(failed);
+    assert_non_null(late);
+    const char *lost_at = strstr(failed, "&lt;LOST@x&gt;"), *late_at = strstr(html, "&lt;LATE@x&gt;");
+    assert_non_null(lost_at);
+    assert_non_null(late_at);
+    assert_true(late_at > late);                       /* the late one only in its own section */
+    assert_int_equal(count(html, "&lt;LATE@x&gt;"), 1);
+    assert_non_null(strstr(failed, "7 pending messages, neither delivered nor proven lost"));
+    free(html);
+    results_free(&rs);
+}
+
 /* Counts CSV fields of one record (quotes respected); returns the end of the record. */
 static const char *csv_record(const char *p, size_t *fields)
 {
@@ -349,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_partial_file),
         cmocka_unit_test(test_csv_and_messages_printable),
         cmocka_unit_test(test_pending_next_to_lost),
+        cmocka_unit_test(test_late_apart_pending_said),
         cmocka_unit_test(test_timeline_csv),
         cmocka_unit_test(test_atomic_and_errors),
         cmocka_unit_test(test_died_run_keeps_its_column),
