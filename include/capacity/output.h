@@ -14,9 +14,9 @@
 #define CAPACITY_FORMAT "mailsoak-capacity"
 #define CAPACITY_FORMAT_VERSION 1
 
-/* The longest window a step that swung is run again with, in capacity.windows: the
- * testbed's backlog swung for about a minute near its knee, so four 60 s windows'
- * worth averages several swings, and two reruns cost at most 6 windows more. */
+/* The longest window a step that swung is run again with, in capacity.windows:
+ * long enough to average several swings of a backlog near a server's knee, while
+ * two reruns cost at most 6 windows more. */
 #define CAPACITY_WINDOW_MAX 4
 
 struct step_record {

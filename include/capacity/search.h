@@ -44,9 +44,8 @@ extern const double search_confirm_share[3];   /* 0.8, 1.0, 1.2 */
 
 /* What the tester needed, by rate: a step its senders or readers limited at a rate
  * with N of them needs at least 2N there and at every rate above it; a rate below
- * starts again from the configured count. Carried down, the readers a high rate
- * needed were the server's undoing at low ones: the testbed's 144 msg/s steps took
- * 320 readers, whose logins then held Dovecot's pop3.pass p95 over 5 s at 87 msg/s. */
+ * starts again from the configured count: carried down, the logins of the readers a
+ * high rate needed would load the server a low rate measures. */
 enum search_who { NEED_SENDERS, NEED_READERS };
 #define SEARCH_NEEDS_MAX 64
 struct search_needs {

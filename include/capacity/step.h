@@ -109,25 +109,22 @@ struct step_judgement {
  * the rules over the window (gate_judge). A step that passes, or fails only its
  * backlog's growth, is invalid all the same (FIX_WINDOW: the window caught a swing,
  * not a trend) when its window's halves disagree: the backlog grew past the bound
- * (with the noise of a half window) in one half and fell in the other. Near the
- * testbed's knee it swung by 30-60 msg/s from one half-minute to the next, so one
- * 60 s window at 288 msg/s failed (+53.9 then -10.5 msg/s: +19.6 in all) where two
- * other searches passed it (docs/capacity.md); above the knee both halves grow. */
+ * (with the noise of a half window) in one half and fell in the other. Near a
+ * server's knee its backlog can swing for longer than a window, so one window's
+ * slope may be a swing's; above the knee both halves grow. */
 void step_judge(const struct step_rules *r, const struct step_figures *f, unsigned ruled_out, struct step_judgement *j);
 /* How many readers a step its readers limited (FIX_READERS) needs at its rate,
  * sized by what they read: each of them read delivered / readers msg/s in the
  * window, so the accepted rate takes readers x accepted / delivered of them, and a
  * quarter more to read the backlog the window left; at least one more, at most
  * twice as many (and twice as many when they read nothing). Never plain doubling:
- * a reader is a login, and the testbed's Dovecot answered pop3.pass in 0.2-0.4 s
- * with 20 readers but 8-9 s with the 320 that doubling reached. */
+ * a reader is a login, and the logins of readers doubled past their need load the
+ * server they measure. */
 unsigned step_readers_needed(const struct step_figures *f, unsigned readers);
 /* Whether what was added to a step the tester limited was futile: run again at the
  * same rate with more senders (readers), it had under 5 % more mail accepted
- * (delivered) than before. Then the server was the limit: the testbed's Dovecot read
- * 330, then 289 msg/s at 432 msg/s with 29, then 48 readers, and its Postfix took
- * 404, 425, then 368 msg/s with 40, 80, then 160 senders (smtp.mail p95 1 s, within
- * SPECmail2001's 5 s): adding more could only end the search as the tester's fault. */
+ * (delivered) than before. Then the server was the limit, not the tester: adding
+ * more could only end the search as the tester's fault. */
 int step_fix_futile(enum step_fix fix, const struct step_figures *before, unsigned n_before,
                     const struct step_figures *after, unsigned n_after);
 /* "queue growth 6.1 msg/s, must be <= 5.0 msg/s" */

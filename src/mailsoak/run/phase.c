@@ -31,8 +31,8 @@ void run_set_phase(struct run *r, struct controller *ct, int phase)
  * ours: never settled while the queue holds one (the scan itself saw it; the
  * collector's count, walked every walk_interval, could be a zero from before it was
  * queued). A probe's spool, counted only, must be empty in a walk made now, not in
- * the last one of its walk_interval: a zero walked before a message was queued once
- * let the sweep prove lost what the queue still held (t_queue_unreadable.sh). With
+ * the last one of its walk_interval: a zero walked before a message was queued would
+ * let the sweep prove lost what the queue still holds (t_queue_unreadable.sh). With
  * no spool known, only the mailboxes can tell (1). */
 static int queue_settled(void *arg, int fresh)
 {
@@ -109,9 +109,8 @@ int run_next_phase(struct controller *ct, int phase, uint64_t now, uint64_t phas
         if (quiet && cn.has.spool) {
             /* The spool is walked every walk_interval: a count this old would hold the
              * drain up, and an empty one walked before the senders were done (before
-             * the send, even) says nothing: one walk now. A zero walked before the
-             * first message once ended the drain while Postfix still held three for a
-             * retry, whose second copies then went unread. */
+             * the send, even) says nothing, and would end the drain while the queue
+             * still holds mail for a retry: one walk now. */
             sources_refresh(ct->sources, ct->quiet_walked ? cfg->server.sample_interval : 0);
             ct->quiet_walked = 1;
             sources_now(ct->sources, &cn);
