@@ -78,9 +78,9 @@ check "scripts/demo runs mailsoak run -c conf/james-393.conf with its arguments"
 check "the demo's run exits 0" eq "$?" 0
 cat "$WORK/demo.txt"
 # rows RULE-OF-BLOCK: a table's row names, in order.
-awk '/^sent /, /^$/ { sub(/ +[^ ]+$/, ""); print }' "$WORK/demo.txt" >"$WORK/rows.txt"
+awk '/^sent /, /^$/ { sub(/  +.*$/, ""); print }' "$WORK/demo.txt" >"$WORK/rows.txt"
 awk '/^## Reading the table/ { s = 1 } s && /^```/ { if (inb) exit; inb = 1; next }
-    inb && /^[a-z]/ { sub(/ +[^ ]+$/, ""); print }' "$readme" >"$WORK/readme-rows.txt"
+    inb && /^[a-z]/ { sub(/  +.*$/, ""); print }' "$readme" >"$WORK/readme-rows.txt"
 sed -n '/^## Reading the table/,/^## /{ /^| [a-z]/ { s/^| \([^|]*\) |.*/\1/; s/, /\n/g; p } }' "$readme" |
     grep -vx row >"$WORK/readme-row-names.txt"
 # subsequence A B: every line of A is a line of B, in the same order, but for the
