@@ -25,6 +25,10 @@ struct chart {
  * series. */
 size_t chart_line(FILE *o, const struct result_set *rs, const struct chart *c, const size_t *runs, size_t nruns,
                   int draw_empty);
+/* Charts c[0..n) as line charts of every run, or, when the runs are of several kinds of
+ * server (run.server_kind), each once per kind on its own scale, its title and id
+ * naming the kind. Returns how many of them no run has data for. */
+size_t chart_lines_by_kind(FILE *o, const struct result_set *rs, const struct chart *c, size_t n);
 /* Errors and log hits by class for label g; all_err holds every label's error classes,
  * so a class has one colour in every chart. */
 void chart_classes(FILE *o, const struct result_set *rs, size_t g, const struct classes *all_err, size_t chart_no);

@@ -547,3 +547,47 @@ void chart_classes(FILE *o, const struct result_set *rs, size_t g, const struct 
     classes_free(&err);
     classes_free(&logs);
 }
+
+/* A run's kind of server (run.server_kind), "" when not recorded. */
+static const char *run_kind(const struct result *r)
+{
+    const char *k = json_string_value(json_object_get(json_object_get(r->config, "run"), "server_kind"));
+    return k ? k : "";
+}
+
+/* The reference server's thousands of messages a second on one linear axis with
+ * Postfix + Dovecot's hundreds would flatten the latter's lines: a chart per kind. */
+size_t chart_lines_by_kind(FILE *o, const struct result_set *rs, const struct chart *charts, size_t nfixed)
+{
+    size_t *runs = xcalloc(rs->n + 1, sizeof *runs), *series = xcalloc(nfixed + 1, sizeof *series), nempty = 0;
+    const char **kinds = xcalloc(rs->n + 1, sizeof *kinds);
+    size_t nkinds = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        size_t k = 0;
+        while (k < nkinds && strcmp(kinds[k], run_kind(&rs->v[i])))
+            k++;
+        if (k == nkinds)
+            kinds[nkinds++] = run_kind(&rs->v[i]);
+    }
+    for (size_t k = 0; k < nkinds; k++) {
+        size_t n = 0;
+        for (size_t i = 0; i < rs->n; i++)
+            if (!strcmp(run_kind(&rs->v[i]), kinds[k]))
+                runs[n++] = i;
+        for (size_t c = 0; c < nfixed; c++) {
+            struct chart one = charts[c];
+            if (nkinds > 1) {
+                snprintf(one.title, sizeof one.title, "%s: %s", *kinds[k] ? kinds[k] : "kind not recorded",
+                         charts[c].title);
+                snprintf(one.id, sizeof one.id, "%s-%zu", charts[c].id, k + 1);
+            }
+            series[c] += chart_line(o, rs, &one, runs, n, 0);
+        }
+    }
+    for (size_t c = 0; c < nfixed; c++)
+        nempty += !series[c];
+    free(kinds);
+    free(series);
+    free(runs);
+    return nempty;
+}

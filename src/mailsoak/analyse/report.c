@@ -551,52 +551,6 @@ static struct chart *chart_list(const struct result_set *rs, size_t *n)
     return c;
 }
 
-/* A run's kind of server (run.server_kind), "" when not recorded. */
-static const char *run_kind(const struct result *r)
-{
-    const char *k = json_string_value(json_object_get(json_object_get(r->config, "run"), "server_kind"));
-    return k ? k : "";
-}
-
-/* The fixed charts, once for all runs, or once per kind of server when the runs are of
- * several: the reference server's thousands of messages a second on one linear axis
- * with Postfix + Dovecot's hundreds would flatten the latter's lines. Returns how many
- * charts no run has data for. */
-static size_t fixed_charts_by_kind(FILE *o, const struct result_set *rs, const struct chart *charts, size_t nfixed)
-{
-    size_t *runs = xcalloc(rs->n + 1, sizeof *runs), *series = xcalloc(nfixed + 1, sizeof *series), nempty = 0;
-    const char **kinds = xcalloc(rs->n + 1, sizeof *kinds);
-    size_t nkinds = 0;
-    for (size_t i = 0; i < rs->n; i++) {
-        size_t k = 0;
-        while (k < nkinds && strcmp(kinds[k], run_kind(&rs->v[i])))
-            k++;
-        if (k == nkinds)
-            kinds[nkinds++] = run_kind(&rs->v[i]);
-    }
-    for (size_t k = 0; k < nkinds; k++) {
-        size_t n = 0;
-        for (size_t i = 0; i < rs->n; i++)
-            if (!strcmp(run_kind(&rs->v[i]), kinds[k]))
-                runs[n++] = i;
-        for (size_t c = 0; c < nfixed; c++) {
-            struct chart one = charts[c];
-            if (nkinds > 1) {
-                snprintf(one.title, sizeof one.title, "%s: %s", *kinds[k] ? kinds[k] : "kind not recorded",
-                         charts[c].title);
-                snprintf(one.id, sizeof one.id, "%s-%zu", charts[c].id, k + 1);
-            }
-            series[c] += chart_line(o, rs, &one, runs, n, 0);
-        }
-    }
-    for (size_t c = 0; c < nfixed; c++)
-        nempty += !series[c];
-    free(kinds);
-    free(series);
-    free(runs);
-    return nempty;
-}
-
 int report_write_html(FILE *o, const struct result_set *rs, const char *workload_warning,
                       const struct cmp_missing *missing, size_t nmissing)
 {
@@ -667,7 +621,7 @@ int report_write_html(FILE *o, const struct result_set *rs, const char *workload
     size_t *all = xcalloc(rs->n, sizeof *all);
     for (size_t i = 0; i < rs->n; i++)
         all[i] = i;
-    nempty = fixed_charts_by_kind(o, rs, charts, nfixed);
+    nempty = chart_lines_by_kind(o, rs, charts, nfixed);
     fputs("</div>\n", o);
     if (nc > nfixed) {
         /* A chart per command is long (a p99 line each): the table above has the
