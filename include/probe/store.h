@@ -20,11 +20,14 @@ int store_format_parse(const char *name, enum store_format *out);
 struct store;
 struct store *store_new(enum store_format fmt);
 void store_free(struct store *st);
-/* One walk of every directory; caches what it counted for the next walk. */
-void store_walk(struct store *st, char *const *dirs, size_t ndirs, uint64_t *messages, uint64_t *bytes);
+/* One walk of every directory; caches what it counted for the next walk. why: the
+ * first file it could not read ("path: reason", counted without it), else "". */
+void store_walk(struct store *st, char *const *dirs, size_t ndirs, uint64_t *messages, uint64_t *bytes, char *why,
+                size_t whylen);
 /* The messages of the mbox file open at fd, whose size fstat gave. The file may
  * shrink or be rewritten while it is read (Dovecot truncates an mbox on expunge):
- * the count is then of what was read, and the next walk counts again. */
-uint64_t store_mbox_count(int fd, off_t size);
+ * the count is then of what was read, and the next walk counts again. *err: the
+ * errno of a read that failed (the count is of what came before it), else 0. */
+uint64_t store_mbox_count(int fd, off_t size, int *err);
 
 #endif

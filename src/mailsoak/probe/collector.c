@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "lib/alloc.h"
+#include "lib/printable.h"
 #include "lib/clock.h"
 #include "probe/db.h"
 #include "probe/logwatch.h"
@@ -39,6 +40,7 @@ struct collector {
     struct logwatch *lw;
     struct dbmon *db;
     int db_failing;             /* the last reading failed (said once, as an event) */
+    int store_failing;          /* the last store walk could not read a file (said once) */
     size_t cls_locked, cls_error;   /* SQLite's counters: these classes' lines (SIZE_MAX: none) */
     size_t ncls, examples;
     struct series *series;      /* the samples; thread-safe itself */
@@ -120,8 +122,19 @@ static void sample(struct collector *c, int walk)
         procset_sample(c->procs, s.t, walk, &s);
     if (c->has_spool && walk)
         c->walked.spool = spool_count(c->spool);
-    if (c->has_store && walk)
-        store_walk(c->store, c->store_dirs, c->nstore, &c->walked.store_messages, &c->walked.store_bytes);
+    if (c->has_store && walk) {
+        char why[600], shown[800];   /* a mailbox's name is a user's: printable */
+        store_walk(c->store, c->store_dirs, c->nstore, &c->walked.store_messages, &c->walked.store_bytes, why,
+                   sizeof why);
+        printable(shown, sizeof shown, why, strlen(why));
+        /* said once when it starts and once when it ends, as the database's */
+        if (why[0] && !c->store_failing)
+            probe_eventf(add_event, c, s.t, "store_unreadable",
+                         "collector failed to read the store: %s (counted without it until it reads again)", shown);
+        else if (!why[0] && c->store_failing)
+            probe_eventf(add_event, c, s.t, "store_readable", "collector: the store reads again");
+        c->store_failing = why[0] != 0;
+    }
     s.spool = c->walked.spool;
     s.store_messages = c->walked.store_messages;
     s.store_bytes = c->walked.store_bytes;

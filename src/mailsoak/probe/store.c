@@ -78,6 +78,7 @@ struct walk {
     struct listings dirs;
     int64_t now_ns;             /* CLOCK_REALTIME when the walk began */
     char path[4096];            /* of the directory being walked */
+    char why[512];              /* the first file that could not be read, and why */
     uint64_t messages, bytes;
 };
 
@@ -154,6 +155,7 @@ struct mbox_reader {
     off_t size;                 /* fstat's, lowered when a read finds the end sooner */
     off_t base;                 /* the file offset of buf[0] */
     size_t len;                 /* bytes of buf read */
+    int err;                    /* a read's errno: the count stops there */
     char buf[MBOX_BUF];
 };
 
@@ -175,6 +177,8 @@ static const char *mbox_at(struct mbox_reader *r, off_t off, size_t want, size_t
         while (got < 0 && errno == EINTR);
         r->base = off;
         r->len = got > 0 ? (size_t)got : 0;
+        if (got < 0)
+            r->err = errno;
         if (r->len < ask)
             r->size = off + (off_t)r->len;
     }
@@ -277,13 +281,14 @@ static off_t mbox_next_separator(struct mbox_reader *r, off_t off)
 /* mbox messages: a dated "From " line at the start of the file or after an empty
  * line. A Content-Length header (Dovecot writes one, and does not escape "From " in
  * bodies) is trusted when it lands on the next separator or the end of the file. */
-uint64_t store_mbox_count(int fd, off_t size)
+uint64_t store_mbox_count(int fd, off_t size, int *err)
 {
     struct mbox_reader *r = xmalloc(sizeof *r);
     r->fd = fd;
     r->size = size;
     r->base = 0;
     r->len = 0;
+    r->err = 0;
     uint64_t count = 0;
     off_t pos = 0;
     for (;;) {
@@ -327,18 +332,33 @@ uint64_t store_mbox_count(int fd, off_t size)
         if ((pos = mbox_next_separator(r, body)) < 0)
             break;
     }
+    *err = r->err;
     free(r);
     return count;
+}
+
+/* The walk's first file it could not read: the count goes on without it, and the
+ * collector says so. */
+static void walk_failed(struct walk *w, const char *name, int err)
+{
+    if (!w->why[0])
+        snprintf(w->why, sizeof w->why, "%s/%s: %s", w->path, name, strerror(err));
 }
 
 static void walk_mbox_file(struct walk *w, int parent, const char *name)
 {
     int fd = openat(parent, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
-    if (fd < 0)
+    if (fd < 0) {
+        if (errno != ENOENT && errno != ELOOP)     /* gone meanwhile; a link is not followed */
+            walk_failed(w, name, errno);
         return;
+    }
     char head[5];
-    if (fstat(fd, &st) < 0 || st.st_size < 5 || pread(fd, head, 5, 0) != 5 || memcmp(head, "From ", 5)) {
+    ssize_t got = 0;
+    if (fstat(fd, &st) < 0 || st.st_size < 5 || (got = pread(fd, head, 5, 0)) != 5 || memcmp(head, "From ", 5)) {
+        if (got < 0)
+            walk_failed(w, name, errno);
         close(fd);
         return;
     }
@@ -348,7 +368,12 @@ static void walk_mbox_file(struct walk *w, int parent, const char *name)
     if (hit) {
         count = hit->messages;
     } else {
-        count = store_mbox_count(fd, st.st_size);
+        int err;
+        count = store_mbox_count(fd, st.st_size, &err);
+        if (err) {
+            walk_failed(w, name, err);
+            key.mtime_ns = -1;          /* never a hit: read again next walk */
+        }
     }
     close(fd);
     cache_put(&w->mbox, st.st_dev, st.st_ino, &key, 1, count);
@@ -577,7 +602,8 @@ static void walk_store_dir(struct walk *w, const char *name, int depth, int root
         close(dfd);
 }
 
-void store_walk(struct store *st, char *const *dirs, size_t ndirs, uint64_t *messages, uint64_t *bytes)
+void store_walk(struct store *st, char *const *dirs, size_t ndirs, uint64_t *messages, uint64_t *bytes, char *why,
+                size_t whylen)
 {
     struct walk *w = xcalloc(1, sizeof *w);
     struct timespec now;
@@ -596,6 +622,7 @@ void store_walk(struct store *st, char *const *dirs, size_t ndirs, uint64_t *mes
     st->dirs = w->dirs;
     *messages = w->messages;
     *bytes = w->bytes;
+    snprintf(why, whylen, "%s", w->why);
     free(w);
 }
 
