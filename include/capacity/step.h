@@ -32,6 +32,7 @@ struct step_figures {
     int has_spool, has_store;
     double spool_slope, store_slope; /* msg/s */
     double unread_mean;              /* messages: the backlog's mean over the window */
+    unsigned unread_n;               /* its samples (verdict/keptup.h) */
     /* the whole run */
     uint64_t sent, lost, duplicated, corrupted, pending;
     int settled;                     /* 1, 0, or -1: no sweep was needed */

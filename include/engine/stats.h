@@ -54,6 +54,9 @@ struct counters {
     /* Reader visits that listed more than they retrieve (pop3.max_per_session):
      * mail the store holds and the readers left for later. */
     uint64_t left_behind;
+    /* Reader visits that retrieved none of the mail their mailbox was owed: the
+     * server had not delivered it yet (the readers waited for the server). */
+    uint64_t empty_visits;
     /* SMTP sessions that pipelined MAIL, RCPT and DATA (the table says those three
      * latencies are one group's) */
     uint64_t smtp_pipelined;

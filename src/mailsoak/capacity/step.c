@@ -12,22 +12,7 @@
 #include "lib/alloc.h"
 #include "settings/config.h"
 #include "verdict/judge.h"
-
-/* Least squares slope of y over t. */
-static double slope(const double *t, const double *y, unsigned n)
-{
-    double st = 0, sy = 0, stt = 0, sty = 0;
-    if (n < 2)
-        return 0;
-    for (unsigned i = 0; i < n; i++) {
-        st += t[i];
-        sy += y[i];
-        stt += t[i] * t[i];
-        sty += t[i] * y[i];
-    }
-    double d = n * stt - st * st;
-    return d > 0 ? (n * sty - st * sy) / d : 0;
-}
+#include "verdict/keptup.h"
 
 /* One steady interval's counts, error classes and latency histograms added to f.
  * 0, or -1 with the reason in err (histograms that do not add up). */
@@ -43,6 +28,7 @@ static int add_interval(struct step_figures *f, const json_t *e, char *err, size
     f->c.late_busy += json_path_count(e, "late_busy");
     f->c.late_engine += json_path_count(e, "late_engine");
     f->c.left_behind += json_path_count(e, "left_behind");
+    f->c.empty_visits += json_path_count(e, "empty_visits");
     const char *name;
     json_t *v;
     json_object_foreach((json_t *)json_object_get(e, "errors_by_class"), name, v)
@@ -139,22 +125,19 @@ int step_read_span(const json_t *root, double start_s, double end_s, struct step
             f->accepted = (double)f->c.sent / f->window_s;
             f->delivered = (double)f->c.read / f->window_s;
         }
-        f->unread_slope = slope(t, u, np);
-        /* the halves share the sample nearest the middle, so each is a slope of its own */
-        double mid = (start + end) / 2;
-        unsigned h = 0;
-        while (h + 1 < np && t[h + 1] <= mid + 1e-9)
-            h++;
-        f->unread_half[0] = slope(t, u, h + 1);
-        f->unread_half[1] = slope(t + h, u + h, np - h);
-        for (unsigned i = 0; i < np; i++)
-            f->unread_mean += u[i] / np;
+        struct keptup_backlog b;
+        keptup_backlog(t, u, np, &b);
+        f->unread_slope = b.slope;
+        f->unread_half[0] = b.half[0];
+        f->unread_half[1] = b.half[1];
+        f->unread_mean = b.mean;
+        f->unread_n = np;
         /* a count walked every walk_interval repeats itself between walks: two
          * different readings at least make a slope */
         f->has_spool = nq >= 2;
         f->has_store = nm >= 2;
-        f->spool_slope = slope(tq, q, nq);
-        f->store_slope = slope(tm, m, nm);
+        f->spool_slope = keptup_slope(tq, q, nq);
+        f->store_slope = keptup_slope(tm, m, nm);
     }
     free(t);
     free(u);
@@ -225,13 +208,6 @@ static void check(struct step_judgement *j, const char *name, double value, cons
     j->n++;
 }
 
-/* How fast the backlog may grow over a span of the window: by its share of the
- * accepted rate, or by its own noise, 3 standard deviations of a count of its mean. */
-static double growth_bound(const struct step_rules *r, const struct step_figures *f, double span_s)
-{
-    return fmax(r->queue_growth * f->accepted, 3 * sqrt(f->unread_mean + 1) / span_s);
-}
-
 static void invalid(struct step_judgement *j, enum step_fix fix, const char *why)
 {
     j->verdict = STEP_INVALID;
@@ -277,25 +253,22 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, unsign
     int pop3_slow = 0;
     for (unsigned i = 0; i < gj.n; i++)
         pop3_slow |= !gj.v[i].pass && !strncmp(gj.v[i].name, "pop3.", 5);
-    /* the backlog may grow by its share of the accepted rate, or by its own noise */
-    double bound = growth_bound(r, f, f->window_s);
-    if (f->unread_slope > bound && !pop3_slow && !(ruled_out & 1u << FIX_READERS)) {
-        int left = c->left_behind * 20 > c->pop3_sessions;
-        int in_store = f->has_store && f->store_slope >= f->unread_slope / 2;
-        int not_queued = !f->has_store && f->has_spool && f->spool_slope < f->unread_slope / 2;
-        if (left || in_store || not_queued) {
-            if (left)
-                snprintf(why, sizeof why, "the readers fell behind the mail the store holds: %llu of %llu visits left "
-                         "mail for later while the backlog grew by %.2f msg/s", (unsigned long long)c->left_behind,
-                         (unsigned long long)c->pop3_sessions, f->unread_slope);
-            else
-                snprintf(why, sizeof why, "the readers fell behind the mail the store holds: the backlog grew by %.2f "
-                         "msg/s, the server's %s by %.2f", f->unread_slope, in_store ? "mailboxes" : "queue only",
-                         in_store ? f->store_slope : f->spool_slope);
-            invalid(j, FIX_READERS, why);
-            gate_judgement_free(&gj);
-            return;
-        }
+    /* the backlog's growth, and whose it is: the judgement a plain run makes too */
+    struct keptup_rules kr = { .growth_share = r->queue_growth };
+    struct keptup_input ki = {
+        .b = { .n = f->unread_n, .span_s = f->window_s, .slope = f->unread_slope,
+               .half = { f->unread_half[0], f->unread_half[1] }, .mean = f->unread_mean },
+        .accepted_rate = f->accepted, .visits = c->pop3_sessions, .left_behind = c->left_behind,
+        .empty_visits = c->empty_visits, .has_spool = f->has_spool, .has_store = f->has_store,
+        .spool_slope = f->spool_slope, .store_slope = f->store_slope, .server_slows_readers = pop3_slow,
+        .readers_ruled_out = !!(ruled_out & 1u << FIX_READERS),
+    };
+    struct keptup_result kept;
+    keptup_judge(&kr, &ki, &kept);
+    if (kept.outcome == KEPTUP_TESTER) {
+        invalid(j, FIX_READERS, kept.why);
+        gate_judgement_free(&gj);
+        return;
     }
     check(j, "lost", (double)f->lost, "=", 0, "");
     check(j, "duplicated", (double)f->duplicated, "=", 0, "");
@@ -305,7 +278,7 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, unsign
     else
         check(j, "accepted", f->accepted, ">", 0, "msg/s");
     unsigned growth = j->n;
-    check(j, "queue growth", f->unread_slope, "<=", bound, "msg/s");
+    check(j, "queue growth", f->unread_slope, "<=", kept.bound, "msg/s");
     for (unsigned i = 0; i < gj.n; i++) {
         const struct gate_result *g = &gj.v[i];
         check(j, g->name, g->value, g->op, g->bound, g->unit);
@@ -317,12 +290,10 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, unsign
     for (unsigned i = 0; i < j->n; i++)
         if (!j->v[i].pass && i != growth)
             return;                  /* failed on something a longer window would not change */
-    double half_bound = growth_bound(r, f, f->window_s / 2);
-    double up = fmax(f->unread_half[0], f->unread_half[1]), down = fmin(f->unread_half[0], f->unread_half[1]);
-    if (up > half_bound && down < 0) {
+    if (kept.swing) {
         snprintf(why, sizeof why, "the backlog swung, %+.1f msg/s in the window's first half and %+.1f in its second "
                  "(bound %.1f): a swing, not yet a trend (run again with a longer window)", f->unread_half[0],
-                 f->unread_half[1], half_bound);
+                 f->unread_half[1], kept.half_bound);
         invalid(j, FIX_WINDOW, why);
     }
 }
