@@ -2,7 +2,7 @@
  * gates, each passing or failing with the value measured and its bound. Two groups:
  * integrity (nothing lost, duplicated or corrupted; mail sent and read when there
  * are senders and readers; the sweep settled; a share of the accepted mail proven
- * delivered exactly once), on by default; and quality of service (a percentile of
+ * delivered exactly once; the server kept up with what it accepted), on by default; and quality of service (a percentile of
  * a command class or of delivery within a bound, the share of errors, error classes
  * outside an allow-list), off unless asked for or by the SPECmail2001 preset. A
  * failed integrity gate gives exit status 4, a failed QoS gate alone 5
@@ -16,6 +16,7 @@
 #include "engine/ledger.h"
 #include "engine/stats.h"
 #include "lib/hist.h"
+#include "verdict/keptup.h"
 
 struct config;
 
@@ -41,6 +42,7 @@ struct gate_allow {
 struct gates {
     int integrity;                   /* lost = duplicated = corrupted = 0; sent > 0 with senders; read > 0 with readers */
     int settled;                     /* a sweep that was needed settled (judged while mail is pending) */
+    int kept_up;                     /* the server kept up with what it accepted (verdict/keptup.h) */
     double proven;                   /* least share (0..1) of accepted mail proven delivered exactly once; 0: off */
     double errors;                   /* most errors per session attempt (0..1); >= 1: off */
     unsigned nlat;
@@ -59,12 +61,15 @@ struct gate_input {
     const struct hist *lat;          /* LAT_COUNT histograms, or NULL */
     const struct err_count *err;     /* errors by class */
     unsigned nerr;
+    /* Whether the server kept up, or NULL: judged only when it could tell and the
+     * server, not our readers, is the one judged (KEPTUP_YES or KEPTUP_BEHIND). */
+    const struct keptup_result *kept;
 };
 
 enum gate_group { GATE_INTEGRITY, GATE_QOS };
 
 struct gate_result {
-    char name[GATE_NAME_LEN];        /* "lost", "read", "settled", "proven", "smtp.rcpt p95", "errors", "class smtp_rcpt_450" */
+    char name[GATE_NAME_LEN];        /* "lost", "read", "settled", "proven", "kept up", "smtp.rcpt p95", "errors", "class smtp_rcpt_450" */
     enum gate_group group;
     int pass;
     double value, bound;             /* measured and limit, in unit */

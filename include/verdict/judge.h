@@ -33,6 +33,9 @@ struct judge_figures {
     /* Arrivals of the schedule the tester held back (started late for a busy sender
      * or a late engine, or never started), of those due. */
     uint64_t held, due;
+    /* "kept up" (verdict/keptup.h): the backlog may grow by this share of the
+     * accepted rate over send's samples (capacity.queue_growth) */
+    double growth_share;
 };
 
 /* Whether the tester held the load back: more than 1 arrival in 1000 due was late
@@ -50,7 +53,10 @@ int judge_readers_late(uint64_t late, uint64_t checks);
 int judge_readers_bound(uint64_t unread, long long queued, uint64_t readers, uint64_t per_session);
 
 /* Judges f against g: every gate into gates (freed by gate_judgement_free), the
- * verdict into verdict when f->lo is set (verdict may be NULL then too). Returns the
+ * verdict into verdict when f->lo is set (verdict may be NULL then too). "Kept up"
+ * is judged over f->send's samples, after the other gates have said whether the
+ * server kept the readers waiting (a pop3.* gate failed: then a growing backlog is
+ * the server's, whatever the readers did). Returns the
  * exit status the gates give: 0, MS_EXIT_GATE_INTEGRITY or MS_EXIT_GATE_QOS. */
 int judge(const struct gates *g, const struct judge_figures *f, struct gate_judgement *gates,
           struct run_verdict *verdict);

@@ -64,6 +64,7 @@ struct keptup_result {
     double value, bound;             /* msg/s: the statistic and its bound */
     double half_bound;               /* msg/s: the bound over half the window */
     int swing;                       /* grew past half_bound in one half and fell in the other */
+    int server_seen;                 /* KEPTUP_TESTER: the server's queue or mailboxes showed the growth is ours */
     char why[240];                   /* what the readers and the server's side showed */
 };
 

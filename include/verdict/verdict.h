@@ -3,7 +3,7 @@
  * failed, unproven, nothing), what was proven (delivered exactly once, N of M),
  * what failed (lost, duplicated, corrupted), what is unproven and why (each pending
  * reason as a share of the accepted mail), whether the server kept up (accepted
- * against delivered rate, the queue's and the backlog's growth over the window),
+ * against delivered rate, the backlog's growth over the window and whose it is),
  * and, when it did not settle or keep up, the remedy measured from the run; when a
  * protocol's sessions failed in large numbers (refused, dropped, timed out), a line
  * that says the load carried was not the load offered, whatever the ledger proved. Pure:
@@ -17,6 +17,18 @@
 #include "engine/ledger.h"
 #include "engine/stats.h"
 #include "verdict/gate.h"
+#include "verdict/keptup.h"
+
+/* One interval's end in the send window: what "kept up" is judged on. */
+struct verdict_sample {
+    double t;                        /* s into the run */
+    double unread;                   /* the ledger's backlog: accepted, not yet read */
+    int has_spool, has_store;        /* the server's queue and mailboxes were counted */
+    double spool, store;             /* messages */
+    /* the run's counts so far: accepted, reader visits, those that left mail,
+     * those that found none of the owed mail, polls and late polls */
+    uint64_t sent, visits, left_behind, empty_visits, polls, polls_late;
+};
 
 /* The send window, as the controller saw it at its intervals. */
 struct verdict_window {
@@ -25,7 +37,24 @@ struct verdict_window {
     int has_spool;                   /* the server's queue was counted */
     double spool_t0, spool_t1;       /* s: the first and the last count within the window */
     uint64_t spool_first, spool_last;
+    /* The intervals' ends from the first one after smtp.ramp on: the backlog fills
+     * to its level during the first interval, which is not judged. Freed by
+     * verdict_window_free. */
+    struct verdict_sample *kept;
+    size_t nkept, capkept;
 };
+
+/* Adds the end of a send interval to w: ignored before warm_s (smtp.ramp plus an
+ * interval); one closer than gap_s to the sample before it (half an interval: the
+ * short entry a change of phase makes) replaces that one, unless it is the first.
+ * The same rule for a run (run/run.c) and a result judged again (run/rejudge.c). */
+void verdict_window_sample(struct verdict_window *w, const struct verdict_sample *s, double warm_s, double gap_s);
+void verdict_window_free(struct verdict_window *w);
+/* Whether the server kept up over w's samples (verdict/keptup.h), the backlog
+ * allowed to grow by growth_share of the accepted rate; server_slows_readers: a
+ * pop3.* gate failed. */
+void verdict_keptup(const struct verdict_window *w, double growth_share, int server_slows_readers,
+                    struct keptup_result *out);
 
 struct verdict_input {
     const struct counters *c;
@@ -42,6 +71,7 @@ struct verdict_input {
     const struct err_count *err;     /* errors by class: the most frequent names the remedy */
     unsigned nerr;
     const struct gate_judgement *gates;
+    const struct keptup_result *kept;   /* verdict_keptup's, or NULL: cannot tell */
 };
 
 enum verdict_state {
@@ -59,11 +89,12 @@ struct run_verdict {
     uint64_t accepted, proven;       /* proven: delivered exactly once */
     double proven_share, unproven_share;          /* of accepted, 0..1 */
     double pending_share[PR_COUNT];
-    /* Kept up: 1 yes, 0 no, -1 cannot tell (the server's queue not counted, no
-     * senders, no window): by the queue's growth, since the unread backlog also
-     * holds what sits in mailboxes the readers have not reached yet. */
+    /* Kept up: 1 yes, 0 no, -1 cannot tell (fewer than two samples, no senders,
+     * or our readers fell behind with the server's side not counted): by the
+     * backlog of the run's ledger (verdict/keptup.h). */
     int kept_up;
     int tester_limited;                           /* as given: the tester held the load back */
+    struct keptup_result kept;                    /* the judgement; outcome KEPTUP_UNKNOWN without one */
     double accepted_rate, read_rate;              /* msg/s in the send window */
     double delivered_rate;                        /* msg/s the server delivered in it: accepted less the
                                                    * queue's growth, or read when the queue is not counted */

@@ -4,7 +4,9 @@
  * bounds judge each command class of a protocol (not smtp.message) and classes
  * with no values not at all; the error share and the allow-list fail with exit
  * status 5, integrity winning when both fail; the [gate] settings parse (preset,
- * stricter bound wins) and refuse bad lines with the key; the verdict's lines. */
+ * stricter bound wins) and refuse bad lines with the key; the verdict's lines;
+ * "kept up" fails with exit status 4 when the server fell behind, and is not judged
+ * when the tester was the limit or nothing could be told. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -39,7 +41,8 @@ static struct fix *clean(void)
     for (unsigned k = 0; k < LAT_COUNT; k++)
         hist_reset(&f.lat[k]);
     hist_record(&f.lat[LAT_DELIVERY], 2000 * MS);
-    f.in = (struct gate_input){ &f.c, &f.lo, -1, 10, 5, f.lat, f.err, 0 };
+    f.in = (struct gate_input){ .c = &f.c, .lo = &f.lo, .settled = -1, .senders = 10, .readers = 5, .lat = f.lat,
+                                .err = f.err, .nerr = 0 };
     f.g = (struct gates){ .integrity = 1, .settled = 1, .proven = 0.99, .errors = 1 };
     return &f;
 }
@@ -226,11 +229,47 @@ static void bounds_hold_at_their_value(void **st)
     gate_judgement_free(&f->j);
 }
 
+/* "kept up" judges the server when the judgement could tell and charged it or
+ * cleared it; never the tester's limit, nor a window too short to tell. */
+static void kept_up_gate(void **st)
+{
+    struct fix *f = clean();
+    f->g.kept_up = 1;
+    struct keptup_result k = { .outcome = KEPTUP_BEHIND, .stat = KEPTUP_STAT, .value = 11.96, .bound = 2.1 };
+    f->in.kept = &k;
+    assert_int_equal(judge(f), MS_EXIT_GATE_INTEGRITY);
+    const struct gate_result *r = find(&f->j, "kept up");
+    assert_non_null(r);
+    assert_false(r->pass);
+    assert_int_equal(r->group, GATE_INTEGRITY);
+    char b[160];
+    assert_string_equal(gate_describe(r, b, sizeof b), "kept up: the backlog grew 11.96 msg/s, must be <= 2.10 msg/s");
+    k.outcome = KEPTUP_YES;
+    k.value = 0.2;
+    assert_int_equal(judge(f), MS_EXIT_OK);
+    assert_true(find(&f->j, "kept up")->pass);
+    k.outcome = KEPTUP_TESTER;               /* our readers' limit: not the server's to fail */
+    k.value = 11.96;
+    assert_int_equal(judge(f), MS_EXIT_OK);
+    assert_null(find(&f->j, "kept up"));
+    k.outcome = KEPTUP_UNKNOWN;
+    assert_int_equal(judge(f), MS_EXIT_OK);
+    assert_null(find(&f->j, "kept up"));
+    k.outcome = KEPTUP_BEHIND;               /* the key off */
+    f->g.kept_up = 0;
+    assert_int_equal(judge(f), MS_EXIT_OK);
+    assert_null(find(&f->j, "kept up"));
+    f->g.kept_up = 1;
+    f->in.kept = NULL;
+    assert_int_equal(judge(f), MS_EXIT_OK);
+    gate_judgement_free(&f->j);
+}
+
 static struct config *cfg_with(const char **lat, size_t nlat, const char **allow, size_t nallow, int preset)
 {
     static struct config cfg;
     memset(&cfg, 0, sizeof cfg);
-    cfg.gate = (struct gate_config){ .integrity = 1, .settled = 1, .proven = 0.99, .errors = 1, .preset = preset,
+    cfg.gate = (struct gate_config){ .integrity = 1, .settled = 1, .kept_up = 1, .proven = 0.99, .errors = 1, .preset = preset,
                                      .error_classes = nallow ? GATE_CLASSES_ALLOWED : GATE_CLASSES_ANY };
     cfg.gate.latency = (struct strlist){ (char **)lat, nlat, 0 };
     cfg.gate.allow = (struct strlist){ (char **)allow, nallow, 0 };
@@ -244,7 +283,7 @@ static void settings_make_gates(void **st)
     const char *lat[] = { "smtp p95 2s", "pop3.retr p99.9 250ms" };
     const char *allow[] = { "smtp_rcpt_450 :  greylisting by design" };
     assert_int_equal(gates_from_config(cfg_with(lat, 2, allow, 1, GATE_PRESET_SPECMAIL2001), &g, err, sizeof err), 0);
-    assert_true(g.integrity && g.settled && g.allow_only);
+    assert_true(g.integrity && g.settled && g.kept_up && g.allow_only);
     assert_string_equal(g.allow[0].cls, "smtp_rcpt_450");
     assert_string_equal(g.allow[0].reason, "greylisting by design");
     /* the preset adds pop3, imap and push.exists p95 5 s and delivery p95 60 s; smtp p95 stays at the
@@ -266,7 +305,7 @@ static void settings_make_gates(void **st)
     assert_true(g.errors == 0.01);
     /* off: no gate at all */
     assert_int_equal(gates_from_config(cfg_with(lat, 2, allow, 1, GATE_PRESET_OFF), &g, err, sizeof err), 0);
-    assert_false(g.integrity || g.settled || g.proven > 0 || g.nlat || g.allow_only || g.errors < 1);
+    assert_false(g.integrity || g.settled || g.kept_up || g.proven > 0 || g.nlat || g.allow_only || g.errors < 1);
     const char *bad[][1] = { { "smtp 95 5s" }, { "smtp.nothing p95 5s" }, { "smtp p95" }, { "smtp p95 5 s" },
                              { "smtp p100 5s" }, { "smtp p95 5parsecs" } };
     for (unsigned i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -312,6 +351,7 @@ int main(void)
         cmocka_unit_test(latency_bounds_judge_each_command_class),
         cmocka_unit_test(error_share_and_allow_list),
         cmocka_unit_test(bounds_hold_at_their_value),
+        cmocka_unit_test(kept_up_gate),
         cmocka_unit_test(settings_make_gates),
         cmocka_unit_test(the_lines_name_value_and_bound),
     };

@@ -2,8 +2,11 @@
  * unproven, no proof) and headline from the ledger's outcomes; "lost 0" with half
  * the mail unproven says so; the remedy measured from the run (the server's
  * delivery rate, 80 % of it as the rate to rerun with, the sweep time the pending
- * mail needs at that rate); kept up judged by the server's queue, not by our
- * readers' backlog; a run that sent or read nothing names the target and its most
+ * mail needs at that rate); kept up as verdict/keptup.c judged it, the server
+ * cleared when its side shows our readers fell behind, the queue's growth named
+ * where it was counted and the backlog's where it was not, and a queue's rate never
+ * from two counts close together; the send window's samples (the first interval and
+ * the ramp left out, a short last entry replacing the one before); a run that sent or read nothing names the target and its most
  * frequent error; a run the tester held back says so, and says the server's when its
  * queue grew under the lighter load all the same; a run whose sessions mostly
  * failed says so beside a proven ledger. */
@@ -11,6 +14,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -84,6 +88,8 @@ static void half_unproven_says_so_and_what_to_change(void **st)
     f->in.elapsed_s = 180;                       /* 60 s of sending, 120 of drain and sweep */
     f->in.send = (struct verdict_window){ .seconds = 60, .accepted = 18666, .read = 3000, .has_spool = 1,
                                           .spool_t0 = 1, .spool_t1 = 59, .spool_first = 0, .spool_last = 5800 };
+    struct keptup_result k = { .outcome = KEPTUP_BEHIND, .value = 300, .bound = 15 };
+    f->in.kept = &k;
     struct run_verdict *v = make(f);
     assert_int_equal(v->state, VERDICT_UNPROVEN);
     assert_non_null(strstr(v->headline, "UNPROVEN: 9974 of 18666 accepted messages (53.4 %)"));
@@ -135,23 +141,96 @@ static void a_share_never_rounds_to_its_bound(void **st)
     assert_non_null(strstr(v->headline, "UNPROVEN: 1 of 1000000 accepted messages (<0.01 %)"));
 }
 
-static void kept_up_is_the_queue_not_our_backlog(void **st)
+static void kept_up_is_the_judgements(void **st)
 {
     struct fix *f = clean();
-    /* the readers fell 1000 behind (mail in mailboxes), the queue stayed flat */
+    /* the readers fell 1000 behind (mail in mailboxes), the queue stayed flat: the
+     * judgement says the tester's, and the server's side showed it kept up */
     f->in.send = (struct verdict_window){ .seconds = 60, .accepted = 18000, .read = 17000, .has_spool = 1,
                                           .spool_t0 = 1, .spool_t1 = 59, .spool_first = 40, .spool_last = 60 };
+    struct keptup_result k = { .outcome = KEPTUP_TESTER, .value = 16.7, .bound = 15, .server_seen = 1 };
+    f->in.kept = &k;
     struct run_verdict *v = make(f);
     assert_int_equal(v->kept_up, 1);
+    assert_int_equal(v->kept.outcome, KEPTUP_TESTER);
     assert_true(v->backlog_rate > 16 && v->backlog_rate < 17);
     assert_string_equal(v->remedy, "");
-    /* a queue growing by more than 5 % of the accepted rate: not kept up, even with all of it proven */
+    k.server_seen = 0;                        /* our readers, and the server's side not seen */
+    assert_int_equal(make(f)->kept_up, -1);
+    /* fell behind, the queue counted: the queue's growth is named */
     f->in.send.spool_last = 1200;
+    k = (struct keptup_result){ .outcome = KEPTUP_BEHIND, .value = 19.5, .bound = 15 };
     v = make(f);
     assert_int_equal(v->kept_up, 0);
     assert_int_equal(v->state, VERDICT_PROVEN);
-    assert_non_null(strstr(v->remedy, "its queue grew 20 msg/s"));
+    assert_non_null(strstr(v->remedy, "its queue grew 20.0 msg/s"));
     assert_non_null(strstr(v->remedy, "rerun with smtp.rate = 224"));   /* 80 % of 300 - 20 */
+    /* not counted: the backlog's growth is, and the delivered rate is what was read */
+    f->in.send.has_spool = 0;
+    v = make(f);
+    assert_int_equal(v->kept_up, 0);
+    assert_false(v->has_queue_rate);
+    assert_non_null(strstr(v->remedy, "its backlog grew 19.5 msg/s"));
+    assert_non_null(strstr(v->remedy, "rerun with smtp.rate = 226"));   /* 80 % of 17000 / 60 */
+    k.outcome = KEPTUP_YES;
+    assert_int_equal(make(f)->kept_up, 1);
+    k.outcome = KEPTUP_UNKNOWN;
+    assert_int_equal(make(f)->kept_up, -1);
+    f->in.kept = NULL;
+    assert_int_equal(make(f)->kept_up, -1);
+}
+
+/* The issue's 20 s run: two counts of the queue 0.8 s apart made "queue grew 758.3
+ * msg/s" of 628 accepted. Counts spanning under half the window make no rate. */
+static void no_queue_rate_from_close_counts(void **st)
+{
+    struct fix *f = clean();
+    f->in.send = (struct verdict_window){ .seconds = 20, .accepted = 628, .read = 0, .has_spool = 1,
+                                          .spool_t0 = 19.2, .spool_t1 = 20, .spool_first = 0, .spool_last = 607 };
+    struct run_verdict *v = make(f);
+    assert_false(v->has_queue_rate);
+    assert_true(v->delivered_rate == v->read_rate);
+    f->in.send.spool_t0 = 10;
+    v = make(f);
+    assert_true(v->has_queue_rate);
+}
+
+static void window_samples(void **st)
+{
+    struct verdict_window w = { 0 };
+    /* interval 10 s, no ramp: warm until 10 s, a gap of 5 s */
+    for (unsigned i = 1; i <= 6; i++) {
+        struct verdict_sample s = { .t = 10.0 * i, .unread = 100 + 21.0 * 10 * i, .sent = 850 * i, .visits = 48 * i,
+                                    .empty_visits = 30 * i, .has_spool = i >= 2, .spool = 200.0 * i };
+        verdict_window_sample(&w, &s, 10, 5);
+    }
+    assert_int_equal(w.nkept, 6);
+    struct verdict_sample early = { .t = 4 };
+    verdict_window_sample(&w, &early, 10, 5);                    /* not before the warm-up: ignored */
+    assert_int_equal(w.nkept, 6);
+    assert_true(w.kept[0].t == 10);
+    struct verdict_sample late = { .t = 60.4, .unread = 100 + 21.0 * 60.4, .sent = 5134, .visits = 290,
+                                   .has_spool = 1, .spool = 1208 };
+    verdict_window_sample(&w, &late, 10, 5);                     /* the phase's short last entry replaces */
+    assert_int_equal(w.nkept, 6);
+    assert_true(w.kept[5].t == 60.4);
+    struct keptup_result k;
+    verdict_keptup(&w, 0.05, 0, &k);
+    assert_int_equal(k.outcome, KEPTUP_BEHIND);
+    assert_true(fabs(k.value - 21) < 0.2);
+    assert_true(fabs(k.bound - 0.05 * (5134 - 850) / 50.4) < 1e-9);   /* 5 % of the 85 msg/s accepted */
+    assert_non_null(strstr(k.why, "of 242 reader visits"));      /* 290 - 48 */
+    /* the queue counted, but flat: the growth is in the mailboxes, our readers' */
+    for (unsigned i = 0; i < w.nkept; i++)
+        w.kept[i].spool = 40;
+    verdict_keptup(&w, 0.05, 0, &k);
+    assert_int_equal(k.outcome, KEPTUP_TESTER);
+    verdict_keptup(&w, 0.05, 1, &k);                             /* unless the server kept the readers waiting */
+    assert_int_equal(k.outcome, KEPTUP_BEHIND);
+    verdict_window_free(&w);
+    assert_int_equal(w.nkept, 0);
+    verdict_keptup(&w, 0.05, 0, &k);                             /* no samples: cannot tell */
+    assert_int_equal(k.outcome, KEPTUP_UNKNOWN);
 }
 
 static void nothing_sent_or_read_names_the_target(void **st)
@@ -210,6 +289,8 @@ static void the_tester_held_back(void **st)
      * accepted, 285 delivered, 35,165 arrivals late with 20 senders busy) */
     f->in.send = (struct verdict_window){ .seconds = 60, .accepted = 18000, .read = 17000, .has_spool = 1,
                                           .spool_t0 = 1, .spool_t1 = 59, .spool_first = 40, .spool_last = 1200 };
+    struct keptup_result k = { .outcome = KEPTUP_BEHIND, .value = 19.5, .bound = 15 };
+    f->in.kept = &k;
     v = make(f);
     assert_int_equal(v->kept_up, 0);
     assert_null(strstr(v->remedy, "measured mailsoak"));
@@ -304,7 +385,9 @@ int main(void)
         cmocka_unit_test(everything_read_once_is_proven),
         cmocka_unit_test(losses_fail),
         cmocka_unit_test(half_unproven_says_so_and_what_to_change),
-        cmocka_unit_test(kept_up_is_the_queue_not_our_backlog),
+        cmocka_unit_test(kept_up_is_the_judgements),
+        cmocka_unit_test(no_queue_rate_from_close_counts),
+        cmocka_unit_test(window_samples),
         cmocka_unit_test(no_send_window_no_accepted_rate),
         cmocka_unit_test(a_share_never_rounds_to_its_bound),
         cmocka_unit_test(nothing_sent_or_read_names_the_target),

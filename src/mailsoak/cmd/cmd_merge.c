@@ -50,6 +50,7 @@ static int judge_merged(json_t *root, FILE *table, char *err, size_t errlen)
             verdict_table(table, r);
     }
     gate_judgement_free(&r->judged);
+    verdict_window_free(&r->window);
     config_free(&cfg);
     free(r);
     return rc;

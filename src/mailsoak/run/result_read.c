@@ -44,8 +44,10 @@ static int add_set(struct words *w, const char *sec, const char *key, const char
  * effective settings the run wrote, read back as it read them. */
 static int settings_of(const json_t *config, struct config *cfg)
 {
-    static const char *const run_keys[] = { "sweep_timeout", "settle", NULL };
-    const json_t *gate = json_object_get(config, "gate"), *run = json_object_get(config, "run"), *v, *item;
+    /* the sweep's (the remedy), and what "kept up" reads: its samples' warm-up and gap, its bound */
+    static const char *const other_keys[][2] = { { "run", "sweep_timeout" }, { "run", "settle" }, { "run", "interval" },
+                                                 { "smtp", "ramp" }, { "capacity", "queue_growth" }, { NULL, NULL } };
+    const json_t *gate = json_object_get(config, "gate"), *v, *item;
     const char *key;
     struct words w = { 0 };
     size_t i;
@@ -59,8 +61,9 @@ static int settings_of(const json_t *config, struct config *cfg)
             if (json_is_string(item) && add_set(&w, "gate", key, json_string_value(item)) < 0)
                 rc = -1;
     }
-    for (i = 0; run_keys[i]; i++)
-        if (json_is_string(v = json_object_get(run, run_keys[i])) && add_set(&w, "run", run_keys[i], json_string_value(v)) < 0)
+    for (i = 0; other_keys[i][0]; i++)
+        if (json_is_string(v = json_object_get(json_object_get(config, other_keys[i][0]), other_keys[i][1])) &&
+            add_set(&w, other_keys[i][0], other_keys[i][1], json_string_value(v)) < 0)
             rc = -1;
     if (rc == 0)
         rc = config_from_args(cfg, (int)w.n, w.v) == 0 ? 0 : -1;
@@ -73,8 +76,10 @@ static int settings_of(const json_t *config, struct config *cfg)
 /* The send window from the timeline: the entries in which a shard sent (a merged
  * entry's phase is "send+drain" when the shards were in both), the queue's first and
  * last count within it. */
-static void send_window(const json_t *timeline, struct counters *c, struct verdict_window *w)
+static void send_window(const json_t *timeline, const struct config *cfg, struct counters *c, struct verdict_window *w)
 {
+    double iv_s = (double)cfg->interval / 1e9, warm_s = (double)cfg->ramp / 1e9 + iv_s;
+    struct counters so_far = { 0 };
     size_t i;
     const json_t *e;
     json_array_foreach(timeline, i, e) {
@@ -83,7 +88,23 @@ static void send_window(const json_t *timeline, struct counters *c, struct verdi
         const char *phase = json_string_value(json_object_get(e, "phase"));
         if (!phase || !strstr(phase, "send"))
             continue;
-        double t = json_path_number_or(e, "t", 0), spool;
+        double t = json_path_number_or(e, "t", 0), spool, store;
+        so_far.sent += json_path_count(e, "sent");
+        so_far.pop3_sessions += json_path_count(e, "pop3_sessions");
+        so_far.left_behind += json_path_count(e, "left_behind");
+        so_far.empty_visits += json_path_count(e, "empty_visits");
+        const json_t *un = json_object_get(e, "unread");
+        if (json_is_integer(un)) {
+            struct verdict_sample ks = {
+                .t = t, .unread = (double)json_integer_value(un), .sent = so_far.sent,
+                .visits = so_far.pop3_sessions, .left_behind = so_far.left_behind, .empty_visits = so_far.empty_visits,
+            };
+            ks.has_spool = json_path_number(e, "server/spool", &spool) == 0;
+            ks.spool = ks.has_spool ? spool : 0;
+            ks.has_store = json_path_number(e, "server/store_messages", &store) == 0;
+            ks.store = ks.has_store ? store : 0;
+            verdict_window_sample(w, &ks, warm_s, iv_s / 2);
+        }
         w->seconds = t;
         w->accepted += json_path_count(e, "sent");
         w->read += json_path_count(e, "read");
@@ -140,7 +161,7 @@ int result_read_judgement(const json_t *root, struct run_result *r, struct confi
             r->err[r->nerr++].count = (uint64_t)json_integer_value(n);
         }
     }
-    send_window(json_object_get(root, "timeline"), &r->c, &r->window);
+    send_window(json_object_get(root, "timeline"), cfg, &r->c, &r->window);
     const json_t *settled = json_object_get(s, "settled");
     int swept = json_is_boolean(settled);
     *f = (struct judge_figures){
@@ -153,7 +174,7 @@ int result_read_judgement(const json_t *root, struct run_result *r, struct confi
         .sweep_timeout_s = (double)cfg->sweep_timeout / 1e9, .settle_s = (double)cfg->settle / 1e9,
         .held = json_path_count(s, "arrivals/late_busy") + json_path_count(s, "arrivals/late_engine") +
                 json_path_count(s, "arrivals/never_started"),
-        .due = json_path_count(s, "arrivals/due"),
+        .due = json_path_count(s, "arrivals/due"), .growth_share = cfg->capacity.queue_growth,
     };
     return 0;
 }

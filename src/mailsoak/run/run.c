@@ -146,6 +146,16 @@ static void interval(struct controller *ct, int phase, int live)
         win->spool_t1 = v.t;
         win->spool_last = cn.spool;
     }
+    if (!ct->fill && phase == PH_SEND) {  /* the backlog, for "kept up" */
+        double iv_s = (double)ct->cfg->interval / 1e9;
+        struct verdict_sample ks = {
+            .t = v.t, .unread = (double)(v.unread > 0 ? v.unread : 0), .has_spool = cn.has.spool,
+            .has_store = cn.has.store, .spool = (double)cn.spool, .store = (double)cn.store_messages,
+            .sent = c.sent, .visits = c.pop3_sessions, .left_behind = c.left_behind, .empty_visits = c.empty_visits,
+            .polls = c.polls, .polls_late = c.polls_late,
+        };
+        verdict_window_sample(win, &ks, (double)ct->cfg->ramp / 1e9 + iv_s, iv_s / 2);
+    }
     ct->prev = c;
     ct->prev_nerr = nerr;
     memcpy(ct->prev_err, err, sizeof err);
@@ -240,7 +250,7 @@ static void judge_run(struct run_result *res)
         .elapsed_s = res->elapsed_s, .send = res->window, .rate = cfg->rate,
         .sweep_timeout_s = (double)cfg->sweep_timeout / 1e9, .settle_s = (double)cfg->settle / 1e9,
         .held = res->c.late_busy + res->c.late_engine + res->arrivals_held,
-        .due = res->c.arrivals + res->arrivals_owed,
+        .due = res->c.arrivals + res->arrivals_owed, .growth_share = cfg->capacity.queue_growth,
     };
     res->exit_status = judge(&res->gates, &f, &res->judged, &res->verdict);
     /* what the run returns, decided before the table says it: a signal ends it with
@@ -558,8 +568,10 @@ static void soak_free(struct controller *ct)
     spool_free(ct->queue);
     json_decref(ct->timeline);
     run_free(r);
-    if (ct->res)
+    if (ct->res) {
         gate_judgement_free(&ct->res->judged);
+        verdict_window_free(&ct->res->window);
+    }
     free(ct->res);
 }
 

@@ -27,22 +27,33 @@ static void pending_line(FILE *f, const struct run_result *r)
     fputc('\n', f);
 }
 
+/* Kept up, by the backlog of the run's own ledger (verdict/keptup.h); the server's
+ * queue's growth beside it when it was counted long enough for a rate. */
 static void kept_up_line(FILE *f, const struct run_result *r)
 {
     const struct run_verdict *v = &r->verdict;
+    const struct keptup_result *k = &v->kept;
     if (!v->accepted_rate)
         return;
-    if (v->kept_up < 0 && r->window.has_spool)
-        fprintf(f, "  %-10s cannot tell (the server's queue was counted once in the send window: a longer run, or "
-                "a shorter run.interval): accepted %.0f msg/s, read %.0f msg/s\n", "kept up", v->accepted_rate,
-                v->read_rate);
-    else if (v->kept_up >= 0)
-        fprintf(f, "  %-10s %s: accepted %.0f msg/s, delivered %.0f msg/s in the send window (its queue grew "
-                "%.1f msg/s); read %.0f msg/s\n", "kept up", v->kept_up ? "yes" : "NO", v->accepted_rate,
-                v->delivered_rate, v->queue_rate, v->read_rate);
-    else
-        fprintf(f, "  %-10s cannot tell without the server's queue (server.spool_dir): accepted %.0f msg/s, "
-                "read %.0f msg/s in the send window\n", "kept up", v->accepted_rate, v->read_rate);
+    char q[80] = "";
+    if (v->has_queue_rate)
+        snprintf(q, sizeof q, "; the server's queue grew %.1f msg/s", v->queue_rate);
+    switch (k->outcome) {
+    case KEPTUP_YES:
+    case KEPTUP_BEHIND:
+        fprintf(f, "  %-10s %s: %s; accepted %.0f msg/s, read %.0f msg/s in the send window%s\n", "kept up",
+                k->outcome == KEPTUP_YES ? "yes" : "NO", k->why, v->accepted_rate, v->read_rate, q);
+        break;
+    case KEPTUP_TESTER:
+        fprintf(f, "  %-10s %s, the tester's limit, not the server's: %s (more pop3.readers, or a larger "
+                "pop3.max_per_session); accepted %.0f msg/s, read %.0f msg/s%s\n", "kept up",
+                v->kept_up > 0 ? "yes" : "cannot tell", k->why, v->accepted_rate, v->read_rate, q);
+        break;
+    case KEPTUP_UNKNOWN:
+        fprintf(f, "  %-10s cannot tell: %s; accepted %.0f msg/s, read %.0f msg/s\n", "kept up", k->why,
+                v->accepted_rate, v->read_rate);
+        break;
+    }
 }
 
 void verdict_table(FILE *f, const struct run_result *r)
@@ -96,6 +107,10 @@ json_t *verdict_json(const struct run_result *r)
         json_object_set_new(ps, pending_reason_names[k], json_real(v->pending_share[k]));
     json_object_set_new(o, "pending_share", ps);
     json_object_set_new(o, "kept_up", v->kept_up < 0 ? json_null() : json_boolean(v->kept_up));
+    const struct keptup_result *k = &v->kept;
+    json_object_set_new(o, "kept", json_pack("{s:s, s:s, s:f, s:f, s:b, s:s}", "outcome",
+                                             keptup_outcome_names[k->outcome], "statistic", k->stat ? k->stat : KEPTUP_STAT,
+                                             "value", k->value, "bound", k->bound, "swing", k->swing, "why", k->why));
     json_object_set_new(o, "accepted_rate", json_real(v->accepted_rate));
     json_object_set_new(o, "read_rate", json_real(v->read_rate));
     json_object_set_new(o, "delivered_rate", json_real(v->delivered_rate));

@@ -52,6 +52,9 @@ static void integrity(const struct gates *g, const struct gate_input *in, struct
      * had nothing left to prove */
     if (g->settled && in->settled >= 0 && (!lo || lo->pending))
         add(j, GATE_INTEGRITY, "settled", in->settled == 1, in->settled, "=", 1, "");
+    const struct keptup_result *k = in->kept;
+    if (g->kept_up && k && (k->outcome == KEPTUP_YES || k->outcome == KEPTUP_BEHIND))
+        add(j, GATE_INTEGRITY, "kept up", k->outcome == KEPTUP_YES, k->value, "<=", k->bound, "msg/s");
     if (g->proven > 0 && lo && in->readers && lo->accepted) {
         double share = (double)lo->delivered / (double)lo->accepted;
         add(j, GATE_INTEGRITY, "proven", share >= g->proven, 100 * share, ">=", 100 * g->proven, "%");
@@ -127,6 +130,8 @@ static const char *fmt_val(double v, const char *unit, char *buf, size_t n)
 {
     if (!strcmp(unit, "%"))
         snprintf(buf, n, "%s %%", fmt_share((char[16]){ 0 }, 16, v));
+    else if (!strcmp(unit, "msg/s"))
+        snprintf(buf, n, "%.2f %s", v, unit);
     else if (*unit)
         snprintf(buf, n, "%.0f %s", v, unit);
     else
@@ -140,6 +145,9 @@ const char *gate_describe(const struct gate_result *r, char *buf, size_t n)
     if (!strncmp(r->name, "class ", 6))
         snprintf(buf, n, "%s: %.0f, %s%s%s%s", r->name, r->value, r->op, r->reason ? " (" : "",
                  r->reason ? r->reason : "", r->reason ? ")" : "");
+    else if (!strcmp(r->name, "kept up"))
+        snprintf(buf, n, "kept up: the backlog grew %s, must be %s %s", fmt_val(r->value, r->unit, v, sizeof v), r->op,
+                 fmt_val(r->bound, r->unit, b, sizeof b));
     else if (!strcmp(r->name, "settled"))
         snprintf(buf, n, "settled: %s", r->value ? "yes" : "no, must be yes");
     else
@@ -246,7 +254,7 @@ static int parse_allow(struct gates *g, const char *line, char *err, size_t errl
 int gates_from_config(const struct config *cfg, struct gates *g, char *err, size_t errlen)
 {
     const struct gate_config *c = &cfg->gate;
-    *g = (struct gates){ .integrity = c->integrity, .settled = c->settled, .proven = c->proven,
+    *g = (struct gates){ .integrity = c->integrity, .settled = c->settled, .kept_up = c->kept_up, .proven = c->proven,
                          .errors = c->errors, .allow_only = c->error_classes == GATE_CLASSES_ALLOWED };
     for (size_t i = 0; i < c->latency.n; i++)
         if (parse_latency(g, c->latency.v[i], err, errlen) < 0)

@@ -2,6 +2,8 @@
  * (include/verdict/judge.h). */
 #include "verdict/judge.h"
 
+#include <string.h>
+
 int judge_held_back(uint64_t held, uint64_t due)
 {
     return held > 0 && held * 1000 > due;
@@ -25,12 +27,23 @@ int judge(const struct gates *g, const struct judge_figures *f, struct gate_judg
         .lat = f->lat, .err = f->err, .nerr = f->nerr,
     };
     gate_judge(g, &gi, gates);
+    int pop3_slow = 0;
+    for (unsigned i = 0; i < gates->n; i++)
+        pop3_slow |= !gates->v[i].pass && !strncmp(gates->v[i].name, "pop3.", 5);
+    struct keptup_result kept;
+    verdict_keptup(&f->send, f->growth_share, pop3_slow, &kept);
+    if (kept.outcome != KEPTUP_UNKNOWN) {   /* judged again with it */
+        gate_judgement_free(gates);
+        gi.kept = &kept;
+        gate_judge(g, &gi, gates);
+    }
     if (f->lo && verdict) {
         struct verdict_input vi = {
             .c = f->c, .lo = f->lo, .settled = f->settled, .swept = f->swept, .interrupted = f->interrupted,
             .senders = f->senders, .readers = f->readers, .elapsed_s = f->elapsed_s, .send = f->send,
             .rate = f->rate, .sweep_timeout_s = f->sweep_timeout_s, .settle_s = f->settle_s,
             .tester_limited = judge_held_back(f->held, f->due), .err = f->err, .nerr = f->nerr, .gates = gates,
+            .kept = &kept,
         };
         verdict_make(&vi, verdict);
     }

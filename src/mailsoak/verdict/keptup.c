@@ -88,6 +88,7 @@ void keptup_judge(const struct keptup_rules *r, const struct keptup_input *in, s
         int not_queued = !in->has_store && in->has_spool && in->spool_slope < b->slope / 2;
         if (left || in->readers_busy || in_store || not_queued) {
             o->outcome = KEPTUP_TESTER;
+            o->server_seen = !left && !in->readers_busy;
             if (left)
                 snprintf(o->why, sizeof o->why, "the readers fell behind the mail the store holds: %llu of %llu visits "
                          "left mail for later while the backlog grew by %.2f msg/s", (unsigned long long)in->left_behind,

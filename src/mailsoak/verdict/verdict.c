@@ -4,8 +4,10 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "lib/alloc.h"
 #include "lib/units.h"
 
 const char *const verdict_state_names[] = { "proven", "failed", "unproven", "no proof" };
@@ -23,6 +25,73 @@ static const struct err_count *top_error(const struct verdict_input *in, const c
     return top;
 }
 
+void verdict_window_sample(struct verdict_window *w, const struct verdict_sample *s, double warm_s, double gap_s)
+{
+    if (s->t + gap_s < warm_s)
+        return;
+    if (w->nkept > 1 && s->t - w->kept[w->nkept - 1].t < gap_s) {
+        w->kept[w->nkept - 1] = *s;
+        return;
+    }
+    w->kept = grow(w->kept, &w->capkept, w->nkept, 1, sizeof *w->kept);
+    w->kept[w->nkept++] = *s;
+}
+
+void verdict_window_free(struct verdict_window *w)
+{
+    free(w->kept);
+    w->kept = NULL;
+    w->nkept = w->capkept = 0;
+}
+
+/* The least-squares slope of the server's counts among the samples: a count needs
+ * two samples spanning half the samples' span, or it tells nothing. */
+static int server_slope(const struct verdict_window *w, int store, double *slope)
+{
+    unsigned n = 0;
+    double *t = xcalloc(w->nkept + 1, sizeof *t), *y = xcalloc(w->nkept + 1, sizeof *y);
+    for (unsigned i = 0; i < w->nkept; i++) {
+        const struct verdict_sample *s = &w->kept[i];
+        if (store ? s->has_store : s->has_spool) {
+            t[n] = s->t;
+            y[n++] = store ? s->store : s->spool;
+        }
+    }
+    double span = w->nkept ? w->kept[w->nkept - 1].t - w->kept[0].t : 0;
+    int ok = n >= 2 && span > 0 && t[n - 1] - t[0] >= span / 2;
+    *slope = ok ? keptup_slope(t, y, n) : 0;
+    free(t);
+    free(y);
+    return ok;
+}
+
+void verdict_keptup(const struct verdict_window *w, double growth_share, int server_slows_readers,
+                    struct keptup_result *out)
+{
+    struct keptup_rules r = { .growth_share = growth_share };
+    struct keptup_input in = { .server_slows_readers = server_slows_readers };
+    unsigned n = (unsigned)w->nkept;
+    double *t = xcalloc(n + 1, sizeof *t), *u = xcalloc(n + 1, sizeof *u);
+    for (unsigned i = 0; i < n; i++) {
+        t[i] = w->kept[i].t;
+        u[i] = w->kept[i].unread;
+    }
+    keptup_backlog(t, u, n, &in.b);
+    free(t);
+    free(u);
+    if (n >= 2) {
+        const struct verdict_sample *a = &w->kept[0], *b = &w->kept[n - 1];
+        in.accepted_rate = per_s((double)(b->sent - a->sent), b->t - a->t);
+        in.visits = b->visits - a->visits;
+        in.left_behind = b->left_behind - a->left_behind;
+        in.empty_visits = b->empty_visits - a->empty_visits;
+        in.readers_busy = (b->polls_late - a->polls_late) * 100 > b->polls - a->polls;
+        in.has_spool = server_slope(w, 0, &in.spool_slope);
+        in.has_store = server_slope(w, 1, &in.store_slope);
+    }
+    keptup_judge(&r, &in, out);
+}
+
 static void rates(const struct verdict_input *in, struct run_verdict *v)
 {
     const struct verdict_window *w = &in->send;
@@ -32,13 +101,30 @@ static void rates(const struct verdict_input *in, struct run_verdict *v)
     v->after_rate = per_s((double)(in->c->read - w->read), in->elapsed_s - w->seconds);
     v->delivered_rate = v->read_rate;
     v->kept_up = -1;
-    if (w->has_spool && w->spool_t1 > w->spool_t0) {
+    /* a rate of the queue needs two counts spanning half the window: two close
+     * together make any figure at all */
+    if (w->has_spool && w->spool_t1 > w->spool_t0 && w->spool_t1 - w->spool_t0 >= w->seconds / 2) {
         v->has_queue_rate = 1;
         v->queue_rate = ((double)w->spool_last - (double)w->spool_first) / (w->spool_t1 - w->spool_t0);
         v->delivered_rate = fmax(0, v->accepted_rate - v->queue_rate);
-        if (in->senders && w->accepted)
-            /* growth under 5 % of what came in (or 1 msg/s) is noise of the window's edges */
-            v->kept_up = v->queue_rate <= fmax(1, 0.05 * v->accepted_rate);
+    }
+    if (in->kept)
+        v->kept = *in->kept;
+    if (!in->senders || !w->accepted)
+        return;
+    switch (v->kept.outcome) {
+    case KEPTUP_YES:
+        v->kept_up = 1;
+        break;
+    case KEPTUP_BEHIND:
+        v->kept_up = 0;
+        break;
+    case KEPTUP_TESTER:
+        /* our readers fell behind: the server kept up where its side shows it */
+        v->kept_up = v->kept.server_seen ? 1 : -1;
+        break;
+    case KEPTUP_UNKNOWN:
+        break;
     }
 }
 
@@ -105,6 +191,11 @@ static void session_errors(const struct verdict_input *in, struct run_verdict *v
     }
 }
 
+/* What grew when the server fell behind: its queue where it was counted, else the
+ * backlog of mail accepted and not read that the judgement read. */
+static const char *grew_what(const struct run_verdict *v) { return v->has_queue_rate ? "queue" : "backlog"; }
+static double grew_rate(const struct run_verdict *v) { return v->has_queue_rate ? v->queue_rate : v->kept.value; }
+
 static void remedy(const struct verdict_input *in, struct run_verdict *v)
 {
     const struct ledger_outcome *lo = in->lo;
@@ -133,9 +224,10 @@ static void remedy(const struct verdict_input *in, struct run_verdict *v)
         /* held back, the load was lighter than asked: a queue growing under it is the
          * server's failure all the same, and senders busy waiting for it add nothing */
         snprintf(r, n, "the server fell behind even the part of the load it got: it accepted %.0f msg/s and "
-                 "delivered %.0f (its queue grew %.0f msg/s), while the tester held back more, its senders busy "
+                 "delivered %.0f (its %s grew %.1f msg/s), while the tester held back more, its senders busy "
                  "waiting for the server's replies; that is the server's limit: rerun with smtp.rate = %.0f",
-                 v->accepted_rate, v->delivered_rate, v->queue_rate, fmax(1, floor(0.8 * v->delivered_rate)));
+                 v->accepted_rate, v->delivered_rate, grew_what(v), grew_rate(v),
+                 fmax(1, floor(0.8 * v->delivered_rate)));
         return;
     }
     if (in->tester_limited) {
@@ -178,9 +270,9 @@ static void remedy(const struct verdict_input *in, struct run_verdict *v)
         snprintf(r, n, "give the sweep %.0f s more (run.sweep_timeout = %.0fs): the server delivers %.0f msg/s",
                  v->more_sweep_s, in->sweep_timeout_s + v->more_sweep_s, d);
     } else if (behind && v->suggested_rate > 0) {
-        snprintf(r, n, "the server accepted %.0f msg/s but delivered %.0f: its queue grew %.0f msg/s, which a "
+        snprintf(r, n, "the server accepted %.0f msg/s but delivered %.0f: its %s grew %.1f msg/s, which a "
                  "longer run cannot hold; rerun with smtp.rate = %.0f", v->accepted_rate, v->delivered_rate,
-                 v->queue_rate, v->suggested_rate);
+                 grew_what(v), grew_rate(v), v->suggested_rate);
     } else if (lo->pending_by[PR_PEEKED]) {
         snprintf(r, n, "%llu retrieved but never deleted (pop3.delete_share < 1, or sessions cut short): the sweep "
                  "deletes what it reads, give it time", (unsigned long long)lo->pending_by[PR_PEEKED]);
@@ -220,3 +312,4 @@ void verdict_make(const struct verdict_input *in, struct run_verdict *v)
     session_errors(in, v);
     remedy(in, v);
 }
+
