@@ -1,0 +1,114 @@
+/* Unit tests of peak and recovery (verdict/recovery.c): a spike is a stage above
+ * the one before it with a lower one after it; its recovery is the later of the
+ * times the backlog and the delivery latency took to come back to the base stage's
+ * level after the spike's end; one that never comes back within the send window is
+ * not recovered, with the time seen; a base stage without samples cannot tell; a
+ * staircase that only rises has no spike. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "verdict/recovery.h"
+
+/* 10 s at 15 msg/s, 6 s at 60, 20 s at 15, against a server that delivers 30: a
+ * point a second; the backlog 20 in the base, growing 30 a second in the spike,
+ * falling 15 a second after it; the latency 500 ms in the base, the backlog over
+ * the delivery rate (s) while it is above its level. */
+static const struct recovery_stage prof[] = { { 0, 10, 15 }, { 10, 16, 60 }, { 16, 36, 15 } };
+
+static unsigned points(struct recovery_point *p, double drain)
+{
+    unsigned n = 0;
+    double u = 20;
+    for (int t = 1; t <= 36; t++) {
+        if (t > 10 && t <= 16)
+            u += 30;
+        else if (t > 16)
+            u = fmax(20, u - drain);
+        p[n++] = (struct recovery_point){ t, u, u > 25 ? 1000 * u / 30 : 500 };
+    }
+    return n;
+}
+
+static void spike_recovers(void **st)
+{
+    (void)st;
+    struct recovery_point p[64];
+    unsigned np = points(p, 15);
+    struct recovery_spike s[RECOVERY_MAX];
+    assert_int_equal(recovery_find(prof, 3, p, np, s, RECOVERY_MAX), 1);
+    assert_int_equal(s[0].stage, 1);
+    assert_true(s[0].base_rate == 15 && s[0].spike_rate == 60);
+    assert_true(s[0].end_s == 16);
+    assert_true(s[0].has_base);
+    assert_float_equal(s[0].base_backlog, 20 + 3 * sqrt(21), 1e-9);
+    assert_float_equal(s[0].base_latency_ms, 550, 1e-9);
+    assert_float_equal(s[0].peak_backlog, 200, 1e-9);
+    assert_int_equal(s[0].recovered, 1);
+    /* 200 at the spike's end, 15 a second less: under 20 + 3 sqrt(21) = 33.7 at t = 28
+     * (20 left), the latency under 550 ms there too */
+    assert_float_equal(s[0].backlog_s, 12, 1e-9);
+    assert_float_equal(s[0].latency_s, 12, 1e-9);
+    assert_float_equal(s[0].recovery_s, 12, 1e-9);
+    /* the latency comes back a second later, and an interval with no delivery says nothing */
+    p[27].delivery_ms = 900;
+    p[28].delivery_ms = -1;
+    recovery_find(prof, 3, p, np, s, RECOVERY_MAX);
+    assert_float_equal(s[0].backlog_s, 12, 1e-9);
+    assert_float_equal(s[0].latency_s, 14, 1e-9);
+    assert_float_equal(s[0].recovery_s, 14, 1e-9);
+}
+
+static void a_slow_drain_never_recovers(void **st)
+{
+    (void)st;
+    struct recovery_point p[64];
+    unsigned np = points(p, 5);          /* 180 over the level, 5 a second: 36 s, the run has 20 */
+    struct recovery_spike s[RECOVERY_MAX];
+    assert_int_equal(recovery_find(prof, 3, p, np, s, RECOVERY_MAX), 1);
+    assert_int_equal(s[0].recovered, 0);
+    assert_true(s[0].backlog_s < 0);
+    assert_float_equal(s[0].recovery_s, 20, 1e-9);   /* seen until the window's end */
+}
+
+static void no_base_samples_cannot_tell(void **st)
+{
+    (void)st;
+    struct recovery_point p[64];
+    unsigned np = points(p, 15);
+    struct recovery_spike s[RECOVERY_MAX];
+    assert_int_equal(recovery_find(prof, 3, p + 10, np - 10, s, RECOVERY_MAX), 1);   /* from t = 11 */
+    assert_false(s[0].has_base);
+    assert_int_equal(s[0].recovered, -1);
+}
+
+static void only_rising_has_no_spike(void **st)
+{
+    (void)st;
+    const struct recovery_stage stairs[] = { { 0, 10, 10 }, { 10, 20, 20 }, { 20, 30, 30 } };
+    struct recovery_point p[64];
+    unsigned np = points(p, 15);
+    struct recovery_spike s[RECOVERY_MAX];
+    assert_int_equal(recovery_find(stairs, 3, p, np, s, RECOVERY_MAX), 0);
+    assert_int_equal(recovery_find(prof, 2, p, np, s, RECOVERY_MAX), 0);     /* no return */
+    /* two spikes: the first is measured until the second begins */
+    const struct recovery_stage two[] = { { 0, 10, 15 }, { 10, 16, 60 }, { 16, 30, 15 }, { 30, 32, 60 }, { 32, 36, 15 } };
+    assert_int_equal(recovery_find(two, 5, p, np, s, RECOVERY_MAX), 2);
+    assert_int_equal(s[1].stage, 3);
+    assert_int_equal(s[0].recovered, 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(spike_recovers),
+        cmocka_unit_test(a_slow_drain_never_recovers),
+        cmocka_unit_test(no_base_samples_cannot_tell),
+        cmocka_unit_test(only_rising_has_no_spike),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
