@@ -75,6 +75,10 @@ void search_stop(struct search *s, const char *why);
 int search_found(const struct search *s);
 /* A confirmation round came out as SPECmail2001 asks: 80 % and 100 % pass, 120 % fails. */
 int search_confirmed(const struct search *s);
+/* What the search exits with (lib/exitcodes.h): MS_EXIT_OK, a capacity found (and
+ * confirmed when asked); MS_EXIT_NOT_CONFIRMED, found but its confirmation failed;
+ * MS_EXIT_FAILURE, none found. */
+int search_exit_status(const struct search *s);
 /* The capacity, msg/s: the confirmed base; unconfirmed, the highest base whose 80 %
  * and 100 % steps passed, else the bracket's highest pass; 0 when none was found. */
 double search_capacity(const struct search *s);

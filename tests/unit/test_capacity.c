@@ -24,6 +24,7 @@
 #include "capacity/rerun.h"
 #include "capacity/search.h"
 #include "capacity/step.h"
+#include "lib/exitcodes.h"
 
 static const struct search_rules rules = { .start = 10, .factor = 2, .max_rate = 10000, .precision = 0.05, .confirm = 1,
                                            .confirm_rounds = 3 };
@@ -53,6 +54,7 @@ static void brackets_known_ceilings(void **st)
         assert_true(s.hi - s.lo <= rules.precision * s.lo);
         assert_true(c / s.lo - 1 < 0.1);         /* found within 10 % */
         assert_true(search_confirmed(&s));       /* 80 % and 100 % pass, 120 % fails */
+        assert_int_equal(search_exit_status(&s), MS_EXIT_OK);
         assert_int_equal(s.round, 1);
         assert_true(search_capacity(&s) == s.lo);
         /* no noise: known from the capacity to the lowest failure, the precision */
@@ -121,6 +123,7 @@ static void confirmation_rounds(void **st)
     assert_false(search_confirmed(&s));
     assert_non_null(strstr(s.end, "not confirmed in 3 rounds"));
     assert_true(search_capacity(&s) == b2);   /* held at 80 and 100 %, not confirmed */
+    assert_int_equal(search_exit_status(&s), MS_EXIT_NOT_CONFIRMED);
     struct search_rules one = rules;
     one.confirm_rounds = 1;
     search_init(&s, &one);
@@ -141,6 +144,7 @@ static void goes_down_and_stops(void **st)
     search_against(&s, &rules, 0.001);        /* nothing passes down to 0.01 */
     assert_false(search_found(&s));
     assert_non_null(strstr(s.end, "no rate passed"));
+    assert_int_equal(search_exit_status(&s), MS_EXIT_FAILURE);
     struct search_rules low = rules;
     low.max_rate = 50;
     search_against(&s, &low, 1e9);            /* everything passes: stops at max_rate */
@@ -151,6 +155,7 @@ static void goes_down_and_stops(void **st)
     search_against(&s, &noconf, 100);
     assert_int_equal(s.confirmed[0], -1);
     assert_false(search_confirmed(&s));
+    assert_int_equal(search_exit_status(&s), MS_EXIT_OK);   /* no confirmation asked */
     /* a confirmation step that fails at 100 % is not a confirmation */
     search_init(&s, &rules);
     while (s.phase != SP_CONFIRM)

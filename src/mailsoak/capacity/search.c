@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/exitcodes.h"
+
 const double search_confirm_share[3] = { 0.8, 1.0, 1.2 };
 
 void search_init(struct search *s, const struct search_rules *r)
@@ -157,6 +159,13 @@ int search_found(const struct search *s)
 int search_confirmed(const struct search *s)
 {
     return s->confirmed[0] == 1 && s->confirmed[1] == 1 && s->confirmed[2] == 0;
+}
+
+int search_exit_status(const struct search *s)
+{
+    if (!search_found(s))
+        return MS_EXIT_FAILURE;
+    return s->r.confirm && !search_confirmed(s) ? MS_EXIT_NOT_CONFIRMED : MS_EXIT_OK;
 }
 
 double search_capacity(const struct search *s)

@@ -37,7 +37,6 @@
 #include "lib/atomicfile.h"
 #include "lib/cli.h"
 #include "lib/clock.h"
-#include "lib/exitcodes.h"
 #include "probe/spool.h"
 #include "settings/config.h"
 
@@ -453,8 +452,7 @@ static int run_search(const struct config *cfg, int argc, char **argv, const cha
     if (write_outputs(cfg, &c) != 0 && rc == 0)
         rc = 1;
     if (rc == 0)
-        rc = c.interrupted ? 128 + stop_signal : !search_found(&c.s) ? MS_EXIT_FAILURE
-           : c.s.r.confirm && !search_confirmed(&c.s) ? MS_EXIT_NOT_CONFIRMED : MS_EXIT_OK;
+        rc = c.interrupted ? 128 + stop_signal : search_exit_status(&c.s);
     capacity_record_free(&c);
     return rc;
 }
