@@ -252,7 +252,7 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, unsign
     /* readers the server keeps waiting are the server's limit, never the tester's */
     int pop3_slow = 0;
     for (unsigned i = 0; i < gj.n; i++)
-        pop3_slow |= !gj.v[i].pass && !strncmp(gj.v[i].name, "pop3.", 5);
+        pop3_slow |= !gj.v[i].pass && (!strncmp(gj.v[i].name, "pop3.", 5) || !strncmp(gj.v[i].name, "imap.", 5));
     /* the backlog's growth, and whose it is: the judgement a plain run makes too */
     struct keptup_rules kr = { .growth_share = r->queue_growth };
     struct keptup_input ki = {

@@ -29,7 +29,8 @@ int judge(const struct gates *g, const struct judge_figures *f, struct gate_judg
     gate_judge(g, &gi, gates);
     int pop3_slow = 0;
     for (unsigned i = 0; i < gates->n; i++)
-        pop3_slow |= !gates->v[i].pass && !strncmp(gates->v[i].name, "pop3.", 5);
+        pop3_slow |= !gates->v[i].pass && (!strncmp(gates->v[i].name, "pop3.", 5) ||
+                                   !strncmp(gates->v[i].name, "imap.", 5));
     struct keptup_result kept;
     verdict_keptup(&f->send, f->growth_share, pop3_slow, &kept);
     if (kept.outcome != KEPTUP_UNKNOWN) {   /* judged again with it */
