@@ -57,6 +57,8 @@ struct counters {
     /* Reader visits that retrieved none of the mail their mailbox was owed: the
      * server had not delivered it yet (the readers waited for the server). */
     uint64_t empty_visits;
+    /* Reader visits that retrieved mail: it waited in the mailbox for a reader. */
+    uint64_t full_visits;
     /* SMTP sessions that pipelined MAIL, RCPT and DATA (the table says those three
      * latencies are one group's) */
     uint64_t smtp_pipelined;

@@ -52,6 +52,7 @@ enum gate_classes { GATE_CLASSES_ANY, GATE_CLASSES_ALLOWED };
 struct gate_config {
     int integrity, settled;                     /* integrity gates: on by default */
     int kept_up;                                /* the server kept up (verdict/keptup.h): on by default */
+    uint64_t recovery;                          /* ns: a spike's recovery at most (verdict/recovery.h), 0 = off */
     double proven;                              /* least share proven delivered exactly once, 0 = off */
     int preset;                                 /* enum gate_preset: QoS gates added, or none at all */
     struct strlist latency;                     /* "CLASS pNN DURATION" */

@@ -4,7 +4,7 @@
  * are senders and readers; the sweep settled; a share of the accepted mail proven
  * delivered exactly once; the server kept up with what it accepted), on by default; and quality of service (a percentile of
  * a command class or of delivery within a bound, the share of errors, error classes
- * outside an allow-list), off unless asked for or by the SPECmail2001 preset. A
+ * outside an allow-list, a profile's spikes recovered from within a time), off unless asked for or by the SPECmail2001 preset. A
  * failed integrity gate gives exit status 4, a failed QoS gate alone 5
  * (lib/exitcodes.h). Pure: figures in, judgement out. */
 #ifndef MS_VERDICT_GATE_H
@@ -17,6 +17,7 @@
 #include "engine/stats.h"
 #include "lib/hist.h"
 #include "verdict/keptup.h"
+#include "verdict/recovery.h"
 
 struct config;
 
@@ -43,6 +44,7 @@ struct gates {
     int integrity;                   /* lost = duplicated = corrupted = 0; sent > 0 with senders; read > 0 with readers */
     int settled;                     /* a sweep that was needed settled (judged while mail is pending) */
     int kept_up;                     /* the server kept up with what it accepted (verdict/keptup.h) */
+    double recovery_s;               /* a spike's recovery at most (verdict/recovery.h); 0: off */
     double proven;                   /* least share (0..1) of accepted mail proven delivered exactly once; 0: off */
     double errors;                   /* most errors per session attempt (0..1); >= 1: off */
     unsigned nlat;
@@ -64,12 +66,14 @@ struct gate_input {
     /* Whether the server kept up, or NULL: judged only when it could tell and the
      * server, not our readers, is the one judged (KEPTUP_YES or KEPTUP_BEHIND). */
     const struct keptup_result *kept;
+    const struct recovery_spike *spikes;   /* a profile's spikes (verdict/recovery.h) */
+    unsigned nspikes;
 };
 
 enum gate_group { GATE_INTEGRITY, GATE_QOS };
 
 struct gate_result {
-    char name[GATE_NAME_LEN];        /* "lost", "read", "settled", "proven", "kept up", "smtp.rcpt p95", "errors", "class smtp_rcpt_450" */
+    char name[GATE_NAME_LEN];        /* "lost", "read", "settled", "proven", "kept up", "recovery after stage 2", "smtp.rcpt p95", "errors", "class smtp_rcpt_450" */
     enum gate_group group;
     int pass;
     double value, bound;             /* measured and limit, in unit */

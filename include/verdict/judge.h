@@ -36,6 +36,8 @@ struct judge_figures {
     /* "kept up" (verdict/keptup.h): the backlog may grow by this share of the
      * accepted rate over send's samples (capacity.queue_growth) */
     double growth_share;
+    const struct recovery_spike *spikes;   /* a profile's spikes, for gate.recovery (verdict/recovery.h) */
+    unsigned nspikes;
 };
 
 /* Whether the tester held the load back: more than 1 arrival in 1000 due was late

@@ -36,6 +36,7 @@ struct keptup_input {
      * (pop3.max_per_session: the store holds more than they take), those that found
      * none of the mail the mailbox was owed (the server had not delivered it yet). */
     uint64_t visits, left_behind, empty_visits;
+    uint64_t full_visits;            /* visits that retrieved mail: it waited in the mailbox for them */
     int readers_busy;                /* the readers' checks began late, every reader busy (poll_interval) */
     /* The server's side of the backlog, where the collector counted it. */
     int has_spool, has_store;
@@ -75,8 +76,10 @@ double keptup_bound(const struct keptup_rules *r, double accepted_rate, double m
  * readers are why (KEPTUP_TESTER) when they left mail in the mailboxes on more than
  * 1 visit in 20, or all of them were busy, or the mailboxes' count grew by half the
  * backlog's growth or more, or the queue, counted without the mailboxes, grew by
- * under half of it; unless the server kept them waiting (server_slows_readers) or
- * more readers read no more (readers_ruled_out). Else the server is why. */
+ * under half of it, or, with neither counted, more of their visits retrieved mail
+ * that waited for them than found the mail owed not there yet; unless the server
+ * kept them waiting (server_slows_readers) or more readers read no more
+ * (readers_ruled_out). Else the server is why. */
 void keptup_judge(const struct keptup_rules *r, const struct keptup_input *in, struct keptup_result *out);
 
 #endif

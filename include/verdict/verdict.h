@@ -26,8 +26,9 @@ struct verdict_sample {
     int has_spool, has_store;        /* the server's queue and mailboxes were counted */
     double spool, store;             /* messages */
     /* the run's counts so far: accepted, reader visits, those that left mail,
-     * those that found none of the owed mail, polls and late polls */
-    uint64_t sent, visits, left_behind, empty_visits, polls, polls_late;
+     * those that found none of the owed mail, those that retrieved mail, polls and
+     * late polls */
+    uint64_t sent, visits, left_behind, empty_visits, full_visits, polls, polls_late;
 };
 
 /* The send window, as the controller saw it at its intervals. */
@@ -42,6 +43,10 @@ struct verdict_window {
      * verdict_window_free. */
     struct verdict_sample *kept;
     size_t nkept, capkept;
+    /* s: how often the server's queue and mailboxes are walked ([server]
+     * walk_interval): a count repeats itself between walks, so one is read only
+     * when its readings span two walks */
+    double walk_s;
 };
 
 /* Adds the end of a send interval to w: ignored before warm_s (smtp.ramp plus an

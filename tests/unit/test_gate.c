@@ -265,6 +265,39 @@ static void kept_up_gate(void **st)
     gate_judgement_free(&f->j);
 }
 
+/* gate.recovery: each spike back within the bound passes; one slower, one never
+ * back in the window and one with no level before it fail, with exit status 5. */
+static void recovery_gate(void **st)
+{
+    struct fix *f = clean();
+    struct recovery_spike sp[3] = {
+        { .stage = 1, .recovered = 1, .recovery_s = 12 },
+        { .stage = 3, .recovered = 1, .recovery_s = 40 },
+        { .stage = 5, .recovered = 0, .recovery_s = 20 },
+    };
+    f->in.spikes = sp;
+    f->in.nspikes = 1;
+    assert_int_equal(judge(f), MS_EXIT_OK);          /* off */
+    assert_null(find(&f->j, "recovery after stage 2"));
+    f->g.recovery_s = 30;
+    assert_int_equal(judge(f), MS_EXIT_OK);
+    char b[200];
+    assert_string_equal(gate_describe(find(&f->j, "recovery after stage 2"), b, sizeof b),
+                        "recovery after stage 2: back in 12 s, must be <= 30 s");
+    f->in.nspikes = 3;
+    assert_int_equal(judge(f), MS_EXIT_GATE_QOS);
+    assert_int_equal(f->j.failed, 2);
+    assert_false(find(&f->j, "recovery after stage 4")->pass);
+    const struct gate_result *r = find(&f->j, "recovery after stage 6");
+    assert_false(r->pass);                           /* 20 s seen is under 30, but it never came back */
+    assert_string_equal(gate_describe(r, b, sizeof b),
+                        "recovery after stage 6: not back within the send window, seen for 20 s, must be <= 30 s");
+    sp[2].recovered = -1;
+    assert_int_equal(judge(f), MS_EXIT_GATE_QOS);
+    assert_false(find(&f->j, "recovery after stage 6")->pass);
+    gate_judgement_free(&f->j);
+}
+
 static struct config *cfg_with(const char **lat, size_t nlat, const char **allow, size_t nallow, int preset)
 {
     static struct config cfg;
@@ -352,6 +385,7 @@ int main(void)
         cmocka_unit_test(error_share_and_allow_list),
         cmocka_unit_test(bounds_hold_at_their_value),
         cmocka_unit_test(kept_up_gate),
+        cmocka_unit_test(recovery_gate),
         cmocka_unit_test(settings_make_gates),
         cmocka_unit_test(the_lines_name_value_and_bound),
     };

@@ -3,7 +3,9 @@
  * was counted; a flat one, and one that wanders within its own noise, held; one
  * that grows while the readers left mail in the mailboxes, or were all busy, or
  * while the server's mailboxes hold the growth, is the tester's limit, never charged
- * to the server, unless the server kept the readers waiting; fewer than two samples
+ * to the server, unless the server kept the readers waiting; with the server's side
+ * not counted, visits that mostly retrieved mail that waited for them are the
+ * readers' limit, visits that mostly found it not there yet the server's; fewer than two samples
  * tell nothing; the halves' swing; the slope and the bound's arithmetic. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -130,7 +132,22 @@ static void readers_limit_is_the_testers(void **st)
     in.has_spool = 1;
     in.spool_slope = 2;
     assert_int_equal(judge(&in, &r), KEPTUP_TESTER);
+    /* neither counted: more visits retrieved mail that waited for them than found
+     * the owed mail not there yet (2 readers for 600 messages in 4 s) */
+    in = window(6, 218, 21, 0, 85);
+    in.full_visits = 23;
+    in.empty_visits = 6;
+    assert_int_equal(judge(&in, &r), KEPTUP_TESTER);
+    assert_false(r.server_seen);
+    assert_non_null(strstr(r.why, "23 of 480 visits retrieved mail that waited for them"));
+    in.empty_visits = 23;                      /* as many waited for the server */
+    assert_int_equal(judge(&in, &r), KEPTUP_BEHIND);
+    in.empty_visits = 6;
+    in.has_spool = 1;                          /* a queue counted growing with it: the server's */
+    in.spool_slope = 20;
+    assert_int_equal(judge(&in, &r), KEPTUP_BEHIND);
     /* the server kept the readers waiting: its limit, not ours */
+    in.spool_slope = 2;
     in.server_slows_readers = 1;
     assert_int_equal(judge(&in, &r), KEPTUP_BEHIND);
     in.server_slows_readers = 0;

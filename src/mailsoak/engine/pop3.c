@@ -334,6 +334,7 @@ static void commit(struct pop3_session *s)
     s->ngot = 0;
     if (complete && !got && !s->sweep && atomic_load_explicit(&r->ledger.owed[s->user], memory_order_relaxed) > 0)
         env->st->c.empty_visits++;
+    env->st->c.full_visits += complete && got && !s->sweep;
     if (s->owed_only && r->empty_hold)
         pop3_empty_visited(s, got);
     for (size_t i = 0; i < s->ngone; i++)   /* deleted after keep_polls checks: forgotten */

@@ -46,7 +46,7 @@ static int settings_of(const json_t *config, struct config *cfg)
 {
     /* the sweep's (the remedy), and what "kept up" reads: its samples' warm-up and gap, its bound */
     static const char *const other_keys[][2] = { { "run", "sweep_timeout" }, { "run", "settle" }, { "run", "interval" },
-                                                 { "smtp", "ramp" }, { "capacity", "queue_growth" }, { NULL, NULL } };
+                                                 { "smtp", "ramp" }, { "capacity", "queue_growth" }, { "server", "walk_interval" }, { NULL, NULL } };
     const json_t *gate = json_object_get(config, "gate"), *v, *item;
     const char *key;
     struct words w = { 0 };
@@ -79,6 +79,7 @@ static int settings_of(const json_t *config, struct config *cfg)
 static void send_window(const json_t *timeline, const struct config *cfg, struct counters *c, struct verdict_window *w)
 {
     double iv_s = (double)cfg->interval / 1e9, warm_s = (double)cfg->ramp / 1e9 + iv_s;
+    w->walk_s = (double)cfg->server.walk_interval / 1e9;
     struct counters so_far = { 0 };
     size_t i;
     const json_t *e;
@@ -93,11 +94,13 @@ static void send_window(const json_t *timeline, const struct config *cfg, struct
         so_far.pop3_sessions += json_path_count(e, "pop3_sessions");
         so_far.left_behind += json_path_count(e, "left_behind");
         so_far.empty_visits += json_path_count(e, "empty_visits");
+        so_far.full_visits += json_path_count(e, "full_visits");
         const json_t *un = json_object_get(e, "unread");
         if (json_is_integer(un)) {
             struct verdict_sample ks = {
                 .t = t, .unread = (double)json_integer_value(un), .sent = so_far.sent,
                 .visits = so_far.pop3_sessions, .left_behind = so_far.left_behind, .empty_visits = so_far.empty_visits,
+                .full_visits = so_far.full_visits,
             };
             ks.has_spool = json_path_number(e, "server/spool", &spool) == 0;
             ks.spool = ks.has_spool ? spool : 0;

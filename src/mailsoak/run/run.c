@@ -152,8 +152,10 @@ static void interval(struct controller *ct, int phase, int live)
             .t = v.t, .unread = (double)(v.unread > 0 ? v.unread : 0), .has_spool = cn.has.spool,
             .has_store = cn.has.store, .spool = (double)cn.spool, .store = (double)cn.store_messages,
             .sent = c.sent, .visits = c.pop3_sessions, .left_behind = c.left_behind, .empty_visits = c.empty_visits,
+            .full_visits = c.full_visits,
             .polls = c.polls, .polls_late = c.polls_late,
         };
+        win->walk_s = (double)ct->cfg->server.walk_interval / 1e9;
         verdict_window_sample(win, &ks, (double)ct->cfg->ramp / 1e9 + iv_s, iv_s / 2);
     }
     ct->prev = c;

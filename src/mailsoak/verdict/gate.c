@@ -93,6 +93,17 @@ static void qos(const struct gates *g, const struct gate_input *in, struct gate_
         double share = attempts > 0 ? (double)c->errors / attempts : 0;
         add(j, GATE_QOS, "errors", share <= g->errors, 100 * share, "<=", 100 * g->errors, "%");
     }
+    /* a spike not seen to come back within the window fails, whatever time it was seen */
+    for (unsigned i = 0; g->recovery_s > 0 && i < in->nspikes; i++) {
+        const struct recovery_spike *sp = &in->spikes[i];
+        char name[GATE_NAME_LEN];
+        snprintf(name, sizeof name, "recovery after stage %u", sp->stage + 1);
+        add(j, GATE_QOS, name, sp->recovered == 1 && sp->recovery_s <= g->recovery_s, sp->recovery_s, "<=",
+            g->recovery_s, "s");
+        if (sp->recovered != 1)
+            j->v[j->n - 1].reason = sp->recovered == 0 ? "not back within the send window, seen for"
+                                                       : "no level before it to come back to, seen for";
+    }
     if (g->allow_only)
         for (unsigned e = 0; e < in->nerr; e++) {
             if (!in->err[e].count)
@@ -148,6 +159,9 @@ const char *gate_describe(const struct gate_result *r, char *buf, size_t n)
     else if (!strcmp(r->name, "kept up"))
         snprintf(buf, n, "kept up: the backlog grew %s, must be %s %s", fmt_val(r->value, r->unit, v, sizeof v), r->op,
                  fmt_val(r->bound, r->unit, b, sizeof b));
+    else if (!strncmp(r->name, "recovery ", 9))
+        snprintf(buf, n, "%s: %s %s, must be %s %s", r->name, r->reason ? r->reason : "back in",
+                 fmt_val(r->value, r->unit, v, sizeof v), r->op, fmt_val(r->bound, r->unit, b, sizeof b));
     else if (!strcmp(r->name, "settled"))
         snprintf(buf, n, "settled: %s", r->value ? "yes" : "no, must be yes");
     else
@@ -254,7 +268,8 @@ static int parse_allow(struct gates *g, const char *line, char *err, size_t errl
 int gates_from_config(const struct config *cfg, struct gates *g, char *err, size_t errlen)
 {
     const struct gate_config *c = &cfg->gate;
-    *g = (struct gates){ .integrity = c->integrity, .settled = c->settled, .kept_up = c->kept_up, .proven = c->proven,
+    *g = (struct gates){ .integrity = c->integrity, .settled = c->settled, .kept_up = c->kept_up,
+                         .recovery_s = (double)c->recovery / 1e9, .proven = c->proven,
                          .errors = c->errors, .allow_only = c->error_classes == GATE_CLASSES_ALLOWED };
     for (size_t i = 0; i < c->latency.n; i++)
         if (parse_latency(g, c->latency.v[i], err, errlen) < 0)

@@ -24,7 +24,7 @@ int judge(const struct gates *g, const struct judge_figures *f, struct gate_judg
 {
     struct gate_input gi = {
         .c = f->c, .lo = f->lo, .settled = f->settled, .senders = f->senders, .readers = f->readers,
-        .lat = f->lat, .err = f->err, .nerr = f->nerr,
+        .lat = f->lat, .err = f->err, .nerr = f->nerr, .spikes = f->spikes, .nspikes = f->nspikes,
     };
     gate_judge(g, &gi, gates);
     int pop3_slow = 0;

@@ -52,8 +52,9 @@ static void visits_said(const struct keptup_input *in, char *buf, size_t n)
 {
     if (in->visits)
         snprintf(buf, n, "; %llu of %llu reader visits found none of the mail owed to the mailbox (not delivered "
-                 "yet), %llu left mail for later", (unsigned long long)in->empty_visits,
-                 (unsigned long long)in->visits, (unsigned long long)in->left_behind);
+                 "yet), %llu retrieved mail, %llu left mail for later", (unsigned long long)in->empty_visits,
+                 (unsigned long long)in->visits, (unsigned long long)in->full_visits,
+                 (unsigned long long)in->left_behind);
     else
         snprintf(buf, n, "; no reader visits");
 }
@@ -86,13 +87,20 @@ void keptup_judge(const struct keptup_rules *r, const struct keptup_input *in, s
         int left = in->left_behind * 20 > in->visits;
         int in_store = in->has_store && in->store_slope >= b->slope / 2;
         int not_queued = !in->has_store && in->has_spool && in->spool_slope < b->slope / 2;
-        if (left || in->readers_busy || in_store || not_queued) {
+        /* the server's side not seen: the visits say where the mail waited */
+        int waited = !in->has_store && !in->has_spool && in->full_visits > in->empty_visits;
+        if (left || in->readers_busy || in_store || not_queued || waited) {
             o->outcome = KEPTUP_TESTER;
-            o->server_seen = !left && !in->readers_busy;
+            o->server_seen = !left && !in->readers_busy && !waited;
             if (left)
                 snprintf(o->why, sizeof o->why, "the readers fell behind the mail the store holds: %llu of %llu visits "
                          "left mail for later while the backlog grew by %.2f msg/s", (unsigned long long)in->left_behind,
                          (unsigned long long)in->visits, b->slope);
+            else if (waited)
+                snprintf(o->why, sizeof o->why, "the readers fell behind the mail the store holds: %llu of %llu visits "
+                         "retrieved mail that waited for them, %llu found the mail owed not there yet, while the "
+                         "backlog grew by %.2f msg/s", (unsigned long long)in->full_visits,
+                         (unsigned long long)in->visits, (unsigned long long)in->empty_visits, b->slope);
             else if (in->readers_busy)
                 snprintf(o->why, sizeof o->why, "the readers fell behind: their checks began late, every reader busy, "
                          "while the backlog grew by %.2f msg/s", b->slope);

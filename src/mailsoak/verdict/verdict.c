@@ -45,7 +45,7 @@ void verdict_window_free(struct verdict_window *w)
 }
 
 /* The least-squares slope of the server's counts among the samples: a count needs
- * two samples spanning half the samples' span, or it tells nothing. */
+ * two samples spanning half the samples' span and two walks, or it tells nothing. */
 static int server_slope(const struct verdict_window *w, int store, double *slope)
 {
     unsigned n = 0;
@@ -58,7 +58,7 @@ static int server_slope(const struct verdict_window *w, int store, double *slope
         }
     }
     double span = w->nkept ? w->kept[w->nkept - 1].t - w->kept[0].t : 0;
-    int ok = n >= 2 && span > 0 && t[n - 1] - t[0] >= span / 2;
+    int ok = n >= 2 && span > 0 && t[n - 1] - t[0] >= span / 2 && t[n - 1] - t[0] >= 2 * w->walk_s;
     *slope = ok ? keptup_slope(t, y, n) : 0;
     free(t);
     free(y);
@@ -85,6 +85,7 @@ void verdict_keptup(const struct verdict_window *w, double growth_share, int ser
         in.visits = b->visits - a->visits;
         in.left_behind = b->left_behind - a->left_behind;
         in.empty_visits = b->empty_visits - a->empty_visits;
+        in.full_visits = b->full_visits - a->full_visits;
         in.readers_busy = (b->polls_late - a->polls_late) * 100 > b->polls - a->polls;
         in.has_spool = server_slope(w, 0, &in.spool_slope);
         in.has_store = server_slope(w, 1, &in.store_slope);
@@ -101,9 +102,10 @@ static void rates(const struct verdict_input *in, struct run_verdict *v)
     v->after_rate = per_s((double)(in->c->read - w->read), in->elapsed_s - w->seconds);
     v->delivered_rate = v->read_rate;
     v->kept_up = -1;
-    /* a rate of the queue needs two counts spanning half the window: two close
-     * together make any figure at all */
-    if (w->has_spool && w->spool_t1 > w->spool_t0 && w->spool_t1 - w->spool_t0 >= w->seconds / 2) {
+    /* a rate of the queue needs two counts spanning half the window and two walks:
+     * two close together make any figure at all, and one walk read twice makes 0 */
+    double span = w->spool_t1 - w->spool_t0;
+    if (w->has_spool && span > 0 && span >= w->seconds / 2 && span >= 2 * w->walk_s) {
         v->has_queue_rate = 1;
         v->queue_rate = ((double)w->spool_last - (double)w->spool_first) / (w->spool_t1 - w->spool_t0);
         v->delivered_rate = fmax(0, v->accepted_rate - v->queue_rate);
