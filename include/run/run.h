@@ -11,6 +11,7 @@
 #include "engine/stats.h"
 #include "engine/worker.h"
 #include "verdict/gate.h"
+#include "verdict/recovery.h"
 #include "verdict/verdict.h"
 
 struct sources;
@@ -90,6 +91,8 @@ struct run_result {
      * the tester's backlog; the others were not late yet). */
     uint64_t arrivals_owed, arrivals_held;
     struct verdict_window window;    /* the send window, for the verdict */
+    unsigned nspikes;                /* smtp.profile's spikes and their recovery (verdict/recovery.h) */
+    struct recovery_spike spikes[RECOVERY_MAX];
     struct gates gates;              /* [gate], made at setup */
     struct gate_judgement judged;
     struct run_verdict verdict;

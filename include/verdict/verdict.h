@@ -25,6 +25,7 @@ struct verdict_sample {
     double unread;                   /* the ledger's backlog: accepted, not yet read */
     int has_spool, has_store;        /* the server's queue and mailboxes were counted */
     double spool, store;             /* messages */
+    double delivery_ms;              /* the interval's delivery latency p50; < 0: nothing delivered in it */
     /* the run's counts so far: accepted, reader visits, those that left mail,
      * those that found none of the owed mail, those that retrieved mail, polls and
      * late polls */
@@ -47,6 +48,9 @@ struct verdict_window {
      * walk_interval): a count repeats itself between walks, so one is read only
      * when its readings span two walks */
     double walk_s;
+    /* s: "kept up" is judged on the samples from here on (a profile's last stage
+     * and an interval: the load the run ends at); 0: all of them */
+    double from_s;
 };
 
 /* Adds the end of a send interval to w: ignored before warm_s (smtp.ramp plus an

@@ -154,9 +154,13 @@ static void interval(struct controller *ct, int phase, int live)
             .sent = c.sent, .visits = c.pop3_sessions, .left_behind = c.left_behind, .empty_visits = c.empty_visits,
             .full_visits = c.full_visits,
             .polls = c.polls, .polls_late = c.polls_late,
+            .delivery_ms = lat[LAT_DELIVERY].count ? (double)hist_percentile(&lat[LAT_DELIVERY], 50) / 1e6 : -1,
         };
+        const struct rate_stages *pr = &ct->cfg->profile;
         win->walk_s = (double)ct->cfg->server.walk_interval / 1e9;
-        verdict_window_sample(win, &ks, (double)ct->cfg->ramp / 1e9 + iv_s, iv_s / 2);
+        /* a profile: judged on its last stage, the load the run ends at */
+        win->from_s = pr->n ? (double)(rate_stages_total_ns(pr) - pr->dur_ns[pr->n - 1]) / 1e9 + iv_s : 0;
+        verdict_window_sample(win, &ks, (pr->n ? 0 : (double)ct->cfg->ramp / 1e9) + iv_s, iv_s / 2);
     }
     ct->prev = c;
     ct->prev_nerr = nerr;
@@ -242,6 +246,29 @@ static int fill_setup(struct controller *ct)
 
 /* The gates and the verdict (verdict/judge.h), from what the run measured; the
  * exit status a run that wrote its results and was not interrupted gives. */
+/* smtp.profile's spikes: the stages on the run's clock, the send window's samples,
+ * and the ledger's proof of the mail accepted during each spike. */
+static void recovery_measure(struct run_result *res)
+{
+    const struct rate_stages *pr = &res->cfg->profile;
+    if (pr->n < 3)
+        return;
+    struct recovery_stage st[RATE_STAGES_MAX];
+    double t = 0;
+    for (unsigned k = 0; k < pr->n; k++) {
+        st[k] = (struct recovery_stage){ t, t + (double)pr->dur_ns[k] / 1e9, pr->rate[k] };
+        t = st[k].t1;
+    }
+    const struct verdict_window *w = &res->window;
+    struct recovery_point *p = xcalloc(w->nkept + 1, sizeof *p);
+    for (size_t i = 0; i < w->nkept; i++)
+        p[i] = (struct recovery_point){ w->kept[i].t, w->kept[i].unread, w->kept[i].delivery_ms };
+    res->nspikes = recovery_find(st, pr->n, p, (unsigned)w->nkept, res->spikes, RECOVERY_MAX);
+    free(p);
+    for (unsigned i = 0; i < res->nspikes; i++)
+        recovery_count(&res->run->ledger, res->spikes[i].start_s, res->spikes[i].end_s, &res->spikes[i].proof);
+}
+
 static void judge_run(struct run_result *res)
 {
     const struct config *cfg = res->cfg;
@@ -253,6 +280,7 @@ static void judge_run(struct run_result *res)
         .sweep_timeout_s = (double)cfg->sweep_timeout / 1e9, .settle_s = (double)cfg->settle / 1e9,
         .held = res->c.late_busy + res->c.late_engine + res->arrivals_held,
         .due = res->c.arrivals + res->arrivals_owed, .growth_share = cfg->capacity.queue_growth,
+        .spikes = res->spikes, .nspikes = res->nspikes,
     };
     res->exit_status = judge(&res->gates, &f, &res->judged, &res->verdict);
     /* what the run returns, decided before the table says it: a signal ends it with
@@ -534,6 +562,7 @@ static int soak_finish(struct controller *ct)
     examples_collect(res, ct->sources);  /* and their trails in the server's logs */
     if (r->ladder)
         ladder_result(res);
+    recovery_measure(res);
     judge_run(res);
     run_result_table(stdout, res);
     int rc = 0;

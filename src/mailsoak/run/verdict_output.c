@@ -56,6 +56,56 @@ static void kept_up_line(FILE *f, const struct run_result *r)
     }
 }
 
+/* Each spike of smtp.profile: how long the backlog and the delivery latency took
+ * to come back to their level before it, and the proof of the mail sent in it. */
+static void recovery_lines(FILE *f, const struct run_result *r)
+{
+    for (unsigned i = 0; i < r->nspikes; i++) {
+        const struct recovery_spike *s = &r->spikes[i];
+        const struct recovery_proof *p = &s->proof;
+        fprintf(f, "  %-10s stage %u (%.0f msg/s after %.0f, %.0f-%.0f s): ", "recovery", s->stage + 1, s->spike_rate,
+                s->base_rate, s->start_s, s->end_s);
+        if (s->recovered < 0)
+            fprintf(f, "cannot tell: no sample of the stage before it (a shorter run.interval)");
+        else if (!s->recovered)
+            fprintf(f, "NOT back within the send window, seen for %.0f s (backlog %s, delivery p50 %s)", s->recovery_s,
+                    s->backlog_s < 0 ? "not back" : "back", s->latency_s < 0 ? "not back" : "back");
+        else
+            fprintf(f, "back in %.0f s (backlog in %.0f s, delivery p50 in %.0f s)", s->recovery_s, s->backlog_s,
+                    s->latency_s);
+        fprintf(f, "; backlog %.0f at most, %.0f before; delivery p50 %.0f ms at most, %.0f before\n", s->peak_backlog,
+                s->base_backlog, s->peak_latency_ms, s->base_latency_ms);
+        fprintf(f, "  %-10s of the %llu accepted during it: %llu delivered exactly once, lost %llu, duplicated %llu, "
+                "corrupted %llu, pending %llu\n", "", (unsigned long long)p->accepted, (unsigned long long)p->delivered,
+                (unsigned long long)p->lost, (unsigned long long)p->duplicated, (unsigned long long)p->corrupted,
+                (unsigned long long)p->pending);
+    }
+}
+
+static json_t *recovery_json(const struct run_result *r)
+{
+    json_t *a = json_array();
+    for (unsigned i = 0; i < r->nspikes; i++) {
+        const struct recovery_spike *s = &r->spikes[i];
+        const struct recovery_proof *p = &s->proof;
+        json_t *o = json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "stage", (int)s->stage + 1, "base_rate",
+                              s->base_rate, "spike_rate", s->spike_rate, "start_s", s->start_s, "end_s", s->end_s,
+                              "base_backlog", s->base_backlog, "base_latency_ms", s->base_latency_ms, "peak_backlog",
+                              s->peak_backlog, "peak_latency_ms", s->peak_latency_ms);
+        json_object_set_new(o, "recovered", s->recovered < 0 ? json_null() : json_boolean(s->recovered));
+        json_object_set_new(o, "recovery_s", s->recovered < 0 ? json_null() : json_real(s->recovery_s));
+        json_object_set_new(o, "backlog_s", s->backlog_s < 0 ? json_null() : json_real(s->backlog_s));
+        json_object_set_new(o, "latency_s", s->latency_s < 0 ? json_null() : json_real(s->latency_s));
+        json_object_set_new(o, "sent_during", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "accepted",
+                                                        (json_int_t)p->accepted, "delivered", (json_int_t)p->delivered,
+                                                        "lost", (json_int_t)p->lost, "duplicated",
+                                                        (json_int_t)p->duplicated, "corrupted", (json_int_t)p->corrupted,
+                                                        "pending", (json_int_t)p->pending));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
 void verdict_table(FILE *f, const struct run_result *r)
 {
     const struct run_verdict *v = &r->verdict;
@@ -73,6 +123,7 @@ void verdict_table(FILE *f, const struct run_result *r)
     if (v->session_errors[0])
         fprintf(f, "  %-10s %s\n", "sessions", v->session_errors);
     kept_up_line(f, r);
+    recovery_lines(f, r);
     if (v->remedy[0])
         fprintf(f, "  %-10s %s\n", "remedy", v->remedy);
     /* the status the run returns (r->exit_status), not the gates' alone: a signal or
@@ -108,6 +159,7 @@ json_t *verdict_json(const struct run_result *r)
     json_object_set_new(o, "pending_share", ps);
     json_object_set_new(o, "kept_up", v->kept_up < 0 ? json_null() : json_boolean(v->kept_up));
     const struct keptup_result *k = &v->kept;
+    json_object_set_new(o, "recovery", recovery_json(r));
     json_object_set_new(o, "kept", json_pack("{s:s, s:s, s:f, s:f, s:b, s:s}", "outcome",
                                              keptup_outcome_names[k->outcome], "statistic", k->stat ? k->stat : KEPTUP_STAT,
                                              "value", k->value, "bound", k->bound, "swing", k->swing, "why", k->why));

@@ -46,18 +46,18 @@ void verdict_window_free(struct verdict_window *w)
 
 /* The least-squares slope of the server's counts among the samples: a count needs
  * two samples spanning half the samples' span and two walks, or it tells nothing. */
-static int server_slope(const struct verdict_window *w, int store, double *slope)
+static int server_slope(const struct verdict_window *w, unsigned first, int store, double *slope)
 {
     unsigned n = 0;
     double *t = xcalloc(w->nkept + 1, sizeof *t), *y = xcalloc(w->nkept + 1, sizeof *y);
-    for (unsigned i = 0; i < w->nkept; i++) {
+    for (unsigned i = first; i < w->nkept; i++) {
         const struct verdict_sample *s = &w->kept[i];
         if (store ? s->has_store : s->has_spool) {
             t[n] = s->t;
             y[n++] = store ? s->store : s->spool;
         }
     }
-    double span = w->nkept ? w->kept[w->nkept - 1].t - w->kept[0].t : 0;
+    double span = w->nkept > first ? w->kept[w->nkept - 1].t - w->kept[first].t : 0;
     int ok = n >= 2 && span > 0 && t[n - 1] - t[0] >= span / 2 && t[n - 1] - t[0] >= 2 * w->walk_s;
     *slope = ok ? keptup_slope(t, y, n) : 0;
     free(t);
@@ -70,25 +70,29 @@ void verdict_keptup(const struct verdict_window *w, double growth_share, int ser
 {
     struct keptup_rules r = { .growth_share = growth_share };
     struct keptup_input in = { .server_slows_readers = server_slows_readers };
-    unsigned n = (unsigned)w->nkept;
+    unsigned first = 0;
+    while (first < w->nkept && w->kept[first].t < w->from_s - 1e-9)
+        first++;
+    unsigned n = (unsigned)w->nkept - first;
+    const struct verdict_sample *ks = w->kept + first;
     double *t = xcalloc(n + 1, sizeof *t), *u = xcalloc(n + 1, sizeof *u);
     for (unsigned i = 0; i < n; i++) {
-        t[i] = w->kept[i].t;
-        u[i] = w->kept[i].unread;
+        t[i] = ks[i].t;
+        u[i] = ks[i].unread;
     }
     keptup_backlog(t, u, n, &in.b);
     free(t);
     free(u);
     if (n >= 2) {
-        const struct verdict_sample *a = &w->kept[0], *b = &w->kept[n - 1];
+        const struct verdict_sample *a = &ks[0], *b = &ks[n - 1];
         in.accepted_rate = per_s((double)(b->sent - a->sent), b->t - a->t);
         in.visits = b->visits - a->visits;
         in.left_behind = b->left_behind - a->left_behind;
         in.empty_visits = b->empty_visits - a->empty_visits;
         in.full_visits = b->full_visits - a->full_visits;
         in.readers_busy = (b->polls_late - a->polls_late) * 100 > b->polls - a->polls;
-        in.has_spool = server_slope(w, 0, &in.spool_slope);
-        in.has_store = server_slope(w, 1, &in.store_slope);
+        in.has_spool = server_slope(w, first, 0, &in.spool_slope);
+        in.has_store = server_slope(w, first, 1, &in.store_slope);
     }
     keptup_judge(&r, &in, out);
 }
