@@ -11,7 +11,8 @@ enum ms_exit {
     MS_EXIT_PREFLIGHT = 3,           /* the preflight check found a target unusable: no load was sent */
     MS_EXIT_GATE_INTEGRITY = 4,      /* an integrity gate failed: mail lost, duplicated or corrupted, nothing
                                       * sent or read, not settled, too little proven, the server fell behind */
-    MS_EXIT_GATE_QOS = 5,            /* only quality-of-service gates failed: latency, error share, error classes */
+    MS_EXIT_GATE_QOS = 5,            /* only quality-of-service gates failed: latency, error share, error classes,
+                                      * a spike's recovery */
     MS_EXIT_NOT_CONFIRMED = 6,       /* capacity: a rate was found, but its 80/100/120 % confirmation failed */
     MS_EXIT_SIGNAL = 128,            /* + N: ended early by signal N, the report still written */
 };
