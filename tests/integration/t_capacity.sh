@@ -85,8 +85,11 @@ ok "$n steps, each with its figures, verdict and result file; above 130 % failed
 # each step's run held its rate through the ramp (1 s), the warm-up (1 s) and the
 # window (8 s), and was judged on the window alone: 8 s, not 9 (the warm-up judged)
 # nor 7 (the warm-up taken from the window); the timeline's ticks keep to the
-# millisecond
-jq -e '.method.warmup_s == 1 and ([.steps[] | .window_s > 7.5 and .window_s < 8.5] | all)' "$WORK/found.json" >/dev/null ||
+# millisecond; a step run again after its backlog swung has twice the window before it
+jq -e '.method.warmup_s == 1 and (.steps as $s | [range(0; $s | length) as $i | $s[$i] | .window_s as $w
+        | ($w > 7.5 and $w < 8.5) or ($i > 0 and $s[$i - 1].rate == .rate
+            and ($s[$i - 1].invalid // "" | startswith("the backlog swung"))
+            and $w / $s[$i - 1].window_s > 1.9 and $w / $s[$i - 1].window_s < 2.1)] | all)' "$WORK/found.json" >/dev/null ||
     fail "the steps' windows: $(jq -c '[.method.warmup_s, [.steps[].window_s]]' "$WORK/found.json")"
 grep -q "each a 1 s ramp, a 1 s warm-up and a 8 s steady window" "$WORK/found.out" || fail "the table does not say the steps' parts"
 ok "each step judged on its 8 s window, after its 1 s ramp and 1 s warm-up"
