@@ -260,7 +260,8 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, unsign
         .b = { .n = f->unread_n, .span_s = f->window_s, .slope = f->unread_slope,
                .half = { f->unread_half[0], f->unread_half[1] }, .mean = f->unread_mean },
         .accepted_rate = f->accepted, .visits = c->pop3_sessions, .left_behind = c->left_behind,
-        .empty_visits = c->empty_visits, .full_visits = c->full_visits, .has_spool = f->has_spool, .has_store = f->has_store,
+        .empty_visits = c->empty_visits, .full_visits = c->full_visits, .has_spool = f->has_spool,
+        .has_store = f->has_store,
         .spool_slope = f->spool_slope, .store_slope = f->store_slope, .server_slows_readers = pop3_slow,
         .readers_ruled_out = !!(ruled_out & 1u << FIX_READERS),
     };
