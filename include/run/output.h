@@ -1,5 +1,5 @@
 /* output: the writers of a run's result (output.c): the table, the JSON, the
- * ledger CSV, the fill's lines; they never measure anything, and judge by
+ * fill's lines (the ledger CSV: ledger_csv.h); they never measure anything, and judge by
  * verdict/judge.h's rules. */
 #ifndef MS_RUN_OUTPUT_H
 #define MS_RUN_OUTPUT_H
@@ -15,14 +15,15 @@ json_t *run_result_json(const struct run_result *r);
 void run_result_table(FILE *f, const struct run_result *r);
 /* The run's name in tables, reports and metrics: run.label, else the store format. */
 const char *run_label(const struct config *cfg);
-/* Every message not delivered once, one CSV line each (id, message_id, mailbox,
- * size, accepted, outcome, reason, queue_id), written atomically. 0, or -1 with err set. */
-int write_ledger_csv(const char *path, const struct run_result *r, char *err, size_t errlen);
 /* The fill: its lines of the table, its JSON object, and its ledger (every filled
  * message: id, message_id, mailbox, size, accepted, outcome), r being the fill's
- * own run. */
+ * own run (its ledger: ledger_csv.h). */
 void fill_table(FILE *f, const struct fill_summary *fs);
 json_t *fill_json(const struct fill_summary *fs);
-int write_fill_csv(const char *path, const struct run_result *r, char *err, size_t errlen);
+/* A time of the run (ms since its start) as ISO 8601 UTC with milliseconds. */
+const char *run_time(const struct run_result *r, uint32_t at_ms, char *buf, size_t n);
+/* The ids a user can look for: ours (X-Mailsoak-Id) and the Message-ID header,
+ * which servers log (Postfix: message-id=<...>). */
+void msg_ids(const struct run_result *r, uint64_t seq, char *id, size_t idn, char *mid, size_t midn);
 
 #endif

@@ -25,8 +25,7 @@
 
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
 
-/* A time of the run (ms since its start) as ISO 8601 UTC with milliseconds. */
-static const char *run_time(const struct run_result *r, uint32_t at_ms, char *buf, size_t n)
+const char *run_time(const struct run_result *r, uint32_t at_ms, char *buf, size_t n)
 {
     uint64_t t = r->run->t0_unix_ms + at_ms;
     time_t sec = (time_t)(t / 1000);
@@ -37,9 +36,7 @@ static const char *run_time(const struct run_result *r, uint32_t at_ms, char *bu
     return buf;
 }
 
-/* The ids a user can look for: ours (X-Mailsoak-Id) and the Message-ID header,
- * which servers log (Postfix: message-id=<...>). */
-static void msg_ids(const struct run_result *r, uint64_t seq, char *id, size_t idn, char *mid, size_t midn)
+void msg_ids(const struct run_result *r, uint64_t seq, char *id, size_t idn, char *mid, size_t midn)
 {
     snprintf(id, idn, "%s-%llx", r->run->run_id, (unsigned long long)seq);
     snprintf(mid, midn, "<%s.%llx@mailsoak.invalid>", r->run->run_id, (unsigned long long)seq);
@@ -205,10 +202,10 @@ static int poll_view(const struct run_result *r, struct poll_view *v)
     return 1;
 }
 
-json_t *run_result_json(const struct run_result *r)
+/* The file's envelope: format, version, ids, clocks, the histogram's key, the
+ * workload, the fill and the settings. */
+static void envelope_json(json_t *root, const struct run_result *r)
 {
-    const struct ledger_outcome *lo = &r->lo;
-    json_t *root = json_object();
     json_object_set_new(root, "format", json_string(RESULT_FORMAT));
     json_object_set_new(root, "format_version", json_integer(RESULT_FORMAT_VERSION));
     json_object_set_new(root, "version", json_string(mailsoak_version));
@@ -238,7 +235,12 @@ json_t *run_result_json(const struct run_result *r)
         json_object_set_new(root, "fill", fill_json(r->fill));
     json_object_set_new(root, "config", config_json(r->cfg));
 
-    json_t *s = json_object();
+}
+
+/* The summary's counts and the ledger's outcomes, with their examples. */
+static void summary_outcomes(json_t *s, const struct run_result *r)
+{
+    const struct ledger_outcome *lo = &r->lo;
     json_object_set_new(s, "sent", json_integer((json_int_t)r->c.sent));
     json_object_set_new(s, "read", json_integer((json_int_t)r->c.read));
     json_object_set_new(s, "errors", json_integer((json_int_t)r->c.errors));
@@ -284,6 +286,13 @@ json_t *run_result_json(const struct run_result *r)
     json_object_set_new(s, "foreign", json_integer((json_int_t)r->c.foreign));
     json_object_set_new(s, "stale", json_integer((json_int_t)r->c.stale));
     json_object_set_new(s, "peeked", json_integer((json_int_t)r->c.peeked));
+}
+
+/* What some runs add: IMAP's readers and push, the mail clients' polls (at the
+ * root), smtp.retry, TLS, the arrivals and the latencies. */
+static void summary_extras(json_t *root, json_t *s, const struct run_result *r)
+{
+    const struct ledger_outcome *lo = &r->lo;
     if (r->cfg->reader_protocol == READERS_IMAP) {
         /* the idle model: the messages whose push the latencies leave out (busy:
          * the client's delay) or that no EXISTS announced; summed by merge */
@@ -324,6 +333,15 @@ json_t *run_result_json(const struct run_result *r)
         if (r->lat[k].count)
             json_object_set_new(lat, lat_names[k], latency_json(&r->lat[k]));
     json_object_set_new(s, "latency", lat);
+}
+
+json_t *run_result_json(const struct run_result *r)
+{
+    json_t *root = json_object();
+    envelope_json(root, r);
+    json_t *s = json_object();
+    summary_outcomes(s, r);
+    summary_extras(root, s, r);
     /* The keys the collector adds are the server's, not the load's: merge takes
      * them once per server instead of adding them up over the shards. */
     json_t *load_part = json_copy(s), *server_keys = json_array();
@@ -493,12 +511,12 @@ static void table_ladder(FILE *f, const struct ladder_result *lr)
     }
 }
 
-void run_result_table(FILE *f, const struct run_result *r)
+/* The table's rows: the counts, the server's rows, the outcomes and why mail is
+ * pending, the clients' logins, smtp.retry's, the rates and the delivery's p50/p99. */
+static void table_rows(FILE *f, const struct run_result *r)
 {
     const struct ledger_outcome *lo = &r->lo;
     char b[64];
-    if (r->fill)
-        fill_table(f, r->fill);
     fprintf(f, "%-12s %12s\n", "", run_label(r->cfg));
     row_count(f, "sent", (double)r->c.sent);
     row_count(f, "read", (double)r->c.read);
@@ -564,6 +582,12 @@ void run_result_table(FILE *f, const struct run_result *r)
         row(f, "deliv p50", fmt_duration(b, sizeof b, hist_percentile(&r->lat[LAT_DELIVERY], 50)));
         row(f, "deliv p99", fmt_duration(b, sizeof b, hist_percentile(&r->lat[LAT_DELIVERY], 99)));
     }
+}
+
+/* Errors by class, and IMAP's push latency. */
+static void table_errors_push(FILE *f, const struct run_result *r)
+{
+    char b[64];
     if (r->nerr) {
         fprintf(f, "\nerrors by class\n");
         for (unsigned i = 0; i < r->nerr; i++)
@@ -590,12 +614,12 @@ void run_result_table(FILE *f, const struct run_result *r)
                    "%llu that no EXISTS announced (found when IDLE was renewed)\n",
                 (unsigned long long)r->c.push_busy, (unsigned long long)r->c.push_missed);
     }
-    if (r->c.empty_body_as_line)
-        fprintf(f, "\nserver property: an empty body is served as one empty line (an mbox store keeps it so): "
-                   "%llu message%s, %s\n", (unsigned long long)r->c.empty_body_as_line,
-                r->c.empty_body_as_line == 1 ? "" : "s",
-                r->cfg->strict_bodies ? "counted corrupted (run.strict_bodies = yes)"
-                                      : "delivered intact (run.strict_bodies = yes counts them corrupted)");
+}
+
+/* Several server hosts: each one's rows, side by side. */
+static void table_by_source(FILE *f, const struct run_result *r)
+{
+    char name[32], value[32];
     size_t nsrc = sources_count(r->sources);
     if (nsrc > 1) {                  /* several server hosts: each one's rows, side by side */
         fprintf(f, "\nserver side by source\n%-12s", "");
@@ -629,6 +653,10 @@ void run_result_table(FILE *f, const struct run_result *r)
             probe_summary_free(&each[k]);
         free(each);
     }
+}
+
+static void table_latency(FILE *f, const struct run_result *r)
+{
     fprintf(f, "\nlatency (ms)        count      p50      p90      p99    p99.9      max\n");
     for (unsigned k = 0; k < LAT_COUNT; k++) {
         const struct hist *h = &r->lat[k];
@@ -644,6 +672,13 @@ void run_result_table(FILE *f, const struct run_result *r)
     }
     if (r->c.smtp_pipelined)
         fprintf(f, "  * one pipelined group (MAIL, RCPT and DATA in one write): timed together, from that write\n");
+}
+
+/* What the figures measured besides the server: the readers, the tester. */
+static void table_notes(FILE *f, const struct run_result *r)
+{
+    char b[64];
+    struct poll_view pv;
     uint64_t unread;
     long long queued;
     if (r->lat[LAT_DELIVERY].count && readers_bound(r, &unread, &queued))
@@ -672,6 +707,23 @@ void run_result_table(FILE *f, const struct run_result *r)
         fprintf(f, "\n(readers limited: %llu of %llu checks began over a second late, every reader busy; "
                    "the login rate is the tester's, not the profile's: add readers)\n",
                 (unsigned long long)r->c.polls_late, (unsigned long long)r->c.polls);
+}
+
+void run_result_table(FILE *f, const struct run_result *r)
+{
+    if (r->fill)
+        fill_table(f, r->fill);
+    table_rows(f, r);
+    table_errors_push(f, r);
+    if (r->c.empty_body_as_line)
+        fprintf(f, "\nserver property: an empty body is served as one empty line (an mbox store keeps it so): "
+                   "%llu message%s, %s\n", (unsigned long long)r->c.empty_body_as_line,
+                r->c.empty_body_as_line == 1 ? "" : "s",
+                r->cfg->strict_bodies ? "counted corrupted (run.strict_bodies = yes)"
+                                      : "delivered intact (run.strict_bodies = yes counts them corrupted)");
+    table_by_source(f, r);
+    table_latency(f, r);
+    table_notes(f, r);
     if (r->ladder.on)
         table_ladder(f, &r->ladder);
     if (r->interrupted)
@@ -682,110 +734,4 @@ void run_result_table(FILE *f, const struct run_result *r)
     for (int k = 0; k < EX_KINDS; k++)
         if (r->nexamples[k])
             table_examples(f, r, k);
-}
-
-struct csv_ctx {
-    const struct run_result *r;
-    FILE *f;
-};
-
-static void csv_line(void *arg, uint64_t seq, const struct ledger_entry *e)
-{
-    struct csv_ctx *c = arg;
-    const struct run_result *r = c->r;
-    enum pending_reason why = PR_COUNT;
-    enum outcome v = ledger_entry_outcome(&r->run->ledger, e, &why);
-    const struct ledger_note *note = ledger_note_of(&r->run->ledger, seq);
-    const struct trail *tr = trails_find(r->trails, seq);
-    /* delivered after deferrals is listed too, with its tries; a late one as an example */
-    if ((v == OUTCOME_DELIVERED && !note && !tr) || v == OUTCOME_REJECTED || v == OUTCOME_NONE)
-        return;
-    char id[64], mid[80], acc[40] = "";
-    msg_ids(r, ledger_msg_seq(seq, e), id, sizeof id, mid, sizeof mid);
-    if (v != OUTCOME_UNCONFIRMED)
-        run_time(r, e->accepted_ms, acc, sizeof acc);
-    fprintf(c->f, "%s,%s,", id, mid);
-    csv_puts(c->f, r->run->users.v[e->user].addr);   /* from the users file: may hold a comma */
-    char reason[80] = "", d[24];
-    if (v == OUTCOME_PENDING)
-        snprintf(reason, sizeof reason, "%s", pending_reason_names[why]);
-    else if (note && v != OUTCOME_UNCONFIRMED && v != OUTCOME_DEFERRED)
-        snprintf(reason, sizeof reason, "after %u tries, %s", note->tries,
-                 fmt_duration(d, sizeof d, (uint64_t)(e->accepted_ms > note->first_ms ? e->accepted_ms - note->first_ms : 0) * 1000000));
-    else if (v == OUTCOME_DELIVERED)
-        snprintf(reason, sizeof reason, "late");
-    fprintf(c->f, ",%u,%s,%s,", e->size, acc, outcome_names[v]);
-    csv_puts(c->f, reason);
-    fprintf(c->f, ",%s,", ledger_qid(&r->run->ledger, seq));
-    if (tr) {                        /* an example: its cause and its trail, lines joined by " | " */
-        csv_puts(c->f, trail_cause_names[tr->cause]);
-        fputc(',', c->f);
-        const char *lines[TRAIL_HEAD + TRAIL_TAIL];
-        uint64_t skipped;
-        size_t n = trail_lines(tr, lines, TRAIL_HEAD + TRAIL_TAIL, &skipped);
-        char *joined = NULL;
-        size_t jl = 0;
-        FILE *m = open_memstream(&joined, &jl);
-        for (size_t i = 0; i < n; i++)
-            fprintf(m, "%s%s", i ? " | " : "", lines[i]);
-        fclose(m);
-        csv_puts(c->f, joined);
-        free(joined);
-    } else {
-        fputc(',', c->f);
-    }
-    fputc('\n', c->f);
-}
-
-/* A CSV of the ledger, atomically: the header, then what line() writes of each entry. */
-static int write_csv(const char *path, const char *header,
-                     void (*line)(void *arg, uint64_t seq, const struct ledger_entry *e),
-                     const struct run_result *r, char *err, size_t errlen)
-{
-    struct atomic_file a;
-    if (atomic_open(&a, path, err, errlen) < 0)
-        return -1;
-    struct csv_ctx c = { r, a.f };
-    fputs(header, a.f);
-    ledger_each(&r->run->ledger, line, &c);
-    int ok = !ferror(a.f);
-    return atomic_commit(&a, path, ok, err, errlen);
-}
-
-int write_ledger_csv(const char *path, const struct run_result *r, char *err, size_t errlen)
-{
-    return write_csv(path, "id,message_id,mailbox,size,accepted,outcome,reason,queue_id,cause,trail\n", csv_line, r,
-                     err, errlen);
-}
-
-static const char *fill_outcome(enum outcome v)
-{
-    switch (v) {
-    case OUTCOME_DELIVERED: return "verified";
-    case OUTCOME_LOST: return "missing";
-    case OUTCOME_PENDING: return "unverified";
-    default: return outcome_names[v];
-    }
-}
-
-static void fill_csv_line(void *arg, uint64_t seq, const struct ledger_entry *e)
-{
-    struct csv_ctx *c = arg;
-    const struct run_result *r = c->r;
-    enum pending_reason why = PR_COUNT;
-    enum outcome v = ledger_entry_outcome(&r->run->ledger, e, &why);
-    if (v == OUTCOME_NONE)
-        return;
-    char id[64], mid[80], acc[40] = "";
-    msg_ids(r, ledger_msg_seq(seq, e), id, sizeof id, mid, sizeof mid);
-    if (v <= OUTCOME_PENDING)
-        run_time(r, e->accepted_ms, acc, sizeof acc);
-    fprintf(c->f, "%s,%s,", id, mid);
-    csv_puts(c->f, r->run->users.v[e->user].addr);
-    fprintf(c->f, ",%u,%s,%s\n", e->size, acc, fill_outcome(v));
-}
-
-int write_fill_csv(const char *path, const struct run_result *r, char *err, size_t errlen)
-{
-    return write_csv(path, "id,message_id,mailbox,size,accepted,outcome\n", fill_csv_line, r, err, errlen);
 }

@@ -31,6 +31,7 @@
 #include "run/interval_output.h"
 #include "run/ladder_result.h"
 #include "run/metrics.h"
+#include "run/ledger_csv.h"
 #include "run/output.h"
 #include "run/setup.h"
 #include "run/sources.h"

@@ -1,0 +1,118 @@
+/* ledger_csv: the run's ledger as CSV (include/run/ledger_csv.h), one line per
+ * message, its trail's lines joined when it is an example. */
+#include "run/ledger_csv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "lib/atomicfile.h"
+#include "lib/escape.h"
+#include "lib/units.h"
+#include "run/output.h"
+#include "verdict/trail.h"
+
+struct csv_ctx {
+    const struct run_result *r;
+    FILE *f;
+};
+
+static void csv_line(void *arg, uint64_t seq, const struct ledger_entry *e)
+{
+    struct csv_ctx *c = arg;
+    const struct run_result *r = c->r;
+    enum pending_reason why = PR_COUNT;
+    enum outcome v = ledger_entry_outcome(&r->run->ledger, e, &why);
+    const struct ledger_note *note = ledger_note_of(&r->run->ledger, seq);
+    const struct trail *tr = trails_find(r->trails, seq);
+    /* delivered after deferrals is listed too, with its tries; a late one as an example */
+    if ((v == OUTCOME_DELIVERED && !note && !tr) || v == OUTCOME_REJECTED || v == OUTCOME_NONE)
+        return;
+    char id[64], mid[80], acc[40] = "";
+    msg_ids(r, ledger_msg_seq(seq, e), id, sizeof id, mid, sizeof mid);
+    if (v != OUTCOME_UNCONFIRMED)
+        run_time(r, e->accepted_ms, acc, sizeof acc);
+    fprintf(c->f, "%s,%s,", id, mid);
+    csv_puts(c->f, r->run->users.v[e->user].addr);   /* from the users file: may hold a comma */
+    char reason[80] = "", d[24];
+    if (v == OUTCOME_PENDING)
+        snprintf(reason, sizeof reason, "%s", pending_reason_names[why]);
+    else if (note && v != OUTCOME_UNCONFIRMED && v != OUTCOME_DEFERRED)
+        snprintf(reason, sizeof reason, "after %u tries, %s", note->tries,
+                 fmt_duration(d, sizeof d, (uint64_t)(e->accepted_ms > note->first_ms ? e->accepted_ms - note->first_ms : 0) * 1000000));
+    else if (v == OUTCOME_DELIVERED)
+        snprintf(reason, sizeof reason, "late");
+    fprintf(c->f, ",%u,%s,%s,", e->size, acc, outcome_names[v]);
+    csv_puts(c->f, reason);
+    fprintf(c->f, ",%s,", ledger_qid(&r->run->ledger, seq));
+    if (tr) {                        /* an example: its cause and its trail, lines joined by " | " */
+        csv_puts(c->f, trail_cause_names[tr->cause]);
+        fputc(',', c->f);
+        const char *lines[TRAIL_HEAD + TRAIL_TAIL];
+        uint64_t skipped;
+        size_t n = trail_lines(tr, lines, TRAIL_HEAD + TRAIL_TAIL, &skipped);
+        char *joined = NULL;
+        size_t jl = 0;
+        FILE *m = open_memstream(&joined, &jl);
+        for (size_t i = 0; i < n; i++)
+            fprintf(m, "%s%s", i ? " | " : "", lines[i]);
+        fclose(m);
+        csv_puts(c->f, joined);
+        free(joined);
+    } else {
+        fputc(',', c->f);
+    }
+    fputc('\n', c->f);
+}
+
+/* A CSV of the ledger, atomically: the header, then what line() writes of each entry. */
+static int write_csv(const char *path, const char *header,
+                     void (*line)(void *arg, uint64_t seq, const struct ledger_entry *e),
+                     const struct run_result *r, char *err, size_t errlen)
+{
+    struct atomic_file a;
+    if (atomic_open(&a, path, err, errlen) < 0)
+        return -1;
+    struct csv_ctx c = { r, a.f };
+    fputs(header, a.f);
+    ledger_each(&r->run->ledger, line, &c);
+    int ok = !ferror(a.f);
+    return atomic_commit(&a, path, ok, err, errlen);
+}
+
+int write_ledger_csv(const char *path, const struct run_result *r, char *err, size_t errlen)
+{
+    return write_csv(path, "id,message_id,mailbox,size,accepted,outcome,reason,queue_id,cause,trail\n", csv_line, r,
+                     err, errlen);
+}
+
+static const char *fill_outcome(enum outcome v)
+{
+    switch (v) {
+    case OUTCOME_DELIVERED: return "verified";
+    case OUTCOME_LOST: return "missing";
+    case OUTCOME_PENDING: return "unverified";
+    default: return outcome_names[v];
+    }
+}
+
+static void fill_csv_line(void *arg, uint64_t seq, const struct ledger_entry *e)
+{
+    struct csv_ctx *c = arg;
+    const struct run_result *r = c->r;
+    enum pending_reason why = PR_COUNT;
+    enum outcome v = ledger_entry_outcome(&r->run->ledger, e, &why);
+    if (v == OUTCOME_NONE)
+        return;
+    char id[64], mid[80], acc[40] = "";
+    msg_ids(r, ledger_msg_seq(seq, e), id, sizeof id, mid, sizeof mid);
+    if (v <= OUTCOME_PENDING)
+        run_time(r, e->accepted_ms, acc, sizeof acc);
+    fprintf(c->f, "%s,%s,", id, mid);
+    csv_puts(c->f, r->run->users.v[e->user].addr);
+    fprintf(c->f, ",%u,%s,%s\n", e->size, acc, fill_outcome(v));
+}
+
+int write_fill_csv(const char *path, const struct run_result *r, char *err, size_t errlen)
+{
+    return write_csv(path, "id,message_id,mailbox,size,accepted,outcome\n", fill_csv_line, r, err, errlen);
+}
