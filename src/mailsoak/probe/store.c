@@ -291,6 +291,7 @@ uint64_t store_mbox_count(int fd, off_t size, int *err)
     r->err = 0;
     uint64_t count = 0;
     off_t pos = 0;
+    int ximap = 0;
     for (;;) {
         struct mbox_line l = mbox_line(r, pos);
         if (!l.exists || !l.from)
@@ -309,8 +310,10 @@ uint64_t store_mbox_count(int fd, off_t size, int *err)
             /* Dovecot's "DON'T DELETE THIS MESSAGE -- FOLDER INTERNAL DATA" keeps the
              * mailbox's UIDs once its first message is gone: an X-IMAP header on the
              * first message, which is no mail. */
-            if (pos == 0 && hl.ximap)
+            if (pos == 0 && hl.ximap && !ximap) {
+                ximap = 1;              /* once: a second such header must not count below 0 */
                 count--;
+            }
             if (hl.clen != -2)
                 clen = hl.clen;         /* the last one counts */
             h = hl.next;
