@@ -4,6 +4,7 @@
 #include "fuzz.h"
 
 #include "analyse/compare.h"
+#include "analyse/compare_write.h"
 #include "analyse/report.h"
 #include "analyse/report_csv.h"
 #include "analyse/results.h"

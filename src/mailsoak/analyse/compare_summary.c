@@ -17,6 +17,7 @@ static const char *const questions[] = { "msg/s out", "delivery p99", "cpu/msg" 
 #define NQ (sizeof questions / sizeof *questions)
 
 /* Appends to a line's text, cutting what does not fit. */
+static void say(struct cmp_answer *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(struct cmp_answer *a, const char *fmt, ...)
 {
     size_t len = strlen(a->text);
