@@ -45,6 +45,15 @@ for kind in sqlite pgsql mysql; do
     login=$(db_query "SELECT last_login FROM last_login WHERE username = 'sqlonly@test.local'")
     check "$kind: the login wrote last-login (at the login's second)" \
         test "${login:-0}" -ge "$before" -a "${login:-0}" -le "$(date +%s)"
+    # IMAP over the same passdb and userdb, its login writing last-login too (the
+    # POP3 login's row removed first, so only IMAP's can be there).
+    db_query "DELETE FROM last_login WHERE username = 'sqlonly@test.local'" >/dev/null
+    before=$(date +%s)
+    out=$(timeout 20 curl -sS "imap://127.0.0.1:$IMAP_PORT/INBOX" -u sqlonly@test.local:pwsql -X 'UID SEARCH ALL' 2>&1)
+    check "$kind: IMAP logs the table's user in, its INBOX empty" eq "$(tr -d '\r' <<<"$out")" "* SEARCH"
+    login=$(db_query "SELECT last_login FROM last_login WHERE username = 'sqlonly@test.local'")
+    check "$kind: the IMAP login wrote last-login" \
+        test "${login:-0}" -ge "$before" -a "${login:-0}" -le "$(date +%s)"
     if [[ $kind != sqlite ]]; then
         dbpid=$(head -n1 "$DB_PIDFILE")
         check "$kind: the database's master runs from the testbed's directory" \
