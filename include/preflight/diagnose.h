@@ -13,10 +13,12 @@
 #define LINE_LEN 200
 #define CONNECT_TIMEOUT_S 5
 
-enum proto { P_SMTP, P_POP3 };
+enum proto { P_SMTP, P_POP3, P_IMAP };
+/* by enum proto: "smtp", "pop3", "imap" */
+extern const char *const check_proto_names[];
 
-/* One check of one target: a curl session against an SMTP or POP3 target, as a
- * user or without AUTH, and what it saw. */
+/* One check of one target: a curl session against an SMTP, POP3 or IMAP target,
+ * as a user or without AUTH, and what it saw. */
 struct target_check {
     enum proto proto;
     const char *target;
@@ -53,5 +55,6 @@ const char *check_first_reply(const struct target_check *p);
 /* p->ok and p->result: what the check found, in one line. */
 void diagnose_smtp(struct target_check *p, const struct config *cfg);
 void diagnose_pop3(struct target_check *p, const struct config *cfg);
+void diagnose_imap(struct target_check *p, const struct config *cfg);
 
 #endif

@@ -18,7 +18,7 @@ IMAP=(--set readers.protocol=imap)
 rc=$?
 cat "$WORK/table.txt"
 check "run exits 0" eq "$rc" 0
-check "the preflight says it did not check IMAP" grep -q "^note imap 127.0.0.1:$IMAP_PORT: not checked" "$WORK/live.txt"
+check "the preflight checked the IMAP target" grep -q "^OK imap 127.0.0.1:$IMAP_PORT: .*EXAMINE INBOX" "$WORK/live.txt"
 check "200 sent" eq "$(jget "$WORK/run.json" .summary.sent)" 200
 check "200 delivered exactly once" eq "$(jget "$WORK/run.json" .summary.delivered)" 200
 for k in lost duplicated corrupted pending errors; do

@@ -1,7 +1,8 @@
 /* check: the preflight. Each SMTP target gets one curl session (greeting, EHLO, TLS, AUTH,
  * MAIL, RCPT, DATA, then an abort before any message byte, so nothing is delivered); each
- * POP3 target a login and STAT per sampled user. All run at once; every outcome is read
- * from curl's result and the server's own replies, and explained in one line. */
+ * POP3 target a login and STAT per sampled user, each IMAP target (readers.protocol =
+ * imap) a login and EXAMINE INBOX. All run at once; every outcome is read from curl's
+ * result and the server's own replies, and explained in one line. */
 #include "preflight/check.h"
 
 #include "preflight/diagnose.h"
@@ -24,6 +25,7 @@
 #define TOTAL_TIMEOUT_S 15
 
 const char *const check_smtp_mechs[] = { NULL, "PLAIN", "LOGIN", "CRAM-MD5", NULL };
+const char *const check_proto_names[] = { "smtp", "pop3", "imap" };
 
 /* ---- the transcript ---- */
 
@@ -35,6 +37,9 @@ static int greeting_shaped(int proto, const char *s, size_t n)
     if (proto == P_SMTP)
         return n >= 3 && s[0] >= '0' && s[0] <= '9' && s[1] >= '0' && s[1] <= '9' && s[2] >= '0' && s[2] <= '9' &&
                (n == 3 || s[3] == ' ' || s[3] == '-');
+    if (proto == P_IMAP)             /* "* OK", "* PREAUTH" or "* BYE" */
+        return (n >= 4 && !memcmp(s, "* OK", 4)) || (n >= 9 && !memcmp(s, "* PREAUTH", 9)) ||
+               (n >= 5 && !memcmp(s, "* BYE", 5));
     return (n >= 3 && !memcmp(s, "+OK", 3)) || (n >= 4 && !memcmp(s, "-ERR", 4));
 }
 
@@ -51,6 +56,13 @@ static void keep_line(struct target_check *p, char dir, const char *s, size_t n)
         s = "AUTH";                  /* a SASL answer: credentials, never kept */
         n = 4;
     } else if (dir == '>') {         /* the verb, or "AUTH MECH" */
+        if (p->proto == P_IMAP) {    /* after the tag: "A002 LOGIN user pass" keeps LOGIN */
+            size_t t = strcspn(s, " ");
+            if (t < n) {
+                s += t + 1;
+                n -= t + 1;
+            }
+        }
         size_t v = strcspn(s, " ");
         if (v < n && v == 4 && !strncasecmp(s, "AUTH", 4))
             v += 1 + strcspn(s + v + 1, " \r\n");
@@ -86,6 +98,12 @@ static int on_debug(CURL *h, curl_infotype type, char *data, size_t size, void *
     return 0;
 }
 
+static size_t discard(char *buf, size_t size, size_t n, void *ud)
+{
+    (void)buf; (void)ud;
+    return size * n;                 /* EXAMINE's untagged responses: read from the transcript */
+}
+
 static size_t abort_upload(char *buf, size_t size, size_t n, void *ud)
 {
     (void)buf; (void)size; (void)n; (void)ud;
@@ -108,15 +126,15 @@ static void set_tls(CURL *h, int mode, const char *ca, int verify)
 
 static int probe_start(struct target_check *p, const struct config *cfg, CURLM *m)
 {
-    int smtp = p->proto == P_SMTP;
-    int mode = smtp ? cfg->smtp_tls : cfg->pop3_tls;
+    int smtp = p->proto == P_SMTP, imap = p->proto == P_IMAP;
+    int mode = smtp ? cfg->smtp_tls : imap ? cfg->imap_tls : cfg->pop3_tls;
     CURL *h = p->h = curl_easy_init();
     if (!h)
         return -1;
-    snprintf(p->url, sizeof p->url, "%s%s://%s/%s", smtp ? "smtp" : "pop3",
+    snprintf(p->url, sizeof p->url, "%s%s://%s/%s", check_proto_names[p->proto],
              mode == TLSM_IMPLICIT ? "s" : "", p->target, smtp ? cfg->helo : "");
     curl_easy_setopt(h, CURLOPT_URL, p->url);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "smtp,smtps,pop3,pop3s");
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "smtp,smtps,pop3,pop3s,imap,imaps");
     curl_easy_setopt(h, CURLOPT_PRIVATE, p);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, p->errbuf);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -139,14 +157,22 @@ static int probe_start(struct target_check *p, const struct config *cfg, CURLM *
     }
     if (smtp)
         set_tls(h, mode, cfg->smtp_tls_ca, cfg->smtp_tls_verify);
+    else if (imap)
+        set_tls(h, mode, cfg->imap_tls_ca, cfg->imap_tls_verify);
     else
         set_tls(h, mode, cfg->pop3_tls_ca, cfg->pop3_tls_verify);
     if (p->user && !p->own_login) {
-        char opt[40];
         curl_easy_setopt(h, CURLOPT_USERNAME, p->user->addr);
         curl_easy_setopt(h, CURLOPT_PASSWORD, p->user->pass);
+    }
+    /* curl has no option for IMAP's LOGIN command alone: with imap.auth = login
+     * (or auto) it logs in as it sees fit, SASL or LOGIN, and the line says so */
+    if (p->user && !p->own_login && !(imap && cfg->imap_auth != IMAP_AUTH_PLAIN)) {
+        char opt[40];
         if (smtp)
             snprintf(opt, sizeof opt, "AUTH=%s", check_smtp_mechs[cfg->smtp_auth] ? check_smtp_mechs[cfg->smtp_auth] : "*");
+        else if (imap)
+            snprintf(opt, sizeof opt, "AUTH=PLAIN");
         else
             snprintf(opt, sizeof opt, "AUTH=%s", cfg->pop3_auth == POP3_AUTH_APOP    ? "+APOP"
                                                  : cfg->pop3_auth == POP3_AUTH_PLAIN ? "PLAIN"
@@ -162,6 +188,10 @@ static int probe_start(struct target_check *p, const struct config *cfg, CURLM *
         curl_easy_setopt(h, CURLOPT_MAIL_RCPT, p->rcpts);
         curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
         curl_easy_setopt(h, CURLOPT_READFUNCTION, abort_upload);
+    } else if (imap) {
+        /* read-only: the count the readers will find, nothing changed */
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "EXAMINE INBOX");
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
     } else if (p->own_login) {
         /* curl cannot be told to use USER/PASS when the server offers SASL too: it
          * does the greeting, CAPA and STLS, then hands us the connection. */
@@ -253,11 +283,13 @@ static int same_problem(const struct target_check *a, const struct target_check 
     return !a->ok && !b->ok && a->proto == b->proto && !strcmp(a->target, b->target) && !strcmp(a->result, b->result);
 }
 
-/* The checks: each SMTP target with the first user, each POP3 target with k users
- * of the list. */
+/* The checks: each SMTP target with the first user, each readers' target (POP3's,
+ * or IMAP's with readers.protocol = imap) with k users of the list. */
 static void plan_checks(struct target_check *pr, const struct config *cfg, const struct users *u, size_t nsmtp,
                         size_t npop3, size_t k)
 {
+    int imap = cfg->reader_protocol == READERS_IMAP;
+    const struct strlist *rt = imap ? &cfg->imap_targets : &cfg->pop3_targets;
     for (size_t i = 0; i < nsmtp; i++) {
         struct target_check *p = &pr[i];
         p->proto = P_SMTP;
@@ -270,11 +302,11 @@ static void plan_checks(struct target_check *pr, const struct config *cfg, const
     for (size_t t = 0; t < npop3; t++)
         for (size_t j = 0; j < k; j++) {
             struct target_check *p = &pr[nsmtp + t * k + j];
-            p->proto = P_POP3;
-            p->target = cfg->pop3_targets.v[t];
+            p->proto = imap ? P_IMAP : P_POP3;
+            p->target = rt->v[t];
             /* first, middle, last: spread over the list, where mistakes tend to differ */
             p->user = &u->v[k > 1 ? j * (u->n - 1) / (k - 1) : 0];
-            p->own_login = cfg->pop3_auth == POP3_AUTH_USER;
+            p->own_login = !imap && cfg->pop3_auth == POP3_AUTH_USER;
             p->bind = cfg->pop3_bind.n ? cfg->pop3_bind.v[(t * k + j) % cfg->pop3_bind.n] : NULL;
         }
 }
@@ -357,13 +389,15 @@ static unsigned report_checks(struct target_check *pr, size_t n, const struct co
             snprintf(p->result, sizeof p->result, "check did not finish (curl multi error)");
         else if (p->proto == P_SMTP)
             diagnose_smtp(p, cfg);
+        else if (p->proto == P_IMAP)
+            diagnose_imap(p, cfg);
         else
             diagnose_pop3(p, cfg);
         problems += !p->ok;
     }
     for (size_t i = 0; i < n; i++) {
         const struct target_check *p = &pr[i];
-        const char *proto = p->proto == P_SMTP ? "smtp" : "pop3";
+        const char *proto = check_proto_names[p->proto];
         if (p->ok) {
             fprintf(out, "OK %s %s: %s\n", proto, p->target, p->result);
             continue;
@@ -395,7 +429,9 @@ static unsigned report_checks(struct target_check *pr, size_t n, const struct co
 int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile sig_atomic_t *stop)
 {
     struct users users = { 0 };
-    size_t nsmtp = cfg->smtp_targets.n, npop3 = cfg->pop3_targets.n;
+    /* the readers' targets: POP3's, or IMAP's with readers.protocol = imap */
+    int imap = cfg->reader_protocol == READERS_IMAP;
+    size_t nsmtp = cfg->smtp_targets.n, npop3 = imap ? cfg->imap_targets.n : cfg->pop3_targets.n;
     if (cfg->smtp_protocol == PROTO_LMTP) {
         /* curl speaks no LMTP; an SMTP probe of an LMTP port would only fail */
         for (size_t i = 0; i < nsmtp; i++)
@@ -404,18 +440,9 @@ int check_config(const struct config *cfg, unsigned sample, FILE *out, volatile 
         if (!npop3)
             return 0;
     }
-    if (cfg->reader_protocol == READERS_IMAP) {
-        /* the readers speak IMAP, which this check does not speak yet: it says so,
-         * and checks no POP3 target the run will not use */
-        for (size_t i = 0; i < cfg->imap_targets.n; i++)
-            fprintf(out, "note imap %s: not checked (the preflight speaks SMTP and POP3 only)\n",
-                    cfg->imap_targets.v[i]);
-        npop3 = 0;
-        if (!nsmtp)
-            return 0;
-    }
     if (!nsmtp && !npop3) {
-        fprintf(stderr, "mailsoak check: nothing to check: give --smtp HOST:PORT and/or --pop3 HOST:PORT\n");
+        fprintf(stderr, "mailsoak check: nothing to check: give --smtp HOST:PORT and/or --%s HOST:PORT\n",
+                imap ? "imap" : "pop3");
         return 2;
     }
     if (load_users(cfg, &users) < 0)

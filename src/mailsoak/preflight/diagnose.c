@@ -109,10 +109,11 @@ static int transport_problem(struct target_check *p, const char *proto, int mode
     curl_easy_getinfo(p->h, CURLINFO_TOTAL_TIME_T, &total_us);
     /* curl's connect timeout covers greeting, TLS and login too, so say how long it was */
     int secs = p->own_secs ? p->own_secs : (int)((total_us + 500000) / 1000000);
-    const char *upgrade = p->proto == P_SMTP ? "STARTTLS" : "STLS";
-    const char *upgrade_mode = p->proto == P_SMTP ? "starttls" : "stls";
+    const char *upgrade = p->proto == P_POP3 ? "STLS" : "STARTTLS";
+    const char *upgrade_mode = p->proto == P_POP3 ? "stls" : "starttls";
     if (p->not_proto) {              /* as the engine's <proto>_banner_protocol */
-        SAY("the greeting is not %s: %s (another service on this port?)", p->proto == P_SMTP ? "SMTP" : "POP3",
+        SAY("the greeting is not %s: %s (another service on this port?)",
+            p->proto == P_SMTP ? "SMTP" : p->proto == P_IMAP ? "IMAP" : "POP3",
             check_first_reply(p));
         return 1;
     }
@@ -139,7 +140,8 @@ static int transport_problem(struct target_check *p, const char *proto, int mode
         else if (!check_first_reply(p))
             SAY("no TLS handshake and no greeting after %d s", secs);
         else if (last_command(p) && (!strncasecmp(last_command(p), "AUTH", 4) ||
-                                     !strcasecmp(last_command(p), "PASS") || !strcasecmp(last_command(p), "APOP")))
+                                     !strcasecmp(last_command(p), "PASS") || !strcasecmp(last_command(p), "APOP") ||
+                                     !strcasecmp(last_command(p), "LOGIN")))
             SAY("%s: no answer to %s after %d s — servers hold back their answer after failed logins: "
                 "wrong password?", p->user ? p->user->addr : "?", last_command(p), secs);
         else
@@ -189,7 +191,7 @@ static int transport_problem(struct target_check *p, const char *proto, int mode
 
 static void tls_words(const struct target_check *p, int mode, int verify, char *buf, size_t n)
 {
-    const char *how = mode == TLSM_IMPLICIT ? "TLS" : p->proto == P_SMTP ? "STARTTLS" : "STLS";
+    const char *how = mode == TLSM_IMPLICIT ? "TLS" : p->proto == P_POP3 ? "STLS" : "STARTTLS";
     if (mode == TLSM_NONE)
         snprintf(buf, n, "no TLS");
     else
@@ -323,3 +325,43 @@ void diagnose_pop3(struct target_check *p, const struct config *cfg)
 }
 
 /* ---- the run ---- */
+
+/* by imap.auth; with login and auto curl logs in as it sees fit */
+static const char *const imap_login_names[] = { "curl's choice of", "AUTHENTICATE PLAIN", "curl's choice of" };
+
+void diagnose_imap(struct target_check *p, const struct config *cfg)
+{
+    const char *banner = check_first_reply(p), *last = last_reply(p);
+    const char *user = p->user->addr;
+    if (transport_problem(p, "imap", cfg->imap_tls, cfg->imap_tls_ca))
+        return;
+    if (banner && strncmp(banner, "* OK", 4)) {
+        SAY("the server refused the session at the greeting: %s", banner);
+        return;
+    }
+    if (p->rc == CURLE_LOGIN_DENIED) {
+        if (cfg->imap_auth == IMAP_AUTH_PLAIN && banner && strstr(banner, "CAPABILITY") && !strstr(banner, "AUTH=PLAIN"))
+            SAY("the server does not offer AUTHENTICATE PLAIN: set imap.auth = login");
+        else
+            SAY("%s: login refused (wrong password?): %s", user, last ? last : p->errbuf);
+        return;
+    }
+    if (p->rc == CURLE_OK) {
+        char tls[120];
+        unsigned long msgs = 0;
+        int found = 0;
+        for (int i = 0; i < p->nlines && !found; i++)
+            found = p->dir[i] == '<' && sscanf(p->lines[i], "* %lu EXISTS", &msgs) == 1;
+        tls_words(p, cfg->imap_tls, cfg->imap_tls_verify, tls, sizeof tls);
+        if (!found) {
+            SAY("%s: logged in, but EXAMINE INBOX gave no count: %s", user, last ? last : "no reply");
+            return;
+        }
+        p->ok = 1;
+        SAY("%s: greeting, %s, %s login, EXAMINE INBOX: %lu messages", user, tls, imap_login_names[cfg->imap_auth],
+            msgs);
+        return;
+    }
+    SAY("%s: unexpected outcome: %s (last reply: %s)", user, p->errbuf[0] ? p->errbuf : curl_easy_strerror(p->rc),
+        last ? last : "none");
+}
