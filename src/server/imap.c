@@ -508,6 +508,8 @@ static void pump_line(struct srv_sess *b, char *l, size_t n)
 void imap_process(struct imap *s)
 {
     srv_sess_pump(&s->b, pump_raw, pump_line, "* BYE Input line too long.\r\n");
+    if (s->idling && !s->b.waiting && !s->b.dead && !s->b.closing)
+        conn_trim(&s->b.c);          /* thousands wait in IDLE: no buffers while they do */
     if (s->starttls && !s->b.dead && !s->b.closing) {
         s->starttls = 0;
         s->b.waiting = 0;
@@ -582,6 +584,7 @@ void srv_imap_accept(struct srv *srv, int fd, int tls)
     srv_sess_start(srv, &s->b, SRV_IMAP, fd, on_conn);
     if (s->b.dead)
         return;
+    s->b.c.in_min = 1024;            /* commands are short; a longer one grows the buffer */
     if (tls) {
         s->tls = 1;
         if (tls_start(&s->b.c, srv->imap_tls, NULL, 1) < 0) {
