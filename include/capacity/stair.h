@@ -97,5 +97,10 @@ struct stair_fit {
     double mid, scale, p95;
 };
 void stair_fit(const struct stair *s, double min_scale, struct stair_fit *f);
+/* The search's exit status, as a step search's (search_exit_status): 1 without a
+ * level that passed below one that failed, MS_EXIT_NOT_CONFIRMED when the
+ * confirmation was asked and did not come out as SPECmail2001 asks (or never ran),
+ * else 0. */
+int stair_exit_status(const struct stair *s);
 
 #endif

@@ -65,6 +65,7 @@ static void brackets_known_ceilings(void **st)
             assert_true(lo >= 0.97 * c && hi <= 1.03 * c);
         assert_int_equal(s.confirmed, 1);
         assert_true(s.confirm_base == pass);
+        assert_int_equal(stair_exit_status(&s), 0);
         struct stair_fit f;
         stair_fit(&s, 0.01 * c, &f);
         assert_true(f.ok);
@@ -110,6 +111,7 @@ static void probes_then_climbs(void **st)
     stair_result(&s, &run, out, 0);
     assert_true(s.done && s.confirmed == 0);
     assert_non_null(strstr(s.end, "NOT confirmed"));
+    assert_int_equal(stair_exit_status(&s), 6);   /* MS_EXIT_NOT_CONFIRMED */
     stair_next(&s, &run);
     assert_int_equal(run.n, 0);
 }
@@ -228,6 +230,7 @@ static void stops_at_max_rate(void **st)
     unsigned runs = search_against(&s, &r, 1e6, 0.03);
     assert_true(s.done && runs == 5);   /* 10, 20, 40, 80, 100 */
     assert_non_null(strstr(s.end, "max_rate"));
+    assert_int_equal(stair_exit_status(&s), 1);     /* no level failed: nothing found */
 }
 
 

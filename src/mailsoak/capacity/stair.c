@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/exitcodes.h"
+
 const char *level_outcome_name(enum level_outcome o)
 {
     switch (o) {
@@ -205,6 +207,13 @@ void stair_result(struct stair *s, const struct stair_run *run, const enum level
     }
     if (s->r.max_runs && s->runs >= s->r.max_runs)
         stair_stop(s, "capacity's runs used up");
+}
+
+int stair_exit_status(const struct stair *s)
+{
+    if (!(stair_pass_max(s) > 0) || !(stair_fail_min(s) > 0))
+        return MS_EXIT_FAILURE;
+    return s->r.confirm && s->confirmed != 1 ? MS_EXIT_NOT_CONFIRMED : MS_EXIT_OK;
 }
 
 /* The log-likelihood of the levels' outcomes under the logistic of mid and scale. */

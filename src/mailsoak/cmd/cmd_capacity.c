@@ -704,7 +704,7 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
     c.elapsed_s = (double)(mono_ns() - t0) / 1e9;
     capacity_stair_write(cfg, &c, &rc);
     if (rc == 0)
-        rc = c.interrupted ? 128 + stop_signal : pass > 0 && stair_fail_min(&c.s) > 0 ? 0 : 1;
+        rc = c.interrupted ? 128 + stop_signal : stair_exit_status(&c.s);
     stair_record_free(&c);
     return rc;
 }
