@@ -1,5 +1,5 @@
 /* cmd_check: `mailsoak check`: the preflight alone (preflight/check.c, libcurl's look
- * at every target), with run's settings and the number of POP3 logins to try. */
+ * at every target), with run's settings and the number of reader logins to try. */
 #include "cmd/cmd_check.h"
 
 #include <curl/curl.h>
@@ -17,10 +17,11 @@ static void usage(FILE *f)
                "Checks, before any load, that each SMTP target greets, answers EHLO, does TLS\n"
                "and AUTH as configured and accepts MAIL FROM and RCPT TO (the session ends\n"
                "after DATA's 354, so nothing is delivered), and that a sample of users can\n"
-               "log in to each POP3 target. Uses libcurl, independently of mailsoak's engine.\n"
+               "log in to each POP3 target (each IMAP target, and EXAMINE INBOX, with\n"
+               "readers.protocol = imap). Uses libcurl, independently of mailsoak's engine.\n"
                "One line per check; exit 0 when all pass, 3 when any fails, 2 on bad options.\n"
                "\n"
-               "  --sample N   POP3 users to log in per target: first, middle, last... [%d]\n"
+               "  --sample N   users to log in per POP3 or IMAP target: first, middle, last... [%d]\n"
                "\n"
                "Every other option is mailsoak run's (see mailsoak run --help).\n",
             CHECK_SAMPLE_DEFAULT);
