@@ -1,6 +1,6 @@
 /* pop3_pick: what the two halves of the POP3 client share: the session and its
  * states, the session's rescheduling (pop3.c) and the choice of the mailbox it
- * visits (pop3_pick.c). Internal to the POP3 client: other code uses
+ * visits (pop3_pick.c, over engine/reader_pick.h, the IMAP readers' too). Internal to the POP3 client: other code uses
  * engine/pop3.h. */
 #ifndef MS_ENGINE_POP3_PICK_H
 #define MS_ENGINE_POP3_PICK_H
@@ -11,6 +11,7 @@
 #include <openssl/evp.h>
 
 #include "engine/msg.h"
+#include "engine/reader_pick.h"
 #include "engine/session.h"
 #include "lib/conn.h"
 
@@ -38,11 +39,10 @@ struct pop3_session {
     struct conn c;
     struct session_env *env;
     struct timer backoff;
-    struct rng rng;
     enum ps state;
-    uint32_t user;
-    int sweep;                       /* visiting a mailbox for the final sweep */
-    uint32_t pass;                   /* the sweep pass of this visit */
+    /* the mailbox visited (user, sweep, pass), pop3.exclusive's hold, the sweep's
+     * claim, the empty back-off, and the session's random numbers */
+    struct reader_pick pick;
     int listed;                      /* LIST ended, or STAT said 0 */
     int partial;                     /* a listed message was not retrieved */
     int refused;                     /* a command was refused: the visit failed */
@@ -59,17 +59,9 @@ struct pop3_session {
     size_t ngot, capgot;
     struct msg_check chk;
     EVP_MD_CTX *md;                  /* a RETR's digest runs across many reads: one per session */
-    int retry_user;                  /* next session: same user, no new pick */
-    /* picked as a mailbox owed mail (the drain, visit = owed): its visit sets the
-     * mailbox's back-off; when no pick was possible, the first held-back
-     * mailbox's time (0 = none) */
-    int owed_only;
-    uint64_t hold_next;
     const struct target *target;
     char banner[160];                /* for APOP's timestamp */
     uint64_t t_tls;
-    int holds_mailbox;               /* set our mailbox_busy flag for user */
-    unsigned sweep_tries;
     /* pop3.poll_interval: this visit is a mail client's check, due at poll_due;
      * when its listing ended */
     int polling;
@@ -98,19 +90,11 @@ void pop3_again_at(struct pop3_session *s, uint64_t when_ns);
 void pop3_again_in(struct pop3_session *s, uint64_t ms);
 
 /* pop3_pick.c */
-/* The sweep's claim on this visit given back. */
-void pop3_end_sweep_claim(struct pop3_session *s);
-/* With pop3.exclusive, user u's mailbox held for this session: 0 when another has it. */
-int pop3_hold_mailbox(struct pop3_session *s, uint32_t u);
-void pop3_release_mailbox(struct pop3_session *s);
-/* 1 when user u's mailbox may be visited at now (pop3.empty_backoff); claims it. */
-int pop3_hold_due(struct pop3_session *s, uint32_t u, uint64_t now);
-/* A visit of a mailbox picked for its owed mail ended: got some of it or not. */
-void pop3_empty_visited(struct pop3_session *s, int got);
 /* The mail client's next check, one interval after this one was due. */
 void pop3_requeue_poll(struct pop3_session *s);
-/* The mailbox of the next session into s->user: 1, or 0 when none (s->hold_next:
- * the first held-back mailbox's time). */
+/* The mailbox of the next session into s->pick (reader_pick.h): 1, or 0 when none
+ * (s->pick.hold_next: the first held-back mailbox's time). The fill's readers only
+ * verify, in the sweep. */
 int pop3_pick_user(struct pop3_session *s);
 /* pop3.poll_interval: the next due check (1), or 0 with the session rescheduled. */
 int pop3_poll_pick(struct pop3_session *s);

@@ -70,14 +70,9 @@ static void finish(struct pop3_session *s, int failed)
     s->ngot = 0;
     if (s->polling)
         pop3_requeue_poll(s);
-    pop3_release_mailbox(s);
     /* A sweep visit that failed (a locked mailbox, say) keeps its claim and tries
      * the same mailbox again, a few times. */
-    s->retry_user = failed && s->sweep && ++s->sweep_tries < 4;
-    if (!s->retry_user) {
-        pop3_end_sweep_claim(s);
-        s->sweep_tries = 0;
-    }
+    reader_visit_end(&s->pick, s->env, failed);
     s->fails = failed ? s->fails + 1 : 0;
     pop3_again_in(s, backoff_ms(s->fails, s->login_refused));
 }
@@ -131,13 +126,13 @@ static void start_session(struct pop3_session *s)
     int phase = atomic_load_explicit(&r->phase, memory_order_relaxed);
     if (phase == PH_STOP)
         return;
-    s->owed_only = 0;                /* pick_user says when */
-    if (s->retry_user && phase == PH_SWEEP) {
-        if (!pop3_hold_mailbox(s, s->user)) {
+    s->pick.owed_only = 0;                /* pick_user says when */
+    if (s->pick.retry_user && phase == PH_SWEEP) {
+        if (!reader_hold(&s->pick, s->env, s->pick.user)) {
             pop3_again_in(s, 50);
             return;
         }
-        s->retry_user = 0;
+        s->pick.retry_user = 0;
     } else if (cfg_of(s)->poll_interval && phase == PH_SEND && !r->fill_mode) {
         if (!pop3_poll_pick(s))
             return;
@@ -145,10 +140,10 @@ static void start_session(struct pop3_session *s)
         /* nothing owed right now, or every owed mailbox held back: look again
          * soon, or when the first of those may be visited, if sooner */
         uint64_t soon = loop_now(env->loop) + 100 * NS_PER_MS;
-        pop3_again_at(s, s->hold_next && s->hold_next < soon ? s->hold_next : soon);
+        pop3_again_at(s, s->pick.hold_next && s->pick.hold_next < soon ? s->pick.hold_next : soon);
         return;
     }
-    s->limit = s->sweep ? SWEEP_MAX_IDS : (size_t)cfg_of(s)->max_per_session;
+    s->limit = s->pick.sweep ? SWEEP_MAX_IDS : (size_t)cfg_of(s)->max_per_session;
     s->nids = s->cur = s->ngot = 0;
     s->listed = s->partial = s->refused = s->login_refused = 0;
     s->nlisted = s->stat_n = 0;
@@ -214,7 +209,7 @@ static void verify_done(struct pop3_session *s)
     const struct listed *l = &s->ids[s->cur++];
     struct ledger_entry *e = NULL;
     if (s->chk.have_id && !strcmp(s->chk.run_id, r->run_id))
-        e = ledger_find(&r->ledger, s->chk.seq, s->chk.nrcpt, s->user);
+        e = ledger_find(&r->ledger, s->chk.seq, s->chk.nrcpt, s->pick.user);
     if (e) {
         if (ledger_seen(e))
             atomic_fetch_add_explicit(&r->sweep_gains, 1, memory_order_relaxed);
@@ -222,7 +217,7 @@ static void verify_done(struct pop3_session *s)
     } else if (s->chk.have_id && !strcmp(s->chk.run_id, r->run_id)) {
         env->st->c.corrupt_unattributed++;
     } else {
-        env->st->c.foreign += (uint64_t)foreign_add(&r->foreign, s->user, l->uid);
+        env->st->c.foreign += (uint64_t)foreign_add(&r->foreign, s->pick.user, l->uid);
     }
     next_retr(s);
 }
@@ -238,7 +233,7 @@ static void message_done(struct pop3_session *s)
     double share = cfg_of(s)->delete_share;
     /* retrieve only (the sweep empties): the message stays, and is not read until
      * some session deletes it */
-    int keep = share < 1 && !s->sweep && rng_unit(&s->rng) >= share, dele = !keep;
+    int keep = share < 1 && !s->pick.sweep && rng_unit(&s->pick.rng) >= share, dele = !keep;
     struct ledger_entry *e = NULL;
     if (v == MSG_FOREIGN) {
         keep = 0;                    /* not ours: left alone, not peeked */
@@ -250,7 +245,7 @@ static void message_done(struct pop3_session *s)
             send_cmd(s, PS_UIDL1, "UIDL %u\r\n", s->ids[s->cur].id);
             return;
         } else {
-            env->st->c.foreign += (uint64_t)foreign_add(&r->foreign, s->user, s->ids[s->cur].uid);
+            env->st->c.foreign += (uint64_t)foreign_add(&r->foreign, s->pick.user, s->ids[s->cur].uid);
         }
     } else if (!s->chk.have_id) {
         env->st->c.corrupt_unattributed++;
@@ -259,18 +254,18 @@ static void message_done(struct pop3_session *s)
         keep = dele = 0;
         env->st->c.fill_unlisted++;
         if (s->ids[s->cur].uid)
-            known_add(r->known, s->user, s->ids[s->cur].uid);
+            known_add(r->known, s->pick.user, s->ids[s->cur].uid);
     } else if (strcmp(s->chk.run_id, r->run_id)) {
         env->st->c.stale++;             /* ours, from an earlier run: clear it away */
     } else {
         /* the entries of a message's recipients follow its id: ours is the one
          * for the mailbox we are in */
-        e = ledger_find(&r->ledger, s->chk.seq, s->chk.nrcpt, s->user);
+        e = ledger_find(&r->ledger, s->chk.seq, s->chk.nrcpt, s->pick.user);
         if (!e) {
             /* ours, but no recipient of it lives here: misdelivered or mangled */
             env->st->c.corrupt_unattributed++;
         } else {
-            session_judge_body(env, &s->chk, v, e, s->user);
+            session_judge_body(env, &s->chk, v, e, s->pick.user);
             /* a first sighting during the sweep: the server is still delivering */
             if (ledger_seen(e) && atomic_load_explicit(&r->phase, memory_order_relaxed) == PH_SWEEP)
                 atomic_fetch_add_explicit(&r->sweep_gains, 1, memory_order_relaxed);
@@ -304,7 +299,7 @@ static void commit(struct pop3_session *s)
     int got = s->ngot > 0;
     /* the listing before this visit's (poll_interval): what was accepted before it
      * and not in it was still the server's */
-    uint32_t prev_list = r->list_ms ? atomic_load_explicit(&r->list_ms[s->user], memory_order_relaxed) : 0;
+    uint32_t prev_list = r->list_ms ? atomic_load_explicit(&r->list_ms[s->pick.user], memory_order_relaxed) : 0;
     for (size_t i = 0; i < s->ngot; i++) {
         struct ledger_entry *e = s->got[i].e;
         uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
@@ -312,11 +307,11 @@ static void commit(struct pop3_session *s)
         env->st->c.read++;
         if (r->fill_mode) {          /* verified: from now on left where it is */
             if (s->got[i].uid)
-                known_add(r->known, s->user, s->got[i].uid);
+                known_add(r->known, s->pick.user, s->got[i].uid);
             continue;
         }
         if (s->got[i].uid && cfg_of(s)->pop3_leave)
-            known_add(&r->seen, s->user, s->got[i].uid);   /* this client has it now */
+            known_add(&r->seen, s->pick.user, s->got[i].uid);   /* this client has it now */
         if (st & LS_ACCEPTED) {
             uint64_t acc = r->t0 + (uint64_t)e->accepted_ms * NS_PER_MS;
             if (s->got[i].t > acc) {
@@ -332,21 +327,21 @@ static void commit(struct pop3_session *s)
         }
     }
     s->ngot = 0;
-    if (complete && !got && !s->sweep && atomic_load_explicit(&r->ledger.owed[s->user], memory_order_relaxed) > 0)
+    if (complete && !got && !s->pick.sweep && atomic_load_explicit(&r->ledger.owed[s->pick.user], memory_order_relaxed) > 0)
         env->st->c.empty_visits++;
-    env->st->c.full_visits += complete && got && !s->sweep;
-    if (s->owed_only && r->empty_hold)
-        pop3_empty_visited(s, got);
+    env->st->c.full_visits += complete && got && !s->pick.sweep;
+    if (s->pick.owed_only && r->empty_hold)
+        reader_empty_visited(&s->pick, s->env, got);
     for (size_t i = 0; i < s->ngone; i++)   /* deleted after keep_polls checks: forgotten */
-        known_del(&r->seen, s->user, s->gone[i]);
+        known_del(&r->seen, s->pick.user, s->gone[i]);
     s->ngone = 0;
     /* A refused login, a failed RETR or a LIST cut short proves nothing about what
      * the mailbox holds. */
     if (complete) {
-        ledger_visited(&r->ledger, s->user, s->sweep ? s->pass : 0, run_ms(r, mono_ns()));
+        ledger_visited(&r->ledger, s->pick.user, s->pick.sweep ? s->pick.pass : 0, run_ms(r, mono_ns()));
         if (r->list_ms && s->t_list) {
             uint32_t t = run_ms(r, s->t_list);
-            atomic_store_explicit(&r->list_ms[s->user], t ? t : 1, memory_order_relaxed);
+            atomic_store_explicit(&r->list_ms[s->pick.user], t ? t : 1, memory_order_relaxed);
         }
     }
 }
@@ -365,9 +360,9 @@ static int listing_line(struct pop3_session *s, const char *line, size_t len)
     if (s->state == PS_UIDL_BODY) {
         uid = foreign_key(rest, rl);
         struct run *r = s->env->run;
-        if (foreign_has(&r->foreign, s->user, uid) || known_has(r->known, s->user, uid))
+        if (foreign_has(&r->foreign, s->pick.user, uid) || known_has(r->known, s->pick.user, uid))
             return 0;                /* known not to be ours, or filled: not retrieved again */
-        uint32_t *seen = cfg_of(s)->pop3_leave ? known_seen(&r->seen, s->user, uid) : NULL;
+        uint32_t *seen = cfg_of(s)->pop3_leave ? known_seen(&r->seen, s->pick.user, uid) : NULL;
         if (seen) {                  /* this client has it: deleted after keep_polls checks */
             uint64_t keep = cfg_of(s)->keep_polls;
             if (keep && ++*seen >= keep) {
@@ -392,7 +387,7 @@ static int listing_line(struct pop3_session *s, const char *line, size_t len)
 /* USER/PASS, APOP or AUTH PLAIN (RFC 5034, initial response on the command line). */
 static void login(struct pop3_session *s)
 {
-    const struct user *u = &s->env->run->users.v[s->user];
+    const struct user *u = &s->env->run->users.v[s->pick.user];
     char buf[700];
     int mode = cfg_of(s)->pop3_auth;
     if (mode == POP3_AUTH_AUTO)
@@ -481,7 +476,7 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
         tls_start(&s->c, s->env->pop3_tls, s->target->host, 0);
         return;
     case PS_USER:
-        send_cmd(s, PS_PASS, "PASS %s\r\n", s->env->run->users.v[s->user].pass);
+        send_cmd(s, PS_PASS, "PASS %s\r\n", s->env->run->users.v[s->pick.user].pass);
         return;
     case PS_PASS:
     case PS_APOP:
@@ -504,7 +499,7 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
             return;
         }
         struct run *r = s->env->run;
-        if (foreign_any(&r->foreign, s->user) || known_any(r->known, s->user) || r->fill_mode ||
+        if (foreign_any(&r->foreign, s->pick.user) || known_any(r->known, s->pick.user) || r->fill_mode ||
             cfg_of(s)->pop3_leave)
             send_cmd(s, PS_UIDL, "UIDL\r\n");
         else
@@ -520,7 +515,7 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
         size_t ul;
         unsigned id;
         if (pop3_listing(text, strlen(text), &id, &uid, &ul) == 0)
-            s->env->st->c.foreign += (uint64_t)foreign_add(&s->env->run->foreign, s->user, foreign_key(uid, ul));
+            s->env->st->c.foreign += (uint64_t)foreign_add(&s->env->run->foreign, s->pick.user, foreign_key(uid, ul));
         else
             s->env->st->c.foreign++;
         s->cur++;
@@ -655,7 +650,7 @@ static void pop3_init(void *arg, struct session_env *env, unsigned id)
     conn_init(&s->c, env->loop, pop3_event, s);
     s->backoff.fn = backoff_fired;
     s->md = alloc_check(EVP_MD_CTX_new());
-    rng_seed(&s->rng, env->run->seed ^ (0x90930000000000ull + id));
+    rng_seed(&s->pick.rng, env->run->seed ^ (0x90930000000000ull + id));
 }
 
 static void pop3_start(void *arg)
@@ -681,8 +676,8 @@ static void pop3_phase(void *arg, int phase)
             return;
         count_unanswered(env, "pop3", ps_stage[s->state], &s->c, cfg_of(s)->pop3_timeout);
         conn_close(&s->c);
-        pop3_end_sweep_claim(s);
-        pop3_release_mailbox(s);
+        reader_end_sweep(&s->pick, s->env);
+        reader_release(&s->pick, s->env);
         set_state(s, PS_IDLE);
     } else if (s->state == PS_IDLE && timer_armed(&s->backoff) &&
                loop_now(env->loop) >= env->run->t0 + env->run->cfg->start_after) {
