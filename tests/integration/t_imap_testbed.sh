@@ -3,6 +3,8 @@
 # Postfix + Dovecot: a short run proves every message delivered exactly once over
 # IMAP (fetched, digest checked, flagged \Deleted and expunged), through the drain
 # and the sweep, and exits 0; the per-command latencies are IMAP's, none POP3's.
+# Idle clients with webmail beside them (idle:80,webmail:20) over STARTTLS do too,
+# with their pushes timed.
 # Then a copy of a delivered message put into its mailbox (a second UID of one
 # message) is found duplicated, and the run fails its integrity gate (exit 4).
 source "$(dirname "$0")/lib.sh"
@@ -29,6 +31,19 @@ for k in imap.login imap.select imap.list imap.fetch imap.store imap.expunge; do
 done
 check "no POP3 command was timed" eq "$(jget "$WORK/run.json" '[.summary.latency | keys[] | select(startswith("pop3."))] | length')" 0
 check "the mailboxes are empty" eq "$(testbed_store_count)" 0
+
+# Idle clients and webmail over STARTTLS, on Dovecot: every message proven, the
+# pushes and the TLS handshakes timed.
+"$MAILSOAK" run -c "$TB/mailsoak.conf" "${IMAP[@]}" --set imap.tls=starttls --set imap.tls_ca="$CA_CERT" \
+    --set imap.models=idle:80,webmail:20 --set imap.poll_interval=5s \
+    --messages 40 --rate 20 --readers 2 --duration 30s --drain 20s --set run.sweep_timeout=30s --interval 1s \
+    --seed 13 --json "$WORK/idle.json" >"$WORK/idle.txt" 2>"$WORK/idle-live.txt"
+rc=$?
+cat "$WORK/idle.txt"
+check "idle over STARTTLS: exit 0" eq "$rc" 0
+check "idle over STARTTLS: 40 delivered exactly once" eq "$(jget "$WORK/idle.json" .summary.delivered)" 40
+check "idle over STARTTLS: TLS handshakes timed" gt "$(jget "$WORK/idle.json" '.summary.latency["imap.tls"].count')" 0
+check "idle over STARTTLS: pushes timed" gt "$(jget "$WORK/idle.json" '.summary.latency["push.exists"].count // 0')" 0
 
 # A copy of a delivered message under another name: Dovecot gives it a UID of its
 # own, the readers fetch the message twice, and the ledger calls it duplicated.
