@@ -22,6 +22,7 @@ struct metrics_view {
     const struct hist *lat;          /* LAT_COUNT histograms since the start */
     const struct ledger_outcome *lo; /* so far: pending means accepted and not yet read */
     int64_t unread;                  /* the ledger's owed messages */
+    const char *readers;             /* what the readers speak: "pop3" (NULL) or "imap" */
 };
 
 /* The exposition text of a view (malloc'd, NUL-terminated). */

@@ -19,6 +19,7 @@
 
 #include "engine/imap.h"
 #include "engine/imap_session.h"
+#include "run/metrics.h"
 #include "session_script.h"
 
 /* One user, so the session's pick is known. */
@@ -490,6 +491,21 @@ static void a_poll_client(void **state)
     script_free(sc);
 }
 
+/* Prometheus names the reader sessions by the protocol they speak. */
+static void metrics_name_the_readers_protocol(void **state)
+{
+    static struct hist lat[LAT_COUNT];
+    struct counters c = { .pop3_sessions = 3 };
+    struct ledger_outcome lo = { 0 };
+    struct metrics_view v = { .run_id = "r", .label = "l", .phase = "send", .c = &c, .lat = lat, .lo = &lo,
+                              .readers = "imap" };
+    size_t len;
+    char *text = metrics_text(&v, &len);
+    assert_non_null(strstr(text, "mailsoak_sessions_total{protocol=\"imap\"} 3"));
+    assert_null(strstr(text, "protocol=\"pop3\""));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -512,6 +528,7 @@ int main(void)
         cmocka_unit_test(a_renewal_finds_what_no_exists_announced),
         cmocka_unit_test(a_webmail_session),
         cmocka_unit_test(a_poll_client),
+        cmocka_unit_test(metrics_name_the_readers_protocol),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,7 +58,8 @@ char *metrics_text(const struct metrics_view *v, size_t *len)
 
     prom_family(&p, "mailsoak_sent_total", "counter", "deliveries the server accepted (one per recipient)");
     prom_u64(&p, "mailsoak_sent_total", c->sent, NULL);
-    prom_family(&p, "mailsoak_read_total", "counter", "messages of this run retrieved and deleted (POP3 QUIT acknowledged)");
+    prom_family(&p, "mailsoak_read_total", "counter",
+                "messages of this run retrieved and deleted (POP3's QUIT or IMAP's EXPUNGE acknowledged)");
     prom_u64(&p, "mailsoak_read_total", c->read, NULL);
     prom_family(&p, "mailsoak_rejected_total", "counter", "deliveries the server refused");
     prom_u64(&p, "mailsoak_rejected_total", c->rejected, NULL);
@@ -67,7 +68,8 @@ char *metrics_text(const struct metrics_view *v, size_t *len)
         prom_u64(&p, "mailsoak_errors_total", v->err[i].count, "class", v->err[i].name, NULL);
     prom_family(&p, "mailsoak_sessions_total", "counter", "sessions started, by protocol");
     prom_u64(&p, "mailsoak_sessions_total", c->smtp_sessions, "protocol", "smtp", NULL);
-    prom_u64(&p, "mailsoak_sessions_total", c->pop3_sessions, "protocol", "pop3", NULL);
+    /* the reader sessions, by the protocol they speak (readers.protocol) */
+    prom_u64(&p, "mailsoak_sessions_total", c->pop3_sessions, "protocol", v->readers ? v->readers : "pop3", NULL);
     prom_family(&p, "mailsoak_connections_open", "gauge", "connections open to the servers");
     prom_u64(&p, "mailsoak_connections_open", c->conns_open, NULL);
     prom_family(&p, "mailsoak_tls_handshakes_total", "counter", "TLS handshakes completed (resumed ones too)");

@@ -184,6 +184,7 @@ static void publish_metrics(struct controller *ct, int phase)
         .run_id = r->run_id, .label = run_label(r->cfg), .phase = phase_names[phase],
         .elapsed_s = (double)(mono_ns() - r->t0) / 1e9, .c = &ct->prev, .err = ct->prev_err,
         .nerr = ct->prev_nerr, .lat = ct->lat_cum, .lo = &lo, .unread = atomic_load(&r->ledger.owed_total),
+        .readers = r->cfg->reader_protocol == READERS_IMAP ? "imap" : NULL,
     };
     metrics_publish(ct->metrics, &v);
 }
