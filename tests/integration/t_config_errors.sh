@@ -44,7 +44,7 @@ fails 2 "--workers: run.workers: must be between 0 and 1024: '100000'" --workers
 fails 2 "--readers: pop3.readers: must be between 0 and 1000000: '2000000'" --readers 2000000
 # Within the bounds, beyond this process's descriptors (a hard limit lowered here).
 (ulimit -Sn 1000 && ulimit -Hn 1000 && fails 2 \
-    "smtp.senders + pop3.readers: 2010 sessions need 2074 file descriptors (one each, and 64 more), and this process may open at most 1000 (the hard RLIMIT_NOFILE" \
+    "smtp.senders + pop3.readers (+ imap's idle users): 2010 sessions need 2074 file descriptors (one each, and 64 more), and this process may open at most 1000 (the hard RLIMIT_NOFILE" \
     --senders 2000 && finish) || failures=$((failures + 1))
 
 # The users file: the same error and status whichever part would read it first.
