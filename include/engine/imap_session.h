@@ -62,6 +62,7 @@ struct imap_session {
     int own_client;                  /* this connection is the user's own client's, of any model */
     uint64_t next_due;               /* poll and webmail: the next login, monotonic ns (0: not yet drawn) */
     uint64_t web_top;                /* webmail: the newest UID of the headers fetched */
+    int keep;                        /* imap.delete = never: ours flagged seen and left, not expunged */
     int listed, partial, refused, login_refused;
     unsigned fails;
     uint64_t t_sent, t_tls, t_list;

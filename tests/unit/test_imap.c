@@ -300,6 +300,7 @@ static void bad_models_are_refused(void **state)
     }
     static const char *const taken[] = { "drain:100", "idle:100", "drain:20,idle:80", "idle:80,webmail:20",
                                          "poll:50,webmail:25,drain:25" };
+    /* imap.delete: now or never; a delay of run time is not built */
     for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++) {
         struct config cfg;
         char set[64], err[300];
@@ -491,6 +492,34 @@ static void a_poll_client(void **state)
     script_free(sc);
 }
 
+/* imap.delete = never: ours flagged seen and left, read at the STORE's answer;
+ * the next visit lists it and fetches it no more. */
+static void leave_on_server(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS, "--set", "imap.delete=never");
+    static char msg[16384];
+    our_message(sc, msg, sizeof msg, 7);
+    to_listing(sc, 1);
+    script_talk(sc, "S: * 1 FETCH (UID 7)", "S: a3 OK", "C: a4 UID FETCH 7 (UID RFC822.SIZE BODY.PEEK[])", NULL);
+    say_body(sc, 1, 7, msg, 0);
+    script_talk(sc, "S: a4 OK", "C: a5 UID STORE 7 +FLAGS.SILENT (\\Seen)", NULL);
+    assert_false(entry_state(sc, 0) & LS_READS);
+    script_talk(sc, "S: a5 OK", "C: a6 LOGOUT", "S: a6 OK", NULL);
+    script_run(sc, 10);
+    assert_int_equal(entry_state(sc, 0) & LS_READS, 1);
+    assert_int_equal(sc->st->c.read, 1);
+    /* the next visit (the sweep's, or a reader's) skips what was read and left */
+    uint64_t dials = sc->dials;
+    atomic_store(&sc->run->ledger.owed[0], 1);    /* as if more were owed: a visit comes */
+    for (int i = 0; i < 100 && sc->dials == dials; i++)
+        script_run(sc, 100);
+    script_talk(sc, GREETING, "C: a7 LOGIN ", "S: a7 OK", "C: a8 SELECT INBOX", "S: * 1 EXISTS",
+                "S: * OK [UIDVALIDITY 1700000000] UIDs valid", "S: a8 OK", "C: a9 UID FETCH 1:* (UID)",
+                "S: * 1 FETCH (UID 7)", "S: a9 OK", "C: a10 LOGOUT", NULL);
+    assert_int_equal(entry_state(sc, 0) & LS_READS, 1);
+    script_free(sc);
+}
+
 /* Prometheus names the reader sessions by the protocol they speak. */
 static void metrics_name_the_readers_protocol(void **state)
 {
@@ -529,6 +558,7 @@ int main(void)
         cmocka_unit_test(a_webmail_session),
         cmocka_unit_test(a_poll_client),
         cmocka_unit_test(metrics_name_the_readers_protocol),
+        cmocka_unit_test(leave_on_server),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -92,7 +92,8 @@ static void delete_fetched(struct imap_session *s)
         imap_sync_done(s);
         return;
     }
-    imap_send(s, IS_STORE, "UID STORE %s +FLAGS.SILENT (\\Deleted)", set);
+    /* imap.delete = never: flagged seen, as a client that read it, and left */
+    imap_send(s, IS_STORE, "UID STORE %s +FLAGS.SILENT (%s)", set, s->keep ? "\\Seen" : "\\Deleted");
 }
 
 /* Retrieved, not deleted (the STORE or EXPUNGE refused): not read, still owed. */
@@ -105,7 +106,8 @@ static void not_deleted(struct imap_session *s)
         }
 }
 
-/* The EXPUNGE was answered: each of ours it named is read. */
+/* The EXPUNGE was answered (with imap.delete = never, the STORE of \Seen): each
+ * of ours it named is read. */
 static void commit_reads(struct imap_session *s)
 {
     struct session_env *env = s->env;
@@ -113,6 +115,8 @@ static void commit_reads(struct imap_session *s)
     int late = atomic_load_explicit(&r->phase, memory_order_relaxed) == PH_SWEEP;
     for (size_t i = 0; i < s->nm; i++) {
         struct umsg *m = &s->m[i];
+        if (m->st == M_DELETE && s->keep)   /* left on the server: no reader fetches it again */
+            known_add(&r->seen, s->pick.user, uid_key(s, m->uid));
         if (m->st != M_DELETE || !m->e)
             continue;
         uint32_t st = atomic_load_explicit(&m->e->state, memory_order_acquire);
@@ -192,8 +196,9 @@ int imap_fetch_done(struct imap_session *s)
             return 0;
         struct run *r = s->env->run;
         uint64_t k = uid_key(s, fr->uid);
-        if (foreign_has(&r->foreign, s->pick.user, k) || known_has(r->known, s->pick.user, k))
-            return 0;
+        if (foreign_has(&r->foreign, s->pick.user, k) || known_has(r->known, s->pick.user, k) ||
+            (s->keep && known_has(&r->seen, s->pick.user, k)))
+            return 0;                /* not ours, or read and left (imap.delete = never) */
         if (s->nm && s->m[s->nm - 1].uid >= fr->uid) {
             imap_count(s, "protocol", "UIDs listed out of ascending order");
             return -1;
@@ -271,6 +276,9 @@ void imap_sync_tagged(struct imap_session *s, int ok)
     case IS_STORE:
         if (!ok) {
             not_deleted(s);
+            imap_sync_done(s);
+        } else if (s->keep) {
+            commit_reads(s);         /* seen and left: read now, never expunged */
             imap_sync_done(s);
         } else if (s->cap_uidplus) {
             uid_set(s, M_DELETE, set, sizeof set);

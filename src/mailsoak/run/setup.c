@@ -195,7 +195,9 @@ int setup_run(struct run *r, const struct config *cfg, unsigned nw)
     r->imap_own = (unsigned)imap_idle_users(cfg, r->users.n);
     ledger_init(&r->ledger, nw, r->users.n);
     foreign_init(&r->foreign, r->users.n);
-    if (cfg->pop3_leave)
+    uint64_t imap_keep = 0;
+    if (cfg->pop3_leave || (cfg->reader_protocol == READERS_IMAP && imap_delete_parse(cfg->imap_delete, &imap_keep) == 0 &&
+                            imap_keep == IMAP_DELETE_NEVER))
         known_init(&r->seen, r->users.n);
     /* the delivery's split needs each mailbox's last listing: with polling, and with
      * the readers' back-off from empty mailboxes (both delay a retrieval) */
