@@ -74,7 +74,9 @@ srv_down
 
 # silent: no EXISTS while any IDLE lasts; the renewal (2 s) finds the mail.
 srv_up silent --set fault.imap.idle.kind=silent --set fault.imap.idle.every=1
-soak silent --set imap.idle_renew=2s
+# (the backlog grows for want of pushes within the short send window, and the
+# kept-up gate says so: this scenario is about what is lost, so that gate is off)
+soak silent --set imap.idle_renew=2s --set gate.kept_up=no
 rc=$?
 cat "$WORK/silent.txt"
 check "silent: exit 0 (nothing lost)" eq "$rc" 0
