@@ -108,6 +108,7 @@ static void a_window_without_the_ledger_gets_the_gates_alone(void **st)
     struct run_verdict before = x->v;
     assert_int_equal(judge(&x->g, &x->f, &x->j, &x->v), MS_EXIT_GATE_INTEGRITY);
     assert_memory_equal(&x->v, &before, sizeof before);
+    gate_judgement_free(&x->j);
     assert_int_equal(judge(&x->g, &x->f, &x->j, NULL), MS_EXIT_GATE_INTEGRITY);
     gate_judgement_free(&x->j);
 }
