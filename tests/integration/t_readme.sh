@@ -10,7 +10,7 @@
 # command block of every docs/ page is checked too: run the same way (bounded: a
 # capacity search of two short steps, a compare-backends of one short run), or,
 # where it needs other hosts or an old checkout (hosts.md, performance.md), its
-# program must know every flag it uses, and `make -n` every target building.md names.
+# program must know every flag it uses, and `make -n` every make target a page names.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 readme=$TOP/README.md
@@ -248,9 +248,9 @@ while IFS=$'\t' read -r page c; do
         echo "ok   docs/$page: $c (the README's, run there)"
         continue
     fi
-    case $page in
-    building.md) c=${c%%#*}; check "docs/$page: $c(a make target)" make_n ${c#make} ;;
-    hosts.md | performance.md) check "docs/$page: $c (its flags known)" known_flags "$c" ;;
+    case $page:$c in
+    building.md:* | *:make | *:make\ *) c=${c%%#*}; check "docs/$page: $c(a make target)" make_n ${c#make} ;;
+    hosts.md:* | performance.md:*) check "docs/$page: $c (its flags known)" known_flags "$c" ;;
     *) run_cmd "docs/$page" "$c" ;;
     esac
 done <"$WORK/docs-commands.txt"
