@@ -43,6 +43,11 @@ struct keptup_input {
     double spool_slope, store_slope; /* msg/s */
     int server_slows_readers;        /* a pop3.* gate failed: the readers waited for the server */
     int readers_ruled_out;           /* more readers were shown to read no more (capacity) */
+    /* A sequential test's decision over the same window (verdict/drift.h), when it
+     * reached one: 1 the backlog held, -1 it grew; 0 none, and the slope decides. */
+    int decided;
+    const char *decided_by;          /* the test's name */
+    double decided_value, decided_bound;   /* msg/s */
 };
 
 struct keptup_rules {
@@ -58,6 +63,7 @@ enum keptup_outcome {
 extern const char *const keptup_outcome_names[];   /* "unknown", "yes", "behind", "tester" */
 
 #define KEPTUP_STAT "backlog growth"
+#define KEPTUP_SPRT "backlog growth, sequential test"
 
 struct keptup_result {
     enum keptup_outcome outcome;

@@ -170,6 +170,30 @@ static void too_few_samples_tell_nothing(void **st)
     assert_int_equal(judge(&in, &r), KEPTUP_YES);
 }
 
+/* A sequential test that decided speaks for the window; one that did not leaves
+ * it to the slope. */
+static void a_decision_speaks_for_the_window(void **st)
+{
+    (void)st;
+    struct keptup_result r;
+    struct keptup_input in = window(6, 218, 21, 0, 85);
+    in.decided = 1;
+    in.decided_value = 0.4;
+    in.decided_bound = 2.1;
+    assert_int_equal(judge(&in, &r), KEPTUP_YES);
+    assert_string_equal(r.stat, KEPTUP_SPRT);
+    assert_float_equal(r.value, 0.4, 0);
+    in = window(6, 150, 0, 0, 48);
+    in.decided = -1;
+    in.decided_value = 3;
+    in.decided_bound = 1.2;
+    assert_int_equal(judge(&in, &r), KEPTUP_BEHIND);
+    assert_float_equal(r.bound, 1.2, 0);
+    in.decided = 0;
+    assert_int_equal(judge(&in, &r), KEPTUP_YES);
+    assert_string_equal(r.stat, KEPTUP_STAT);
+}
+
 /* Up in one half past the half's bound, down in the other: a swing. */
 static void halves_swing(void **st)
 {
@@ -196,6 +220,7 @@ int main(void)
         cmocka_unit_test(readers_limit_is_the_testers),
         cmocka_unit_test(too_few_samples_tell_nothing),
         cmocka_unit_test(halves_swing),
+        cmocka_unit_test(a_decision_speaks_for_the_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

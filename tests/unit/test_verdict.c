@@ -241,6 +241,22 @@ static void window_samples(void **st)
     assert_int_equal(k.outcome, KEPTUP_BEHIND);
     verdict_window_free(&w);
     assert_int_equal(w.nkept, 0);
+    /* 40 intervals of 1 s at 100 msg/s: enough batches for the sequential test,
+     * which then decides, and says so */
+    for (unsigned i = 0; i < 40; i++) {
+        struct verdict_sample s = { .t = 1.0 + i, .unread = 200 + (i % 2 ? 10 : -10), .sent = 100 * i };
+        verdict_window_sample(&w, &s, 1, 0.5);
+    }
+    verdict_keptup(&w, 0.05, 0, &k);
+    assert_int_equal(k.outcome, KEPTUP_YES);
+    assert_string_equal(k.stat, KEPTUP_SPRT);
+    for (unsigned i = 0; i < w.nkept; i++)
+        w.kept[i].unread = 200 + 20.0 * i;
+    verdict_keptup(&w, 0.05, 0, &k);
+    assert_int_equal(k.outcome, KEPTUP_BEHIND);
+    assert_string_equal(k.stat, KEPTUP_SPRT);
+    assert_true(k.value > 19 && k.value < 21);
+    verdict_window_free(&w);
     verdict_keptup(&w, 0.05, 0, &k);                             /* no samples: cannot tell */
     assert_int_equal(k.outcome, KEPTUP_UNKNOWN);
 }

@@ -9,6 +9,7 @@
 
 #include "lib/alloc.h"
 #include "lib/units.h"
+#include "verdict/drift.h"
 
 const char *const verdict_state_names[] = { "proven", "failed", "unproven", "no proof" };
 
@@ -65,6 +66,35 @@ static int server_slope(const struct verdict_window *w, unsigned first, int stor
     return ok;
 }
 
+/* Wald's sequential test on the net flow (verdict/drift.h), the statistic the
+ * replay of recorded runs chose: it decides once 8 batches of 2 intervals are in,
+ * and a window too short for it is left to the slope. */
+static void sequential(const struct verdict_sample *ks, unsigned n, double growth_share, struct keptup_input *in)
+{
+    struct drift_point *p = xcalloc(n + 1, sizeof *p);
+    for (unsigned i = 0; i < n; i++) {
+        p[i].t = ks[i].t;
+        p[i].unread = ks[i].unread;
+        if (i) {
+            p[i].accepted = (double)(ks[i].sent - ks[i - 1].sent);
+            p[i].read = p[i].accepted - (ks[i].unread - ks[i - 1].unread);
+        }
+    }
+    struct drift_rules r;
+    drift_rules_default(&r);
+    r.share = growth_share;
+    r.cap_s = ks[n - 1].t - ks[0].t;
+    struct drift_result d;
+    drift_sprt(&r, p, n, DRIFT_VAR_BATCH, &d);
+    free(p);
+    if (d.d == DRIFT_KEPT_UP || d.d == DRIFT_BEHIND) {
+        in->decided = d.d == DRIFT_KEPT_UP ? 1 : -1;
+        in->decided_by = KEPTUP_SPRT;
+        in->decided_value = d.value;
+        in->decided_bound = d.bound;
+    }
+}
+
 void verdict_keptup(const struct verdict_window *w, double growth_share, int server_slows_readers,
                     struct keptup_result *out)
 {
@@ -93,6 +123,7 @@ void verdict_keptup(const struct verdict_window *w, double growth_share, int ser
         in.readers_busy = (b->polls_late - a->polls_late) * 100 > b->polls - a->polls;
         in.has_spool = server_slope(w, first, 0, &in.spool_slope);
         in.has_store = server_slope(w, first, 1, &in.store_slope);
+        sequential(ks, n, growth_share, &in);
     }
     keptup_judge(&r, &in, out);
 }
