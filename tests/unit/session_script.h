@@ -113,6 +113,9 @@ static inline void script_free(struct script *sc)
     if (sc->peer >= 0)
         close(sc->peer);
     msg_gen_free(&sc->gen);
+    /* what a worker frees of its env: deferred messages and the clients' checks */
+    retryq_free(&sc->env.retry);
+    dueheap_free(&sc->env.polls);
     loop_free(sc->loop);
     run_free(sc->run);
     config_free(&sc->cfg);

@@ -345,7 +345,8 @@ uint64_t store_mbox_count(int fd, off_t size, int *err)
 static void walk_failed(struct walk *w, const char *name, int err)
 {
     if (!w->why[0])
-        snprintf(w->why, sizeof w->why, "%s/%s: %s", w->path, name, strerror(err));
+        /* The message is a hint: a long path keeps its last part's room. */
+        snprintf(w->why, sizeof w->why, "%.300s/%.120s: %s", w->path, name, strerror(err));
 }
 
 static void walk_mbox_file(struct walk *w, int parent, const char *name)
