@@ -107,10 +107,10 @@ integration: $(BINS)
 	BUILD=$(BUILD) tests/run $(INTEGRATION)
 
 # make check under ASan + UBSan, but for the tests that run no program of the build
-# tree: scripts (t_commits, t_deps, t_layers, t_runner, t_testbed, t_testbed_sql, t_tree) and the
+# tree: scripts (t_commits, t_deps, t_layers, t_mutate, t_runner, t_testbed, t_testbed_sql, t_tree) and the
 # .deb (t_package: what its installed programs run is the demo of t_run_cli.sh, which
 # does run here). Under the sanitizers they would only repeat make check.
-UNSANITIZED := t_commits.sh t_deps.sh t_layers.sh t_package.sh t_runner.sh t_scripts_help.sh t_testbed.sh t_testbed_sql.sh t_tree.sh
+UNSANITIZED := t_commits.sh t_deps.sh t_layers.sh t_mutate.sh t_package.sh t_runner.sh t_scripts_help.sh t_testbed.sh t_testbed_sql.sh t_tree.sh
 # Nor the testbed's tests whose code under the sanitizers others already run: their
 # time is Postfix's, Dovecot's and their own waits (about 370 s of CI's). What runs
 # only against the testbed stays: Postfix's queue (t_queue_testbed), Dovecot's stores
