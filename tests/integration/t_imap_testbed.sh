@@ -14,7 +14,10 @@ testbed_up maildir 20
 check "the testbed serves IMAP" test -n "${IMAP_PORT:-}" || finish
 IMAP=(--set readers.protocol=imap)
 
-"$MAILSOAK" run -c "$TB/mailsoak.conf" "${IMAP[@]}" \
+# 200 messages as fast as Postfix takes them: a burst that outruns delivery by design
+# (this scenario judges the ledger over IMAP), so the kept-up gate, which judges such
+# a burst when it spans two intervals, is off.
+"$MAILSOAK" run -c "$TB/mailsoak.conf" "${IMAP[@]}" --set gate.kept_up=no \
     --messages 200 --readers 3 --duration 30s --drain 10s --set run.sweep_timeout=40s --interval 1s --seed 11 \
     --json "$WORK/run.json" >"$WORK/table.txt" 2>"$WORK/live.txt"
 rc=$?
