@@ -72,6 +72,11 @@ const struct logwatch_builtin logwatch_builtins[] = {
     /* A message given a new UID (Dovecot's "Expunged message reappeared, giving a new
      * UID", the reference server's fault again): an IMAP client fetches it again. */
     { "uid_changed", "giving a new UID|expunged message reappeared|UIDVALIDITY changed", NULL, 1, 0 },
+    /* A server that can no longer be told of new mail and polls instead: Dovecot's
+     * "Inotify instance limit for user ... exceeded, disabling" (one per imap process
+     * past fs.inotify.max_user_instances), after which its IDLE clients hear of new
+     * mail only every mailbox_idle_check_interval: push latency, not loss. */
+    { "notify_limit", "inotify (instance|watch) limit|max_user_(instances|watches)", NULL, 1, 0 },
     /* Dovecot's dict clients and server ("quota-dict: Quota update failed", "last_login_dict:
      * Failed to write value", "dict(PID): Error: quota: dict(pgsql): ...", a dict process
      * killed by a signal). */
