@@ -21,6 +21,12 @@
  * level began with). Returns how many (0: none), *out allocated, freed by the caller. */
 unsigned level_points(const json_t *root, double start_s, double end_s, struct drift_point **out);
 
+/* The ledger's outcomes of the mail the level accepted (its stage of the run's
+ * verdict.stages: sent, lost, duplicated, corrupted, pending) in place of the whole
+ * run's in f, so a loss fails the level that lost it. -1, f unchanged, when the
+ * result has no such stage (a file of an older mailsoak: the whole run's stay). */
+int level_ledger(const json_t *root, unsigned stage, struct step_figures *f);
+
 struct level_judgement {
     enum level_outcome out;
     struct drift_result kept;        /* the sequential test */
@@ -33,5 +39,17 @@ struct level_judgement {
 void level_judge(const struct step_rules *r, const struct drift_rules *dr, enum drift_variance v,
                  const struct step_figures *f,
                  const struct drift_point *p, unsigned n, struct level_judgement *lj);
+
+/* The one-sided test the confirmation's levels are judged by (drift_growth_z at
+ * 1 %): a claim is refuted only by a backlog that grew past its own noise. */
+#define LEVEL_CONFIRM_Z 2.326
+/* A confirmation's level (SPECmail2001's 80, 100 or 120 %): the gates as
+ * level_judge's, then whether the server kept up by the fixed-sample test of the
+ * level's whole length (drift_growth_z at LEVEL_CONFIRM_Z) instead of the
+ * sequential one, whose indifference zone (growth from nothing to the bound) makes
+ * a claim at the ceiling a coin's toss: pass unless the backlog grew significantly,
+ * fail when it did or a gate failed, never open. */
+void level_judge_confirm(const struct step_rules *r, const struct drift_rules *dr, const struct step_figures *f,
+                         const struct drift_point *p, unsigned n, struct level_judgement *lj);
 
 #endif

@@ -33,7 +33,10 @@ const char *level_outcome_name(enum level_outcome o);
 #define STAIR_LEVELS_MAX 16
 #define STAIR_HISTORY_MAX 160
 
-enum stair_kind { RUN_PROBE, RUN_CLIMB, RUN_REFINE, RUN_CONFIRM };
+/* RUN_RETRY: the open levels inside the bracket once more, each twice as long:
+ * an open level had too little time to be classified, and MLRsearch measures a
+ * load until it is (a level open twice is the knee's band). */
+enum stair_kind { RUN_PROBE, RUN_CLIMB, RUN_REFINE, RUN_CONFIRM, RUN_RETRY };
 const char *stair_kind_name(enum stair_kind k);
 
 /* What the next run offers: its levels' rates, lowest first. */
@@ -48,6 +51,7 @@ struct stair_level {
     enum stair_kind kind;
     double rate;                     /* asked for, msg/s */
     double offered;                  /* what its arrivals offered, msg/s; 0: not measured */
+    double delivered;                /* what the server delivered (the readers read) during it, msg/s; 0: not measured */
     enum level_outcome out;
 };
 
@@ -76,14 +80,35 @@ void stair_result(struct stair *s, const struct stair_run *run, const enum level
  * at 50 msg/s for 30 s, as much as the levels' spacing, so the fit places each
  * outcome at the rate it had. */
 void stair_offered(struct stair *s, const double *offered, unsigned n);
+/* What remains after the run stair_next gave, if the search goes as planned: runs
+ * (a probe is followed by a staircase, a staircase or refinement by the
+ * confirmation when asked) and their levels, the confirmation's counted twice
+ * (its levels are twice as long). A refinement or a staircase beyond the first
+ * may add to it: "about". */
+void stair_remaining(const struct stair *s, const struct stair_run *run, unsigned *runs, unsigned *levels);
+/* What each level of the last run's n delivered (msg/s, 0 where not measured). */
+void stair_delivered(struct stair *s, const double *delivered, unsigned n);
 /* Ends the search early (time limit, a signal, the tester). */
 void stair_stop(struct stair *s, const char *why);
 
 /* The evidence, over every level but the probes' (offered to be overloaded) and
  * the confirmation's: the highest passing rate
- * and the lowest failing one (0: none), the open levels' span (0, 0: none). */
+ * and the lowest failing one (0: none), the span of the rates open every time
+ * they were run (0, 0: none). */
 double stair_pass_max(const struct stair *s);
 double stair_fail_min(const struct stair *s);
+/* The relevant lower bound (MLRsearch's): the highest passing level below the
+ * lowest failing one (a pass above a failure is chance near the knee, the band,
+ * never the claim), or the highest pass when none failed; 0 when no level passed
+ * below every failure. */
+double stair_lower_bound(const struct stair *s);
+/* The capacity claimed: what the server delivered at the relevant lower bound
+ * (MLRsearch's "conditional throughput": the receive rate at that load), its
+ * asked rate where that was not measured; 0 without a lower bound. A level a few
+ * per cent over the ceiling can pass (the test's indifference zone: a growth
+ * under capacity.queue_growth of the rate), but what it delivered is the
+ * server's own rate. */
+double stair_capacity(const struct stair *s);
 void stair_band(const struct stair *s, double *lo, double *hi);
 
 /* A pass probability over the rate fitted to every level's outcome (pass 1, fail

@@ -8,6 +8,7 @@
 #define MS_CAPACITY_STAIR_OUTPUT_H
 
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "capacity/level.h"
@@ -19,6 +20,8 @@ struct stair_level_record {
     double rate;                     /* offered, asked for */
     double t0, t1;                   /* its span in its run, s */
     int read;                        /* its figures were read (else lj.why says why not) */
+    int own_ledger;                  /* lost, duplicated, corrupted counted of its own mail (else the run's) */
+    uint64_t lost, duplicated, corrupted, pending;   /* of the mail it accepted (own_ledger) */
     double offered, accepted, delivered;  /* msg/s over its span */
     double delivery_p95_ms;
     struct level_judgement lj;

@@ -93,6 +93,10 @@ struct run_result {
     struct verdict_window window;    /* the send window, for the verdict */
     unsigned nspikes;                /* smtp.profile's spikes and their recovery (verdict/recovery.h) */
     struct recovery_spike spikes[RECOVERY_MAX];
+    /* smtp.profile: the ledger's outcomes of the mail accepted during each stage,
+     * so a capacity level is judged on its own mail (capacity/level.h) */
+    unsigned nstages;
+    struct recovery_proof stage_proof[RATE_STAGES_MAX];
     struct gates gates;              /* [gate], made at setup */
     struct gate_judgement judged;
     struct run_verdict verdict;

@@ -50,6 +50,7 @@ void drift_rules_default(struct drift_rules *r);
 
 struct drift_result {
     enum drift_decision d;
+    double z;                        /* drift_growth_z: the growth in standard errors */
     double at_s;                     /* the window's time when it was decided (or its length) */
     double value, bound;             /* msg/s: the growth measured, and the bound it was held to */
     double llr, llr_lo, llr_hi;      /* the sequential test's log-likelihood ratio and its bounds */
@@ -73,5 +74,14 @@ enum drift_variance { DRIFT_VAR_POISSON, DRIFT_VAR_BATCH, DRIFT_VAR_FLOORED };
  * when the window ends first within the cap, DRIFT_INDETERMINATE past the cap. */
 void drift_sprt(const struct drift_rules *r, const struct drift_point *p, unsigned n, enum drift_variance v,
                 struct drift_result *out);
+/* A fixed-sample one-sided test of "the backlog does not grow" over the whole
+ * window: its growth S over the window's time T, in standard errors of the net
+ * flow's batch-means variance (as drift_sprt's, at least the arrivals' noise of a
+ * message a batch): z = S / sqrt(var T). Behind when z > z_crit (2.33: 1 % one-
+ * sided), kept up otherwise: a claim refuted only by growth its noise cannot
+ * explain, the confirmation's question. value the growth (msg/s), bound the growth
+ * at z_crit; DRIFT_UNDECIDED with fewer than 4 batches. */
+void drift_growth_z(const struct drift_rules *r, const struct drift_point *p, unsigned n, double z_crit,
+                    struct drift_result *out);
 
 #endif

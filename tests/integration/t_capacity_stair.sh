@@ -57,6 +57,16 @@ jq -e --slurpfile s "$WORK/st.json" '[$s[0].levels[] | select(.kind == "staircas
       ([range($r | length) as $k | [.timeline[] | select(.phase == "send" and .stage == $k and .t > 10 * $k + 1.5)]
         | (map(.arrivals) | add) / (map(.t) | max - min + 1) / $r[$k] | . > 0.8 and . < 1.2] | all)' "$f" >/dev/null ||
     fail "the staircase's timeline: $(jq -c '[.timeline[] | select(.phase == "send") | [.stage, .arrivals]]' "$f")"
+# each level's lost, duplicated and corrupted are of its own mail: the run's ledger
+# counted per stage, every message accepted in one of them
+jq -e '.verdict.stages as $s | ($s | length) == ([.timeline[] | select(.phase == "send") | .stage] | max + 1) and
+    ([$s[].accepted] | add) == .verdict.accepted and ([$s[] | .t1 - .t0 | . == 10] | all)' "$f" >/dev/null ||
+    fail "the staircase's run has no ledger per stage: $(jq -c "[.verdict.stages, .verdict.accepted]" "$f")"
+jq -e '[.levels[] | select(.kind == "staircase") | .ledger.of == "level" and .ledger.lost == 0] | all' "$WORK/st.json" \
+    >/dev/null || fail "a level not judged on its own mail: $(jq -c '[.levels[].ledger]' "$WORK/st.json")"
+# the search says where it is on stderr: the run, how many are about left, the time
+grep -q "run 2 of about 2 (staircase): .* s spent, about [0-9]* s left" "$WORK/st.err" ||
+    fail "no progress on stderr: $(grep 'run [0-9]' "$WORK/st.err")"
 grep -q "^capacity .* the highest level that passed" "$WORK/st.out" && grep -q "^known        between" "$WORK/st.out" ||
     fail "the table does not say the capacity and its interval"
 grep -q "<svg" "$WORK/st.html" && grep -q "Offered against delivered rate, each level by its outcome" "$WORK/st.html" &&

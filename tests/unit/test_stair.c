@@ -41,6 +41,11 @@ static unsigned search_against(struct stair *s, const struct stair_rules *r, dou
         if (run.kind == RUN_PROBE && run.rate[0] > c)
             out[0] = LEVEL_FAIL;
         stair_result(s, &run, out, run.kind == RUN_PROBE ? fmin(run.rate[0], c) : 0);
+        /* what each level delivered: its rate, at most the ceiling */
+        double d[STAIR_LEVELS_MAX];
+        for (unsigned i = 0; i < run.n; i++)
+            d[i] = fmin(run.rate[i], c);
+        stair_delivered(s, d, run.n);
         runs++;
     }
     return runs;
@@ -64,7 +69,8 @@ static void brackets_known_ceilings(void **st)
         if (lo > 0)
             assert_true(lo >= 0.97 * c && hi <= 1.03 * c);
         assert_int_equal(s.confirmed, 1);
-        assert_true(s.confirm_base == pass);
+        assert_true(s.confirm_base == stair_capacity(&s));
+        assert_true(stair_capacity(&s) == pass && stair_lower_bound(&s) == pass);
         assert_int_equal(stair_exit_status(&s), 0);
         struct stair_fit f;
         stair_fit(&s, 0.01 * c, &f);
@@ -169,16 +175,32 @@ static void refines_a_wide_gap(void **st)
         prev = run.rate[i];
     }
     assert_true(120 / prev <= 1.05 + 1e-9);
-    /* open levels count as tried: a gap filled with them is the band, not refined */
+    /* open levels count as tried: a gap filled with them is not refined, but each
+     * is run once more (twice as long: it had too little time) */
     enum level_outcome o2[STAIR_LEVELS_MAX];
     for (unsigned i = 0; i < run.n; i++)
         o2[i] = LEVEL_OPEN;
     stair_result(&s, &run, o2, 0);
+    struct stair_run opened = run;
     stair_next(&s, &run);
-    assert_int_equal(run.kind, RUN_CONFIRM);
+    assert_int_equal(run.kind, RUN_RETRY);
+    assert_int_equal(run.n, opened.n);
+    for (unsigned i = 0; i < run.n; i++)
+        assert_true(run.rate[i] == opened.rate[i]);
     double lo, hi;
     stair_band(&s, &lo, &hi);
-    assert_true(lo > 100 && hi < 120);
+    assert_true(lo == opened.rate[0] && hi == opened.rate[opened.n - 1]);
+    /* open again but the lowest, which passed: the lower bound rises to it, and
+     * the rest, open twice, is the band; no third try */
+    for (unsigned i = 0; i < run.n; i++)
+        o2[i] = i ? LEVEL_OPEN : LEVEL_PASS;
+    stair_result(&s, &run, o2, 0);
+    assert_true(stair_lower_bound(&s) == opened.rate[0]);
+    stair_band(&s, &lo, &hi);
+    assert_true(lo == opened.rate[1] && hi == opened.rate[opened.n - 1]);
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_CONFIRM);
+    assert_true(run.rate[1] == opened.rate[0]);
 }
 
 static void chance_band(void **st)
@@ -195,8 +217,17 @@ static void chance_band(void **st)
     enum level_outcome o2[2] = { LEVEL_FAIL, LEVEL_FAIL };
     stair_result(&s, &more, o2, 0);
     assert_true(stair_pass_max(&s) == 104 && stair_fail_min(&s) == 100);
+    /* the claim is the highest pass below every failure (MLRsearch's relevant lower
+     * bound), never the lucky pass above one, and it is what the server delivered there */
+    assert_true(stair_lower_bound(&s) == 96 && stair_capacity(&s) == 96);
+    double got[2] = { 109, 110 };
+    stair_delivered(&s, got, 2);
+    assert_true(s.v[4].delivered == 109 && s.v[0].delivered == 0);
+    s.v[1].delivered = 95.5;
+    assert_true(stair_capacity(&s) == 95.5 && stair_lower_bound(&s) == 96);
     stair_next(&s, &run);
     assert_int_equal(run.kind, RUN_CONFIRM);
+    assert_true(run.rate[1] == 95.5 && fabs(run.rate[0] - 0.8 * 95.5) < 1e-9 && fabs(run.rate[2] - 1.2 * 95.5) < 1e-9);
     struct stair_fit f;
     stair_fit(&s, 1, &f);
     assert_true(f.ok);
@@ -295,12 +326,161 @@ static void levels_judged(void **st)
     json_decref(root);
 }
 
+/* The confirmation's levels are judged by the backlog's growth over their whole
+ * length: a growth within its noise (which the sequential test leaves open, its
+ * indifference zone) passes, a clear growth fails, as does a failed gate. */
+static void confirmation_judged(void **st)
+{
+    (void)st;
+    const double growth[] = { 0, 1, 20, 0 }, swing[] = { 2, 10, 2, 2 }, lat[] = { 200, 200, 200, 70000 };
+    const unsigned late[] = { 0, 0, 0, 0 };
+    const enum level_outcome want[] = { LEVEL_PASS, LEVEL_PASS, LEVEL_FAIL, LEVEL_FAIL };
+    const enum level_outcome sprt[] = { LEVEL_PASS, LEVEL_OPEN, LEVEL_FAIL, LEVEL_FAIL };
+    json_t *root = staircase(4, growth, swing, lat, late);
+    struct step_rules r;
+    step_rules_specmail(&r, 0.05);
+    struct drift_rules dr;
+    drift_rules_default(&dr);
+    dr.cap_s = 60;
+    for (unsigned k = 0; k < 4; k++) {
+        struct step_figures f;
+        char err[200];
+        assert_int_equal(step_read_span(root, 60.0 * k, 60.0 * (k + 1), &f, err, sizeof err), 0);
+        struct drift_point *p;
+        unsigned n = level_points(root, 60.0 * k, 60.0 * (k + 1), &p);
+        struct level_judgement lj, ls;
+        level_judge_confirm(&r, &dr, &f, p, n, &lj);
+        level_judge(&r, &dr, DRIFT_VAR_BATCH, &f, p, n, &ls);
+        if (lj.out != want[k] || ls.out != sprt[k])
+            fprintf(stderr, "level %u: %s, %s; sequential %s, %s\n", k, level_outcome_name(lj.out), lj.why,
+                    level_outcome_name(ls.out), ls.why);
+        assert_int_equal(lj.out, want[k]);
+        assert_int_equal(ls.out, sprt[k]);
+        if (k < 3) {
+            assert_true(lj.kept.at_s == 60 && fabs(lj.kept.value - growth[k]) < 0.5);
+            assert_true(lj.kept.z > 0 ? (lj.kept.z > LEVEL_CONFIRM_Z) == (want[k] == LEVEL_FAIL) : want[k] == LEVEL_PASS);
+        }
+        free(p);
+        /* too few intervals to judge: invalid, never a pass */
+        if (k == 0) {
+            n = level_points(root, 0, 3, &p);
+            level_judge_confirm(&r, &dr, &f, p, n, &lj);
+            assert_int_equal(lj.out, LEVEL_INVALID);
+            free(p);
+        }
+    }
+    json_decref(root);
+}
+
+/* A level's lost, duplicated and corrupted are of the mail it accepted (the run's
+ * verdict.stages): a loss fails the level that lost it, not the others; a result
+ * without stages leaves the whole run's. */
+static void level_own_ledger(void **st)
+{
+    (void)st;
+    const double growth[] = { 0, 0 }, swing[] = { 2, 2 }, lat[] = { 200, 200 };
+    const unsigned late[] = { 0, 0 };
+    json_t *root = staircase(2, growth, swing, lat, late);
+    json_object_set_new(json_object_get(root, "summary"), "lost", json_integer(2));
+    json_t *stages = json_pack("[{s:i, s:i, s:i, s:i, s:i}, {s:i, s:i, s:i, s:i, s:i}]", "accepted", 3000, "lost", 0,
+                               "duplicated", 0, "corrupted", 0, "pending", 0, "accepted", 3000, "lost", 2, "duplicated",
+                               1, "corrupted", 0, "pending", 4);
+    json_object_set_new(root, "verdict", json_pack("{s:o}", "stages", stages));
+    struct step_rules r;
+    step_rules_specmail(&r, 0.05);
+    struct drift_rules dr;
+    drift_rules_default(&dr);
+    dr.cap_s = 60;
+    const enum level_outcome want[] = { LEVEL_PASS, LEVEL_FAIL };
+    for (unsigned k = 0; k < 2; k++) {
+        struct step_figures f;
+        char err[200];
+        assert_int_equal(step_read_span(root, 60.0 * k, 60.0 * (k + 1), &f, err, sizeof err), 0);
+        assert_true(f.lost == 2);                   /* the run's */
+        assert_int_equal(level_ledger(root, k, &f), 0);
+        assert_true(f.lost == (k ? 2u : 0u) && f.duplicated == k && f.pending == (k ? 4u : 0u) && f.sent == 3000);
+        struct drift_point *p;
+        unsigned n = level_points(root, 60.0 * k, 60.0 * (k + 1), &p);
+        struct level_judgement lj;
+        level_judge(&r, &dr, DRIFT_VAR_BATCH, &f, p, n, &lj);
+        assert_int_equal(lj.out, want[k]);
+        if (k)
+            assert_non_null(strstr(lj.why, "lost"));
+        free(p);
+    }
+    /* no stage of that number, or an older file without stages: the run's stay */
+    struct step_figures f;
+    char err[200];
+    assert_int_equal(step_read_span(root, 0, 60, &f, err, sizeof err), 0);
+    assert_int_equal(level_ledger(root, 2, &f), -1);
+    assert_true(f.lost == 2);
+    json_object_del(root, "verdict");
+    assert_int_equal(level_ledger(root, 0, &f), -1);
+    assert_true(f.lost == 2);
+    json_decref(root);
+}
+
+/* Passes only above a failure (chance, or a fluke low): no capacity, and a staircase
+ * below the lowest failure; a lower bound far under the failure is refined. */
+static void lower_bound_only_below_failures(void **st)
+{
+    (void)st;
+    struct stair s;
+    stair_init(&s, &rules);
+    s.probe = 0;
+    s.mrr = 100;
+    struct stair_run run = { .kind = RUN_CLIMB, .n = 3, .rate = { 90, 95, 100 } };
+    enum level_outcome out[3] = { LEVEL_FAIL, LEVEL_PASS, LEVEL_PASS };
+    stair_result(&s, &run, out, 0);
+    assert_true(stair_lower_bound(&s) == 0 && stair_capacity(&s) == 0 && stair_pass_max(&s) == 100);
+    assert_int_equal(stair_exit_status(&s), 1);
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_CLIMB);
+    assert_true(run.rate[run.n - 1] < 90);
+    /* a pass at 72 below the failure at 90: a gap of 25 %, refined */
+    struct stair_run low = { .kind = RUN_CLIMB, .n = 1, .rate = { 72 } };
+    enum level_outcome p1[1] = { LEVEL_PASS };
+    stair_result(&s, &low, p1, 0);
+    assert_true(stair_lower_bound(&s) == 72);
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_REFINE);
+    assert_true(run.rate[0] > 72 && run.rate[run.n - 1] < 90);
+}
+
+/* What is left, for the progress line: a probe's search has its staircase and its
+ * confirmation ahead, a staircase the confirmation, the confirmation nothing. */
+static void remaining(void **st)
+{
+    (void)st;
+    struct stair s;
+    stair_init(&s, &rules);
+    unsigned runs, levels;
+    struct stair_run run;
+    stair_next(&s, &run);
+    stair_remaining(&s, &run, &runs, &levels);
+    assert_int_equal(runs, 2);
+    assert_int_equal(levels, 9 + 6);   /* 0.8 to 1.08 of the probe's in 4 % steps, and 3 twice as long */
+    run.kind = RUN_CLIMB;
+    stair_remaining(&s, &run, &runs, &levels);
+    assert_true(runs == 1 && levels == 6);
+    run.kind = RUN_CONFIRM;
+    stair_remaining(&s, &run, &runs, &levels);
+    assert_true(runs == 0 && levels == 0);
+    struct stair_rules r = rules;
+    r.confirm = 0;
+    stair_init(&s, &r);
+    run.kind = RUN_CLIMB;
+    stair_remaining(&s, &run, &runs, &levels);
+    assert_true(runs == 0 && levels == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(probes_then_climbs), cmocka_unit_test(climbs_down_and_up),
         cmocka_unit_test(refines_a_wide_gap), cmocka_unit_test(chance_band), cmocka_unit_test(stops_at_max_rate),
-        cmocka_unit_test(levels_judged),
+        cmocka_unit_test(levels_judged), cmocka_unit_test(lower_bound_only_below_failures), cmocka_unit_test(remaining),
+        cmocka_unit_test(confirmation_judged), cmocka_unit_test(level_own_ledger),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

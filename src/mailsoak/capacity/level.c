@@ -5,6 +5,20 @@
 #include <string.h>
 
 #include "lib/alloc.h"
+#include "lib/json.h"
+
+int level_ledger(const json_t *root, unsigned stage, struct step_figures *f)
+{
+    const json_t *st = json_array_get(json_object_get(json_object_get(root, "verdict"), "stages"), stage);
+    if (!json_is_object(st) || !json_is_integer(json_object_get(st, "accepted")))
+        return -1;
+    f->sent = json_path_count(st, "accepted");
+    f->lost = json_path_count(st, "lost");
+    f->duplicated = json_path_count(st, "duplicated");
+    f->corrupted = json_path_count(st, "corrupted");
+    f->pending = json_path_count(st, "pending");
+    return 0;
+}
 
 unsigned level_points(const json_t *root, double start_s, double end_s, struct drift_point **out)
 {
@@ -38,9 +52,9 @@ unsigned level_points(const json_t *root, double start_s, double end_s, struct d
     return np;
 }
 
-void level_judge(const struct step_rules *r, const struct drift_rules *dr, enum drift_variance v,
-                 const struct step_figures *f,
-                 const struct drift_point *p, unsigned n, struct level_judgement *lj)
+/* The gates and the tester's limits over the level; 1 when they decided it
+ * (invalid, or a gate failed). */
+static int level_gates(const struct step_rules *r, const struct step_figures *f, struct level_judgement *lj)
 {
     memset(lj, 0, sizeof *lj);
     struct step_figures g = *f;
@@ -51,15 +65,47 @@ void level_judge(const struct step_rules *r, const struct drift_rules *dr, enum 
     if (lj->j.verdict == STEP_INVALID) {
         lj->out = LEVEL_INVALID;
         snprintf(lj->why, sizeof lj->why, "%s", lj->j.why);
-        return;
+        return 1;
     }
-    drift_sprt(dr, p, n, v, &lj->kept);
     if (lj->j.first_failed >= 0) {
         char b[200];
         lj->out = LEVEL_FAIL;
         snprintf(lj->why, sizeof lj->why, "%s", step_check_describe(&lj->j.v[lj->j.first_failed], b, sizeof b));
+        return 1;
+    }
+    return 0;
+}
+
+void level_judge_confirm(const struct step_rules *r, const struct drift_rules *dr, const struct step_figures *f,
+                         const struct drift_point *p, unsigned n, struct level_judgement *lj)
+{
+    if (level_gates(r, f, lj))
+        return;
+    drift_growth_z(dr, p, n, LEVEL_CONFIRM_Z, &lj->kept);
+    if (lj->kept.d == DRIFT_BEHIND) {
+        lj->out = LEVEL_FAIL;
+        snprintf(lj->why, sizeof lj->why, "behind: the backlog grew by %.2f msg/s over %.0f s, %.1f standard errors "
+                 "(bound %.2f msg/s)", lj->kept.value, lj->kept.at_s, lj->kept.z, lj->kept.bound);
+    } else if (lj->kept.d == DRIFT_KEPT_UP) {
+        lj->out = LEVEL_PASS;
+        snprintf(lj->why, sizeof lj->why, "kept up: the backlog grew by %.2f msg/s over %.0f s, within its noise "
+                 "(%.1f standard errors, bound %.2f msg/s)", lj->kept.value, lj->kept.at_s, lj->kept.z, lj->kept.bound);
+    } else {
+        lj->out = LEVEL_INVALID;
+        snprintf(lj->why, sizeof lj->why, "too few intervals to judge the backlog (%u)", n);
+    }
+}
+
+void level_judge(const struct step_rules *r, const struct drift_rules *dr, enum drift_variance v,
+                 const struct step_figures *f,
+                 const struct drift_point *p, unsigned n, struct level_judgement *lj)
+{
+    if (level_gates(r, f, lj)) {
+        if (lj->out == LEVEL_FAIL)
+            drift_sprt(dr, p, n, v, &lj->kept);
         return;
     }
+    drift_sprt(dr, p, n, v, &lj->kept);
     switch (lj->kept.d) {
     case DRIFT_BEHIND:
         lj->out = LEVEL_FAIL;

@@ -26,6 +26,7 @@ const char *stair_kind_name(enum stair_kind k)
     case RUN_CLIMB: return "staircase";
     case RUN_REFINE: return "refine";
     case RUN_CONFIRM: return "confirm";
+    case RUN_RETRY: return "retry";
     }
     return "?";
 }
@@ -68,11 +69,52 @@ double stair_fail_min(const struct stair *s)
     return m;
 }
 
+double stair_lower_bound(const struct stair *s)
+{
+    double f = stair_fail_min(s), m = 0;
+    for (unsigned i = 0; i < s->n; i++)
+        if (s->v[i].kind != RUN_CONFIRM && s->v[i].kind != RUN_PROBE && s->v[i].out == LEVEL_PASS &&
+            (f == 0 || s->v[i].rate < f) && s->v[i].rate > m)
+            m = s->v[i].rate;
+    return m;
+}
+
+double stair_capacity(const struct stair *s)
+{
+    double lb = stair_lower_bound(s), c = 0;
+    if (!(lb > 0))
+        return 0;
+    /* the passes at that rate (a refinement may have asked it again): the most delivered */
+    for (unsigned i = 0; i < s->n; i++)
+        if (s->v[i].kind != RUN_CONFIRM && s->v[i].kind != RUN_PROBE && s->v[i].out == LEVEL_PASS &&
+            s->v[i].rate == lb)
+            c = fmax(c, s->v[i].delivered > 0 ? s->v[i].delivered : lb);
+    return c;
+}
+
+/* How often a rate was run by the search's levels (probes and the confirmation
+ * aside), and how often it was decided (passed or failed). */
+static void tries(const struct stair *s, double rate, unsigned *runs, unsigned *decided)
+{
+    *runs = *decided = 0;
+    for (unsigned i = 0; i < s->n; i++) {
+        const struct stair_level *l = &s->v[i];
+        if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE || l->out == LEVEL_INVALID || l->rate != rate)
+            continue;
+        (*runs)++;
+        *decided += l->out == LEVEL_PASS || l->out == LEVEL_FAIL;
+    }
+}
+
 void stair_band(const struct stair *s, double *lo, double *hi)
 {
     *lo = *hi = 0;
     for (unsigned i = 0; i < s->n; i++) {
+        unsigned runs, decided;
         if (s->v[i].kind == RUN_CONFIRM || s->v[i].kind == RUN_PROBE || s->v[i].out != LEVEL_OPEN)
+            continue;
+        tries(s, s->v[i].rate, &runs, &decided);
+        if (decided)
             continue;
         if (*lo == 0 || s->v[i].rate < *lo)
             *lo = s->v[i].rate;
@@ -110,14 +152,14 @@ void stair_next(const struct stair *s, struct stair_run *run)
         run->rate[0] = s->probe;
         return;
     }
-    double pass = stair_pass_max(s), fail = stair_fail_min(s), top = 1 + 2 * s->r.step;
+    double pass = stair_lower_bound(s), fail = stair_fail_min(s), top = 1 + 2 * s->r.step;
     if (pass == 0 && fail == 0) {
         /* the first staircase: from below what the probe delivered to above it */
         climb(s, s->mrr * (1 - s->r.below), s->mrr * top, RUN_CLIMB, run);
         return;
     }
     if (pass == 0) {
-        /* every level failed: a staircase below the lowest */
+        /* every level failed, or passed only above a failure: a staircase below the lowest */
         double lo = fail * (1 - s->r.below);
         climb(s, lo, fail / (1 + s->r.step), RUN_CLIMB, run);
         return;
@@ -128,11 +170,12 @@ void stair_next(const struct stair *s, struct stair_run *run)
         return;
     }
     /* the widest gap between rates tried (open levels count as tried) from the
-     * highest pass to the lowest failure: refined where wider than the precision */
+     * capacity (the highest pass below every failure) to the lowest failure:
+     * refined where wider than the precision */
     double tried[STAIR_HISTORY_MAX + 2];
     unsigned k = 0;
-    tried[k++] = fmin(pass, fail);
-    tried[k++] = fmax(pass, fail);
+    tried[k++] = pass;
+    tried[k++] = fail;
     for (unsigned i = 0; i < s->n; i++)
         if (s->v[i].kind != RUN_CONFIRM && s->v[i].kind != RUN_PROBE && s->v[i].out != LEVEL_INVALID && s->v[i].rate > tried[0] &&
             s->v[i].rate < tried[1])
@@ -142,7 +185,7 @@ void stair_next(const struct stair *s, struct stair_run *run)
     for (unsigned i = 1; i + 1 < k; i++)
         if (tried[i + 1] / tried[i] > tried[w + 1] / tried[w])
             w = i;
-    if (fail > pass && tried[w + 1] > tried[w] * (1 + s->r.precision)) {
+    if (tried[w + 1] > tried[w] * (1 + s->r.precision)) {
         /* levels precision apart inside the gap, its ends not run again */
         run->kind = RUN_REFINE;
         double g = tried[w + 1] / tried[w];
@@ -155,14 +198,50 @@ void stair_next(const struct stair *s, struct stair_run *run)
             run->rate[run->n++] = tried[w] * pow(g, (double)i / (m + 1));
         return;
     }
-    if (s->r.confirm && s->confirmed < 0) {
-        run->kind = RUN_CONFIRM;
-        run->n = 3;
-        run->rate[0] = 0.8 * pass;
-        run->rate[1] = pass;
-        run->rate[2] = 1.2 * pass;
+    /* the open levels inside the bracket, run once: again, twice as long */
+    run->kind = RUN_RETRY;
+    for (unsigned i = 0; i < s->n && run->n < STAIR_LEVELS_MAX; i++) {
+        unsigned runs, decided;
+        const struct stair_level *l = &s->v[i];
+        if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE || l->out != LEVEL_OPEN || l->rate <= pass || l->rate >= fail)
+            continue;
+        tries(s, l->rate, &runs, &decided);
+        if (runs == 1 && !decided)
+            run->rate[run->n++] = l->rate;
+    }
+    if (run->n) {
+        qsort(run->rate, run->n, sizeof *run->rate, cmp_double);
         return;
     }
+    if (s->r.confirm && s->confirmed < 0) {
+        double cap = stair_capacity(s);
+        run->kind = RUN_CONFIRM;
+        run->n = 3;
+        run->rate[0] = 0.8 * cap;
+        run->rate[1] = cap;
+        run->rate[2] = 1.2 * cap;
+        return;
+    }
+}
+
+void stair_remaining(const struct stair *s, const struct stair_run *run, unsigned *runs, unsigned *levels)
+{
+    *runs = *levels = 0;
+    if (run->kind == RUN_PROBE) {
+        /* the first staircase: from (1 - below) to (1 + 2 step) of what the probe delivers */
+        *runs += 1;
+        *levels += (unsigned)ceil(log((1 + 2 * s->r.step) / (1 - s->r.below)) / log(1 + s->r.step)) + 1;
+    }
+    if (run->kind != RUN_CONFIRM && s->r.confirm) {
+        *runs += 1;
+        *levels += 6;
+    }
+}
+
+void stair_delivered(struct stair *s, const double *delivered, unsigned n)
+{
+    for (unsigned i = 0; i < n && i < s->n; i++)
+        s->v[s->n - n + i].delivered = delivered[i];
 }
 
 void stair_offered(struct stair *s, const double *offered, unsigned n)
@@ -211,7 +290,7 @@ void stair_result(struct stair *s, const struct stair_run *run, const enum level
 
 int stair_exit_status(const struct stair *s)
 {
-    if (!(stair_pass_max(s) > 0) || !(stair_fail_min(s) > 0))
+    if (!(stair_lower_bound(s) > 0) || !(stair_fail_min(s) > 0))
         return MS_EXIT_FAILURE;
     return s->r.confirm && s->confirmed != 1 ? MS_EXIT_NOT_CONFIRMED : MS_EXIT_OK;
 }

@@ -16,15 +16,17 @@ void stair_level_line(FILE *f, const struct stair_level_record *l)
     fprintf(f, "  %-7s  %s\n", level_outcome_name(l->lj.out), l->lj.why);
 }
 
-/* The interval the evidence gives: from the lower to the higher of the highest
- * pass and the lowest failure (a pass above a failure is the band of chance). */
+/* The interval the evidence gives: from the capacity (what was delivered at the
+ * highest pass below every failure, or that pass's rate if lower) to the higher
+ * of the lowest failure and the highest pass (a pass above a failure is the band
+ * of chance). */
 static int known(const struct stair *s, double *lo, double *hi)
 {
-    double p = stair_pass_max(s), f = stair_fail_min(s);
+    double p = stair_lower_bound(s), f = stair_fail_min(s);
     if (!(p > 0) || !(f > 0))
         return 0;
-    *lo = fmin(p, f);
-    *hi = fmax(p, f);
+    *lo = fmin(p, stair_capacity(s));
+    *hi = fmax(f, stair_pass_max(s));
     return 1;
 }
 
@@ -32,20 +34,24 @@ void stair_table(FILE *f, const struct stair_record *c)
 {
     const struct stair *s = &c->s;
     fprintf(f, "mailsoak capacity (staircase): %s, %s\n", c->label, c->start_time);
-    fprintf(f, "method       a probe, then runs of levels %.0f %% apart, %.0f s each (the confirmation's twice), no drain "
-               "between them; each level judged by a sequential test of the backlog (Wald), kept up, behind, or open\n",
+    fprintf(f, "method       a probe, then runs of levels %.0f %% apart, %.0f s each (a retry's and the confirmation's twice), no drain "
+               "between them; each level judged by a sequential test of the backlog (Wald), kept up, behind, or open; the "
+               "confirmation's by the backlog's growth over its whole length, behind only past its noise\n",
             100 * s->r.step, c->level_s);
     fprintf(f, "\nrun kind           rate   offered accepted delivered  p95 deliv  outcome\n");
     fprintf(f, "                  msg/s     msg/s    msg/s     msg/s         ms\n");
     for (size_t i = 0; i < c->nlevels; i++)
         stair_level_line(f, &c->levels[i]);
-    double lo = 0, hi = 0, blo, bhi, pass = stair_pass_max(s);
+    double lo = 0, hi = 0, blo, bhi, pass = stair_capacity(s);
     fprintf(f, "\n");
     if (known(s, &lo, &hi)) {
-        fprintf(f, "capacity     %.1f msg/s (%.0f msg/min): the highest level that passed\n", pass, pass * 60);
+        fprintf(f, "capacity     %.1f msg/s (%.0f msg/min): delivered at %.1f msg/s, the highest level that passed "
+                   "below every failure\n", pass, pass * 60, stair_lower_bound(s));
         fprintf(f, "known        between %.1f and %.1f msg/s (%.1f %% wide)\n", lo, hi, 100 * (hi - lo) / lo);
     } else if (pass > 0) {
-        fprintf(f, "capacity     at least %.1f msg/s: no level failed\n", pass);
+        fprintf(f, "capacity     at least %.1f msg/s: no level failed\n", stair_lower_bound(s));
+    } else if (stair_pass_max(s) > 0) {
+        fprintf(f, "capacity     not found: every level that passed lay above one that failed\n");
     } else {
         fprintf(f, "capacity     not found: no level passed\n");
     }
@@ -65,7 +71,7 @@ void stair_table(FILE *f, const struct stair_record *c)
 json_t *stair_json(const struct stair_record *c)
 {
     const struct stair *s = &c->s;
-    double lo = 0, hi = 0, blo, bhi, pass = stair_pass_max(s), fail = stair_fail_min(s);
+    double lo = 0, hi = 0, blo, bhi, pass = stair_capacity(s), fail = stair_fail_min(s), top = stair_pass_max(s);
     int found = known(s, &lo, &hi);
     stair_band(s, &blo, &bhi);
     json_t *root = json_pack("{s:s, s:i, s:s, s:s, s:s, s:f, s:b}", "format", CAPACITY_FORMAT, "format_version",
@@ -84,7 +90,8 @@ json_t *stair_json(const struct stair_record *c)
     json_object_set_new(root, "capacity_msg_s", pass > 0 && found ? json_real(pass) : json_null());
     json_object_set_new(root, "capacity_msg_min", pass > 0 && found ? json_real(pass * 60) : json_null());
     json_object_set_new(root, "known_between", found ? json_pack("[f, f]", lo, hi) : json_null());
-    json_object_set_new(root, "highest_pass", pass > 0 ? json_real(pass) : json_null());
+    json_object_set_new(root, "highest_pass", top > 0 ? json_real(top) : json_null());
+    json_object_set_new(root, "lower_bound", stair_lower_bound(s) > 0 ? json_real(stair_lower_bound(s)) : json_null());
     json_object_set_new(root, "lowest_fail", fail > 0 ? json_real(fail) : json_null());
     json_object_set_new(root, "open_band", blo > 0 ? json_pack("[f, f]", blo, bhi) : json_null());
     json_object_set_new(root, "fit", c->fit.ok ? json_pack("{s:f, s:f, s:f}", "p50_msg_s", c->fit.mid, "p95_msg_s",
@@ -113,11 +120,21 @@ json_t *stair_json(const struct stair_record *c)
             json_object_set_new(e, "accepted", json_real(l->accepted));
             json_object_set_new(e, "delivered", json_real(l->delivered));
             json_object_set_new(e, "delivery_p95_ms", json_real(l->delivery_p95_ms));
+            json_object_set_new(e, "ledger", json_pack("{s:s, s:I, s:I, s:I, s:I}", "of",
+                                                       l->own_ledger ? "level" : "run", "lost", (json_int_t)l->lost,
+                                                       "duplicated", (json_int_t)l->duplicated, "corrupted",
+                                                       (json_int_t)l->corrupted, "pending", (json_int_t)l->pending));
             json_object_set_new(e, "kept_up",
-                                json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f}", "decision",
-                                          drift_decision_name(l->lj.kept.d), "decided_s", l->lj.kept.at_s, "growth",
-                                          l->lj.kept.value, "midpoint", l->lj.kept.bound, "llr", l->lj.kept.llr,
-                                          "llr_lo", l->lj.kept.llr_lo, "llr_hi", l->lj.kept.llr_hi));
+                                l->kind == RUN_CONFIRM
+                                    ? json_pack("{s:s, s:s, s:f, s:f, s:f, s:f}", "test", "growth_z", "decision",
+                                                drift_decision_name(l->lj.kept.d), "decided_s", l->lj.kept.at_s,
+                                                "growth", l->lj.kept.value, "bound", l->lj.kept.bound, "z",
+                                                l->lj.kept.z)
+                                    : json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f}", "test", "sprt", "decision",
+                                                drift_decision_name(l->lj.kept.d), "decided_s", l->lj.kept.at_s,
+                                                "growth", l->lj.kept.value, "midpoint", l->lj.kept.bound, "llr",
+                                                l->lj.kept.llr, "llr_lo", l->lj.kept.llr_lo, "llr_hi",
+                                                l->lj.kept.llr_hi));
         }
         json_array_append_new(levels, e);
     }

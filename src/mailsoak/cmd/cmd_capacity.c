@@ -406,10 +406,10 @@ static int run_search(const struct config *cfg, int argc, char **argv, const cha
         unlink(st->json);
         fprintf(stderr, "mailsoak capacity: step %u (%s): %.1f msg/s, %u senders, %u readers, a %.0f s window\n",
                 st->n, st->phase, p.rate, p.senders, p.readers, st->window_s);
-        uint64_t left = wait_for_queue(cfg, sp, &stop_signal);
-        if (left)
+        uint64_t queued = wait_for_queue(cfg, sp, &stop_signal);
+        if (queued)
             fprintf(stderr, "mailsoak capacity: the server's queue still holds %llu messages after capacity.drain\n",
-                    (unsigned long long)left);
+                    (unsigned long long)queued);
         uint64_t ts = mono_ns();
         st->exit_status = run_step(cfg, argc, argv, &p, st->json, out, &stop_signal);
         uint64_t took = mono_ns() - ts;
@@ -532,14 +532,22 @@ static void judge_run(struct stair_record *c, const struct step_rules *rules, co
             snprintf(l->lj.why, sizeof l->lj.why, "its result: %.200s", err);
         } else {
             struct drift_point *p;
+            l->own_ledger = level_ledger(root, i, &f) == 0;
             unsigned n = level_points(root, l->t0, l->t1 + 0.5, &p);
-            level_judge(rules, &dr, DRIFT_VAR_BATCH, &f, p, n, &l->lj);
+            if (run->kind == RUN_CONFIRM)
+                level_judge_confirm(rules, &dr, &f, p, n, &l->lj);
+            else
+                level_judge(rules, &dr, DRIFT_VAR_BATCH, &f, p, n, &l->lj);
             free(p);
             l->read = 1;
             l->offered = f.offered;
             l->accepted = f.accepted;
             l->delivered = f.delivered;
             l->delivery_p95_ms = (double)hist_percentile(&f.lat[LAT_DELIVERY], 95) / 1e6;
+            l->lost = f.lost;
+            l->duplicated = f.duplicated;
+            l->corrupted = f.corrupted;
+            l->pending = f.pending;
             if (i == 0)
                 rr->message_s = hist_mean(&f.lat[LAT_SMTP_MESSAGE]) / 1e9;
         }
@@ -594,8 +602,10 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
             break;
         }
         /* the confirmation's levels twice as long: SPECmail2001 asks its 80 % to pass,
-         * and a level below the knee decides slowest (a swing must come back) */
-        uint64_t level = run.kind == RUN_CONFIRM ? 2 * k->level : k->level, span = (uint64_t)run.n * level;
+         * and a level below the knee decides slowest (a swing must come back); an
+         * open level's retry twice as long: it had too little time */
+        uint64_t level = run.kind == RUN_CONFIRM || run.kind == RUN_RETRY ? 2 * k->level : k->level,
+                 span = (uint64_t)run.n * level;
         if (mono_ns() - t0 + span + tail > k->time_limit) {
             stair_stop(&c.s, "capacity.time_limit: the next run would end after it");
             break;
@@ -634,13 +644,18 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
         for (int i = 0; i < n; i++)
             kv[i] = kvs[i];
         kv[n++] = profile;
-        fprintf(stderr, "mailsoak capacity: run %u (%s): %u level%s from %.1f to %.1f msg/s, %u senders, %u readers\n",
-                rr->n, stair_kind_name(run.kind), run.n, run.n == 1 ? "" : "s", run.rate[0], run.rate[run.n - 1],
-                senders, readers);
-        uint64_t left = wait_for_queue(cfg, sp, &stop_signal);
-        if (left)
+        unsigned more_runs, more_levels;
+        stair_remaining(&c.s, &run, &more_runs, &more_levels);
+        uint64_t spent = mono_ns() - t0, left = span + (uint64_t)more_levels * k->level + (more_runs + 1) * tail;
+        fprintf(stderr, "mailsoak capacity: run %u of about %u (%s): %u level%s from %.1f to %.1f msg/s, %u senders, "
+                        "%u readers; %.0f s spent, about %.0f s left (capacity.time_limit in %.0f s)\n",
+                rr->n, rr->n + more_runs, stair_kind_name(run.kind), run.n, run.n == 1 ? "" : "s", run.rate[0],
+                run.rate[run.n - 1], senders, readers, (double)spent / 1e9, (double)left / 1e9,
+                (double)(k->time_limit - spent) / 1e9);
+        uint64_t queued = wait_for_queue(cfg, sp, &stop_signal);
+        if (queued)
             fprintf(stderr, "mailsoak capacity: the server's queue still holds %llu messages after capacity.drain\n",
-                    (unsigned long long)left);
+                    (unsigned long long)queued);
         uint64_t ts = mono_ns();
         rr->exit_status = run_child(argc, argv, kv, n, out, &stop_signal);
         uint64_t took = mono_ns() - ts;
@@ -686,6 +701,11 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
             offered[i] = l->read ? l->offered : 0;
         }
         stair_offered(&c.s, offered, run.n);
+        for (unsigned i = 0; i < run.n; i++) {
+            const struct stair_level_record *l = &c.levels[c.nlevels - run.n + i];
+            offered[i] = l->read ? l->delivered : 0;
+        }
+        stair_delivered(&c.s, offered, run.n);
         /* the senders the rates to come need, sized from the probe by Little's law
          * (each busy for a message's time), twice over for the arrivals' bunching */
         if (run.kind == RUN_PROBE && rr->message_s > 0) {
@@ -698,7 +718,7 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
         }
     }
     spool_free(sp);
-    double pass = stair_pass_max(&c.s);
+    double pass = stair_lower_bound(&c.s);
     /* the fit's scale at least half a level's step: a clean separation fits any smaller */
     stair_fit(&c.s, fmax(0.5 * c.s.r.step * (pass > 0 ? pass : c.s.mrr), 1e-3), &c.fit);
     c.elapsed_s = (double)(mono_ns() - t0) / 1e9;

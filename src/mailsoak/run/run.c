@@ -15,6 +15,7 @@
 #include "run/controller.h"
 #include "run/phase.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,11 +249,20 @@ static int fill_setup(struct controller *ct)
 
 /* The gates and the verdict (verdict/judge.h), from what the run measured; the
  * exit status a run that wrote its results and was not interrupted gives. */
-/* smtp.profile's spikes: the stages on the run's clock, the send window's samples,
- * and the ledger's proof of the mail accepted during each spike. */
+/* smtp.profile's stages: the ledger's proof of the mail accepted during each; its
+ * spikes: the stages on the run's clock, the send window's samples, and the
+ * ledger's proof of the mail accepted during each spike. */
 static void recovery_measure(struct run_result *res)
 {
     const struct rate_stages *pr = &res->cfg->profile;
+    double t0 = 0;
+    for (unsigned k = 0; k < pr->n; k++) {
+        double t1 = t0 + (double)pr->dur_ns[k] / 1e9;
+        /* the last stage keeps what its last moments accepted, however late */
+        recovery_count(&res->run->ledger, t0, k + 1 == pr->n ? INFINITY : t1, &res->stage_proof[k]);
+        t0 = t1;
+    }
+    res->nstages = pr->n;
     if (pr->n < 3)
         return;
     struct recovery_stage st[RATE_STAGES_MAX];

@@ -106,6 +106,24 @@ static json_t *recovery_json(const struct run_result *r)
     return a;
 }
 
+/* smtp.profile: each stage's span and the ledger's outcomes of the mail it accepted. */
+static json_t *stages_json(const struct run_result *r)
+{
+    json_t *a = json_array();
+    double t = 0;
+    for (unsigned i = 0; i < r->nstages; i++) {
+        const struct recovery_proof *p = &r->stage_proof[i];
+        double t1 = t + (double)r->cfg->profile.dur_ns[i] / 1e9;
+        json_array_append_new(a, json_pack("{s:f, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I}", "t0", t, "t1", t1, "rate",
+                                           r->cfg->profile.rate[i], "accepted", (json_int_t)p->accepted, "delivered",
+                                           (json_int_t)p->delivered, "lost", (json_int_t)p->lost, "duplicated",
+                                           (json_int_t)p->duplicated, "corrupted", (json_int_t)p->corrupted, "pending",
+                                           (json_int_t)p->pending));
+        t = t1;
+    }
+    return a;
+}
+
 void verdict_table(FILE *f, const struct run_result *r)
 {
     const struct run_verdict *v = &r->verdict;
@@ -160,6 +178,7 @@ json_t *verdict_json(const struct run_result *r)
     json_object_set_new(o, "kept_up", v->kept_up < 0 ? json_null() : json_boolean(v->kept_up));
     const struct keptup_result *k = &v->kept;
     json_object_set_new(o, "recovery", recovery_json(r));
+    json_object_set_new(o, "stages", stages_json(r));
     json_object_set_new(o, "kept", json_pack("{s:s, s:s, s:f, s:f, s:b, s:s}", "outcome",
                                              keptup_outcome_names[k->outcome], "statistic", k->stat ? k->stat : KEPTUP_STAT,
                                              "value", k->value, "bound", k->bound, "swing", k->swing, "why", k->why));

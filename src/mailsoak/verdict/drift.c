@@ -152,6 +152,26 @@ void drift_troughs(const struct drift_rules *r, const struct drift_point *p, uns
     free(t);
 }
 
+/* The net flow's variance per second from k batches' flows y of mean length bt:
+ * batch means, the batches' variance corrected for their lag-1 autocorrelation (a
+ * backlog that swings back makes consecutive batches' flows of opposite sign, one
+ * that drifts keeps their sign). */
+static double batch_var(const double *y, unsigned k, double bt)
+{
+    double m = 0, s2 = 0, c1 = 0;
+    for (unsigned i = 0; i < k; i++)
+        m += y[i] / k;
+    for (unsigned i = 0; i < k; i++)
+        s2 += (y[i] - m) * (y[i] - m);
+    for (unsigned i = 1; i < k; i++)
+        c1 += (y[i] - m) * (y[i - 1] - m);
+    /* a lag-1 correlation of fewer than 8 batches is mostly noise; and bounded, the
+     * correction at most triples or thirds the variance */
+    double r1 = s2 > 0 && k >= 8 ? c1 / s2 : 0;
+    r1 = fmax(-0.5, fmin(0.5, r1));
+    return k > 1 ? s2 / (k - 1) / bt * (1 + r1) / (1 - r1) : 0;
+}
+
 void drift_sprt(const struct drift_rules *r, const struct drift_point *p, unsigned n, enum drift_variance v,
                 struct drift_result *o)
 {
@@ -172,21 +192,7 @@ void drift_sprt(const struct drift_rules *r, const struct drift_point *p, unsign
         double a = acc / T, bt = T / k;   /* accepted rate, a batch's mean length */
         double var = r->arrivals_cv2 * a; /* of the net flow, per second */
         if (v != DRIFT_VAR_POISSON) {
-            /* batch means: the batches' variance, corrected for their lag-1
-             * autocorrelation (a backlog that swings back makes consecutive batches'
-             * flows of opposite sign, one that drifts keeps their sign) */
-            double m = 0, s2 = 0, c1 = 0;
-            for (unsigned i = 0; i < k; i++)
-                m += y[i] / k;
-            for (unsigned i = 0; i < k; i++)
-                s2 += (y[i] - m) * (y[i] - m);
-            for (unsigned i = 1; i < k; i++)
-                c1 += (y[i] - m) * (y[i - 1] - m);
-            /* a lag-1 correlation of fewer than 8 batches is mostly noise; and
-             * bounded, the correction at most triples or thirds the variance */
-            double r1 = s2 > 0 && k >= 8 ? c1 / s2 : 0;
-            r1 = fmax(-0.5, fmin(0.5, r1));
-            double bm = s2 / (k - 1) / bt * (1 + r1) / (1 - r1);
+            double bm = batch_var(y, k, bt);
             var = v == DRIFT_VAR_FLOORED ? fmax(var, bm) : bm;
         }
         var = fmax(var, 1 / bt);          /* at least a message per batch */
@@ -200,4 +206,28 @@ void drift_sprt(const struct drift_rules *r, const struct drift_point *p, unsign
             break;
     }
     free(y);
+}
+
+void drift_growth_z(const struct drift_rules *r, const struct drift_point *p, unsigned n, double z_crit,
+                    struct drift_result *o)
+{
+    memset(o, 0, sizeof *o);
+    unsigned b = r->batch ? r->batch : 1, k = n > 0 ? (n - 1) / b : 0;
+    if (k < 4)
+        return;
+    double *y = xcalloc(k, sizeof *y);
+    for (unsigned j = 1; j <= k; j++)
+        y[j - 1] = p[j * b].unread - p[(j - 1) * b].unread;
+    double T = p[k * b].t - p[0].t, S = p[k * b].unread - p[0].unread;
+    if (!(T > 0)) {
+        free(y);
+        return;
+    }
+    double bt = T / k, var = fmax(batch_var(y, k, bt), 1 / bt), se = sqrt(var / T);
+    free(y);
+    o->at_s = T;
+    o->value = S / T;
+    o->bound = z_crit * se;
+    o->z = S / T / se;
+    o->d = o->z > z_crit ? DRIFT_BEHIND : DRIFT_KEPT_UP;
 }

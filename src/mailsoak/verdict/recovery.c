@@ -110,6 +110,8 @@ static void count_one(void *arg, uint64_t seq, const struct ledger_entry *e)
 void recovery_count(const struct ledger *l, double t0, double t1, struct recovery_proof *out)
 {
     memset(out, 0, sizeof *out);
-    struct span s = { l, (uint32_t)fmax(0, t0 * 1000), (uint32_t)fmax(0, t1 * 1000), out };
+    /* ms on the ledger's 32-bit clock: an open end (INFINITY) is its last */
+    struct span s = { l, (uint32_t)fmin(fmax(0, t0 * 1000), UINT32_MAX), (uint32_t)fmin(fmax(0, t1 * 1000), UINT32_MAX),
+                      out };
     ledger_each(l, count_one, &s);
 }
