@@ -107,6 +107,12 @@ int imap_fetch_done(struct imap_session *s);
 void imap_sync_tagged(struct imap_session *s, int ok);
 /* The visit's end for the ledger (a drain reader's LOGOUT answered). */
 void imap_visit_done(struct imap_session *s);
+/* A visit for kept-up (counters.empty_visits, full_visits): one whose listing
+ * was complete found none of the mail its mailbox is owed (got 0), or retrieved
+ * mail that waited in the mailbox for its reader (got and waited). */
+void imap_visit_said(struct imap_session *s, int got, int waited);
+/* 1 when the visit's messages include one of ours, fetched and judged. */
+int imap_got_ours(const struct imap_session *s);
 /* The webmail model after EXAMINE: the newest 50's headers, the newest body,
  * LOGOUT; and the tagged replies to those two. */
 void imap_webmail_start(struct imap_session *s);

@@ -59,6 +59,9 @@ struct counters {
     uint64_t empty_visits;
     /* Reader visits that retrieved mail: it waited in the mailbox for a reader. */
     uint64_t full_visits;
+    /* The IMAP idle model's syncs: each a reader visit (its session lasts the
+     * run), beside pop3_sessions' one a session (docs/imap.md). */
+    uint64_t idle_syncs;
     /* SMTP sessions that pipelined MAIL, RCPT and DATA (the table says those three
      * latencies are one group's) */
     uint64_t smtp_pipelined;

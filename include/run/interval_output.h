@@ -29,7 +29,8 @@ struct interval_view {
  * "conns", "unread", "smtp_sessions", "pop3_sessions", "arrivals", "late_busy",
  * "late_engine", "left_behind" (reader visits that left mail for later),
  * "empty_visits" (reader visits that found none of the mail owed to the mailbox),
- * "full_visits" (reader visits that retrieved mail),
+ * "full_visits" (reader visits that retrieved mail), "idle_syncs" (the IMAP idle
+ * clients' syncs: reader visits too, "pop3_sessions" + "idle_syncs" the visits),
  * "latency", "stage" with a load profile, and "server" when it was measured}: what a window of the run (a
  * capacity step's steady part) is judged on, added up over its intervals. */
 json_t *interval_json(const struct interval_view *v);

@@ -7,8 +7,10 @@
  * non-synchronizing literal, an untagged flood, a reply with a tag of no command,
  * a reply sent before its command. The idle model: an EXISTS pushed during IDLE
  * fetched (its push latency timed), one that came while the client was busy
- * counted as the client's, mail no EXISTS announced found at the renewal. And
- * the models not built yet refused at configuration time. */
+ * counted as the client's, mail no EXISTS announced found at the renewal. The
+ * readers' visits kept-up reads: a sync of an idle client, a poll client's or a
+ * drain reader's session, empty or finding mail that waited for it. And the
+ * models not built yet refused at configuration time. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -379,6 +381,11 @@ static void exists_during_idle_is_fetched(void **state)
     assert_int_equal(sc->st->total[LAT_IMAP_IDLE].count, 2);
     assert_int_equal(sc->st->c.push_busy, 0);
     assert_int_equal(sc->st->c.push_missed, 0);
+    /* two syncs, two reader visits (kept-up's): the login's, and the push's,
+     * whose mail came while the client waited for the server, not for it */
+    assert_int_equal(sc->st->c.idle_syncs, 2);
+    assert_int_equal(sc->st->c.full_visits, 0);
+    assert_int_equal(sc->st->c.empty_visits, 0);
     script_talk(sc, "S: * 1 EXISTS", "C: DONE", "S: a8 OK", "C: a9 UID FETCH 8:* (UID)", NULL);
     assert_int_equal(sc->st->nerr, 0);
     script_free(sc);
@@ -405,6 +412,9 @@ static void exists_while_busy_is_the_clients_delay(void **state)
     assert_int_equal(sc->st->total[LAT_PUSH_EXISTS].count, 1);
     assert_int_equal(sc->st->total[LAT_PUSH_FETCHED].count, 2);
     assert_int_equal(sc->st->c.push_busy, 1);
+    /* the second sync's mail waited for the busy client: a full visit */
+    assert_int_equal(sc->st->c.idle_syncs, 3);
+    assert_int_equal(sc->st->c.full_visits, 1);
     script_free(sc);
 }
 
@@ -427,6 +437,7 @@ static void a_renewal_finds_what_no_exists_announced(void **state)
     assert_int_equal(sc->st->total[LAT_PUSH_EXISTS].count, 0);
     assert_int_equal(sc->st->total[LAT_PUSH_FETCHED].count, 1);
     assert_int_equal(script_errors(sc, "imap_idle_unannounced"), 1);
+    assert_int_equal(sc->st->c.full_visits, 0);      /* the server's missed push, not the client's wait */
     script_free(sc);
 }
 
@@ -483,6 +494,7 @@ static void a_poll_client(void **state)
                 "C: a7 LOGOUT", "S: a7 OK", NULL);
     script_run(sc, 10);
     assert_int_equal(sc->st->c.read, 1);
+    assert_int_equal(sc->st->c.full_visits, 1);      /* its mail waited for the check */
     /* the next check 54 to 66 s (the interval +- 10 %) after the first */
     for (int i = 0; i < 800 && sc->dials < 2; i++)
         script_run(sc, 100);
@@ -517,6 +529,22 @@ static void leave_on_server(void **state)
                 "S: * OK [UIDVALIDITY 1700000000] UIDs valid", "S: a8 OK", "C: a9 UID FETCH 1:* (UID)",
                 "S: * 1 FETCH (UID 7)", "S: a9 OK", "C: a10 LOGOUT", NULL);
     assert_int_equal(entry_state(sc, 0) & LS_READS, 1);
+    script_free(sc);
+}
+
+/* A drain reader's visit to a mailbox owed mail that holds none yet: an empty
+ * visit (the server had not delivered it), what kept-up charges to the server. */
+static void an_empty_visit(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS);
+    static char msg[16384];
+    our_message(sc, msg, sizeof msg, 7);
+    script_talk(sc, GREETING, "C: a1 LOGIN ", "S: a1 OK", "C: a2 SELECT INBOX", "S: * 0 EXISTS",
+                "S: a2 OK [READ-WRITE]", "C: a3 LOGOUT", "S: * BYE", "S: a3 OK", NULL);
+    script_run(sc, 10);
+    assert_int_equal(sc->st->c.pop3_sessions, 1);
+    assert_int_equal(sc->st->c.empty_visits, 1);
+    assert_int_equal(sc->st->c.full_visits, 0);
     script_free(sc);
 }
 
@@ -559,6 +587,7 @@ int main(void)
         cmocka_unit_test(a_poll_client),
         cmocka_unit_test(metrics_name_the_readers_protocol),
         cmocka_unit_test(leave_on_server),
+        cmocka_unit_test(an_empty_visit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,6 +30,7 @@ static int add_interval(struct step_figures *f, const json_t *e, char *err, size
     f->c.left_behind += json_path_count(e, "left_behind");
     f->c.empty_visits += json_path_count(e, "empty_visits");
     f->c.full_visits += json_path_count(e, "full_visits");
+    f->c.idle_syncs += json_path_count(e, "idle_syncs");
     const char *name;
     json_t *v;
     json_object_foreach((json_t *)json_object_get(e, "errors_by_class"), name, v)
@@ -259,7 +260,7 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, unsign
     struct keptup_input ki = {
         .b = { .n = f->unread_n, .span_s = f->window_s, .slope = f->unread_slope,
                .half = { f->unread_half[0], f->unread_half[1] }, .mean = f->unread_mean },
-        .accepted_rate = f->accepted, .visits = c->pop3_sessions, .left_behind = c->left_behind,
+        .accepted_rate = f->accepted, .visits = c->pop3_sessions + c->idle_syncs, .left_behind = c->left_behind,
         .empty_visits = c->empty_visits, .full_visits = c->full_visits, .has_spool = f->has_spool,
         .has_store = f->has_store,
         .spool_slope = f->spool_slope, .store_slope = f->store_slope, .server_slows_readers = pop3_slow,

@@ -33,8 +33,21 @@ static void done(struct imap_session *s)
     conn_flush(&s->c);
 }
 
+/* Each sync of an idle client is a reader visit (kept-up's): empty when it
+ * found none of the mail owed; full when it retrieved mail that waited for the
+ * client, busy when its EXISTS came or logging in. A pushed sync's mail came
+ * while the client waited for the server, and a renewal's no EXISTS announced
+ * (the server's missed push): neither waited for the reader. */
+static void sync_counted(struct imap_session *s)
+{
+    s->env->st->c.idle_syncs++;
+    imap_visit_said(s, imap_got_ours(s), s->why_sync == SYNC_BUSY || s->why_sync == SYNC_LOGIN);
+}
+
 void imap_sync_done(struct imap_session *s)
 {
+    if (s->idle_client)
+        sync_counted(s);
     if (!s->idle_client || s->leaving || !sending(s)) {
         imap_logout(s);
         return;

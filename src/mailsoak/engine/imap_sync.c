@@ -137,13 +137,35 @@ static void commit_reads(struct imap_session *s)
     }
 }
 
+int imap_got_ours(const struct imap_session *s)
+{
+    for (size_t i = 0; i < s->nm; i++)
+        if (s->m[i].e)
+            return 1;
+    return 0;
+}
+
+void imap_visit_said(struct imap_session *s, int got, int waited)
+{
+    struct session_env *env = s->env;
+    /* a listing refused or cut short proves nothing of what the mailbox holds,
+     * and the sweep comes after the window kept-up judges */
+    if (s->pick.sweep || !s->listed || s->partial || s->refused)
+        return;
+    if (!got && atomic_load_explicit(&env->run->ledger.owed[s->pick.user], memory_order_relaxed) > 0)
+        env->st->c.empty_visits++;
+    env->st->c.full_visits += got && waited;
+}
+
 void imap_visit_done(struct imap_session *s)
 {
     struct run *r = s->env->run;
-    int got = 0;
-    for (size_t i = 0; i < s->nm; i++)
-        got |= s->m[i].e != NULL;
+    int got = imap_got_ours(s);
     s->env->st->c.pop3_sessions++;   /* reader sessions, whichever protocol */
+    /* a drain reader's or a poll client's session is its visit; an idle
+     * client's syncs were each one (imap_idle.c) */
+    if (!s->idle_client)
+        imap_visit_said(s, got, 1);
     reader_empty_visited(&s->pick, s->env, got);
     if (s->listed && !s->partial && !s->refused)
         ledger_visited(&r->ledger, s->pick.user, s->pick.sweep ? s->pick.pass : 0, run_ms(r, mono_ns()));

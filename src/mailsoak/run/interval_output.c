@@ -38,6 +38,7 @@ json_t *interval_json(const struct interval_view *v)
     json_object_set_new(e, "left_behind", json_integer((json_int_t)(c->left_behind - p->left_behind)));
     json_object_set_new(e, "empty_visits", json_integer((json_int_t)(c->empty_visits - p->empty_visits)));
     json_object_set_new(e, "full_visits", json_integer((json_int_t)(c->full_visits - p->full_visits)));
+    json_object_set_new(e, "idle_syncs", json_integer((json_int_t)(c->idle_syncs - p->idle_syncs)));
     json_t *lj = json_object();
     for (unsigned k = 0; k < LAT_COUNT; k++)
         if (v->lat[k].count)

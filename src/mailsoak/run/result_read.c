@@ -95,11 +95,12 @@ static void send_window(const json_t *timeline, const struct config *cfg, struct
         so_far.left_behind += json_path_count(e, "left_behind");
         so_far.empty_visits += json_path_count(e, "empty_visits");
         so_far.full_visits += json_path_count(e, "full_visits");
+        so_far.idle_syncs += json_path_count(e, "idle_syncs");
         const json_t *un = json_object_get(e, "unread");
         if (json_is_integer(un)) {
             struct verdict_sample ks = {
                 .t = t, .unread = (double)json_integer_value(un), .sent = so_far.sent,
-                .visits = so_far.pop3_sessions, .left_behind = so_far.left_behind, .empty_visits = so_far.empty_visits,
+                .visits = so_far.pop3_sessions + so_far.idle_syncs, .left_behind = so_far.left_behind, .empty_visits = so_far.empty_visits,
                 .full_visits = so_far.full_visits,
             };
             ks.has_spool = json_path_number(e, "server/spool", &spool) == 0;

@@ -153,7 +153,7 @@ static void interval(struct controller *ct, int phase, int live)
         struct verdict_sample ks = {
             .t = v.t, .unread = (double)(v.unread > 0 ? v.unread : 0), .has_spool = cn.has.spool,
             .has_store = cn.has.store, .spool = (double)cn.spool, .store = (double)cn.store_messages,
-            .sent = c.sent, .visits = c.pop3_sessions, .left_behind = c.left_behind, .empty_visits = c.empty_visits,
+            .sent = c.sent, .visits = c.pop3_sessions + c.idle_syncs, .left_behind = c.left_behind, .empty_visits = c.empty_visits,
             .full_visits = c.full_visits,
             .polls = c.polls, .polls_late = c.polls_late,
             .delivery_ms = lat[LAT_DELIVERY].count ? (double)hist_percentile(&lat[LAT_DELIVERY], 50) / 1e6 : -1,

@@ -52,7 +52,7 @@ static void visits_said(const struct keptup_input *in, char *buf, size_t n)
 {
     if (in->visits)
         snprintf(buf, n, "; %llu of %llu reader visits found none of the mail owed to the mailbox (not delivered "
-                 "yet), %llu retrieved mail, %llu left mail for later", (unsigned long long)in->empty_visits,
+                 "yet), %llu retrieved mail that waited, %llu left mail for later", (unsigned long long)in->empty_visits,
                  (unsigned long long)in->visits, (unsigned long long)in->full_visits,
                  (unsigned long long)in->left_behind);
     else
@@ -120,6 +120,6 @@ void keptup_judge(const struct keptup_rules *r, const struct keptup_input *in, s
         }
     }
     o->outcome = KEPTUP_BEHIND;
-    snprintf(o->why, sizeof o->why, "the backlog grew %.2f msg/s (bound %.2f%s)%.150s", o->value, o->bound,
+    snprintf(o->why, sizeof o->why, "the backlog grew %.2f msg/s (bound %.2f%s)%.170s", o->value, o->bound,
              in->decided ? ", a sequential test" : "", v);
 }
