@@ -32,6 +32,7 @@ const char *level_outcome_name(enum level_outcome o);
 
 #define STAIR_LEVELS_MAX 16
 #define STAIR_HISTORY_MAX 160
+#define STAIR_PROBE_TRIES 3
 
 /* RUN_RETRY: the open levels inside the bracket once more, each twice as long:
  * an open level had too little time to be classified, and MLRsearch measures a
@@ -61,6 +62,7 @@ struct stair {
     unsigned runs;
     double probe;                    /* the next probe's rate; 0 once one fell behind */
     double mrr;                      /* what the probe that fell behind delivered, msg/s */
+    unsigned probe_invalid;          /* probes the tester limited: run again, up to STAIR_PROBE_TRIES in all */
     unsigned n;
     struct stair_level v[STAIR_HISTORY_MAX];
     int confirmed;                   /* -1 not run, 0 not confirmed, 1 confirmed */

@@ -36,6 +36,7 @@ struct stair_run_record {
     double delivered;                /* msg/s: a probe's, over its second half */
     double message_s;                /* the mean smtp.message time of its first level */
     double level_s;                  /* its levels' length: capacity.level, twice it for the confirmation */
+    double lead_s;                   /* the lead-in before its first level, at that level's rate, not judged */
 };
 
 struct stair_record {

@@ -49,18 +49,24 @@ n=$(jq '[.levels[] | select(.kind == "staircase")] | length' "$WORK/st.json")
 ((n >= 4)) || fail "only $n staircase levels"
 # one run held every level of a staircase, at the rates asked for
 f=$(jq -r '[.runs[] | select(.kind == "staircase")][0].result' "$WORK/st.json")
-jq -e '.config.smtp.profile | test("^10s@")' "$f" >/dev/null || fail "the staircase's run has no profile: $(jq -c .config.smtp.profile "$f")"
+# a lead-in of 2 s at the first level's rate, not judged (the run's pipeline
+# filling), then a stage per level
+jq -e '.config.smtp.profile | test("^2s@[0-9.]+, *10s@")' "$f" >/dev/null ||
+    fail "the staircase's run has no profile: $(jq -c .config.smtp.profile "$f")"
+jq -e '[.runs[] | select(.kind == "staircase")][0].lead_s == 2 and
+    ([.levels[] | select(.kind == "staircase")][0] | .t0 == 2 and .t1 == 12)' "$WORK/st.json" >/dev/null ||
+    fail "the staircase's first level is not cut after its lead-in: $(jq -c '[.runs, .levels[1]]' "$WORK/st.json")"
 # its timeline names each interval's stage, and each stage offered its level's rate
 jq -e --slurpfile s "$WORK/st.json" '[$s[0].levels[] | select(.kind == "staircase") | .rate] as $r
     | [.timeline[] | select(.phase == "send") | .stage] as $st
-    | ($st | first) == 0 and ($st | last) == ($r | length) - 1 and
-      ([range($r | length) as $k | [.timeline[] | select(.phase == "send" and .stage == $k and .t > 10 * $k + 1.5)]
+    | ($st | first) == 0 and ($st | last) == ($r | length) and
+      ([range($r | length) as $k | [.timeline[] | select(.phase == "send" and .stage == $k + 1 and .t > 2 + 10 * $k + 1.5)]
         | (map(.arrivals) | add) / (map(.t) | max - min + 1) / $r[$k] | . > 0.8 and . < 1.2] | all)' "$f" >/dev/null ||
     fail "the staircase's timeline: $(jq -c '[.timeline[] | select(.phase == "send") | [.stage, .arrivals]]' "$f")"
 # each level's lost, duplicated and corrupted are of its own mail: the run's ledger
 # counted per stage, every message accepted in one of them
 jq -e '.verdict.stages as $s | ($s | length) == ([.timeline[] | select(.phase == "send") | .stage] | max + 1) and
-    ([$s[].accepted] | add) == .verdict.accepted and ([$s[] | .t1 - .t0 | . == 10] | all)' "$f" >/dev/null ||
+    ([$s[].accepted] | add) == .verdict.accepted and ([$s[1:][] | .t1 - .t0 | . == 10] | all)' "$f" >/dev/null ||
     fail "the staircase's run has no ledger per stage: $(jq -c "[.verdict.stages, .verdict.accepted]" "$f")"
 jq -e '[.levels[] | select(.kind == "staircase") | .ledger.of == "level" and .ledger.lost == 0] | all' "$WORK/st.json" \
     >/dev/null || fail "a level not judged on its own mail: $(jq -c '[.levels[].ledger]' "$WORK/st.json")"

@@ -95,6 +95,15 @@ static void probes_then_climbs(void **st)
     stair_result(&s, &run, out, 10);
     stair_next(&s, &run);
     assert_true(run.kind == RUN_PROBE && run.rate[0] == 20);
+    /* a probe the tester limited says nothing: the same probe again, up to 3 tries */
+    out[0] = LEVEL_INVALID;
+    stair_result(&s, &run, out, 0);
+    stair_next(&s, &run);
+    assert_true(!s.done && run.kind == RUN_PROBE && run.rate[0] == 20);
+    struct stair t = s;
+    stair_result(&t, &run, out, 0);
+    stair_result(&t, &run, out, 0);
+    assert_true(t.done && strstr(t.end, "every try"));
     /* one falls behind delivering 16: the staircase runs from 20 % below to 8 % above it */
     out[0] = LEVEL_FAIL;
     stair_result(&s, &run, out, 16);

@@ -263,7 +263,10 @@ void stair_result(struct stair *s, const struct stair_run *run, const enum level
             s->probe = 0;
             s->mrr = delivered;
         } else if (out[0] == LEVEL_INVALID) {
-            stair_stop(s, "the probe said nothing of the server (the tester limited it)");
+            /* the tester's limit (an engine late on a loaded machine) says nothing of
+             * the server: the same probe again, a few times */
+            if (++s->probe_invalid >= STAIR_PROBE_TRIES)
+                stair_stop(s, "the probe said nothing of the server (the tester limited it, every try)");
         } else if (run->rate[0] >= s->r.max_rate * (1 - 1e-9)) {
             stair_stop(s, "the server kept up at capacity.max_rate");
         } else {

@@ -34,9 +34,10 @@ void stair_table(FILE *f, const struct stair_record *c)
 {
     const struct stair *s = &c->s;
     fprintf(f, "mailsoak capacity (staircase): %s, %s\n", c->label, c->start_time);
-    fprintf(f, "method       a probe, then runs of levels %.0f %% apart, %.0f s each (a retry's and the confirmation's twice), no drain "
-               "between them; each level judged by a sequential test of the backlog (Wald), kept up, behind, or open; the "
-               "confirmation's by the backlog's growth over its whole length, behind only past its noise\n",
+    fprintf(f, "method       a probe, then runs of levels %.0f %% apart, %.0f s each (a retry's and the confirmation's "
+               "twice) after a lead-in of a fifth of it, no drain between them; each level judged by a sequential test "
+               "of the backlog (Wald), kept up, behind, or open; the confirmation's by the backlog's growth over its "
+               "whole length, behind only past its noise\n",
             100 * s->r.step, c->level_s);
     fprintf(f, "\nrun kind           rate   offered accepted delivered  p95 deliv  outcome\n");
     fprintf(f, "                  msg/s     msg/s    msg/s     msg/s         ms\n");
@@ -104,8 +105,9 @@ json_t *stair_json(const struct stair_record *c)
     json_t *runs = json_array();
     for (size_t i = 0; i < c->nruns; i++) {
         const struct stair_run_record *r = &c->runs[i];
-        json_array_append_new(runs, json_pack("{s:i, s:s, s:f, s:i, s:i, s:i, s:s}", "n", r->n, "kind",
-                                              stair_kind_name(r->kind), "level_s", r->level_s, "senders", r->senders,
+        json_array_append_new(runs, json_pack("{s:i, s:s, s:f, s:f, s:i, s:i, s:i, s:s}", "n", r->n, "kind",
+                                              stair_kind_name(r->kind), "level_s", r->level_s, "lead_s", r->lead_s,
+                                              "senders", r->senders,
                                               "readers", r->readers, "exit_status", r->exit_status, "result", r->json));
     }
     json_object_set_new(root, "runs", runs);

@@ -521,8 +521,8 @@ static void judge_run(struct stair_record *c, const struct step_rules *rules, co
         l->run = rr->n;
         l->kind = run->kind;
         l->rate = run->rate[i];
-        l->t0 = rr->level_s * i;
-        l->t1 = rr->level_s * (i + 1);
+        l->t0 = rr->lead_s + rr->level_s * i;
+        l->t1 = rr->lead_s + rr->level_s * (i + 1);
         struct step_figures f;
         if (!root) {
             l->lj.out = LEVEL_INVALID;
@@ -532,7 +532,7 @@ static void judge_run(struct stair_record *c, const struct step_rules *rules, co
             snprintf(l->lj.why, sizeof l->lj.why, "its result: %.200s", err);
         } else {
             struct drift_point *p;
-            l->own_ledger = level_ledger(root, i, &f) == 0;
+            l->own_ledger = level_ledger(root, i + (rr->lead_s > 0), &f) == 0;
             unsigned n = level_points(root, l->t0, l->t1 + 0.5, &p);
             if (run->kind == RUN_CONFIRM)
                 level_judge_confirm(rules, &dr, &f, p, n, &l->lj);
@@ -605,7 +605,7 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
          * and a level below the knee decides slowest (a swing must come back); an
          * open level's retry twice as long: it had too little time */
         uint64_t level = run.kind == RUN_CONFIRM || run.kind == RUN_RETRY ? 2 * k->level : k->level,
-                 span = (uint64_t)run.n * level;
+                 lead = run.kind == RUN_PROBE ? 0 : k->level / 5, span = lead + (uint64_t)run.n * level;
         if (mono_ns() - t0 + span + tail > k->time_limit) {
             stair_stop(&c.s, "capacity.time_limit: the next run would end after it");
             break;
@@ -616,16 +616,24 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
         rr->n = (unsigned)c.nruns;
         rr->kind = run.kind;
         rr->level_s = (double)level / 1e9;
+        rr->lead_s = (double)lead / 1e9;
         rr->senders = senders;
         rr->readers = readers;
-        char out[600], profile[STAIR_LEVELS_MAX * 32 + 16], kvs[12][160];
+        char out[600], profile[(STAIR_LEVELS_MAX + 1) * 32 + 16], kvs[12][160];
         if ((size_t)snprintf(rr->json, sizeof rr->json, "%s/run-%02u.json", dir, rr->n) >= sizeof rr->json ||
             (size_t)snprintf(out, sizeof out, "%s/run-%02u.out", dir, rr->n) >= sizeof out) {
             stair_stop(&c.s, "the runs' directory path is too long");
             break;
         }
         unlink(rr->json);
+        /* a lead-in at the first level's rate, not judged: a run starts with no
+         * backlog, and its first seconds fill the pipeline (mail accepted and not
+         * yet read) to its level, a growth that is no trend; a probe is overloaded
+         * whatever its start */
         size_t used = (size_t)snprintf(profile, sizeof profile, "smtp.profile=");
+        if (lead)
+            used += (size_t)snprintf(profile + used, sizeof profile - used, "%llums@%.6g,",
+                                     (unsigned long long)(lead / 1000000), run.rate[0]);
         for (unsigned i = 0; i < run.n; i++)
             used += (size_t)snprintf(profile + used, sizeof profile - used, "%s%llums@%.6g", i ? "," : "",
                                      (unsigned long long)(level / 1000000), run.rate[i]);
