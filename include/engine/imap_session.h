@@ -33,7 +33,10 @@ extern const char *const imap_stage[IS_STATES];
 #define IMAP_VISIT_MAX 500
 #define IMAP_SET_MAX 6000
 
-enum mstate { M_LISTED, M_DELETE, M_KEEP };
+/* A listed message: to fetch, fetched and to delete (imap.delete = never or a
+ * DURATION: to flag seen), left alone, or read and left earlier and now older
+ * than imap.delete's DURATION: to delete. */
+enum mstate { M_LISTED, M_DELETE, M_KEEP, M_AGED };
 
 struct umsg {
     uint64_t uid;
@@ -62,7 +65,10 @@ struct imap_session {
     int own_client;                  /* this connection is the user's own client's, of any model */
     uint64_t next_due;               /* poll and webmail: the next login, monotonic ns (0: not yet drawn) */
     uint64_t web_top;                /* webmail: the newest UID of the headers fetched */
-    int keep;                        /* imap.delete = never: ours flagged seen and left, not expunged */
+    int keep;                        /* imap.delete = never or DURATION: ours flagged seen and left, not expunged */
+    uint64_t delete_after;           /* imap.delete = DURATION, in ms: what was read and left is deleted this
+                                      * long after its acceptance (0: now or never) */
+    int purging;                     /* the STORE or EXPUNGE in flight is of the aged (M_AGED) */
     int listed, partial, refused, login_refused;
     unsigned fails;
     uint64_t t_sent, t_tls, t_list;

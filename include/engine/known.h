@@ -14,7 +14,8 @@
 
 struct known_box {
     uint64_t *k;
-    uint32_t *seen;                  /* per key: listings that showed it since it was added */
+    uint32_t *seen;                  /* per key: listings that showed it since it was added (IMAP's
+                                      * imap.delete = DURATION: the run's ms it was accepted at) */
     uint32_t n, cap;
 };
 

@@ -10,7 +10,8 @@
  * counted as the client's, mail no EXISTS announced found at the renewal. The
  * readers' visits kept-up reads: a sync of an idle client, a poll client's or a
  * drain reader's session, empty or finding mail that waited for it. And the
- * models not built yet refused at configuration time. */
+ * models not built yet refused at configuration time. imap.delete = never and
+ * a DURATION: read and left, and deleted once that much older. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -302,7 +303,6 @@ static void bad_models_are_refused(void **state)
     }
     static const char *const taken[] = { "drain:100", "idle:100", "drain:20,idle:80", "idle:80,webmail:20",
                                          "poll:50,webmail:25,drain:25" };
-    /* imap.delete: now or never; a delay of run time is not built */
     for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++) {
         struct config cfg;
         char set[64], err[300];
@@ -322,6 +322,24 @@ static void bad_models_are_refused(void **state)
     assert_int_equal(config_check(&cfg, err, sizeof err), -1);
     assert_non_null(strstr(err, "exclusive"));
     config_free(&cfg);
+    /* imap.delete: now, never or a duration of run time; the last two keep a
+     * client's memory of its mailbox, its own */
+    static const struct { const char *v, *exclusive; int ok; } del[] = {
+        { "now", "no", 0 }, { "never", "yes", 0 }, { "2d", "yes", 0 }, { "30s", "yes", 0 },
+        { "2d", "no", -1 }, { "never", "no", -1 }, { "soon", "yes", -1 },
+    };
+    for (size_t i = 0; i < sizeof del / sizeof del[0]; i++) {
+        char set[64], ex[64];
+        snprintf(set, sizeof set, "imap.delete=%s", del[i].v);
+        snprintf(ex, sizeof ex, "pop3.exclusive=%s", del[i].exclusive);
+        const char *dv[] = { "--imap", "127.0.0.1:143", "--smtp", "127.0.0.1:25", "--set", "readers.protocol=imap",
+                             "--set", set, "--set", ex };
+        assert_int_equal(config_from_args(&cfg, 10, (char **)dv), 0);
+        assert_int_equal(config_check(&cfg, err, sizeof err), del[i].ok);
+        if (del[i].ok)
+            assert_non_null(strstr(err, "imap.delete"));
+        config_free(&cfg);
+    }
 }
 
 /* ---- the idle model ---- */
@@ -548,6 +566,49 @@ static void an_empty_visit(void **state)
     script_free(sc);
 }
 
+/* imap.delete = 2s: ours flagged seen and left as with never; a visit within
+ * the 2 s of its acceptance leaves it, the first after them flags it deleted
+ * and expunges it, and this client forgets it (a server that served it again
+ * would have it fetched again: duplicated). */
+static void delete_after_a_delay(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS, "--set", "imap.delete=2s");
+    static char msg[16384];
+    our_message_at(sc, msg, sizeof msg, 7, 0);
+    to_listing(sc, 1);
+    script_talk(sc, "S: * 1 FETCH (UID 7)", "S: a3 OK", "C: a4 UID FETCH 7 (UID RFC822.SIZE BODY.PEEK[])", NULL);
+    say_body(sc, 1, 7, msg, 0);
+    script_talk(sc, "S: a4 OK", "C: a5 UID STORE 7 +FLAGS.SILENT (\\Seen)", "S: a5 OK", "C: a6 LOGOUT", "S: a6 OK",
+                NULL);
+    script_run(sc, 10);
+    assert_int_equal(entry_state(sc, 0) & LS_READS, 1);
+    /* a visit within the 2 s: listed, left */
+    uint64_t dials = sc->dials;
+    atomic_store(&sc->run->ledger.owed[0], 1);    /* as if more were owed: a visit comes */
+    for (int i = 0; i < 100 && sc->dials == dials; i++)
+        script_run(sc, 10);
+    assert_true(run_ms(sc->run, sc->now) < 2000);
+    script_talk(sc, GREETING, "C: a7 LOGIN ", "S: a7 OK", "C: a8 SELECT INBOX", "S: * 1 EXISTS",
+                "S: * OK [UIDVALIDITY 1700000000] UIDs valid", "S: a8 OK", "C: a9 UID FETCH 1:* (UID)",
+                "S: * 1 FETCH (UID 7)", "S: a9 OK", "C: a10 LOGOUT", "S: a10 OK", NULL);
+    script_run(sc, 10);
+    /* the first visit after them: flagged deleted, expunged, forgotten */
+    script_quiet(sc, 2000);
+    dials = sc->dials;
+    for (int i = 0; i < 100 && sc->dials == dials; i++)
+        script_run(sc, 10);
+    script_talk(sc, GREETING, "C: a11 LOGIN ", "S: a11 OK", "C: a12 SELECT INBOX", "S: * 1 EXISTS",
+                "S: * OK [UIDVALIDITY 1700000000] UIDs valid", "S: a12 OK", "C: a13 UID FETCH 1:* (UID)",
+                "S: * 1 FETCH (UID 7)", "S: a13 OK", "C: a14 UID STORE 7 +FLAGS.SILENT (\\Deleted)", "S: a14 OK",
+                "C: a15 UID EXPUNGE 7", "S: * 1 EXPUNGE", "S: a15 OK", "C: a16 LOGOUT", "S: a16 OK", NULL);
+    script_run(sc, 10);
+    assert_int_equal(sc->run->seen.box[0].n, 0);
+    assert_int_equal(sc->st->c.read, 1);
+    assert_int_equal(entry_state(sc, 0) & LS_READS, 1);
+    assert_int_equal(sc->st->nerr, 0);
+    script_free(sc);
+}
+
 /* Prometheus names the reader sessions by the protocol they speak. */
 static void metrics_name_the_readers_protocol(void **state)
 {
@@ -588,6 +649,7 @@ int main(void)
         cmocka_unit_test(metrics_name_the_readers_protocol),
         cmocka_unit_test(leave_on_server),
         cmocka_unit_test(an_empty_visit),
+        cmocka_unit_test(delete_after_a_delay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

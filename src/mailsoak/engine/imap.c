@@ -581,7 +581,10 @@ static void imap_init(void *arg, struct session_env *env, unsigned id)
     s->md = alloc_check(EVP_MD_CTX_new());
     rng_seed(&s->pick.rng, env->run->seed ^ (0x494d415000000000ull + id));
     uint64_t after = 0;
-    s->keep = imap_delete_parse(env->run->cfg->imap_delete, &after) == 0 && after == IMAP_DELETE_NEVER;
+    if (imap_delete_parse(env->run->cfg->imap_delete, &after) == 0 && after) {
+        s->keep = 1;
+        s->delete_after = after == IMAP_DELETE_NEVER ? 0 : after / NS_PER_MS;
+    }
     /* the first sessions are the idle users' clients, one each */
     const struct run *r = env->run;
     s->idle_user = id < r->imap_own ? (int)id : -1;

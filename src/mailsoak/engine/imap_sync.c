@@ -4,7 +4,10 @@
  * them (UID EXPUNGE with UIDPLUS, else EXPUNGE), and count ours read when the
  * EXPUNGE is answered: that is when IMAP commits a deletion. A listing whose every
  * message was fetched is complete: only such a visit, in the sweep after the
- * server settled, can prove a message lost. */
+ * server settled, can prove a message lost. A client that leaves what it read
+ * (imap.delete = never or a DURATION) flags it \Seen instead, and with a
+ * DURATION deletes it at the first sync after it is that much older than its
+ * acceptance. */
 #include "engine/imap_sync.h"
 
 #include <stdio.h>
@@ -62,7 +65,7 @@ static uint64_t uid_key(const struct imap_session *s, uint64_t uid)
 void imap_sync_start(struct imap_session *s)
 {
     s->nm = s->hint = 0;
-    s->listed = s->partial = 0;
+    s->listed = s->partial = s->purging = 0;
     /* an empty mailbox needs no listing, but at an IDLE's renewal: then the
      * listing looks for what no EXISTS announced */
     if (!s->exists && s->why_sync != SYNC_RENEW) {
@@ -71,17 +74,46 @@ void imap_sync_start(struct imap_session *s)
         imap_sync_done(s);
         return;
     }
-    imap_send(s, IS_LIST, "UID FETCH %llu:* (UID)", (unsigned long long)(s->next_uid ? s->next_uid : 1));
+    /* imap.delete = DURATION: what was read and left lies below next_uid, and
+     * its age is looked at each time */
+    uint64_t from = s->next_uid && !s->delete_after ? s->next_uid : 1;
+    imap_send(s, IS_LIST, "UID FETCH %llu:* (UID)", (unsigned long long)from);
 }
+
+static void delete_aged(struct imap_session *s);
 
 static void fetch_bodies(struct imap_session *s)
 {
     char set[IMAP_SET_MAX];
     if (!uid_set(s, M_LISTED, set, sizeof set)) {
-        imap_sync_done(s);
+        delete_aged(s);
         return;
     }
     imap_send(s, IS_FETCH, "UID FETCH %s (UID RFC822.SIZE BODY.PEEK[])", set);
+}
+
+/* imap.delete = DURATION: what this client read and left earlier and is now
+ * older than that, flagged deleted and expunged; then the sync is done. */
+static void delete_aged(struct imap_session *s)
+{
+    char set[IMAP_SET_MAX];
+    if (!uid_set(s, M_AGED, set, sizeof set)) {
+        imap_sync_done(s);
+        return;
+    }
+    s->purging = 1;
+    imap_send(s, IS_STORE, "UID STORE %s +FLAGS.SILENT (\\Deleted)", set);
+}
+
+/* The aged messages' EXPUNGE was answered: gone, forgotten by this client. */
+static void forget_aged(struct imap_session *s)
+{
+    struct run *r = s->env->run;
+    for (size_t i = 0; i < s->nm; i++)
+        if (s->m[i].st == M_AGED) {
+            known_del(&r->seen, s->pick.user, uid_key(s, s->m[i].uid));
+            s->m[i].st = M_KEEP;
+        }
 }
 
 /* After the fetch: flag ours (and our stale mail) deleted, or go on. */
@@ -89,7 +121,7 @@ static void delete_fetched(struct imap_session *s)
 {
     char set[IMAP_SET_MAX];
     if (!uid_set(s, M_DELETE, set, sizeof set)) {
-        imap_sync_done(s);
+        delete_aged(s);
         return;
     }
     /* imap.delete = never: flagged seen, as a client that read it, and left */
@@ -115,8 +147,16 @@ static void commit_reads(struct imap_session *s)
     int late = atomic_load_explicit(&r->phase, memory_order_relaxed) == PH_SWEEP;
     for (size_t i = 0; i < s->nm; i++) {
         struct umsg *m = &s->m[i];
-        if (m->st == M_DELETE && s->keep)   /* left on the server: no reader fetches it again */
-            known_add(&r->seen, s->pick.user, uid_key(s, m->uid));
+        if (m->st == M_DELETE && s->keep) {  /* left on the server: no reader fetches it again */
+            uint64_t k = uid_key(s, m->uid);
+            known_add(&r->seen, s->pick.user, k);
+            /* its age, for imap.delete = DURATION: from its acceptance, or from
+             * now for what is not ours to time */
+            uint32_t *at = known_seen(&r->seen, s->pick.user, k);
+            uint32_t now = run_ms(r, loop_now(env->loop));
+            if (at)
+                *at = m->e && m->e->accepted_ms <= now ? m->e->accepted_ms : now;
+        }
         if (m->st != M_DELETE || !m->e)
             continue;
         uint32_t st = atomic_load_explicit(&m->e->state, memory_order_acquire);
@@ -214,20 +254,30 @@ int imap_fetch_done(struct imap_session *s)
     if (s->state == IS_LIST) {
         /* a flag change, say, is no listing line; nor, in an idle session's
          * listing from next_uid, the last message "n:*" names when none is newer */
-        if (!fr->have_uid || fr->uid < s->next_uid)
+        if (!fr->have_uid)
             return 0;
         struct run *r = s->env->run;
         uint64_t k = uid_key(s, fr->uid);
-        if (foreign_has(&r->foreign, s->pick.user, k) || known_has(r->known, s->pick.user, k) ||
-            (s->keep && known_has(&r->seen, s->pick.user, k)))
-            return 0;                /* not ours, or read and left (imap.delete = never) */
+        if (foreign_has(&r->foreign, s->pick.user, k) || known_has(r->known, s->pick.user, k))
+            return 0;                /* not ours, or a fill's */
+        enum mstate st = M_LISTED;
+        uint32_t *at = s->keep ? known_seen(&r->seen, s->pick.user, k) : NULL;
+        if (at) {
+            /* read and left (imap.delete = never or DURATION): deleted once
+             * older than the DURATION */
+            if (!s->delete_after || run_ms(r, loop_now(s->env->loop)) < *at + s->delete_after)
+                return 0;
+            st = M_AGED;
+        } else if (fr->uid < s->next_uid) {
+            return 0;                /* an idle client's sync lists only what is new to it */
+        }
         if (s->nm && s->m[s->nm - 1].uid >= fr->uid) {
             imap_count(s, "protocol", "UIDs listed out of ascending order");
             return -1;
         }
         if (s->nm < s->limit) {
             s->m = grow(s->m, &s->capm, s->nm, 1, sizeof *s->m);
-            s->m[s->nm++] = (struct umsg){ .uid = fr->uid, .st = M_LISTED };
+            s->m[s->nm++] = (struct umsg){ .uid = fr->uid, .st = st };
         } else {
             s->env->st->c.left_behind += !s->partial;
             s->partial = 1;
@@ -296,12 +346,20 @@ void imap_sync_tagged(struct imap_session *s, int ok)
         delete_fetched(s);
         return;
     case IS_STORE:
-        if (!ok) {
+        if (s->purging && !ok) {
+            imap_sync_done(s);       /* the aged stay, and are tried again at the next sync */
+        } else if (s->purging) {
+            uid_set(s, M_AGED, set, sizeof set);
+            if (s->cap_uidplus)
+                imap_send(s, IS_EXPUNGE, "UID EXPUNGE %s", set);
+            else
+                imap_send(s, IS_EXPUNGE, "EXPUNGE");
+        } else if (!ok) {
             not_deleted(s);
             imap_sync_done(s);
         } else if (s->keep) {
-            commit_reads(s);         /* seen and left: read now, never expunged */
-            imap_sync_done(s);
+            commit_reads(s);         /* seen and left: read now, expunged once aged, if ever */
+            delete_aged(s);
         } else if (s->cap_uidplus) {
             uid_set(s, M_DELETE, set, sizeof set);
             imap_send(s, IS_EXPUNGE, "UID EXPUNGE %s", set);
@@ -310,6 +368,12 @@ void imap_sync_tagged(struct imap_session *s, int ok)
         }
         return;
     case IS_EXPUNGE:
+        if (s->purging) {
+            if (ok)
+                forget_aged(s);
+            imap_sync_done(s);
+            return;
+        }
         if (ok)
             commit_reads(s);
         else

@@ -197,7 +197,7 @@ int setup_run(struct run *r, const struct config *cfg, unsigned nw)
     foreign_init(&r->foreign, r->users.n);
     uint64_t imap_keep = 0;
     if (cfg->pop3_leave || (cfg->reader_protocol == READERS_IMAP && imap_delete_parse(cfg->imap_delete, &imap_keep) == 0 &&
-                            imap_keep == IMAP_DELETE_NEVER))
+                            imap_keep))
         known_init(&r->seen, r->users.n);
     /* the delivery's split needs each mailbox's last listing: with polling, and with
      * the readers' back-off from empty mailboxes (both delay a retrieval) */

@@ -173,7 +173,7 @@ const struct opt config_opts[] = {
     { "imap", "models", OPT_STR, O(imap_models), "drain:100", "imap-models", "the client models by share of the users, NAME:PERCENT,... adding up to 100: drain (pop3.readers sessions retrieve, check and delete what is owed, as POP3 readers do), idle (each of that share of the users holds a connection in IDLE on its INBOX and fetches what an EXISTS announces), poll (each logs in every poll_interval, fetches what is new, deletes it, logs out), webmail (each logs in every poll_interval, fetches the headers of the newest 50 and opens the newest body, deletes nothing: the drain readers read those mailboxes); the drain readers leave idle and poll mailboxes to their clients until the sweep", NULL },
     { "imap", "idle_users", OPT_COUNT, O(imap_idle_users), "0", NULL, "idle model: how many users hold a connection in IDLE, the first of [users] (0 = the idle share of imap.models)", sessions },
     { "imap", "poll_interval", OPT_DURATION, O(imap_poll_interval), "10m", NULL, "poll and webmail models: each client logs in this often, +- 10 % (Thunderbird's check_time)", an_interval },
-    { "imap", "delete", OPT_STR, O(imap_delete), "now", NULL, "what a client does with what it fetched: now (flagged deleted and expunged at once), or never (flagged seen and left, as a leave-on-server client: read when its flag is stored, never fetched again by any reader); a DURATION of run time is not implemented yet and is refused", NULL },
+    { "imap", "delete", OPT_STR, O(imap_delete), "now", NULL, "what a client does with what it fetched: now (flagged deleted and expunged at once), or never (flagged seen and left, as a leave-on-server client: read when its flag is stored, never fetched again by any reader), or a DURATION of run time (flagged seen and left as with never, then flagged deleted and expunged at the first sync or visit after it is that much older than its acceptance, as a client set to delete mail from the server after N days)", NULL },
     { "imap", "idle_renew", OPT_DURATION, O(imap_idle_renew), "29m", NULL, "idle model: an IDLE is ended (DONE) and issued again after this long, before RFC 2177's 30-minute limit", an_interval },
     { "imap", "max_literal", OPT_BYTES, O(imap_max_literal), "80M", NULL, "the largest literal (a message's body) a reader accepts; a server's larger one, or one longer than the RFC822.SIZE it gave, ends the session as a protocol error", a_literal },
 
@@ -364,13 +364,9 @@ static int check_imap(const struct config *cfg, char *err, size_t errlen)
     }
     if (cfg->reader_protocol != READERS_IMAP)
         return 0;
-    if (after && after != IMAP_DELETE_NEVER) {
-        snprintf(err, errlen, "imap.delete: now or never; a delay of run time is not implemented yet");
-        return -1;
-    }
-    if (after == IMAP_DELETE_NEVER && !cfg->exclusive) {
-        snprintf(err, errlen, "imap.delete = never: needs pop3.exclusive = yes (a client's memory of its mailbox is "
-                              "its own)");
+    if (after && !cfg->exclusive) {
+        snprintf(err, errlen, "imap.delete = %s: needs pop3.exclusive = yes (a client's memory of its mailbox is "
+                              "its own)", cfg->imap_delete);
         return -1;
     }
     if ((share[IMAP_IDLE] || share[IMAP_POLL]) && !cfg->exclusive) {
