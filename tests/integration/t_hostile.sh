@@ -238,13 +238,17 @@ f() { local a=() k; for k in "$@"; do a+=(--set "fault.$k"); done; printf '%s\n'
 SMTP_STAGES=(banner ehlo mail rcpt data eod quit)
 POP3_STAGES=(banner user pass stat list retr dele quit)
 
-# a stall must outlast the 1 s timeout before the sending ends, or the stalled
-# sessions are closed by the stop instead of timing out
+# The SMTP scenarios keep a reader, so the run drains: a run without readers stops
+# when its sending ends and closes the command in flight unanswered, while in a
+# drain each sender waits for that command's reply or its timeout, and the drain
+# ends once the senders have closed. A stall that began after the sending's end
+# still times out (a loaded machine can reach EHLO that late); the drain's 5 s is
+# a bound, past the 1 s timeout.
 for st in "${SMTP_STAGES[@]}"; do
     mapfile -t A < <(f "smtp.$st.kind=stall" "smtp.$st.every=1")
-    run "smtp-stall-$st" "${A[@]}" -- --readers 0 --duration 2s
+    run "smtp-stall-$st" "${A[@]}" -- --readers 1 --duration 2s --drain 5s
     mapfile -t A < <(f "smtp.$st.kind=reset" "smtp.$st.every=1")
-    run "smtp-reset-$st" "${A[@]}" -- --readers 0
+    run "smtp-reset-$st" "${A[@]}" -- --readers 1
 done
 for st in "${POP3_STAGES[@]}"; do
     mapfile -t A < <(f "pop3.$st.kind=stall" "pop3.$st.every=1")
