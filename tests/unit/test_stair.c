@@ -162,6 +162,33 @@ static void climbs_down_and_up(void **st)
     assert_true(run.rate[0] > top && run.rate[run.n - 1] >= 1.2 * top - 1e-9);
 }
 
+/* A staircase all open is run once more, twice as long; open again, the search
+ * ends saying why, rather than climbing the same stairs again. */
+static void all_open(void **st)
+{
+    (void)st;
+    struct stair s;
+    stair_init(&s, &rules);
+    s.probe = 0;
+    s.mrr = 100;
+    struct stair_run run, first;
+    enum level_outcome out[STAIR_LEVELS_MAX];
+    stair_next(&s, &first);
+    assert_int_equal(first.kind, RUN_CLIMB);
+    for (unsigned i = 0; i < first.n; i++)
+        out[i] = LEVEL_OPEN;
+    stair_result(&s, &first, out, 0);
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_RETRY);
+    assert_int_equal(run.n, first.n);
+    assert_true(run.rate[0] == first.rate[0] && run.rate[run.n - 1] == first.rate[first.n - 1]);
+    stair_result(&s, &run, out, 0);
+    assert_true(s.done);
+    assert_non_null(strstr(s.end, "every level open"));
+    stair_next(&s, &run);
+    assert_int_equal(run.n, 0);
+}
+
 static void refines_a_wide_gap(void **st)
 {
     (void)st;
@@ -489,7 +516,7 @@ int main(void)
         cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(probes_then_climbs), cmocka_unit_test(climbs_down_and_up),
         cmocka_unit_test(refines_a_wide_gap), cmocka_unit_test(chance_band), cmocka_unit_test(stops_at_max_rate),
         cmocka_unit_test(levels_judged), cmocka_unit_test(lower_bound_only_below_failures), cmocka_unit_test(remaining),
-        cmocka_unit_test(confirmation_judged), cmocka_unit_test(level_own_ledger),
+        cmocka_unit_test(confirmation_judged), cmocka_unit_test(level_own_ledger), cmocka_unit_test(all_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

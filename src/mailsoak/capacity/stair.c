@@ -141,6 +141,37 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* How many levels of the search (probes and the confirmation aside) were open. */
+static unsigned opens(const struct stair *s)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < s->n; i++)
+        n += s->v[i].kind != RUN_CONFIRM && s->v[i].kind != RUN_PROBE && s->v[i].out == LEVEL_OPEN;
+    return n;
+}
+
+/* The open levels between lo and hi (0: no bound) run once and never decided:
+ * again, twice as long (RUN_RETRY). 0 when there are none. */
+static int retry_open(const struct stair *s, double lo, double hi, struct stair_run *run)
+{
+    run->kind = RUN_RETRY;
+    run->n = 0;
+    for (unsigned i = 0; i < s->n && run->n < STAIR_LEVELS_MAX; i++) {
+        unsigned runs, decided;
+        const struct stair_level *l = &s->v[i];
+        if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE || l->out != LEVEL_OPEN || l->rate <= lo ||
+            (hi > 0 && l->rate >= hi))
+            continue;
+        tries(s, l->rate, &runs, &decided);
+        if (runs == 1 && !decided)
+            run->rate[run->n++] = l->rate;
+    }
+    if (!run->n)
+        return 0;
+    qsort(run->rate, run->n, sizeof *run->rate, cmp_double);
+    return 1;
+}
+
 void stair_next(const struct stair *s, struct stair_run *run)
 {
     memset(run, 0, sizeof *run);
@@ -154,8 +185,11 @@ void stair_next(const struct stair *s, struct stair_run *run)
     }
     double pass = stair_lower_bound(s), fail = stair_fail_min(s), top = 1 + 2 * s->r.step;
     if (pass == 0 && fail == 0) {
-        /* the first staircase: from below what the probe delivered to above it */
-        climb(s, s->mrr * (1 - s->r.below), s->mrr * top, RUN_CLIMB, run);
+        /* the first staircase: from below what the probe delivered to above it;
+         * one whose levels were all open, once more, twice as long; after that
+         * nothing (the backlog too noisy to judge in capacity.level) */
+        if (!retry_open(s, 0, 0, run) && !opens(s))
+            climb(s, s->mrr * (1 - s->r.below), s->mrr * top, RUN_CLIMB, run);
         return;
     }
     if (pass == 0) {
@@ -198,21 +232,8 @@ void stair_next(const struct stair *s, struct stair_run *run)
             run->rate[run->n++] = tried[w] * pow(g, (double)i / (m + 1));
         return;
     }
-    /* the open levels inside the bracket, run once: again, twice as long */
-    run->kind = RUN_RETRY;
-    for (unsigned i = 0; i < s->n && run->n < STAIR_LEVELS_MAX; i++) {
-        unsigned runs, decided;
-        const struct stair_level *l = &s->v[i];
-        if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE || l->out != LEVEL_OPEN || l->rate <= pass || l->rate >= fail)
-            continue;
-        tries(s, l->rate, &runs, &decided);
-        if (runs == 1 && !decided)
-            run->rate[run->n++] = l->rate;
-    }
-    if (run->n) {
-        qsort(run->rate, run->n, sizeof *run->rate, cmp_double);
+    if (retry_open(s, pass, fail, run))
         return;
-    }
     if (s->r.confirm && s->confirmed < 0) {
         double cap = stair_capacity(s);
         run->kind = RUN_CONFIRM;
@@ -284,7 +305,10 @@ void stair_result(struct stair *s, const struct stair_run *run, const enum level
     struct stair_run next;
     stair_next(s, &next);
     if (next.n == 0) {
-        stair_stop(s, "the bracket reached its precision");
+        stair_stop(s, stair_pass_max(s) > 0 || stair_fail_min(s) > 0
+                          ? "the bracket reached its precision"
+                          : "every level open, twice: the backlog too noisy to judge in capacity.level (longer levels "
+                            "decide more)");
         return;
     }
     if (s->r.max_runs && s->runs >= s->r.max_runs)
