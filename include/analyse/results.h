@@ -1,6 +1,6 @@
-/* results: reading the JSON files `mailsoak run --json` writes (format_version 1),
- * grouping them by label (same label = repeats) and checking that they ran the same
- * workload. Shared by `compare` and `report`; every key may be missing. */
+/* results: result files (result/result.h reads each one) grouped by label (same
+ * label = repeats), checking that they ran the same workload. Shared by `compare`,
+ * `report` and `merge`; every key may be missing. */
 #ifndef MS_RESULTS_H
 #define MS_RESULTS_H
 
@@ -11,20 +11,7 @@
 #include <jansson.h>
 
 #include "lib/json.h"
-
-/* The result file format: its name and version, in "format" and "format_version".
- * Written by `mailsoak run` (run/output.c) and `mailsoak merge`, read here; a
- * change that old readers would misread takes a new version. */
-#define RESULT_FORMAT "mailsoak-result"
-#define RESULT_FORMAT_VERSION 1
-
-struct result {
-    char *path;
-    char *label;              /* the file's label, or its base name when it has none;
-                                 printable (lib/printable.h): it is shown as it is */
-    json_t *root;             /* owned; the views below borrow from it */
-    json_t *summary, *workload, *config, *timeline, *events;   /* NULL when absent */
-};
+#include "result/result.h"
 
 /* Runs sharing a label, in order of first appearance. */
 struct result_group {
@@ -39,10 +26,6 @@ struct result_set {
     struct result_group *groups;
     size_t ngroups;
 };
-
-/* Loads one file; -1 with "path: reason" in err. */
-int result_load(struct result *r, const char *path, char *err, size_t errlen);
-void result_free(struct result *r);
 
 /* Loads every file and groups them; stops at the first bad one (-1, reason in err). */
 int results_load(struct result_set *rs, char *const *paths, size_t n, char *err, size_t errlen);

@@ -5,27 +5,27 @@
  * in place of the step's fixed-window slope: the level passes when the test says
  * kept up and every gate passes, fails when the test says behind or a gate fails,
  * and is open when the test reached neither bound within the level (the knee's
- * band). Pure: a parsed file in, a judgement out (tests/unit/test_stair.c). */
+ * band). Pure: a read result (result/result.h) in, a judgement out (tests/unit/test_stair.c). */
 #ifndef MS_CAPACITY_LEVEL_H
 #define MS_CAPACITY_LEVEL_H
 
-#include <jansson.h>
 #include <stddef.h>
 
 #include "capacity/stair.h"
 #include "capacity/step.h"
+#include "result/result.h"
 #include "verdict/drift.h"
 
 /* The points of the send intervals that began at or after start_s and ended by
  * end_s, for drift.h: p[0] the end of the interval before them (the backlog the
  * level began with). Returns how many (0: none), *out allocated, freed by the caller. */
-unsigned level_points(const json_t *root, double start_s, double end_s, struct drift_point **out);
+unsigned level_points(const struct result *r, double start_s, double end_s, struct drift_point **out);
 
 /* The ledger's outcomes of the mail the level accepted (its stage of the run's
  * verdict.stages: sent, lost, duplicated, corrupted, pending) in place of the whole
  * run's in f, so a loss fails the level that lost it. -1, f unchanged, when the
  * result has no such stage (a file of an older mailsoak: the whole run's stay). */
-int level_ledger(const json_t *root, unsigned stage, struct step_figures *f);
+int level_ledger(const struct result *r, unsigned stage, struct step_figures *f);
 
 struct level_judgement {
     enum level_outcome out;

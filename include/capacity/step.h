@@ -4,17 +4,17 @@
  * send phase that began after the ramp and the warm-up,
  * and every figure the step is judged on is added up over them (counts, error
  * classes, the latency histograms themselves, never percentiles), beside the whole
- * run's ledger (lost, duplicated, corrupted). Pure: a parsed file in, figures and a
+ * run's ledger (lost, duplicated, corrupted). Pure: a read result (result/result.h) in, figures and a
  * judgement out (tests/unit/test_capacity.c). */
 #ifndef MS_CAPACITY_STEP_H
 #define MS_CAPACITY_STEP_H
 
-#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "engine/stats.h"
 #include "lib/hist.h"
+#include "result/result.h"
 #include "verdict/gate.h"
 
 struct step_figures {
@@ -43,10 +43,11 @@ struct step_figures {
  * into its run (after the ramp and the warm-up). 0, or -1
  * with the reason in err (not a result file, a timeline entry without its counts,
  * histograms that do not add up). */
-int step_read(const json_t *root, double start_s, struct step_figures *f, char *err, size_t errlen);
+int step_read(const struct result *r, double start_s, struct step_figures *f, char *err, size_t errlen);
 /* The same over the send intervals that began at or after start_s and ended by
  * end_s: a level of a staircase run (capacity/level.h). */
-int step_read_span(const json_t *root, double start_s, double end_s, struct step_figures *f, char *err, size_t errlen);
+int step_read_span(const struct result *r, double start_s, double end_s, struct step_figures *f, char *err,
+                   size_t errlen);
 
 /* What a step is judged against: the steady state (the backlog of mail accepted
  * and not read may grow by at most queue_growth of the accepted rate) and the

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What DEVELOPERS.md says of the tree holds where a script can tell
 # (scripts/check-tree: opening comments, the layout table, a header named after
-# each file, bench and command names, sizes, one out-of-memory policy, three mutable globals), and check-tree really fails on
+# each file, bench and command names, sizes, one out-of-memory policy, three mutable globals, result files read
+# by key in result/ alone), and check-tree really fails on
 # each of them (on a copy of the tree with one thing planted).
 source "$(dirname "$0")/lib.sh"
 
@@ -79,6 +80,19 @@ n=$(wc -l <"$WORK/copy/src/lib/json.c")
 for _ in $(seq $((801 - n))); do echo >>"$WORK/copy/src/lib/json.c"; done
 tree_check
 check "a file over 800 lines fails" grep -q '^src/lib/json.c: 801 lines, over 800' "$WORK/bad.txt"
+
+fresh
+# a capacity step reading its result file by key, past result/result.h
+sed -i '0,/^    f->sent = r->c.sent;/s||    f->sent = json_path_count(r->summary, "sent");|' "$WORK/copy/src/mailsoak/capacity/step.c"
+tree_check
+check "a result file read by key outside result/ fails" eq "$?" 1
+check "the failure names the file" grep -q '^src/mailsoak/capacity/step.c: reads a JSON document by key 1 times' "$WORK/bad.txt"
+fresh
+printf '\nstatic double planted(const json_t *r) { return json_path_number_or(r, "elapsed_s", 0); }\n' \
+    >>"$WORK/copy/src/mailsoak/run/fill_file.c"
+tree_check
+check "one more read by key in a file of the list fails" eq "$?" 1
+check "the failure names it and its entry" grep -q '^src/mailsoak/run/fill_file.c: .*over the 6 of check-tree' "$WORK/bad.txt"
 
 fresh
 printf '/* planted: a counter */\nint planted_counter;\nint planted_next(void);\nint planted_next(void) { return ++planted_counter; }\n' \

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "analyse/latency.h"
+#include "result/latency.h"
 #include "capacity/rerun.h"
 #include "capacity/search.h"
 #include "capacity/step.h"
@@ -172,6 +172,16 @@ static void goes_down_and_stops(void **st)
     assert_string_equal(s.end, "time");
 }
 
+/* A step read from a document as cmd_capacity reads its file (result/result.h). */
+static int read_step(json_t *root, double start_s, struct step_figures *f, char *err, size_t errlen)
+{
+    struct result r;
+    assert_int_equal(result_from_json(&r, root, NULL, err, errlen), 0);
+    int rc = step_read(&r, start_s, f, err, errlen);
+    result_free(&r);
+    return rc;
+}
+
 /* A result file: n intervals of 1 s, the first `ramp` in the ramp, then the send
  * phase, then two of drain; each steady one with sent 100, read read_per, the
  * backlog growing by growth a second, and a latency class. */
@@ -231,33 +241,33 @@ static void where_the_backlog_grows(void **st)
     unsigned ro = 0;                          /* what the search ruled out */
     step_rules_specmail(&rl, 0.05);
     json_t *r = result_srv(10, 2, 9, 91, 3000000, 9, 0);     /* the queue takes the growth */
-    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_int_equal(read_step(r, 2.0, f, err, sizeof err), 0);
     assert_true(f->has_spool && f->has_store && fabs(f->spool_slope - 9) < 0.01);
     step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_FAIL);
     assert_string_equal(j.v[j.first_failed].name, "queue growth");
     json_decref(r);
     r = result_srv(10, 2, 9, 91, 3000000, 0, 9);             /* the mailboxes take it */
-    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_int_equal(read_step(r, 2.0, f, err, sizeof err), 0);
     step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_INVALID);
     assert_int_equal(j.fix, FIX_READERS);
     assert_non_null(strstr(j.why, "mailboxes"));
     json_decref(r);
     r = result_srv(10, 2, 9, 91, 6000000000ull, 0, 9);       /* in the mailboxes, but POP3 takes 6 s */
-    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_int_equal(read_step(r, 2.0, f, err, sizeof err), 0);
     step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_FAIL);                  /* the server keeps the readers waiting */
     json_decref(r);
     r = result_srv(10, 2, 9, 91, 3000000, 0, -1);            /* a flat queue, no store count */
-    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_int_equal(read_step(r, 2.0, f, err, sizeof err), 0);
     step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_INVALID);
     assert_int_equal(j.fix, FIX_READERS);
     json_decref(r);
     /* a backlog of 1-2 messages moving by one is noise, not growth */
     r = result(10, 2, 0, 100, 3000000);
-    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_int_equal(read_step(r, 2.0, f, err, sizeof err), 0);
     f->unread_mean = 2;
     f->unread_slope = 0.5;                   /* 4 messages over 8 s: within 3 sqrt(3) */
     f->accepted = 1;
@@ -273,7 +283,7 @@ static void window_figures(void **st)
     char err[200];
     struct step_figures *f = calloc(1, sizeof *f);
     json_t *r = result(10, 2, 4, 96, 3000000);
-    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_int_equal(read_step(r, 2.0, f, err, sizeof err), 0);
     assert_int_equal(f->intervals, 8);        /* 3..10: began at or after 2 s */
     assert_true(fabs(f->window_s - 8) < 1e-9);
     assert_int_equal(f->c.sent, 800);         /* the ramp's and the drain's 7s are not in it */
@@ -298,7 +308,7 @@ static void window_figures(void **st)
     json_decref(r);
 
     r = result(10, 2, 9, 91, 3000000);        /* the backlog grows 9 a second */
-    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_int_equal(read_step(r, 2.0, f, err, sizeof err), 0);
     step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_FAIL);
     assert_string_equal(j.v[j.first_failed].name, "queue growth");
@@ -307,7 +317,7 @@ static void window_figures(void **st)
     json_decref(r);
 
     r = result(10, 2, 0, 100, 6000000000ull);  /* every command 6 s: the p95 gate */
-    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_int_equal(read_step(r, 2.0, f, err, sizeof err), 0);
     step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_FAIL);
     assert_string_equal(j.v[j.first_failed].name, "smtp.rcpt p95");
@@ -315,21 +325,21 @@ static void window_figures(void **st)
 
     r = result(10, 2, 0, 100, 3000000);
     json_object_set_new(json_object_get(r, "summary"), "lost", json_integer(1));
-    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_int_equal(read_step(r, 2.0, f, err, sizeof err), 0);
     step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_FAIL);
     assert_string_equal(j.v[j.first_failed].name, "lost");
     json_decref(r);
 
     r = result(2, 2, 0, 100, 3000000);         /* all ramp: nothing to judge */
-    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_int_equal(read_step(r, 2.0, f, err, sizeof err), 0);
     step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_INVALID);
     json_decref(r);
 
     r = json_pack("{s:[{s:f, s:s}, {s:f, s:s}], s:{}}", "timeline", "t", 2.0, "phase", "send", "t", 3.0, "phase", "send",
                   "summary");
-    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), -1);   /* an entry without its counts */
+    assert_int_equal(read_step(r, 2.0, f, err, sizeof err), -1);   /* an entry without its counts */
     assert_non_null(strstr(err, "unread"));
     json_decref(r);
     free(f);
@@ -346,7 +356,7 @@ static void tester_limits(void **st)
     unsigned ro = 0;                          /* what the search ruled out */
     step_rules_specmail(&rl, 0.05);
     json_t *r = result(10, 2, 9, 91, 3000000);
-    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_int_equal(read_step(r, 2.0, f, err, sizeof err), 0);
     f->c.late_busy = 2;                       /* 2 of 800: over 1 in 1000 */
     step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_INVALID);
@@ -413,7 +423,7 @@ static void tester_ruled_out(void **st)
     unsigned ro = 0;                          /* what the search ruled out */
     step_rules_specmail(&rl, 0.05);
     json_t *r = result_srv(10, 2, 9, 91, 3000000, 0, 9);     /* the mailboxes take the growth */
-    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_int_equal(read_step(r, 2.0, f, err, sizeof err), 0);
     step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_INVALID);
     ro = 1u << FIX_SENDERS;                                   /* the other one: still the readers' */
@@ -427,7 +437,7 @@ static void tester_ruled_out(void **st)
     json_decref(r);
 
     r = result(10, 2, 0, 100, 3000000);                       /* steady, but arrivals waited for senders */
-    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_int_equal(read_step(r, 2.0, f, err, sizeof err), 0);
     ro = 0;
     f->c.late_busy = 100;
     step_judge(&rl, f, ro, &j);
@@ -490,7 +500,7 @@ static void swing_is_not_a_trend(void **st)
         double t = i + 1.0, u = t <= 6 ? 50 + 20 * (t - 2) : 130 - 20 * (t - 6);
         json_object_set_new(json_array_get(json_object_get(r, "timeline"), i), "unread", json_integer((json_int_t)u));
     }
-    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_int_equal(read_step(r, 2.0, f, err, sizeof err), 0);
     assert_true(fabs(f->unread_half[0] - 20) < 1e-9 && fabs(f->unread_half[1] + 20) < 1e-9);
     assert_true(fabs(f->unread_slope) < 1e-9);
     step_judge(&rl, f, ro, &j);
@@ -509,7 +519,7 @@ static void swing_is_not_a_trend(void **st)
     json_decref(r);
 
     r = result(10, 2, 9, 91, 3000000);        /* both halves grow 9 a second */
-    assert_int_equal(step_read(r, 2.0, f, err, sizeof err), 0);
+    assert_int_equal(read_step(r, 2.0, f, err, sizeof err), 0);
     assert_true(fabs(f->unread_half[0] - 9) < 0.01 && fabs(f->unread_half[1] - 9) < 0.01);
     step_judge(&rl, f, ro, &j);
     assert_int_equal(j.verdict, STEP_FAIL);
@@ -537,7 +547,7 @@ static void step_at(struct step_record *st, const struct step_rules *rl, double 
     st->senders = senders;
     st->readers = readers;
     st->f = calloc(1, sizeof *st->f);
-    assert_int_equal(step_read(r, 2.0, st->f, err, sizeof err), 0);
+    assert_int_equal(read_step(r, 2.0, st->f, err, sizeof err), 0);
     st->f->c.late_busy = late_busy;
     step_judge(rl, st->f, 0, &st->j);
     json_decref(r);

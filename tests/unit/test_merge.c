@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "analyse/compare.h"
-#include "analyse/latency.h"
+#include "result/latency.h"
 #include "analyse/merge.h"
 #include "lib/rng.h"
 #include "cmd/cmd_compare.h"

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "analyse/latency.h"
+#include "result/latency.h"
 #include "capacity/level.h"
 #include "capacity/stair.h"
 #include "lib/hist.h"
@@ -343,13 +343,16 @@ static void levels_judged(void **st)
     struct drift_rules dr;
     drift_rules_default(&dr);
     dr.cap_s = 60;
+    struct result res;
+    char rerr[200];
+    assert_int_equal(result_from_json(&res, root, NULL, rerr, sizeof rerr), 0);
     for (unsigned k = 0; k < 5; k++) {
         struct step_figures f;
         char err[200];
-        assert_int_equal(step_read_span(root, 60.0 * k, 60.0 * (k + 1), &f, err, sizeof err), 0);
+        assert_int_equal(step_read_span(&res, 60.0 * k, 60.0 * (k + 1), &f, err, sizeof err), 0);
         assert_int_equal(f.intervals, 60);
         struct drift_point *p;
-        unsigned n = level_points(root, 60.0 * k, 60.0 * (k + 1), &p);
+        unsigned n = level_points(&res, 60.0 * k, 60.0 * (k + 1), &p);
         assert_int_equal(n, 61);
         assert_true(p[0].t == 60.0 * k && p[60].t == 60.0 * (k + 1));
         struct level_judgement lj;
@@ -359,6 +362,7 @@ static void levels_judged(void **st)
         assert_int_equal(lj.out, want[k]);
         free(p);
     }
+    result_free(&res);
     json_decref(root);
 }
 
@@ -378,12 +382,15 @@ static void confirmation_judged(void **st)
     struct drift_rules dr;
     drift_rules_default(&dr);
     dr.cap_s = 60;
+    struct result res;
+    char rerr[200];
+    assert_int_equal(result_from_json(&res, root, NULL, rerr, sizeof rerr), 0);
     for (unsigned k = 0; k < 4; k++) {
         struct step_figures f;
         char err[200];
-        assert_int_equal(step_read_span(root, 60.0 * k, 60.0 * (k + 1), &f, err, sizeof err), 0);
+        assert_int_equal(step_read_span(&res, 60.0 * k, 60.0 * (k + 1), &f, err, sizeof err), 0);
         struct drift_point *p;
-        unsigned n = level_points(root, 60.0 * k, 60.0 * (k + 1), &p);
+        unsigned n = level_points(&res, 60.0 * k, 60.0 * (k + 1), &p);
         struct level_judgement lj, ls;
         level_judge_confirm(&r, &dr, &f, p, n, &lj);
         level_judge(&r, &dr, DRIFT_VAR_BATCH, &f, p, n, &ls);
@@ -399,12 +406,13 @@ static void confirmation_judged(void **st)
         free(p);
         /* too few intervals to judge: invalid, never a pass */
         if (k == 0) {
-            n = level_points(root, 0, 3, &p);
+            n = level_points(&res, 0, 3, &p);
             level_judge_confirm(&r, &dr, &f, p, n, &lj);
             assert_int_equal(lj.out, LEVEL_INVALID);
             free(p);
         }
     }
+    result_free(&res);
     json_decref(root);
 }
 
@@ -428,15 +436,18 @@ static void level_own_ledger(void **st)
     drift_rules_default(&dr);
     dr.cap_s = 60;
     const enum level_outcome want[] = { LEVEL_PASS, LEVEL_FAIL };
+    struct result res;
+    char rerr[200];
+    assert_int_equal(result_from_json(&res, root, NULL, rerr, sizeof rerr), 0);
     for (unsigned k = 0; k < 2; k++) {
         struct step_figures f;
         char err[200];
-        assert_int_equal(step_read_span(root, 60.0 * k, 60.0 * (k + 1), &f, err, sizeof err), 0);
+        assert_int_equal(step_read_span(&res, 60.0 * k, 60.0 * (k + 1), &f, err, sizeof err), 0);
         assert_true(f.lost == 2);                   /* the run's */
-        assert_int_equal(level_ledger(root, k, &f), 0);
+        assert_int_equal(level_ledger(&res, k, &f), 0);
         assert_true(f.lost == (k ? 2u : 0u) && f.duplicated == k && f.pending == (k ? 4u : 0u) && f.sent == 3000);
         struct drift_point *p;
-        unsigned n = level_points(root, 60.0 * k, 60.0 * (k + 1), &p);
+        unsigned n = level_points(&res, 60.0 * k, 60.0 * (k + 1), &p);
         struct level_judgement lj;
         level_judge(&r, &dr, DRIFT_VAR_BATCH, &f, p, n, &lj);
         assert_int_equal(lj.out, want[k]);
@@ -447,12 +458,15 @@ static void level_own_ledger(void **st)
     /* no stage of that number, or an older file without stages: the run's stay */
     struct step_figures f;
     char err[200];
-    assert_int_equal(step_read_span(root, 0, 60, &f, err, sizeof err), 0);
-    assert_int_equal(level_ledger(root, 2, &f), -1);
+    assert_int_equal(step_read_span(&res, 0, 60, &f, err, sizeof err), 0);
+    assert_int_equal(level_ledger(&res, 2, &f), -1);
     assert_true(f.lost == 2);
+    result_free(&res);
     json_object_del(root, "verdict");
-    assert_int_equal(level_ledger(root, 0, &f), -1);
+    assert_int_equal(result_from_json(&res, root, NULL, rerr, sizeof rerr), 0);
+    assert_int_equal(level_ledger(&res, 0, &f), -1);
     assert_true(f.lost == 2);
+    result_free(&res);
     json_decref(root);
 }
 

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyse/latency.h"
+#include "result/latency.h"
 #include "lib/alloc.h"
 #include "lib/units.h"
 

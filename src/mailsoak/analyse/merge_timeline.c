@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyse/latency.h"
+#include "result/latency.h"
 #include "lib/alloc.h"
 
 /* Timeline values that are levels at the end of an interval rather than counts over

@@ -1,6 +1,6 @@
-/* results: loads and validates result files and groups repeats by label. Validation
- * is of the envelope only (format, version, the types of the top-level parts); what
- * is inside may be partial, and readers treat a missing key as "not measured". */
+/* results: result files loaded (result/result.h) and grouped by label, and their
+ * workloads compared; what is inside may be partial, and readers treat a missing
+ * key as "not measured". */
 #include "analyse/results.h"
 
 #include <stdarg.h>
@@ -11,93 +11,6 @@
 #include "lib/cli.h"
 #include "lib/alloc.h"
 #include "lib/printable.h"
-
-/* A part that must be an object/array when present; sets *out to NULL when absent. */
-static int part(json_t *root, const char *key, int want_array, json_t **out,
-                const char *path, char *err, size_t errlen)
-{
-    json_t *v = json_object_get(root, key);
-    *out = NULL;
-    if (!v || json_is_null(v))
-        return 0;
-    if (want_array ? !json_is_array(v) : !json_is_object(v)) {
-        snprintf(err, errlen, "%s: \"%s\" is not an %s", path, key, want_array ? "array" : "object");
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-/* Labels reach terminals (compare's table) and files other programs read (CSV):
- * the file's bytes, or its name's, made printable once here. */
-static char *label_from_path(const char *path)
-{
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    size_t n = strlen(b);
-    if (n > 5 && !strcmp(b + n - 5, ".json"))
-        n -= 5;
-    return printable_dup(b, n);
-}
-
-int result_load(struct result *r, const char *path, char *err, size_t errlen)
-{
-    json_error_t je;
-    memset(r, 0, sizeof *r);
-    r->root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-    if (!r->root) {
-        if (je.line > 0)
-            snprintf(err, errlen, "%s:%d: invalid JSON: %s", path, je.line, je.text);
-        else
-            snprintf(err, errlen, "%s: %s", path, je.text);
-        return -1;
-    }
-    json_t *fmt = json_object_get(r->root, "format"), *ver = json_object_get(r->root, "format_version");
-    if (!json_is_object(r->root) || !json_is_string(fmt) || strcmp(json_string_value(fmt), RESULT_FORMAT)) {
-        snprintf(err, errlen, "%s: not a mailsoak result file (no \"format\": \"" RESULT_FORMAT "\")", path);
-        goto fail;
-    }
-    if (!json_is_integer(ver)) {
-        snprintf(err, errlen, "%s: \"format_version\" is missing or not an integer", path);
-        goto fail;
-    }
-    if (json_integer_value(ver) != RESULT_FORMAT_VERSION) {
-        snprintf(err, errlen, "%s: format_version %lld is not one this mailsoak reads (%d)", path,
-                 (long long)json_integer_value(ver), RESULT_FORMAT_VERSION);
-        goto fail;
-    }
-    if (part(r->root, "summary", 0, &r->summary, path, err, errlen) < 0 ||
-        part(r->root, "workload", 0, &r->workload, path, err, errlen) < 0 ||
-        part(r->root, "config", 0, &r->config, path, err, errlen) < 0 ||
-        part(r->root, "timeline", 1, &r->timeline, path, err, errlen) < 0 ||
-        part(r->root, "events", 1, &r->events, path, err, errlen) < 0)
-        goto fail;
-    json_t *label = json_object_get(r->root, "label");
-    if (label && !json_is_string(label) && !json_is_null(label)) {
-        snprintf(err, errlen, "%s: \"label\" is not a string", path);
-        goto fail;
-    }
-    /* An unlabelled run is its own column: grouping all of them as repeats of ""
-     * would average runs that may have nothing in common. */
-    if (json_is_string(label) && *json_string_value(label))
-        r->label = printable_dup(json_string_value(label), json_string_length(label));
-    else
-        r->label = label_from_path(path);
-    r->path = xstrdup(path);
-    return 0;
-fail:
-    json_decref(r->root);
-    r->root = NULL;
-    return -1;
-}
-
-void result_free(struct result *r)
-{
-    json_decref(r->root);
-    free(r->path);
-    free(r->label);
-    memset(r, 0, sizeof *r);
-}
 
 int results_load(struct result_set *rs, char *const *paths, size_t n, char *err, size_t errlen)
 {

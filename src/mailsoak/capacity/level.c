@@ -5,44 +5,40 @@
 #include <string.h>
 
 #include "lib/alloc.h"
-#include "lib/json.h"
 
-int level_ledger(const json_t *root, unsigned stage, struct step_figures *f)
+int level_ledger(const struct result *r, unsigned stage, struct step_figures *f)
 {
-    const json_t *st = json_array_get(json_object_get(json_object_get(root, "verdict"), "stages"), stage);
-    if (!json_is_object(st) || !json_is_integer(json_object_get(st, "accepted")))
+    const struct result_stage *st = stage < r->nstages ? &r->stages[stage] : NULL;
+    if (!st || !st->has_accepted)
         return -1;
-    f->sent = json_path_count(st, "accepted");
-    f->lost = json_path_count(st, "lost");
-    f->duplicated = json_path_count(st, "duplicated");
-    f->corrupted = json_path_count(st, "corrupted");
-    f->pending = json_path_count(st, "pending");
+    f->sent = st->accepted;
+    f->lost = st->lost;
+    f->duplicated = st->duplicated;
+    f->corrupted = st->corrupted;
+    f->pending = st->pending;
     return 0;
 }
 
-unsigned level_points(const json_t *root, double start_s, double end_s, struct drift_point **out)
+unsigned level_points(const struct result *r, double start_s, double end_s, struct drift_point **out)
 {
-    const json_t *tl = json_object_get(root, "timeline");
-    size_t n = json_array_size(tl);
+    size_t n = r->nintervals;
     struct drift_point *p = xcalloc(n + 1, sizeof *p);
     unsigned np = 0;
     double prev_t = 0, prev_u = 0;
     for (size_t i = 0; i < n; i++) {
-        const json_t *e = json_array_get(tl, i);
-        double te = json_number_value(json_object_get(e, "t"));
-        const char *phase = json_string_value(json_object_get(e, "phase"));
-        double u = json_number_value(json_object_get(e, "unread"));
-        if (phase && !strcmp(phase, "send") && prev_t >= start_s - 1e-6 && te <= end_s + 1e-6) {
+        const struct result_interval *e = &r->intervals[i];
+        double te = e->t, u = (double)e->unread;
+        if (!strcmp(e->phase, "send") && prev_t >= start_s - 1e-6 && te <= end_s + 1e-6) {
             if (np == 0)
                 p[np++] = (struct drift_point){ .t = prev_t, .unread = prev_u };
-            const json_t *d = json_object_get(json_object_get(e, "latency"), "delivery");
+            const struct result_latency *d = &e->lat[LAT_DELIVERY];
             p[np++] = (struct drift_point){
                 .t = te,
-                .accepted = json_number_value(json_object_get(e, "sent")),
-                .read = json_number_value(json_object_get(e, "read")),
+                .accepted = (double)e->c.sent,
+                .read = (double)e->c.read,
                 .unread = u,
-                .lat_n = json_number_value(json_object_get(d, "count")),
-                .lat_mean = json_number_value(json_object_get(d, "mean")) / 1000,
+                .lat_n = (double)d->count,
+                .lat_mean = d->mean / 1000,
             };
         }
         prev_t = te;

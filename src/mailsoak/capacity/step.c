@@ -1,5 +1,5 @@
-/* step: a capacity step's steady window cut from its run's timeline, and its
- * judgement (include/capacity/step.h). */
+/* step: a capacity step's steady window cut from its run's timeline (read by
+ * result/result.h), and its judgement (include/capacity/step.h). */
 #include "capacity/step.h"
 
 #include <math.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyse/latency.h"
+#include "result/latency.h"
 #include "analyse/results.h"
 #include "lib/alloc.h"
 #include "settings/config.h"
@@ -16,58 +16,77 @@
 
 /* One steady interval's counts, error classes and latency histograms added to f.
  * 0, or -1 with the reason in err (histograms that do not add up). */
-static int add_interval(struct step_figures *f, const json_t *e, char *err, size_t errlen)
+static int add_interval(struct step_figures *f, const struct result *r, size_t i, char *err, size_t errlen)
 {
+    const struct result_interval *e = &r->intervals[i];
     f->intervals++;
-    f->c.sent += json_path_count(e, "sent");
-    f->c.read += json_path_count(e, "read");
-    f->c.errors += json_path_count(e, "errors");
-    f->c.smtp_sessions += json_path_count(e, "smtp_sessions");
-    f->c.pop3_sessions += json_path_count(e, "pop3_sessions");
-    f->c.arrivals += json_path_count(e, "arrivals");
-    f->c.late_busy += json_path_count(e, "late_busy");
-    f->c.late_engine += json_path_count(e, "late_engine");
-    f->c.left_behind += json_path_count(e, "left_behind");
-    f->c.empty_visits += json_path_count(e, "empty_visits");
-    f->c.full_visits += json_path_count(e, "full_visits");
-    f->c.idle_syncs += json_path_count(e, "idle_syncs");
-    const char *name;
-    json_t *v;
-    json_object_foreach((json_t *)json_object_get(e, "errors_by_class"), name, v)
-        if (json_is_integer(v))
-            errs_add(f->err, &f->nerr, name, (uint64_t)json_integer_value(v));
-    json_object_foreach((json_t *)json_object_get(e, "latency"), name, v)
-        for (unsigned k = 0; k < LAT_COUNT; k++)
-            if (!strcmp(name, lat_names[k]) && latency_add(&f->lat[k], v, err, errlen) < 0)
-                return -1;
-    return 0;
+    f->c.sent += e->c.sent;
+    f->c.read += e->c.read;
+    f->c.errors += e->c.errors;
+    f->c.smtp_sessions += e->c.smtp_sessions;
+    f->c.pop3_sessions += e->c.pop3_sessions;
+    f->c.arrivals += e->c.arrivals;
+    f->c.late_busy += e->c.late_busy;
+    f->c.late_engine += e->c.late_engine;
+    f->c.left_behind += e->c.left_behind;
+    f->c.empty_visits += e->c.empty_visits;
+    f->c.full_visits += e->c.full_visits;
+    f->c.idle_syncs += e->c.idle_syncs;
+    for (unsigned k = 0; k < e->nerr; k++)
+        errs_add(f->err, &f->nerr, e->err[k].name, e->err[k].count);
+    return result_interval_hists(r, i, f->lat, err, errlen);
 }
 
-int step_read(const json_t *root, double start_s, struct step_figures *f, char *err, size_t errlen)
+int step_read(const struct result *r, double start_s, struct step_figures *f, char *err, size_t errlen)
 {
-    return step_read_span(root, start_s, INFINITY, f, err, errlen);
+    return step_read_span(r, start_s, INFINITY, f, err, errlen);
 }
 
-int step_read_span(const json_t *root, double start_s, double end_s, struct step_figures *f, char *err, size_t errlen)
+/* The window's slopes and rates, from its samples. */
+static void window_trends(struct step_figures *f, double start, double end, const double *t, const double *u,
+                          unsigned np, const double *tq, const double *q, unsigned nq, const double *tm,
+                          const double *m, unsigned nm)
+{
+    f->window_s = end - start;
+    if (f->window_s > 0) {
+        f->offered = (double)f->c.arrivals / f->window_s;
+        f->accepted = (double)f->c.sent / f->window_s;
+        f->delivered = (double)f->c.read / f->window_s;
+    }
+    struct keptup_backlog b;
+    keptup_backlog(t, u, np, &b);
+    f->unread_slope = b.slope;
+    f->unread_half[0] = b.half[0];
+    f->unread_half[1] = b.half[1];
+    f->unread_mean = b.mean;
+    f->unread_n = np;
+    /* a count walked every walk_interval repeats itself between walks: two
+     * different readings at least make a slope */
+    f->has_spool = nq >= 2;
+    f->has_store = nm >= 2;
+    f->spool_slope = keptup_slope(tq, q, nq);
+    f->store_slope = keptup_slope(tm, m, nm);
+}
+
+int step_read_span(const struct result *r, double start_s, double end_s, struct step_figures *f, char *err,
+                   size_t errlen)
 {
     memset(f, 0, sizeof *f);
-    const json_t *tl = json_object_get(root, "timeline"), *sum = json_object_get(root, "summary");
-    if (!json_is_array(tl) || !json_is_object(sum)) {
+    if (!r->has_timeline || !r->summary) {
         snprintf(err, errlen, "not a result of mailsoak run (no timeline or summary)");
         return -1;
     }
-    f->sent = json_path_count(sum, "sent");
-    f->lost = json_path_count(sum, "lost");
-    f->duplicated = json_path_count(sum, "duplicated");
-    f->corrupted = json_path_count(sum, "corrupted");
-    f->pending = json_path_count(sum, "pending");
-    const json_t *st = json_object_get(sum, "settled");
-    f->settled = json_is_boolean(st) ? json_is_true(st) : -1;
-    f->interrupted = json_is_true(json_object_get(root, "interrupted"));
+    f->sent = r->c.sent;
+    f->lost = r->lo.lost;
+    f->duplicated = r->lo.duplicated;
+    f->corrupted = r->lo.corrupted;
+    f->pending = r->lo.pending;
+    f->settled = r->settled;
+    f->interrupted = r->interrupted;
 
     /* the window: send intervals that began at or after start_s; the backlog
      * is sampled at each one's end, and at the end of the one before the first */
-    size_t n = json_array_size(tl);
+    size_t n = r->nintervals;
     double *t = xcalloc(n + 1, sizeof *t), *u = xcalloc(n + 1, sizeof *u);
     double *q = xcalloc(n + 1, sizeof *q), *m = xcalloc(n + 1, sizeof *m);
     unsigned np = 0, nq = 0, nm = 0;
@@ -77,18 +96,16 @@ int step_read_span(const json_t *root, double start_s, double end_s, struct step
     double prev_unread = 0;
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        const json_t *e = json_array_get(tl, i);
-        double te;
-        if (json_path_number(e, "t", &te) < 0) {
+        const struct result_interval *e = &r->intervals[i];
+        if (!e->has_t) {
             snprintf(err, errlen, "timeline[%zu]: no time", i);
             rc = -1;
             break;
         }
-        const char *phase = json_string_value(json_object_get(e, "phase"));
-        const json_t *un = json_object_get(e, "unread");
-        int steady = phase && !strcmp(phase, "send") && prev_t >= start_s - 1e-6 && te <= end_s + 1e-6;
+        double te = e->t;
+        int steady = !strcmp(e->phase, "send") && prev_t >= start_s - 1e-6 && te <= end_s + 1e-6;
         if (steady) {
-            if (!json_is_integer(un) || !json_is_integer(json_object_get(e, "arrivals"))) {
+            if (!e->has_unread || !e->has_arrivals) {
                 snprintf(err, errlen, "timeline[%zu]: no unread or arrivals (a file of an older mailsoak)", i);
                 rc = -1;
                 break;
@@ -101,46 +118,25 @@ int step_read_span(const json_t *root, double start_s, double end_s, struct step
                 }
             }
             end = te;
-            if ((rc = add_interval(f, e, err, errlen)) < 0)
+            if ((rc = add_interval(f, r, i, err, errlen)) < 0)
                 break;
             t[np] = te;
-            u[np++] = (double)json_integer_value(un);
-            const json_t *srv = json_object_get(e, "server"), *sp = json_object_get(srv, "spool"),
-                         *sm = json_object_get(srv, "store_messages");
-            if (json_is_integer(sp)) {
+            u[np++] = (double)e->unread;
+            if (e->has_spool) {
                 tq[nq] = te;
-                q[nq++] = (double)json_integer_value(sp);
+                q[nq++] = e->spool;
             }
-            if (json_is_integer(sm)) {
+            if (e->has_store) {
                 tm[nm] = te;
-                m[nm++] = (double)json_integer_value(sm);
+                m[nm++] = e->store_messages;
             }
         }
-        prev_unread_ok = json_is_integer(un);
-        prev_unread = prev_unread_ok ? (double)json_integer_value(un) : 0;
+        prev_unread_ok = e->has_unread;
+        prev_unread = prev_unread_ok ? (double)e->unread : 0;
         prev_t = te;
     }
-    if (rc == 0 && f->intervals) {
-        f->window_s = end - start;
-        if (f->window_s > 0) {
-            f->offered = (double)f->c.arrivals / f->window_s;
-            f->accepted = (double)f->c.sent / f->window_s;
-            f->delivered = (double)f->c.read / f->window_s;
-        }
-        struct keptup_backlog b;
-        keptup_backlog(t, u, np, &b);
-        f->unread_slope = b.slope;
-        f->unread_half[0] = b.half[0];
-        f->unread_half[1] = b.half[1];
-        f->unread_mean = b.mean;
-        f->unread_n = np;
-        /* a count walked every walk_interval repeats itself between walks: two
-         * different readings at least make a slope */
-        f->has_spool = nq >= 2;
-        f->has_store = nm >= 2;
-        f->spool_slope = keptup_slope(tq, q, nq);
-        f->store_slope = keptup_slope(tm, m, nm);
-    }
+    if (rc == 0 && f->intervals)
+        window_trends(f, start, end, t, u, np, tq, q, nq, tm, m, nm);
     free(t);
     free(u);
     free(q);

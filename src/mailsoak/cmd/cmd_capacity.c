@@ -305,15 +305,14 @@ static int write_outputs(const struct config *cfg, const struct capacity_record 
 static void judge_step(const struct capacity_record *c, struct step_record *st)
 {
     char err[300];
-    json_error_t je;
-    json_t *root = json_load_file(st->json, 0, &je);
-    if (!root) {
+    struct result r;
+    if (result_load(&r, st->json, err, sizeof err) < 0) {
         st->j.verdict = STEP_INVALID;
-        snprintf(st->j.why, sizeof st->j.why, "its run (exit %d) wrote no result: %s", st->exit_status, je.text);
+        snprintf(st->j.why, sizeof st->j.why, "its run (exit %d) wrote no result: %.160s", st->exit_status, err);
         return;
     }
     st->f = xcalloc(1, sizeof *st->f);
-    if (step_read(root, c->ramp_s + c->warmup_s, st->f, err, sizeof err) < 0) {
+    if (step_read(&r, c->ramp_s + c->warmup_s, st->f, err, sizeof err) < 0) {
         free(st->f);
         st->f = NULL;
         st->j.verdict = STEP_INVALID;
@@ -321,7 +320,7 @@ static void judge_step(const struct capacity_record *c, struct step_record *st)
     } else {
         step_judge(&c->rules, st->f, 0, &st->j);
     }
-    json_decref(root);
+    result_free(&r);
 }
 
 /* The search's loop: each step planned, run, judged and settled (capacity/rerun.h),
@@ -508,9 +507,9 @@ static void stair_drift_rules(struct drift_rules *dr, double share, double level
 static void judge_run(struct stair_record *c, const struct step_rules *rules, const struct stair_run *run,
                       struct stair_run_record *rr, enum level_outcome *out, double *delivered)
 {
-    char err[300];
-    json_error_t je;
-    json_t *root = json_load_file(rr->json, 0, &je);
+    char err[300], why[300];
+    struct result r;
+    int read = result_load(&r, rr->json, why, sizeof why) == 0;
     struct drift_rules dr = c->dr;
     dr.cap_s = rr->level_s;
     *delivered = 0;
@@ -524,16 +523,16 @@ static void judge_run(struct stair_record *c, const struct step_rules *rules, co
         l->t0 = rr->lead_s + rr->level_s * i;
         l->t1 = rr->lead_s + rr->level_s * (i + 1);
         struct step_figures f;
-        if (!root) {
+        if (!read) {
             l->lj.out = LEVEL_INVALID;
-            snprintf(l->lj.why, sizeof l->lj.why, "its run (exit %d) wrote no result: %.150s", rr->exit_status, je.text);
-        } else if (step_read_span(root, l->t0, l->t1 + 0.5, &f, err, sizeof err) < 0) {
+            snprintf(l->lj.why, sizeof l->lj.why, "its run (exit %d) wrote no result: %.150s", rr->exit_status, why);
+        } else if (step_read_span(&r, l->t0, l->t1 + 0.5, &f, err, sizeof err) < 0) {
             l->lj.out = LEVEL_INVALID;
             snprintf(l->lj.why, sizeof l->lj.why, "its result: %.200s", err);
         } else {
             struct drift_point *p;
-            l->own_ledger = level_ledger(root, i + (rr->lead_s > 0), &f) == 0;
-            unsigned n = level_points(root, l->t0, l->t1 + 0.5, &p);
+            l->own_ledger = level_ledger(&r, i + (rr->lead_s > 0), &f) == 0;
+            unsigned n = level_points(&r, l->t0, l->t1 + 0.5, &p);
             if (run->kind == RUN_CONFIRM)
                 level_judge_confirm(rules, &dr, &f, p, n, &l->lj);
             else
@@ -555,9 +554,10 @@ static void judge_run(struct stair_record *c, const struct step_rules *rules, co
         stair_level_line(stderr, l);
     }
     struct step_figures f;
-    if (root && run->kind == RUN_PROBE && step_read_span(root, rr->level_s / 2, rr->level_s + 0.5, &f, err, sizeof err) == 0)
+    if (read && run->kind == RUN_PROBE && step_read_span(&r, rr->level_s / 2, rr->level_s + 0.5, &f, err, sizeof err) == 0)
         *delivered = f.delivered;
-    json_decref(root);
+    if (read)
+        result_free(&r);
 }
 
 static int search_staircase(const struct config *cfg, int argc, char **argv, const char *dir)

@@ -1,6 +1,6 @@
 /* cmd_merge: `mailsoak merge`: reads the shards' result files, adds them up
  * (analyse/merge.c), judges the whole load again with the shards' gates
- * (verdict/judge.h, on the figures run/result_read.c reads back) and writes the merged file atomically; the verdict on stdout, the
+ * (verdict/judge.h, on the figures result/result.h reads and run/result_read.c hands it) and writes the merged file atomically; the verdict on stdout, the
  * gates' exit status; warnings and refusals on stderr, printable. */
 #include "cmd/cmd_merge.h"
 
@@ -33,17 +33,17 @@ static void usage(FILE *f)
           "  --force         merge different workloads or overlapping shards anyway\n", f);
 }
 
-/* The whole load judged again from the merged file's own figures with the shards'
- * gates: root's "verdict" set, its lines printed to table (when not NULL). The gates'
+/* The whole load judged again from the merged file's own figures (res, read from
+ * root) with the shards' gates: root's "verdict" set, its lines printed to table (when not NULL). The gates'
  * exit status, or -1 with the reason in err. */
-static int judge_merged(json_t *root, FILE *table, char *err, size_t errlen)
+static int judge_merged(json_t *root, const struct result *res, FILE *table, char *err, size_t errlen)
 {
     struct run_result *r = xcalloc(1, sizeof *r);
     struct config cfg;
     struct judge_figures f;
     memset(&cfg, 0, sizeof cfg);
     int rc = -1;
-    if (result_read_judgement(root, r, &cfg, &f, err, errlen) == 0) {
+    if (result_read_judgement(res, r, &cfg, &f, err, errlen) == 0) {
         rc = r->exit_status = judge(&r->gates, &f, &r->judged, &r->verdict);
         json_object_set_new(root, "verdict", verdict_json(r));
         if (table)
@@ -85,7 +85,9 @@ int cmd_merge_io(int argc, char **argv, FILE *out, FILE *err)
     size_t vlen = 0;
     FILE *vf = open_memstream(&verdict, &vlen);
     int status = 0;
-    if (root && vf && (status = judge_merged(root, vf, msg, sizeof msg)) < 0) {
+    struct result res;
+    int read = root && result_from_json(&res, root, output, msg, sizeof msg) == 0;
+    if (root && vf && (status = read ? judge_merged(root, &res, vf, msg, sizeof msg) : -1) < 0) {
         /* the sum is still exact; only the judgement is missing */
         char why[2700];
         snprintf(why, sizeof why, "no verdict for the merged load: %s", msg);
@@ -101,14 +103,14 @@ int cmd_merge_io(int argc, char **argv, FILE *out, FILE *err)
         cli_say(err, "merge", 0, msg);
         rc = 1;
     } else {
-        const json_t *s = json_object_get(root, "summary");
         fprintf(out, "merged %zu files into %s: sent %.0f, delivered %.0f, lost %.0f, pending %.0f\n", nfiles,
-                output, json_path_number_or(s, "sent", 0), json_path_number_or(s, "delivered", 0), json_path_number_or(s, "lost", 0),
-                json_path_number_or(s, "pending", 0));
+                output, (double)res.c.sent, (double)res.lo.delivered, (double)res.lo.lost, (double)res.lo.pending);
         fputs(verdict ? verdict : "", out);
         rc = status;
     }
     free(verdict);
+    if (read)
+        result_free(&res);
     json_decref(root);
     results_free(&rs);
 done:

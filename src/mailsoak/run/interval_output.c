@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "analyse/latency.h"
+#include "result/latency.h"
 #include "lib/units.h"
 #include "run/probe_output.h"
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "lib/escape.h"
-#include "analyse/latency.h"
+#include "result/latency.h"
 #include "lib/alloc.h"
 #include "lib/atomicfile.h"
 #include "lib/version.h"

@@ -1,8 +1,8 @@
 /* latency: the latency object of a result file, both ways. Written by the run (per
  * command, in the summary and in every timeline entry) and read back by merge, so
  * that adding runs adds histograms, never percentiles. */
-#ifndef MS_LATENCY_H
-#define MS_LATENCY_H
+#ifndef MS_RESULT_LATENCY_H
+#define MS_RESULT_LATENCY_H
 
 #include <stddef.h>
 

@@ -1,7 +1,7 @@
 /* latency: percentiles for readers beside the histogram they come from (exact
  * integers in ns and the buckets as text), so that merge can add runs exactly;
  * and the sums by command name merge adds them into. */
-#include "analyse/latency.h"
+#include "result/latency.h"
 
 #include <stdio.h>
 #include <stdlib.h>
