@@ -32,11 +32,8 @@ int results_load(struct result_set *rs, char *const *paths, size_t n, char *err,
 void results_free(struct result_set *rs);
 
 /* 0 when every file has the same workload object; else -1 with a message naming the
- * keys that differ and the two values of each, e.g.
- * "different workloads: senders (20 in a.json, 40 in b.json)". */
+ * keys that differ (result/workload.h). */
 int results_check_workload(const struct result_set *rs, char *err, size_t errlen);
-/* The same, ignoring the keys of skip (NULL-terminated): those merge adds up. */
-int results_check_workload_except(const struct result_set *rs, const char *const *skip, char *err, size_t errlen);
 
 /* What both commands do with their files: load them and refuse different workloads
  * unless force. Prints "CMD: reason" on err; returns 0, or 2 (nothing loaded). When

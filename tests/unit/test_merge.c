@@ -18,7 +18,7 @@
 
 #include "analyse/compare.h"
 #include "result/latency.h"
-#include "analyse/merge.h"
+#include "result/merge.h"
 #include "lib/rng.h"
 #include "cmd/cmd_compare.h"
 #include "cmd/cmd_merge.h"

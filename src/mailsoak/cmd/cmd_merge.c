@@ -1,5 +1,5 @@
 /* cmd_merge: `mailsoak merge`: reads the shards' result files, adds them up
- * (analyse/merge.c), judges the whole load again with the shards' gates
+ * (result/merge.c), judges the whole load again with the shards' gates
  * (verdict/judge.h, on the figures result/result.h reads and run/result_read.c hands it) and writes the merged file atomically; the verdict on stdout, the
  * gates' exit status; warnings and refusals on stderr, printable. */
 #include "cmd/cmd_merge.h"
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyse/merge.h"
+#include "result/merge.h"
 #include "lib/alloc.h"
 #include "lib/cli.h"
 #include "run/result_read.h"
@@ -79,7 +79,7 @@ int cmd_merge_io(int argc, char **argv, FILE *out, FILE *err)
         rc = 2;
         goto done;
     }
-    json_t *root = merge_results(&rs, force, label, msg, sizeof msg, warns, sizeof warns);
+    json_t *root = merge_results(rs.v, rs.n, force, label, msg, sizeof msg, warns, sizeof warns);
     cli_say(err, "merge", 1, warns);
     char *verdict = NULL;
     size_t vlen = 0;

@@ -9,13 +9,13 @@
 
 #include <jansson.h>
 
-#include "analyse/results.h"
+#include "result/result.h"
 
-/* The merged result of every file of rs. Refuses (NULL, the reason in err) files of
+/* The merged result of the n files of v. Refuses (NULL, the reason in err) files of
  * different workloads or of overlapping or differently cut shards unless force, and
  * always files it cannot add up exactly (no histogram buckets, no start_unix_ms).
  * Warnings (a shard missing, what force let through) go to warn, one per line. */
-json_t *merge_results(const struct result_set *rs, int force, const char *label, char *err, size_t errlen,
+json_t *merge_results(const struct result *v, size_t n, int force, const char *label, char *err, size_t errlen,
                       char *warn, size_t warnlen);
 
 #endif

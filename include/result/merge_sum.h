@@ -1,7 +1,7 @@
 /* merge_sum: what the two halves of merge share, merge.c (the checks, the summary,
  * the server's rows and the result) and merge_timeline.c (the timelines lined up):
  * the merge in progress with its warnings, and adding up the values of one key in
- * several files. Internal to merge: other code uses analyse/merge.h. */
+ * several files. Internal to merge: other code uses result/merge.h. */
 #ifndef MS_MERGE_SUM_H
 #define MS_MERGE_SUM_H
 
@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "analyse/results.h"
+#include "result/result.h"
 
 struct input {
     const struct result *r;

@@ -1,6 +1,6 @@
-/* merge_sum: what the two halves of merge share (include/analyse/merge_sum.h): a
+/* merge_sum: what the two halves of merge share (include/result/merge_sum.h): a
  * warning line, and a key's values in several files added up. */
-#include "analyse/merge_sum.h"
+#include "result/merge_sum.h"
 
 #include <stdarg.h>
 #include <stdio.h>

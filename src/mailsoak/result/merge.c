@@ -8,10 +8,10 @@
  * nothing. Here: the checks, the summary, the server's rows and the result; the
  * timeline is merge_timeline.c's, adding values up merge_sum.c's, the command
  * cmd/cmd_merge.c's. */
-#include "analyse/merge.h"
+#include "result/merge.h"
 
-#include "analyse/merge_sum.h"
-#include "analyse/merge_timeline.h"
+#include "result/merge_sum.h"
+#include "result/merge_timeline.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -19,7 +19,9 @@
 #include <string.h>
 
 #include "result/latency.h"
+#include "result/workload.h"
 #include "lib/alloc.h"
+#include "lib/json.h"
 #include "lib/units.h"
 
 /* Workload keys that belong to one host and add up: two shards of 20 senders are a
@@ -485,22 +487,22 @@ static json_t *joined(const struct merge *m, const char *key, const char *sep)
     return json_string(buf);
 }
 
-json_t *merge_results(const struct result_set *rs, int force, const char *label, char *err, size_t errlen,
+json_t *merge_results(const struct result *rv, size_t nv, int force, const char *label, char *err, size_t errlen,
                       char *warnbuf, size_t warnlen)
 {
-    struct merge m = { .n = rs->n, .err = err, .errlen = errlen, .warn = warnbuf, .warnlen = warnlen };
+    struct merge m = { .n = nv, .err = err, .errlen = errlen, .warn = warnbuf, .warnlen = warnlen };
     json_t *root = NULL, *shards = NULL;
     warnbuf[0] = 0;
     err[0] = 0;
-    if (rs->n == 0) {
+    if (nv == 0) {
         snprintf(err, errlen, "no result files given");
         return NULL;
     }
-    m.in = xcalloc(rs->n, sizeof *m.in);
-    for (size_t i = 0; i < rs->n; i++)
-        m.in[i].r = &rs->v[i];
+    m.in = xcalloc(nv, sizeof *m.in);
+    for (size_t i = 0; i < nv; i++)
+        m.in[i].r = &rv[i];
     char msg[2600];
-    if (results_check_workload_except(rs, additive_workload, msg, sizeof msg) < 0) {
+    if (result_workload_check(rv, nv, additive_workload, msg, sizeof msg) < 0) {
         if (!force) {
             snprintf(err, errlen, "%s (--force merges them anyway)", msg);
             goto out;
@@ -510,7 +512,7 @@ json_t *merge_results(const struct result_set *rs, int force, const char *label,
     if (!(shards = check_shards(&m, force)) || check_clocks(&m) < 0)
         goto out;
     for (size_t i = 0; i < m.n; i++) {
-        m.in[i].summary = rs->v[i].summary ? json_deep_copy(rs->v[i].summary) : json_object();
+        m.in[i].summary = rv[i].summary ? json_deep_copy(rv[i].summary) : json_object();
         for (const char *const *p = summary_times; *p; p++)
             shift_times(m.in[i].summary, *p, m.in[i].off);
     }

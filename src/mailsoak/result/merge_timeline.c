@@ -1,7 +1,7 @@
 /* merge_timeline: the shards' timelines lined up on the wall clock: every entry goes
  * to the bin of the merged interval its end is nearest to; within a bin a run's
  * counts add up and its levels keep their last value, then the runs add up. */
-#include "analyse/merge_timeline.h"
+#include "result/merge_timeline.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 
 #include "result/latency.h"
 #include "lib/alloc.h"
+#include "lib/json.h"
 
 /* Timeline values that are levels at the end of an interval rather than counts over
  * it: within one run the last value of a bin stands; over runs they add up. */
