@@ -11,11 +11,21 @@
 #include "analyse/results.h"
 #include "analyse/timeline.h"
 
+/* What a chart draws of each timeline entry. */
+enum chart_of {
+    CHART_FIG,             /* a figure (fig) */
+    CHART_LATENCY,         /* a command's latency (lat), its p99 or p50 */
+    CHART_LOG_HITS,        /* the server's log hits, all classes added up */
+};
+
 struct chart {
-    char id[64], title[160], ylabel[48], path[192];
+    char id[64], title[160], ylabel[48];
+    enum chart_of of;
+    enum result_ifig fig;
+    char lat[100];
+    int p99;
     enum cmp_unit unit;
     int per_second;        /* per-interval count in the file; drawn divided by the interval */
-    int sum_object;        /* the value is an object of per-class counts; drawn as their sum */
 };
 
 /* Draws chart c for the runs listed (indexes into rs->v: every run, or those of one

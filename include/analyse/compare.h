@@ -26,13 +26,13 @@ enum cmp_format { CMP_TEXT, CMP_MARKDOWN, CMP_CSV, CMP_JSON, CMP_HTML };
 
 struct cmp_row {
     const char *name;    /* as printed */
-    const char *key;     /* path in "summary" (see json_path_number), or from the file's root
-                            when it starts with '/'; an array there counts its items */
+    const char *key;     /* the figure's key in the file, as the JSON output names it */
+    enum result_fig fig; /* the figure (result/display.h) */
     enum cmp_unit unit;
     int better;          /* +1 more is better, -1 less is better */
     int detail;          /* 1: shown only when some run has a value other than 0;
-                            2: only when some run has the key (the server's parts, its database) */
-    const char *per;     /* divided by this key of "summary" (per accepted message), or NULL */
+                            2: only when some run has the figure (the server's parts, its database) */
+    int per_msg;         /* divided by the accepted messages (summary "sent") */
     double scale;        /* multiplied by this (1 when 0): seconds per message as ms, a share as % */
 };
 

@@ -15,6 +15,7 @@
 #include "engine/ledger.h"
 #include "engine/stats.h"
 #include "lib/hist.h"
+#include "result/display.h"
 #include "settings/config.h"
 
 /* The file's name and version, in "format" and "format_version". Written by
@@ -104,6 +105,8 @@ struct result {
     size_t nstages;
     struct result_stage *stages;     /* owned */
     char missing[64];                /* the first key every run writes that the file lacks, or "" */
+    /* what compare and report show, as the file wrote it (result/display.h) */
+    struct result_display display;
 };
 
 /* Reads a result file: JSON, "format" RESULT_FORMAT, a "format_version" this

@@ -42,20 +42,25 @@ static const char *colour(size_t g)
 
 /* ---- values over time ---- */
 
-static int entry_value(const json_t *e, const struct chart *c, double dt, double *v)
+static int entry_value(const struct result_entry *e, const struct chart *c, double dt, double *v)
 {
-    const json_t *x = json_path_get(e, c->path);
-    if (c->sum_object && json_is_object(x)) {
-        const char *k;
-        json_t *y;
+    const struct result_value *x = NULL;
+    if (c->of == CHART_LOG_HITS) {
+        if (!e->log_hits.has)
+            return -1;
         *v = 0;
-        json_object_foreach((json_t *)x, k, y)
-            if (json_is_number(y))
-                *v += json_number_value(y);
-    } else if (json_is_number(x))
-        *v = json_number_value(x);
-    else
-        return -1;
+        for (size_t k = 0; k < e->log_hits.n; k++)
+            *v += e->log_hits.count[k].v;
+    } else {
+        if (c->of == CHART_FIG)
+            x = &e->fig[c->fig];
+        for (size_t k = 0; c->of == CHART_LATENCY && k < e->nlat; k++)
+            if (!strcmp(e->lat[k].name, c->lat))
+                x = c->p99 ? &e->lat[k].p99 : &e->lat[k].p50;
+        if (!x || !x->has)
+            return -1;
+        *v = x->v;
+    }
     if (c->per_second) {
         if (!(dt > 0))
             return -1;
@@ -70,11 +75,10 @@ typedef void (*point_fn)(void *ctx, double t, double v);
 
 static void each_point(const struct result *r, const struct chart *c, point_fn fn, void *ctx)
 {
-    size_t i;
-    json_t *e;
     double prev = 0, t, v;
-    json_array_foreach(r->timeline, i, e) {
-        if (!json_is_object(e) || entry_t(e, &t) < 0)
+    for (size_t i = 0; i < r->display.nentries; i++) {
+        const struct result_entry *e = &r->display.entries[i];
+        if (!e->object || entry_t(e, &t) < 0)
             continue;
         if (entry_value(e, c, t - prev, &v) < 0)
             v = NAN;
@@ -214,10 +218,9 @@ static void draw_axes(FILE *o, const struct frame *f, enum cmp_unit u, const cha
 /* What the server did, as opposed to what the run noted (a queue recognised at the
  * start, a probe that stopped answering): only these are drawn across the charts;
  * the report's table of events lists them all. */
-static int server_event(const json_t *e)
+static int server_event(const struct result_event *e)
 {
-    const char *kind = json_string_value(json_object_get(e, "kind"));
-    return kind && (!strcmp(kind, "crash") || !strcmp(kind, "restart"));
+    return e->kind && (!strcmp(e->kind, "crash") || !strcmp(e->kind, "restart"));
 }
 
 /* The end of the send window and the server events, on every time chart. */
@@ -227,8 +230,9 @@ static void draw_markers(FILE *o, const struct frame *f, const struct result_set
     size_t ndone = 0;
     for (size_t j = 0; j < nruns; j++) {
         const struct result *r = &rs->v[runs[j]];
-        double d;
-        if (json_path_number(r->root, "duration_s", &d) == 0 && d > 0 && d <= f->xmax) {
+        const struct result_value *dur = &r->display.duration;
+        double d = dur->v;
+        if (dur->has && d > 0 && d <= f->xmax) {
             size_t k = 0;
             while (k < ndone && fabs(done[k] - d) > 1e-6)
                 k++;
@@ -239,25 +243,24 @@ static void draw_markers(FILE *o, const struct frame *f, const struct result_set
                         sx(f, d), sx(f, d), MT, MT + f->ph, d);
             }
         }
-        size_t i;
-        json_t *e;
-        json_array_foreach(r->events, i, e) {
-            double t;
+        for (size_t i = 0; i < r->display.nevents; i++) {
+            const struct result_event *e = &r->display.events[i];
+            double t = e->t.v;
             char name[300];
-            if (json_path_number(e, "t", &t) < 0 || t < 0 || t > f->xmax || !server_event(e))
+            if (!e->t.has || t < 0 || t > f->xmax || !server_event(e))
                 continue;
             run_name(name, sizeof name, rs, runs[j]);
             fprintf(o, "<text class=\"event-label\" x=\"%.1f\" y=\"%.1f\">", sx(f, t) + 3, MT + 9);
-            html_puts(o, json_string_value(json_object_get(e, "kind")));
+            html_puts(o, e->kind);
             fputs(" (", o);
             html_puts(o, name);
             fprintf(o, ")</text><line class=\"event\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"><title>",
                     sx(f, t), sx(f, t), MT, MT + f->ph);
             html_puts(o, name);
             fprintf(o, " at %gs: ", t);
-            html_puts(o, json_string_value(json_object_get(e, "kind")));
+            html_puts(o, e->kind);
             fputs(": ", o);
-            html_puts(o, json_string_value(json_object_get(e, "text")));
+            html_puts(o, e->text);
             fputs("</title></line>", o);
         }
     }
@@ -381,11 +384,11 @@ size_t chart_line(FILE *o, const struct result_set *rs, const struct chart *c, c
 static double interval_of(const struct result_set *rs, const size_t *runs, size_t n)
 {
     for (size_t j = 0; j < n; j++) {
-        const json_t *tl = rs->v[runs[j]].timeline;
-        size_t m = json_array_size(tl), k = 0;
-        double *d = xcalloc(m, sizeof *d), prev = 0, t;
+        const struct result_display *rd = &rs->v[runs[j]].display;
+        size_t m = rd->nentries, k = 0;
+        double *d = xcalloc(m + 1, sizeof *d), prev = 0, t;
         for (size_t i = 0; i < m; i++)
-            if (entry_t(json_array_get(tl, i), &t) == 0) {
+            if (entry_t(&rd->entries[i], &t) == 0) {
                 if (t > prev)
                     d[k++] = t - prev;
                 prev = t;
@@ -409,12 +412,12 @@ static double interval_of(const struct result_set *rs, const size_t *runs, size_
 
 /* bins[class * nbins + bin] += count / nruns for every entry of the runs. */
 static void bin_classes(double *bins, size_t nbins, double iv, struct classes *cl, const struct result_set *rs,
-                        const size_t *runs, size_t n, const char *path)
+                        const size_t *runs, size_t n, enum class_of of)
 {
     for (size_t j = 0; j < n; j++) {
-        size_t i;
-        json_t *e;
-        json_array_foreach(rs->v[runs[j]].timeline, i, e) {
+        const struct result_display *d = &rs->v[runs[j]].display;
+        for (size_t i = 0; i < d->nentries; i++) {
+            const struct result_entry *e = &d->entries[i];
             double t;
             if (entry_t(e, &t) < 0 || t < 0)
                 continue;
@@ -423,12 +426,11 @@ static void bin_classes(double *bins, size_t nbins, double iv, struct classes *c
                 b = 0;
             if ((size_t)b >= nbins)
                 continue;
-            const char *k;
-            json_t *v;
-            json_object_foreach((json_t *)json_path_get(e, path), k, v) {
-                size_t c = class_index(cl, k, 0);
-                if (c != (size_t)-1 && json_is_number(v))
-                    bins[c * nbins + (size_t)b] += json_number_value(v) / (double)n;
+            const struct result_classes *counts = entry_classes(e, of);
+            for (size_t k = 0; k < counts->n; k++) {
+                size_t c = class_index(cl, counts->name[k].key, 0);
+                if (c != (size_t)-1)
+                    bins[c * nbins + (size_t)b] += counts->count[k].v / (double)n;
             }
         }
     }
@@ -440,13 +442,13 @@ void chart_classes(FILE *o, const struct result_set *rs, size_t g, const struct 
     struct classes err = { 0 }, logs = { 0 };
     /* Colours by the class's place among all labels' classes, so pop3_lock is the
      * same colour in every label's chart. */
-    collect_classes(&err, rs, grp->runs, grp->n, "errors_by_class");
-    collect_classes(&logs, rs, grp->runs, grp->n, "server/log_hits");
+    collect_classes(&err, rs, grp->runs, grp->n, CLASS_ERRORS);
+    collect_classes(&logs, rs, grp->runs, grp->n, CLASS_LOG_HITS);
     double iv = interval_of(rs, grp->runs, grp->n), xmax = 0;
     for (size_t j = 0; j < grp->n; j++) {
-        const json_t *tl = rs->v[grp->runs[j]].timeline;
+        const struct result_display *d = &rs->v[grp->runs[j]].display;
         double t;
-        if (entry_t(json_array_get(tl, json_array_size(tl) - 1), &t) == 0 && t > xmax)
+        if (d->nentries && entry_t(&d->entries[d->nentries - 1], &t) == 0 && t > xmax)
             xmax = t;
     }
     size_t nbins = iv > 0 ? (size_t)ceil(xmax / iv - 1e-9) : 0;
@@ -463,8 +465,8 @@ void chart_classes(FILE *o, const struct result_set *rs, size_t g, const struct 
         return;
     }
     double *eb = xcalloc(err.n * nbins, sizeof *eb), *lb = xcalloc(logs.n * nbins, sizeof *lb);
-    bin_classes(eb, nbins, iv, &err, rs, grp->runs, grp->n, "errors_by_class");
-    bin_classes(lb, nbins, iv, &logs, rs, grp->runs, grp->n, "server/log_hits");
+    bin_classes(eb, nbins, iv, &err, rs, grp->runs, grp->n, CLASS_ERRORS);
+    bin_classes(lb, nbins, iv, &logs, rs, grp->runs, grp->n, CLASS_LOG_HITS);
     double ymax = 0, lmax = 0;
     for (size_t b = 0; b < nbins; b++) {
         double s = 0;
@@ -551,8 +553,7 @@ void chart_classes(FILE *o, const struct result_set *rs, size_t g, const struct 
 /* A run's kind of server (run.server_kind), "" when not recorded. */
 static const char *run_kind(const struct result *r)
 {
-    const char *k = json_string_value(json_object_get(json_object_get(r->config, "run"), "server_kind"));
-    return k ? k : "";
+    return r->display.server_kind ? r->display.server_kind : "";
 }
 
 /* The reference server's thousands of messages a second on one linear axis with

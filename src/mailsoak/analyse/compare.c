@@ -15,78 +15,70 @@
 #include "lib/units.h"
 
 const struct cmp_row cmp_rows[] = {
-    { "sent", "sent", CU_COUNT, +1, 0, NULL, 0 },
-    { "read", "read", CU_COUNT, +1, 0, NULL, 0 },
-    { "spool", "spool", CU_COUNT, -1, 0, NULL, 0 },
-    { "mem", "mem", CU_BYTES, -1, 0, NULL, 0 },
-    { "input", "input", CU_COUNT, -1, 0, NULL, 0 },
-    { "output", "output", CU_COUNT, -1, 0, NULL, 0 },
-    { "ibytes", "ibytes", CU_BYTES, -1, 0, NULL, 0 },
-    { "obytes", "obytes", CU_BYTES, -1, 0, NULL, 0 },
-    { "errors", "errors", CU_COUNT, -1, 0, NULL, 0 },
-    { "lost", "lost", CU_COUNT, -1, 0, NULL, 0 },
+    { "sent", "sent", RF_SENT, CU_COUNT, +1, 0, 0, 0 },
+    { "read", "read", RF_READ, CU_COUNT, +1, 0, 0, 0 },
+    { "spool", "spool", RF_SPOOL, CU_COUNT, -1, 0, 0, 0 },
+    { "mem", "mem", RF_MEM, CU_BYTES, -1, 0, 0, 0 },
+    { "input", "input", RF_INPUT, CU_COUNT, -1, 0, 0, 0 },
+    { "output", "output", RF_OUTPUT, CU_COUNT, -1, 0, 0, 0 },
+    { "ibytes", "ibytes", RF_IBYTES, CU_BYTES, -1, 0, 0, 0 },
+    { "obytes", "obytes", RF_OBYTES, CU_BYTES, -1, 0, 0, 0 },
+    { "errors", "errors", RF_ERRORS, CU_COUNT, -1, 0, 0, 0 },
+    { "lost", "lost", RF_LOST, CU_COUNT, -1, 0, 0, 0 },
     /* Unread mail the run could not call lost, and why (issue 12's reasons). */
-    { "pending", "pending", CU_COUNT, -1, 0, NULL, 0 },
-    { "pending queued", "pending_queued", CU_COUNT, -1, 1, NULL, 0 },
-    { "pending peeked", "pending_peeked", CU_COUNT, -1, 1, NULL, 0 },
-    { "pending unswept", "pending_unswept", CU_COUNT, -1, 1, NULL, 0 },
-    { "pending unsettled", "pending_unsettled", CU_COUNT, -1, 1, NULL, 0 },
-    { "duplicated", "duplicated", CU_COUNT, -1, 0, NULL, 0 },
-    { "corrupted", "corrupted", CU_COUNT, -1, 0, NULL, 0 },
+    { "pending", "pending", RF_PENDING, CU_COUNT, -1, 0, 0, 0 },
+    { "pending queued", "pending_queued", RF_PENDING_QUEUED, CU_COUNT, -1, 1, 0, 0 },
+    { "pending peeked", "pending_peeked", RF_PENDING_PEEKED, CU_COUNT, -1, 1, 0, 0 },
+    { "pending unswept", "pending_unswept", RF_PENDING_UNSWEPT, CU_COUNT, -1, 1, 0, 0 },
+    { "pending unsettled", "pending_unsettled", RF_PENDING_UNSETTLED, CU_COUNT, -1, 1, 0, 0 },
+    { "duplicated", "duplicated", RF_DUPLICATED, CU_COUNT, -1, 0, 0, 0 },
+    { "corrupted", "corrupted", RF_CORRUPTED, CU_COUNT, -1, 0, 0, 0 },
     /* The verdict (verdict/verdict.h): what share of the accepted mail was proven
      * delivered exactly once, and how many gates failed (named under the table). */
-    { "proven", "/verdict/proven_share", CU_PCT, +1, 2, NULL, 100 },
-    { "gates failed", "/verdict/gates/failed", CU_COUNT, -1, 2, NULL, 0 },
-    { "log hits", "log_hits", CU_COUNT, -1, 0, NULL, 0 },
+    { "proven", "/verdict/proven_share", RF_PROVEN_SHARE, CU_PCT, +1, 2, 0, 100 },
+    { "gates failed", "/verdict/gates/failed", RF_GATES_FAILED, CU_COUNT, -1, 2, 0, 0 },
+    { "log hits", "log_hits", RF_LOG_HITS, CU_COUNT, -1, 0, 0, 0 },
     /* Which part of the server spends the CPU, memory and I/O, and its database's own
      * counters (probe/db.h): rows only where some run measured them. */
-    { "cpu", "cpu", CU_SEC, -1, 2, NULL, 0 },
-    { "mta cpu", "parts/mta/cpu", CU_SEC, -1, 2, NULL, 0 },
-    { "pop3 cpu", "parts/pop3/cpu", CU_SEC, -1, 2, NULL, 0 },
-    { "db cpu", "parts/db/cpu", CU_SEC, -1, 2, NULL, 0 },
-    { "db mem", "parts/db/mem_pss", CU_BYTES, -1, 2, NULL, 0 },
-    { "db obytes", "parts/db/obytes", CU_BYTES, -1, 2, NULL, 0 },
-    { "db disk write", "parts/db/disk_write_bytes", CU_BYTES, -1, 2, NULL, 0 },
-    { "db waits", "db/lock_waits", CU_COUNT, -1, 2, NULL, 0 },
-    { "db deadlocks", "db/deadlocks", CU_COUNT, -1, 2, NULL, 0 },
-    { "db errors", "db/errors", CU_COUNT, -1, 2, NULL, 0 },
-    { "db conns", "db/conns_peak", CU_COUNT, -1, 2, NULL, 0 },
-    { "delivery p50", "latency/delivery/p50", CU_MS, -1, 0, NULL, 0 },
-    { "delivery p99", "latency/delivery/p99", CU_MS, -1, 0, NULL, 0 },
-    { "msg/s in", "rate_in", CU_RATE, +1, 0, NULL, 0 },
-    { "msg/s out", "rate_out", CU_RATE, +1, 0, NULL, 0 },
+    { "cpu", "cpu", RF_CPU, CU_SEC, -1, 2, 0, 0 },
+    { "mta cpu", "parts/mta/cpu", RF_MTA_CPU, CU_SEC, -1, 2, 0, 0 },
+    { "pop3 cpu", "parts/pop3/cpu", RF_POP3_CPU, CU_SEC, -1, 2, 0, 0 },
+    { "db cpu", "parts/db/cpu", RF_DB_CPU, CU_SEC, -1, 2, 0, 0 },
+    { "db mem", "parts/db/mem_pss", RF_DB_MEM, CU_BYTES, -1, 2, 0, 0 },
+    { "db obytes", "parts/db/obytes", RF_DB_OBYTES, CU_BYTES, -1, 2, 0, 0 },
+    { "db disk write", "parts/db/disk_write_bytes", RF_DB_DISK_WRITE, CU_BYTES, -1, 2, 0, 0 },
+    { "db waits", "db/lock_waits", RF_DB_WAITS, CU_COUNT, -1, 2, 0, 0 },
+    { "db deadlocks", "db/deadlocks", RF_DB_DEADLOCKS, CU_COUNT, -1, 2, 0, 0 },
+    { "db errors", "db/errors", RF_DB_ERRORS, CU_COUNT, -1, 2, 0, 0 },
+    { "db conns", "db/conns_peak", RF_DB_CONNS, CU_COUNT, -1, 2, 0, 0 },
+    { "delivery p50", "latency/delivery/p50", RF_DELIVERY_P50, CU_MS, -1, 0, 0, 0 },
+    { "delivery p99", "latency/delivery/p99", RF_DELIVERY_P99, CU_MS, -1, 0, 0, 0 },
+    { "msg/s in", "rate_in", RF_RATE_IN, CU_RATE, +1, 0, 0, 0 },
+    { "msg/s out", "rate_out", RF_RATE_OUT, CU_RATE, +1, 0, 0, 0 },
     /* What the server spent per accepted message, so that backends that moved
      * different amounts of mail compare by what each message cost them. */
-    { "cpu/msg", "cpu", CU_MS, -1, 2, "sent", 1000 },
-    { "input/msg", "input", CU_RATE, -1, 2, "sent", 1 },
-    { "output/msg", "output", CU_RATE, -1, 2, "sent", 1 },
-    { "ibytes/msg", "ibytes", CU_BYTES, -1, 2, "sent", 1 },
-    { "obytes/msg", "obytes", CU_BYTES, -1, 2, "sent", 1 },
-    { NULL, NULL, 0, 0, 0, NULL, 0 },
+    { "cpu/msg", "cpu", RF_CPU, CU_MS, -1, 2, 1, 1000 },
+    { "input/msg", "input", RF_INPUT, CU_RATE, -1, 2, 1, 1 },
+    { "output/msg", "output", RF_OUTPUT, CU_RATE, -1, 2, 1, 1 },
+    { "ibytes/msg", "ibytes", RF_IBYTES, CU_BYTES, -1, 2, 1, 1 },
+    { "obytes/msg", "obytes", RF_OBYTES, CU_BYTES, -1, 2, 1, 1 },
+    { NULL, NULL, 0, 0, 0, 0, 0, 0 },
 };
 
 const char *const cmp_unit_names[] = { "count", "bytes", "ms", "msg/s", "s", "%" };
 
-/* A run's value of a row: the summary's key (or the root's), per accepted message
- * when the row says so (not measured when nothing was accepted), times its scale. */
+/* A run's value of a row: its figure, per accepted message when the row says so
+ * (not measured when nothing was accepted), times its scale. */
 static int row_value(const struct cmp_row *row, const struct result *res, double *v)
 {
-    double d;
-    if (row->key[0] == '/') {
-        const json_t *j = json_path_get(res->root, row->key + 1);
-        if (json_is_array(j))
-            *v = (double)json_array_size(j);
-        else if (json_is_number(j))
-            *v = json_number_value(j);
-        else
-            return -1;
-    } else if (json_path_number(res->summary, row->key, v) < 0) {
+    const struct result_value *f = &res->display.fig[row->fig], *sent = &res->display.fig[RF_SENT];
+    if (!f->has)
         return -1;
-    }
-    if (row->per) {
-        if (json_path_number(res->summary, row->per, &d) < 0 || !(d > 0))
+    *v = f->v;
+    if (row->per_msg) {
+        if (!sent->has || !(sent->v > 0))
             return -1;
-        *v /= d;
+        *v /= sent->v;
     }
     *v *= row->scale ? row->scale : 1;
     return 0;
@@ -117,8 +109,7 @@ static const char *kind_of(const struct result_set *rs, size_t g)
 {
     if (g >= rs->ngroups)
         return "";
-    const json_t *cfg = rs->v[rs->groups[g].runs[0]].config;
-    const char *k = json_string_value(json_object_get(json_object_get(cfg, "run"), "server_kind"));
+    const char *k = rs->v[rs->groups[g].runs[0]].display.server_kind;
     return k ? k : "";
 }
 

@@ -45,15 +45,15 @@ static struct held held_of(const struct cmp_table *t, size_t g)
     /* a run held up: it delivered every message exactly once, kept up, passed its gates */
     for (size_t k = 0; k < h.runs; k++) {
         const struct result *r = &t->rs->v[t->rs->groups[g].runs[k]];
-        double x, bad = 0;
-        static const char *const fates[] = { "lost", "duplicated", "corrupted" };
+        double bad = 0;
+        static const enum result_fig fates[] = { RF_LOST, RF_DUPLICATED, RF_CORRUPTED };
         for (size_t i = 0; i < 3; i++)
-            if (json_path_number(r->summary, fates[i], &x) == 0 && x > 0)
-                bad += x;
+            if (r->display.fig[fates[i]].has && r->display.fig[fates[i]].v > 0)
+                bad += r->display.fig[fates[i]].v;
         h.lost += bad > 0;
-        if (json_is_false(json_path_get(r->root, "verdict/kept_up")))
+        if (r->display.verdict.kept_up == 0)
             h.slow++;
-        if (json_array_size(json_path_get(r->root, "verdict/gates/failed")) > 0)
+        if (r->display.gates_failed > 0)
             h.gates++;
     }
     return h;

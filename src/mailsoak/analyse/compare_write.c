@@ -165,14 +165,12 @@ static void write_failed_gates(FILE *f, const struct cmp_table *t, int markdown)
     int any = 0;
     for (size_t g = 0; g < rs->ngroups; g++)
         for (size_t k = 0; k < rs->groups[g].n; k++) {
-            const json_t *res = json_path_get(rs->v[rs->groups[g].runs[k]].root, "verdict/gates/results");
-            size_t i;
-            const json_t *gate;
-            json_array_foreach(res, i, gate) {
-                const json_t *text = json_object_get(gate, "text");
-                if (!json_is_false(json_object_get(gate, "pass")) || !json_is_string(text))
+            const struct result_verdict *v = &rs->v[rs->groups[g].runs[k]].display.verdict;
+            for (size_t i = 0; i < v->ngates; i++) {
+                const char *text = v->gates[i].text;
+                if (v->gates[i].pass != 0 || !text)
                     continue;
-                char name[300], *safe = printable_dup(json_string_value(text), json_string_length(text));
+                char name[300], *safe = printable_dup(text, strlen(text));
                 col_name(name, sizeof name, t, &(struct col){ g, k, rs->groups[g].n > 1 });
                 if (!any++)
                     fputs(markdown ? "\nGates failed:\n\n" : "gates failed:\n", f);
@@ -476,10 +474,10 @@ static int write_json(FILE *f, const struct cmp_table *t, unsigned flags)
         json_t *c = json_object(), *files = json_array(), *ids = json_array(), *died = json_array();
         for (size_t k = 0; k < cmp_nruns(t, g); k++) {
             const struct result *r = &rs->v[rs->groups[g].runs[k]];
-            json_t *id = json_object_get(r->root, "run_id");
+            const char *id = r->run_id;
             json_array_append_new(files, json_string(r->path));
             /* printable like the label: jansson would leave DEL and C1 controls raw */
-            char *safe = json_is_string(id) ? printable_dup(json_string_value(id), json_string_length(id)) : NULL;
+            char *safe = id ? printable_dup(id, strlen(id)) : NULL;
             json_array_append_new(ids, safe ? json_string(safe) : json_null());
             free(safe);
         }

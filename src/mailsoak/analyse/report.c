@@ -53,35 +53,34 @@ static void html_real(FILE *o, double x)
     fprintf(o, fabs(x) >= 100 ? "%.1f" : "%.4g", x);
 }
 
-static void html_json(FILE *o, const json_t *v)
+/* A number of a result file as it was written: an integer exactly (a seed replays
+ * the run), a real as html_real; nothing when the file lacks it. */
+static void html_value(FILE *o, const struct result_value *v)
 {
-    if (json_is_string(v))
-        html_puts(o, json_string_value(v));
-    else if (json_is_array(v)) {
-        size_t i;
-        json_t *x;
-        json_array_foreach(v, i, x) {
-            if (i)
-                fputs(", ", o);
-            html_json(o, x);
-        }
-    } else if (json_is_integer(v)) {
-        fprintf(o, "%lld", (long long)json_integer_value(v));   /* exact: a seed replays the run */
-    } else if (json_is_real(v)) {
-        html_real(o, json_real_value(v));
-    } else if (v) {
-        char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-        html_puts(o, s);
-        free(s);
-    }
+    if (!v->has)
+        return;
+    if (v->integer)
+        fprintf(o, "%lld", (long long)v->v);
+    else
+        html_real(o, v->v);
 }
 
 /* A table cell with a value from a file, "-" when it has none. */
-static void td_value(FILE *o, const json_t *v, const char *cls)
+static void td_text(FILE *o, const char *text, const char *cls)
 {
     fprintf(o, *cls ? "<td class=\"%s\">" : "<td%s>", cls);
-    if (v)
-        html_json(o, v);
+    if (text)
+        html_puts(o, text);
+    else
+        fputs("-", o);
+    fputs("</td>", o);
+}
+
+static void td_fig(FILE *o, const struct result_value *v)
+{
+    fputs("<td>", o);
+    if (v->has)
+        html_value(o, v);
     else
         fputs("-", o);
     fputs("</td>", o);
@@ -89,19 +88,19 @@ static void td_value(FILE *o, const json_t *v, const char *cls)
 
 /* Why unread mail is pending rather than lost: "queued 12, unswept 3" (the reasons
  * a run gave, those above zero), "-" for files without them. */
-static void td_pending_reasons(FILE *o, const json_t *summary)
+static void td_pending_reasons(FILE *o, const struct result_display *d)
 {
     static const char *const why[] = { "queued", "peeked", "unswept", "unsettled" };
+    static const enum result_fig fig[] = { RF_PENDING_QUEUED, RF_PENDING_PEEKED, RF_PENDING_UNSWEPT,
+                                           RF_PENDING_UNSETTLED };
     int any = 0, known = 0;
     fputs("<td class=\"l\">", o);
     for (size_t k = 0; k < sizeof why / sizeof *why; k++) {
-        char key[32];
-        snprintf(key, sizeof key, "pending_%s", why[k]);
-        const json_t *v = json_object_get(summary, key);
-        known |= v != NULL;
-        if (!json_is_integer(v) || json_integer_value(v) <= 0)
+        const struct result_value *v = &d->fig[fig[k]];
+        known |= v->has;
+        if (!v->has || !v->integer || v->v <= 0)
             continue;
-        fprintf(o, "%s%s %lld", any++ ? ", " : "", why[k], (long long)json_integer_value(v));
+        fprintf(o, "%s%s %lld", any++ ? ", " : "", why[k], (long long)v->v);
     }
     fputs(known ? "" : "-", o);
     fputs("</td>", o);
@@ -110,7 +109,7 @@ static void td_pending_reasons(FILE *o, const json_t *summary)
 static int any_verdict(const struct result_set *rs)
 {
     for (size_t i = 0; i < rs->n; i++)
-        if (json_is_object(json_object_get(rs->v[i].root, "verdict")))
+        if (rs->v[i].display.verdict.has)
             return 1;
     return 0;
 }
@@ -121,60 +120,55 @@ static void write_verdicts(FILE *o, const struct result_set *rs)
 {
     int any = 0;
     for (size_t i = 0; i < rs->n; i++) {
-        const json_t *v = json_object_get(rs->v[i].root, "verdict");
-        const char *state = json_string_value(json_object_get(v, "state"));
-        const char *head = json_string_value(json_object_get(v, "headline"));
-        if (!state || !head)
+        const struct result_verdict *v = &rs->v[i].display.verdict;
+        if (!v->state || !v->headline)
             continue;
         if (!any++)
             fputs("<h2 id=\"verdict\">Verdict</h2>\n", o);
-        fprintf(o, "<p class=\"%s\"><b>", strcmp(state, "proven") ? "warn" : "note");
+        fprintf(o, "<p class=\"%s\"><b>", strcmp(v->state, "proven") ? "warn" : "note");
         html_puts(o, rs->v[i].label);
         fputs("</b>: ", o);
-        html_puts(o, head);
+        html_puts(o, v->headline);
         fputs("</p>\n", o);
-        const char *sessions = json_string_value(json_object_get(v, "session_errors"));
-        if (sessions) {
+        if (v->session_errors) {
             fputs("<p class=\"warn\">Sessions: ", o);
-            html_puts(o, sessions);
+            html_puts(o, v->session_errors);
             fputs("</p>\n", o);
         }
-        const char *remedy = json_string_value(json_object_get(v, "remedy"));
-        if (remedy) {
+        if (v->remedy) {
             fputs("<p class=\"note\">What to change: ", o);
-            html_puts(o, remedy);
+            html_puts(o, v->remedy);
             fputs("</p>\n", o);
         }
-        const json_t *results = json_object_get(json_object_get(v, "gates"), "results"), *g;
-        size_t k;
         int failed = 0;
-        json_array_foreach(results, k, g) {
-            if (json_is_true(json_object_get(g, "pass")))
+        for (size_t k = 0; k < v->ngates; k++) {
+            if (v->gates[k].pass == 1)
                 continue;
             fputs(failed++ ? "<li>" : "<p class=\"warn\">Failed gates:</p>\n<ul><li>", o);
-            html_puts(o, json_string_value(json_object_get(g, "text")) ? json_string_value(json_object_get(g, "text")) : "");
+            html_puts(o, v->gates[k].text ? v->gates[k].text : "");
             fputs("</li>", o);
         }
         if (failed)
             fprintf(o, "</ul>\n<p class=\"note\">Exit status %lld.</p>\n",
-                    (long long)json_integer_value(json_object_get(json_object_get(v, "gates"), "exit_status")));
+                    v->exit_status.integer ? (long long)v->exit_status.v : 0LL);
     }
 }
 
 static void write_runs(FILE *o, const struct result_set *rs)
 {
-    static const char *const keys[] = { "run_id", "seed", "start_time", "duration_s", "elapsed_s", "interrupted", "version" };
     static const char *const sums[] = { "delivered", "lost", "pending", "foreign", "server_crashes" };
+    static const enum result_fig fig[] = { RF_DELIVERED, RF_LOST, RF_PENDING, RF_FOREIGN, RF_SERVER_CRASHES };
     fputs("<h2 id=\"runs\">Runs</h2>\n<div class=\"scroll\"><table>\n<thead><tr><th>run</th><th>file</th>", o);
-    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
-        fprintf(o, "<th>%s</th>", keys[k]);
+    for (size_t k = 0; k < RE_COUNT; k++)
+        fprintf(o, "<th>%s</th>", result_env_names[k]);
     for (size_t k = 0; k < sizeof sums / sizeof *sums; k++) {
         fprintf(o, "<th>%s</th>", sums[k]);
-        if (!strcmp(sums[k], "pending"))
+        if (fig[k] == RF_PENDING)
             fputs("<th>pending because</th>", o);
     }
     fputs("</tr></thead>\n<tbody>\n", o);
     for (size_t i = 0; i < rs->n; i++) {
+        const struct result_display *d = &rs->v[i].display;
         char name[300];
         run_name(name, sizeof name, rs, i);
         fputs("<tr><td class=\"l\">", o);
@@ -182,12 +176,12 @@ static void write_runs(FILE *o, const struct result_set *rs)
         fputs("</td><td class=\"l\"><code>", o);
         html_puts(o, rs->v[i].path);
         fputs("</code></td>", o);
-        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
-            td_value(o, json_object_get(rs->v[i].root, keys[k]), "");
+        for (size_t k = 0; k < RE_COUNT; k++)
+            td_text(o, d->env[k], "");
         for (size_t k = 0; k < sizeof sums / sizeof *sums; k++) {
-            td_value(o, json_object_get(rs->v[i].summary, sums[k]), "");
-            if (!strcmp(sums[k], "pending"))
-                td_pending_reasons(o, rs->v[i].summary);
+            td_fig(o, &d->fig[fig[k]]);
+            if (fig[k] == RF_PENDING)
+                td_pending_reasons(o, d);
         }
         fputs("</tr>\n", o);
     }
@@ -195,54 +189,81 @@ static void write_runs(FILE *o, const struct result_set *rs)
 }
 
 /* A log class with lines in it: the others are noise under "Examples". */
-static int log_class_hit(const json_t *v)
+static int log_class_hit(const struct result_logclass *l)
 {
-    const json_t *c = json_object_get(v, "count");
-    return json_is_integer(c) && json_integer_value(c) > 0;
+    return l->count.has && l->count.integer && l->count.v > 0;
 }
 
 /* One row of the examples table: kind, class, the count of the class, the example. */
-static void example_row(FILE *o, const char *kind, const char *cls, const json_t *count)
+static void example_row(FILE *o, const char *kind, const char *cls, const struct result_value *count)
 {
     fprintf(o, "<tr class=\"%s\"><td class=\"l\">%s</td><td class=\"l\">", kind, kind);
     html_puts(o, cls);
     fputs("</td><td>", o);
-    html_json(o, count);
+    if (count)
+        html_value(o, count);
     fputs("</td><td class=\"wrap\">", o);
+}
+
+/* The count of class cls in c, or NULL. */
+static const struct result_value *class_count(const struct result_classes *c, const char *cls)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (!strcmp(c->name[i].key, cls))
+            return &c->count[i];
+    return NULL;
 }
 
 /* The proof behind the ledger's red cells: each lost example (our id, the
  * Message-ID a server logs, its queue id, the mailbox, when it was accepted and when
  * its mailbox was last read in full) and each corruption example (what differed). */
-static void ledger_examples(FILE *o, const json_t *summary)
+static void ledger_examples(FILE *o, const struct result_display *d)
 {
-    size_t j;
-    json_t *e;
-    json_array_foreach(json_object_get(summary, "lost_examples"), j, e) {
-        example_row(o, "lost", "lost", json_object_get(summary, "lost"));
+    for (size_t j = 0; j < d->lost.n; j++) {
+        const struct result_message *e = &d->lost.v[j];
+        example_row(o, "lost", "lost", &d->fig[RF_LOST]);
         fputs("<code>", o);
-        html_json(o, json_object_get(e, "id"));
+        html_puts(o, e->id);
         fputs("</code> <code>", o);
-        html_json(o, json_object_get(e, "message_id"));
+        html_puts(o, e->message_id);
         fputs("</code>", o);
-        const json_t *q = json_object_get(e, "queue_id");
-        if (json_is_string(q) && *json_string_value(q)) {
+        if (e->queue_id && *e->queue_id) {
             fputs(" queued as <code>", o);
-            html_json(o, q);
+            html_puts(o, e->queue_id);
             fputs("</code>", o);
         }
         fputs(" to <code>", o);
-        html_json(o, json_object_get(e, "mailbox"));
+        html_puts(o, e->mailbox);
         fputs("</code>, accepted ", o);
-        html_json(o, json_object_get(e, "accepted"));
+        html_puts(o, e->accepted);
         fputs(", mailbox last read in full ", o);
-        html_json(o, json_object_get(e, "mailbox_read"));
+        html_puts(o, e->mailbox_read);
         fputs("</td></tr>\n", o);
     }
-    json_array_foreach(json_object_get(summary, "corruption_examples"), j, e) {
-        example_row(o, "corrupted", "corrupted", json_object_get(summary, "corrupted"));
+    for (size_t j = 0; j < d->ncorruption; j++) {
+        example_row(o, "corrupted", "corrupted", &d->fig[RF_CORRUPTED]);
         fputs("<code>", o);
-        html_json(o, e);
+        html_puts(o, d->corruption[j]);
+        fputs("</code></td></tr>\n", o);
+    }
+}
+
+/* A log class's rows: each example kept, or the class alone when it kept none. */
+static void log_rows(FILE *o, const struct result_logclass *l)
+{
+    if (!l->nex) {
+        example_row(o, "log", l->name, &l->count);
+        fputs("</td></tr>\n", o);
+    }
+    for (size_t j = 0; j < l->nex; j++) {
+        example_row(o, "log", l->name, &l->count);
+        if (l->ex_t[j].has) {
+            fputs("at ", o);
+            html_real(o, l->ex_t[j].v);
+            fputs(" s: ", o);
+        }
+        fputs("<code>", o);
+        html_puts(o, l->ex_line[j]);
         fputs("</code></td></tr>\n", o);
     }
 }
@@ -254,17 +275,11 @@ static void write_examples(FILE *o, const struct result_set *rs)
     fputs("<h2 id=\"examples\">Examples: lost and corrupted messages, errors, log lines</h2>\n", o);
     int any = 0;
     for (size_t i = 0; i < rs->n; i++) {
-        const json_t *s = rs->v[i].summary;
-        const json_t *ex = json_object_get(s, "error_examples");
-        const json_t *lc = json_object_get(s, "log_classes");
-        size_t proofs = json_array_size(json_object_get(s, "lost_examples")) +
-                        json_array_size(json_object_get(s, "corruption_examples"));
-        size_t hits = 0;
-        const char *k;
-        json_t *v;
-        json_object_foreach((json_t *)lc, k, v)
-            hits += log_class_hit(v);
-        if (!json_object_size(ex) && !hits && !proofs)
+        const struct result_display *d = &rs->v[i].display;
+        size_t proofs = d->lost.n + d->ncorruption, hits = 0;
+        for (size_t k = 0; k < d->nlog; k++)
+            hits += log_class_hit(&d->log[k]);
+        if (!d->nerror_classes && !hits && !proofs)
             continue;
         char name[300];
         run_name(name, sizeof name, rs, i);
@@ -272,40 +287,16 @@ static void write_examples(FILE *o, const struct result_set *rs)
         html_puts(o, name);
         fputs("</summary>\n<table><thead><tr><th>kind</th><th>class</th><th>count</th><th class=\"l\">example</th>"
               "</tr></thead><tbody>\n", o);
-        ledger_examples(o, s);
-        json_object_foreach((json_t *)ex, k, v) {
-            size_t j;
-            json_t *line;
-            json_array_foreach(v, j, line) {
-                example_row(o, "error", k, json_object_get(json_object_get(s, "errors_by_class"), k));
-                fputs("<code>", o);
-                html_json(o, line);
-                fputs("</code></td></tr>\n", o);
-            }
+        ledger_examples(o, d);
+        for (size_t k = 0; k < d->nerror_ex; k++) {
+            example_row(o, "error", d->error_ex[k].key, class_count(&d->errors, d->error_ex[k].key));
+            fputs("<code>", o);
+            html_puts(o, d->error_ex[k].text);
+            fputs("</code></td></tr>\n", o);
         }
-        json_object_foreach((json_t *)lc, k, v) {
-            size_t j;
-            json_t *e;
-            json_t *exs = json_object_get(v, "examples");
-            if (!log_class_hit(v))
-                continue;
-            if (!json_array_size(exs)) {
-                example_row(o, "log", k, json_object_get(v, "count"));
-                fputs("</td></tr>\n", o);
-            }
-            json_array_foreach(exs, j, e) {
-                double t;
-                example_row(o, "log", k, json_object_get(v, "count"));
-                if (json_path_number(e, "t", &t) == 0) {
-                    fputs("at ", o);
-                    html_real(o, t);
-                    fputs(" s: ", o);
-                }
-                fputs("<code>", o);
-                html_json(o, json_object_get(e, "line"));
-                fputs("</code></td></tr>\n", o);
-            }
-        }
+        for (size_t k = 0; k < d->nlog; k++)
+            if (log_class_hit(&d->log[k]))
+                log_rows(o, &d->log[k]);
         fputs("</tbody></table></details>\n", o);
         any = 1;
     }
@@ -318,11 +309,11 @@ static void write_events(FILE *o, const struct result_set *rs)
 {
     int any = 0;
     for (size_t i = 0; i < rs->n; i++) {
-        size_t j;
-        json_t *e;
+        const struct result_display *d = &rs->v[i].display;
         char name[300];
         run_name(name, sizeof name, rs, i);
-        json_array_foreach(rs->v[i].events, j, e) {
+        for (size_t j = 0; j < d->nevents; j++) {
+            const struct result_event *e = &d->events[j];
             if (!any)
                 fputs("<h2 id=\"events\">Server events</h2>\n<table><thead><tr><th>run</th><th>t (s)</th>"
                       "<th class=\"l\">kind</th><th class=\"l\">text</th></tr></thead><tbody>\n", o);
@@ -330,11 +321,11 @@ static void write_events(FILE *o, const struct result_set *rs)
             fputs("<tr><td class=\"l\">", o);
             html_puts(o, name);
             fputs("</td><td>", o);
-            html_json(o, json_object_get(e, "t"));
+            html_puts(o, e->t_text);
             fputs("</td><td class=\"l\">", o);
-            html_json(o, json_object_get(e, "kind"));
+            html_puts(o, e->kind);
             fputs("</td><td class=\"wrap\">", o);
-            html_json(o, json_object_get(e, "text"));
+            html_puts(o, e->text);
             fputs("</td></tr>\n", o);
         }
     }
@@ -342,34 +333,36 @@ static void write_events(FILE *o, const struct result_set *rs)
         fputs("</tbody></table>\n", o);
 }
 
-/* The value of config[section][key] in run i, or NULL. */
-static const json_t *config_value(const struct result *r, const char *section, const char *key)
+/* Whether two runs' values of a setting are the same (both absent is the same). */
+static int same_setting(const char *a, const char *b)
 {
-    return json_object_get(json_object_get(r->config, section), key);
+    return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
-static void write_config(FILE *o, const struct result_set *rs)
+/* The settings that differ between runs (what makes the columns differ). */
+static void write_config_diff(FILE *o, const struct result_set *rs)
 {
-    char name[300];
-    fputs("<h2 id=\"config\">Effective configuration</h2>\n", o);
-    /* First the settings that differ between runs (what makes the columns differ),
-     * then each run's full configuration. */
+    char name[300], **seen = NULL;
+    size_t nseen = 0;
     int header = 0;
-    json_t *seen = json_object();
     for (size_t i = 0; i < rs->n; i++) {
-        const char *sec, *key;
-        json_t *s, *v;
-        json_object_foreach(rs->v[i].config, sec, s) {
-            json_object_foreach(s, key, v) {
+        const struct result_display *d = &rs->v[i].display;
+        for (size_t c = 0; c < d->nconfig; c++)
+            for (size_t k = 0; k < d->config[c].n; k++) {
+                const char *sec = d->config[c].name, *key = d->config[c].kv[k].key;
                 char id[600];
                 snprintf(id, sizeof id, "%s.%s", sec, key);
-                if (json_object_get(seen, id))
+                size_t x = 0;
+                while (x < nseen && strcmp(seen[x], id))
+                    x++;
+                if (x < nseen)
                     continue;
-                json_object_set_new(seen, id, json_true());
+                seen = xrealloc(seen, (nseen + 1) * sizeof *seen);
+                seen[nseen++] = xstrdup(id);
                 int same = 1;
                 for (size_t j = 1; j < rs->n && same; j++)
-                    same = json_equal(config_value(&rs->v[0], sec, key), config_value(&rs->v[j], sec, key)) ||
-                           (!config_value(&rs->v[0], sec, key) && !config_value(&rs->v[j], sec, key));
+                    same = same_setting(result_setting(&rs->v[0].display, sec, key),
+                                        result_setting(&rs->v[j].display, sec, key));
                 if (same)
                     continue;
                 if (!header) {
@@ -386,47 +379,55 @@ static void write_config(FILE *o, const struct result_set *rs)
                 fputs("<tr class=\"differs\"><th>", o);
                 html_puts(o, id);
                 fputs("</th>", o);
-                for (size_t j = 0; j < rs->n; j++) {
-                    td_value(o, config_value(&rs->v[j], sec, key), "l");
-                }
+                for (size_t j = 0; j < rs->n; j++)
+                    td_text(o, result_setting(&rs->v[j].display, sec, key), "l");
                 fputs("</tr>\n", o);
             }
-        }
     }
-    json_decref(seen);
+    for (size_t x = 0; x < nseen; x++)
+        free(seen[x]);
+    free(seen);
     if (header)
         fputs("</tbody></table></div>\n", o);
     else if (rs->n > 1)
         fputs("<p class=\"note\">All runs have the same configuration.</p>\n", o);
+}
+
+static void write_config(FILE *o, const struct result_set *rs)
+{
+    char name[300];
+    fputs("<h2 id=\"config\">Effective configuration</h2>\n", o);
+    write_config_diff(o, rs);
+    /* then each run's full configuration */
     for (size_t i = 0; i < rs->n; i++) {
+        const struct result_display *d = &rs->v[i].display;
         run_name(name, sizeof name, rs, i);
         fprintf(o, "<details%s><summary>", i == 0 ? " open" : "");
         html_puts(o, name);
         fputs(": <code>", o);
         html_puts(o, rs->v[i].path);
         fputs("</code></summary>\n", o);
-        if (!json_object_size(rs->v[i].config)) {
+        if (!d->nconfig) {
             fputs("<p class=\"note\">This file has no configuration.</p></details>\n", o);
             continue;
         }
         fputs("<table><tbody>\n", o);
-        const char *sec, *key;
-        json_t *s, *v;
-        json_object_foreach(rs->v[i].config, sec, s) {
+        for (size_t c = 0; c < d->nconfig; c++) {
+            const struct result_section *sec = &d->config[c];
             fputs("<tr><th colspan=\"2\">[", o);
-            html_puts(o, sec);
+            html_puts(o, sec->name);
             fputs("]</th></tr>\n", o);
-            if (!json_is_object(s)) {
+            if (!sec->object) {
                 fputs("<tr><td></td><td class=\"wrap\">", o);
-                html_json(o, s);
+                html_puts(o, sec->text);
                 fputs("</td></tr>\n", o);
                 continue;
             }
-            json_object_foreach(s, key, v) {
+            for (size_t k = 0; k < sec->n; k++) {
                 fputs("<tr><td class=\"l\">", o);
-                html_puts(o, key);
+                html_puts(o, sec->kv[k].key);
                 fputs("</td><td class=\"wrap\"><code>", o);
-                html_json(o, v);
+                html_puts(o, sec->kv[k].text);
                 fputs("</code></td></tr>\n", o);
             }
         }
@@ -440,21 +441,13 @@ static void write_config(FILE *o, const struct result_set *rs)
 static void write_latency(FILE *o, const struct result_set *rs)
 {
     static const char *const pct[] = { "p50", "p90", "p99", "max" };
-    json_t *names = json_array(), *seen = json_object();
-    for (size_t i = 0; i < rs->n; i++) {
-        const char *k;
-        json_t *v;
-        json_object_foreach(json_object_get(rs->v[i].summary, "latency"), k, v)
-            if (json_is_object(v) && !json_object_get(seen, k)) {
-                json_object_set_new(seen, k, json_true());
-                json_array_append_new(names, json_string(k));
-            }
-    }
-    json_decref(seen);
+    int shown[LAT_COUNT] = { 0 }, any = 0;
+    for (size_t i = 0; i < rs->n; i++)
+        for (unsigned k = 0; k < LAT_COUNT; k++)
+            any |= shown[k] |= rs->v[i].lat[k].has;
     fputs("<h2 id=\"latency\">Latency</h2>\n", o);
-    if (!json_array_size(names)) {
+    if (!any) {
         fputs("<p class=\"note\">No run recorded latencies.</p>\n", o);
-        json_decref(names);
         return;
     }
     fputs("<p class=\"note\">Milliseconds over each run's whole window, per command and for delivery (accepted to "
@@ -472,46 +465,45 @@ static void write_latency(FILE *o, const struct result_set *rs)
         for (size_t p = 0; p < sizeof pct / sizeof *pct; p++)
             fprintf(o, "<th>%s</th>", pct[p]);
     fputs("</tr></thead><tbody>\n", o);
-    size_t n;
-    json_t *name;
-    json_array_foreach(names, n, name) {
+    for (unsigned k = 0; k < LAT_COUNT; k++) {
+        if (!shown[k])
+            continue;
         fputs("<tr><th>", o);
-        html_json(o, name);
+        html_puts(o, lat_names[k]);
         fputs("</th>", o);
         for (size_t i = 0; i < rs->n; i++) {
-            const json_t *l = json_object_get(json_object_get(rs->v[i].summary, "latency"), json_string_value(name));
-            for (size_t p = 0; p < sizeof pct / sizeof *pct; p++) {
-                /* two decimals, as the run's own latency table prints them */
-                const json_t *x = json_object_get(l, pct[p]);
-                if (json_is_number(x))
-                    fprintf(o, "<td>%.2f</td>", json_number_value(x));
+            const struct result_latency *l = &rs->v[i].lat[k];
+            const double x[] = { l->p50, l->p90, l->p99, l->max };
+            /* two decimals, as the run's own latency table prints them */
+            for (size_t p = 0; p < sizeof pct / sizeof *pct; p++)
+                if (l->has)
+                    fprintf(o, "<td>%.2f</td>", x[p]);
                 else
                     fputs("<td>-</td>", o);
-            }
         }
         fputs("</tr>\n", o);
     }
     fputs("</tbody></table></div>\n", o);
-    json_decref(names);
 }
 
 static const struct chart fixed_charts[] = {
-    { "rate_in", "Messages sent per second", "messages/s", "rate_in", CU_RATE, 0, 0 },
-    { "rate_out", "Messages read per second", "messages/s", "rate_out", CU_RATE, 0, 0 },
-    { "spool", "Spool: messages queued at the server", "messages", "server/spool", CU_COUNT, 0, 0 },
-    { "store_messages", "Store: messages in the mailboxes", "messages", "server/store_messages", CU_COUNT, 0, 0 },
-    { "store_bytes", "Store: size of the mailboxes", "bytes", "server/store_bytes", CU_BYTES, 0, 0 },
-    { "mem", "Server memory (whole process set)", "bytes", "server/mem", CU_BYTES, 0, 0 },
-    { "input", "Server I/O: read operations per second", "ops/s", "server/input", CU_RATE, 1, 0 },
-    { "output", "Server I/O: write operations per second", "ops/s", "server/output", CU_RATE, 1, 0 },
-    { "ibytes", "Server I/O: bytes read per second", "bytes/s", "server/ibytes", CU_BYTES, 1, 0 },
-    { "obytes", "Server I/O: bytes written per second", "bytes/s", "server/obytes", CU_BYTES, 1, 0 },
-    { "procs", "Server processes", "processes", "server/procs", CU_COUNT, 0, 0 },
-    { "conns", "Client connections open", "connections", "conns", CU_COUNT, 0, 0 },
-    { "errors", "Errors per second (all classes)", "errors/s", "errors", CU_RATE, 1, 0 },
-    { "log_hits", "Server log hits per second (all classes)", "hits/s", "server/log_hits", CU_RATE, 1, 1 },
-    { "delivery_p50", "Delivery latency p50 (sent to read)", "ms", "latency/delivery/p50", CU_MS, 0, 0 },
-    { "delivery_p99", "Delivery latency p99 (sent to read)", "ms", "latency/delivery/p99", CU_MS, 0, 0 },
+    { "rate_in", "Messages sent per second", "messages/s", CHART_FIG, RI_RATE_IN, "", 0, CU_RATE, 0 },
+    { "rate_out", "Messages read per second", "messages/s", CHART_FIG, RI_RATE_OUT, "", 0, CU_RATE, 0 },
+    { "spool", "Spool: messages queued at the server", "messages", CHART_FIG, RI_SPOOL, "", 0, CU_COUNT, 0 },
+    { "store_messages", "Store: messages in the mailboxes", "messages", CHART_FIG, RI_STORE_MESSAGES, "", 0,
+      CU_COUNT, 0 },
+    { "store_bytes", "Store: size of the mailboxes", "bytes", CHART_FIG, RI_STORE_BYTES, "", 0, CU_BYTES, 0 },
+    { "mem", "Server memory (whole process set)", "bytes", CHART_FIG, RI_MEM, "", 0, CU_BYTES, 0 },
+    { "input", "Server I/O: read operations per second", "ops/s", CHART_FIG, RI_INPUT, "", 0, CU_RATE, 1 },
+    { "output", "Server I/O: write operations per second", "ops/s", CHART_FIG, RI_OUTPUT, "", 0, CU_RATE, 1 },
+    { "ibytes", "Server I/O: bytes read per second", "bytes/s", CHART_FIG, RI_IBYTES, "", 0, CU_BYTES, 1 },
+    { "obytes", "Server I/O: bytes written per second", "bytes/s", CHART_FIG, RI_OBYTES, "", 0, CU_BYTES, 1 },
+    { "procs", "Server processes", "processes", CHART_FIG, RI_PROCS, "", 0, CU_COUNT, 0 },
+    { "conns", "Client connections open", "connections", CHART_FIG, RI_CONNS, "", 0, CU_COUNT, 0 },
+    { "errors", "Errors per second (all classes)", "errors/s", CHART_FIG, RI_ERRORS, "", 0, CU_RATE, 1 },
+    { "log_hits", "Server log hits per second (all classes)", "hits/s", CHART_LOG_HITS, RI_COUNT, "", 0, CU_RATE, 1 },
+    { "delivery_p50", "Delivery latency p50 (sent to read)", "ms", CHART_LATENCY, RI_COUNT, "delivery", 0, CU_MS, 0 },
+    { "delivery_p99", "Delivery latency p99 (sent to read)", "ms", CHART_LATENCY, RI_COUNT, "delivery", 1, CU_MS, 0 },
 };
 
 static void sanitize_id(char *dst, size_t n, const char *src)
@@ -530,7 +522,7 @@ static struct chart *chart_list(const struct result_set *rs, size_t *n)
     size_t nfixed = sizeof fixed_charts / sizeof *fixed_charts, *all = xcalloc(rs->n, sizeof *all), m = 0;
     for (size_t i = 0; i < rs->n; i++)
         all[i] = i;
-    collect_classes(&cmds, rs, all, rs->n, "latency");
+    collect_classes(&cmds, rs, all, rs->n, CLASS_LATENCY);
     free(all);
     struct chart *c = xcalloc(nfixed + cmds.n, sizeof *c);
     memcpy(c, fixed_charts, sizeof fixed_charts);
@@ -543,7 +535,9 @@ static struct chart *chart_list(const struct result_set *rs, size_t *n)
         snprintf(x->id, sizeof x->id, "lat_%s", id);
         snprintf(x->title, sizeof x->title, "Latency of %s, p99", cmds.v[i]);
         snprintf(x->ylabel, sizeof x->ylabel, "ms");
-        snprintf(x->path, sizeof x->path, "latency/%s/p99", cmds.v[i]);
+        x->of = CHART_LATENCY;
+        snprintf(x->lat, sizeof x->lat, "%s", cmds.v[i]);
+        x->p99 = 1;
         x->unit = CU_MS;
     }
     *n = nfixed + m;
@@ -567,21 +561,19 @@ int report_write_html(FILE *o, const struct result_set *rs, const char *workload
     if (nmissing)
         fprintf(o, " and <a href=\"#summary\" class=\"died\">%zu run%s without a result</a> (named under the "
                 "summary)", nmissing, nmissing == 1 ? "" : "s");
-    const json_t *ver = json_object_get(rs->v[0].root, "version");
-    if (json_is_string(ver)) {
+    if (rs->v[0].version) {
         fputs(", written by mailsoak ", o);
-        html_puts(o, json_string_value(ver));
+        html_puts(o, rs->v[0].version);
     }
     fputs(". Workload:", o);
-    const char *k;
-    json_t *v;
-    if (!json_object_size(rs->v[0].workload))
+    const struct result_display *d0 = &rs->v[0].display;
+    if (!d0->nworkload)
         fputs(" not recorded", o);
-    json_object_foreach(rs->v[0].workload, k, v) {
+    for (size_t k = 0; k < d0->nworkload; k++) {
         fputs(" <code>", o);
-        html_puts(o, k);
+        html_puts(o, d0->workload[k].key);
         fputc('=', o);
-        html_json(o, v);
+        html_puts(o, d0->workload[k].text);
         fputs("</code>", o);
     }
     fputs(".</p>\n", o);
@@ -647,7 +639,7 @@ int report_write_html(FILE *o, const struct result_set *rs, const char *workload
           "matching server log lines by class; a darker tick means more hits.</p>\n<div class=\"grid\">\n", o);
     struct classes all_err = { 0 };
     for (size_t g = 0; g < rs->ngroups; g++)
-        collect_classes(&all_err, rs, rs->groups[g].runs, rs->groups[g].n, "errors_by_class");
+        collect_classes(&all_err, rs, rs->groups[g].runs, rs->groups[g].n, CLASS_ERRORS);
     for (size_t g = 0; g < rs->ngroups; g++)
         chart_classes(o, rs, g, &all_err, g + 1);
     classes_free(&all_err);

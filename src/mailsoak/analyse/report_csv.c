@@ -10,45 +10,53 @@
 #include "analyse/timeline.h"
 #include "lib/alloc.h"
 
-static void csv_num(FILE *o, const json_t *e, const char *path)
+static void csv_num(FILE *o, const struct result_value *v)
 {
-    double v;
     fputc(',', o);
-    if (json_path_number(e, path, &v) == 0)
-        fprintf(o, "%.10g", v);
+    if (v && v->has)
+        fprintf(o, "%.10g", v->v);
 }
 
 /* One column per class; a class absent from an entry had no hits then (0, not unknown)
  * as long as the entry has the object at all. */
-static void csv_classes(FILE *o, const json_t *counts, const struct classes *cl)
+static void csv_classes(FILE *o, const struct result_classes *counts, const struct classes *cl)
 {
     for (size_t k = 0; k < cl->n; k++) {
-        const json_t *v = json_object_get(counts, cl->v[k]);
+        size_t i = 0;
+        while (i < counts->n && strcmp(counts->name[i].key, cl->v[k]))
+            i++;
         fputc(',', o);
-        if (json_is_number(v))
-            fprintf(o, "%.10g", json_number_value(v));
-        else if (json_is_object(counts))
+        if (i < counts->n)
+            fprintf(o, "%.10g", counts->count[i].v);
+        else if (counts->has)
             fputc('0', o);
     }
 }
 
+/* An entry's latency of command name, p99 or p50; NULL when it has none. */
+static const struct result_value *entry_lat(const struct result_entry *e, const char *name, int p99)
+{
+    for (size_t k = 0; k < e->nlat; k++)
+        if (!strcmp(e->lat[k].name, name))
+            return p99 ? &e->lat[k].p99 : &e->lat[k].p50;
+    return NULL;
+}
+
 int report_write_csv(FILE *o, const struct result_set *rs)
 {
-    static const char *const base[] = {
-        "sent", "read", "errors", "rate_in", "rate_out", "conns", "server/mem", "server/spool",
-        "server/store_messages", "server/store_bytes", "server/procs", "server/input", "server/output",
-        "server/ibytes", "server/obytes",
-    };
     struct classes lat = { 0 }, err = { 0 }, logs = { 0 };
     size_t *all = xcalloc(rs->n, sizeof *all);
     for (size_t i = 0; i < rs->n; i++)
         all[i] = i;
-    collect_classes(&lat, rs, all, rs->n, "latency");
-    collect_classes(&err, rs, all, rs->n, "errors_by_class");
-    collect_classes(&logs, rs, all, rs->n, "server/log_hits");
+    collect_classes(&lat, rs, all, rs->n, CLASS_LATENCY);
+    collect_classes(&err, rs, all, rs->n, CLASS_ERRORS);
+    collect_classes(&logs, rs, all, rs->n, CLASS_LOG_HITS);
     fputs("file,label,run_id,t,phase", o);
-    for (size_t k = 0; k < sizeof base / sizeof *base; k++)
-        fprintf(o, ",%s", strchr(base[k], '/') ? strchr(base[k], '/') + 1 : base[k]);
+    /* the figures of result_ifig_names after "t", by their last name */
+    for (unsigned k = RI_T + 1; k < RI_COUNT; k++) {
+        const char *n = result_ifig_names[k];
+        fprintf(o, ",%s", strchr(n, '/') ? strchr(n, '/') + 1 : n);
+    }
     char name[300];
     for (size_t k = 0; k < lat.n; k++)
         for (int p = 0; p < 2; p++) {
@@ -69,28 +77,25 @@ int report_write_csv(FILE *o, const struct result_set *rs)
     fputc('\n', o);
     for (size_t i = 0; i < rs->n; i++) {
         const struct result *r = &rs->v[i];
-        size_t j;
-        json_t *e;
-        json_array_foreach(r->timeline, j, e) {
-            if (!json_is_object(e))
+        for (size_t j = 0; j < r->display.nentries; j++) {
+            const struct result_entry *e = &r->display.entries[j];
+            if (!e->object)
                 continue;
             csv_puts(o, r->path);
             fputc(',', o);
             csv_puts(o, r->label);
             fputc(',', o);
-            csv_puts(o, json_string_value(json_object_get(r->root, "run_id")));
-            csv_num(o, e, "t");
+            csv_puts(o, r->run_id);
+            csv_num(o, &e->fig[RI_T]);
             fputc(',', o);
-            csv_puts(o, json_string_value(json_object_get(e, "phase")));
-            for (size_t k = 0; k < sizeof base / sizeof *base; k++)
-                csv_num(o, e, base[k]);
+            csv_puts(o, e->phase);
+            for (unsigned k = RI_T + 1; k < RI_COUNT; k++)
+                csv_num(o, &e->fig[k]);
             for (size_t k = 0; k < lat.n; k++)
-                for (int p = 0; p < 2; p++) {
-                    snprintf(name, sizeof name, "latency/%s/%s", lat.v[k], p ? "p99" : "p50");
-                    csv_num(o, e, name);
-                }
-            csv_classes(o, json_object_get(e, "errors_by_class"), &err);
-            csv_classes(o, json_path_get(e, "server/log_hits"), &logs);
+                for (int p = 0; p < 2; p++)
+                    csv_num(o, entry_lat(e, lat.v[k], p));
+            csv_classes(o, &e->errors, &err);
+            csv_classes(o, &e->log_hits, &logs);
             fputc('\n', o);
         }
     }

@@ -8,25 +8,16 @@
 #include "analyse/timeline.h"
 #include "lib/escape.h"
 
-/* A value of a result file as text: a string escaped, a number as it is. */
-static void put_json(FILE *o, const json_t *v)
-{
-    if (json_is_string(v))
-        html_puts(o, json_string_value(v));
-    else if (json_is_integer(v))
-        fprintf(o, "%lld", (long long)json_integer_value(v));
-}
-
 /* The late messages each run showed: delivered intact, first read by the sweep, a
  * line each, apart from the failures (their trails are in the result file). */
 static void write_late(FILE *o, const struct result_set *rs)
 {
     int any = 0;
     for (size_t i = 0; i < rs->n; i++) {
-        size_t j;
-        json_t *m;
+        const struct result_messages *late = &rs->v[i].display.late;
         char name[300];
-        json_array_foreach(json_object_get(rs->v[i].summary, "late_examples"), j, m) {
+        for (size_t j = 0; j < late->n; j++) {
+            const struct result_message *m = &late->v[j];
             if (!any)
                 fputs("<h2 id=\"late\">Late messages: delivered intact, first read by the sweep</h2>\n"
                       "<table><thead><tr><th>run</th><th class=\"l\">message</th><th class=\"l\">queue id</th>"
@@ -36,16 +27,53 @@ static void write_late(FILE *o, const struct result_set *rs)
             fputs("<tr class=\"late\"><td class=\"l\">", o);
             html_puts(o, name);
             fputs("</td><td class=\"l\"><code>", o);
-            put_json(o, json_object_get(m, "message_id"));
+            html_puts(o, m->message_id);
             fputs("</code> ", o);
-            put_json(o, json_object_get(m, "mailbox"));
+            html_puts(o, m->mailbox);
             fputs("</td><td class=\"l\"><code>", o);
-            put_json(o, json_object_get(m, "queue_id"));
+            html_puts(o, m->queue_id);
             fputs("</code></td></tr>\n", o);
         }
     }
     if (any)
         fputs("</tbody></table>\n", o);
+}
+
+/* One message not delivered exactly once: its run, outcome, ids, and the server's
+ * evidence when a log was read. */
+static void message_row(FILE *o, const char *run, const char *kind, const struct result_message *m)
+{
+    const struct result_evidence *ev = &m->ev;
+    fputs("<tr><td class=\"l\">", o);
+    html_puts(o, run);
+    fputs("</td><td class=\"l\">", o);
+    html_puts(o, kind);
+    fputs("</td><td class=\"l\"><code>", o);
+    html_puts(o, m->message_id);
+    fputs("</code><br>", o);
+    html_puts(o, m->mailbox);
+    fputs("</td><td class=\"l\"><code>", o);
+    html_puts(o, m->queue_id);
+    fputs("</code></td><td class=\"wrap\">", o);
+    if (ev->has) {
+        html_puts(o, ev->cause);
+        if (ev->cause_line) {
+            fputs("<br><code>", o);
+            html_puts(o, ev->cause_line);
+            fputs("</code>", o);
+        }
+        fputs("</td><td class=\"wrap\"><details><summary>", o);
+        html_puts(o, ev->lines);
+        fputs(" lines</summary><pre>", o);
+        for (size_t l = 0; l < ev->ntrail; l++) {
+            html_puts(o, ev->trail[l]);
+            fputc('\n', o);
+        }
+        fputs("</pre></details>", o);
+    } else {
+        fputs("</td><td class=\"wrap\">no server log was read", o);
+    }
+    fputs("</td></tr>\n", o);
 }
 
 /* The messages not delivered exactly once that each run showed one by one, with
@@ -58,12 +86,10 @@ static void write_messages(FILE *o, const struct result_set *rs)
     int any = 0;
     for (size_t i = 0; i < rs->n; i++)
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-            char key[32], name[300];
-            snprintf(key, sizeof key, "%s_examples", kinds[k]);
-            const json_t *ex = json_object_get(rs->v[i].summary, key);
-            size_t j;
-            json_t *m;
-            json_array_foreach((json_t *)ex, j, m) {
+            const struct result_display *d = &rs->v[i].display;
+            const struct result_messages *ex = k == 0 ? &d->lost : k == 1 ? &d->duplicated : &d->corrupted;
+            char name[300];
+            for (size_t j = 0; j < ex->n; j++) {
                 if (!any)
                     fputs("<h2 id=\"messages\">Messages not delivered exactly once, with the server's evidence</h2>\n"
                           "<table><thead><tr><th>run</th><th class=\"l\">outcome</th><th class=\"l\">message</th>"
@@ -71,45 +97,14 @@ static void write_messages(FILE *o, const struct result_set *rs)
                           "server's logs</th></tr></thead><tbody>\n", o);
                 any = 1;
                 run_name(name, sizeof name, rs, i);
-                const json_t *ev = json_object_get(m, "server_evidence");
-                fputs("<tr><td class=\"l\">", o);
-                html_puts(o, name);
-                fputs("</td><td class=\"l\">", o);
-                html_puts(o, kinds[k]);
-                fputs("</td><td class=\"l\"><code>", o);
-                put_json(o, json_object_get(m, "message_id"));
-                fputs("</code><br>", o);
-                put_json(o, json_object_get(m, "mailbox"));
-                fputs("</td><td class=\"l\"><code>", o);
-                put_json(o, json_object_get(m, "queue_id"));
-                fputs("</code></td><td class=\"wrap\">", o);
-                if (json_is_object(ev)) {
-                    put_json(o, json_object_get(ev, "cause"));
-                    if (json_is_string(json_object_get(ev, "cause_line"))) {
-                        fputs("<br><code>", o);
-                        put_json(o, json_object_get(ev, "cause_line"));
-                        fputs("</code>", o);
-                    }
-                    fputs("</td><td class=\"wrap\"><details><summary>", o);
-                    put_json(o, json_object_get(ev, "lines"));
-                    fputs(" lines</summary><pre>", o);
-                    size_t l;
-                    json_t *line;
-                    json_array_foreach(json_object_get(ev, "trail"), l, line) {
-                        put_json(o, line);
-                        fputc('\n', o);
-                    }
-                    fputs("</pre></details>", o);
-                } else {
-                    fputs("</td><td class=\"wrap\">no server log was read", o);
-                }
-                fputs("</td></tr>\n", o);
+                message_row(o, name, kinds[k], &ex->v[j]);
             }
         }
     if (any)
         fputs("</tbody></table>\n", o);
     for (size_t i = 0; i < rs->n; i++) {
-        json_int_t pending = json_integer_value(json_object_get(rs->v[i].summary, "pending"));
+        const struct result_value *p = &rs->v[i].display.fig[RF_PENDING];
+        long long pending = p->has && p->integer ? (long long)p->v : 0;
         if (pending <= 0)
             continue;
         char name[300];
@@ -120,7 +115,7 @@ static void write_messages(FILE *o, const struct result_set *rs)
         fputs("<p class=\"note\">", o);
         html_puts(o, name);
         fprintf(o, ": %lld pending message%s, neither delivered nor proven lost, not listed one by one (why: the "
-                   "runs table's <i>pending because</i>).</p>\n", (long long)pending, pending == 1 ? "" : "s");
+                   "runs table's <i>pending because</i>).</p>\n", pending, pending == 1 ? "" : "s");
     }
 }
 

@@ -21,9 +21,17 @@ void run_name(char *buf, size_t n, const struct result_set *rs, size_t i)
     snprintf(buf, n, "%s", rs->v[i].label);
 }
 
-int entry_t(const json_t *e, double *t)
+int entry_t(const struct result_entry *e, double *t)
 {
-    return json_path_number(e, "t", t);
+    if (!e->fig[RI_T].has)
+        return -1;
+    *t = e->fig[RI_T].v;
+    return 0;
+}
+
+const struct result_classes *entry_classes(const struct result_entry *e, enum class_of of)
+{
+    return of == CLASS_ERRORS ? &e->errors : &e->log_hits;
 }
 
 size_t class_index(struct classes *c, const char *name, int add)
@@ -46,17 +54,21 @@ void classes_free(struct classes *c)
 }
 
 void collect_classes(struct classes *c, const struct result_set *rs, const size_t *runs, size_t n,
-                     const char *path)
+                     enum class_of of)
 {
     for (size_t j = 0; j < n; j++) {
-        size_t i;
-        json_t *e;
-        json_array_foreach(rs->v[runs[j]].timeline, i, e) {
-            const char *k;
-            json_t *v;
-            json_object_foreach((json_t *)json_path_get(e, path), k, v)
-                if ((json_is_number(v) && json_number_value(v) > 0) || (json_is_object(v) && !strchr(k, '/')))
-                    class_index(c, k, 1);
+        const struct result_display *d = &rs->v[runs[j]].display;
+        for (size_t i = 0; i < d->nentries; i++) {
+            const struct result_entry *e = &d->entries[i];
+            if (of == CLASS_LATENCY) {
+                for (size_t k = 0; k < e->nlat; k++)
+                    class_index(c, e->lat[k].name, 1);
+                continue;
+            }
+            const struct result_classes *cl = entry_classes(e, of);
+            for (size_t k = 0; k < cl->n; k++)
+                if (cl->count[k].v > 0)
+                    class_index(c, cl->name[k].key, 1);
         }
     }
 }

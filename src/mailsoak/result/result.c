@@ -321,6 +321,7 @@ int result_from_json(struct result *r, json_t *doc, const char *name, char *err,
     summary_of(r, r->summary);
     timeline_of(r, r->timeline);
     stages_of(r, json_path_get(doc, "verdict/stages"));
+    result_display_read(&r->display, doc);
     return 0;
 fail:
     result_free(r);
@@ -384,6 +385,7 @@ void result_free(struct result *r)
         free(r->intervals[i].err);
     free(r->intervals);
     free(r->stages);
+    result_display_free(&r->display);
     memset(r, 0, sizeof *r);
 }
 
