@@ -65,7 +65,10 @@ int main(void)
                 ns[mode] = t;
         }
         /* the arena holds ROUNDS copies of each id (every round stored them again) */
-        size_t bytes = l.shards[0].qids_len / ROUNDS + (l.shards[0].qids_len ? (size_t)N * sizeof(uint32_t) : 0);
+        size_t text = 0;
+        for (unsigned c = 0; c < LEDGER_MAX_CHUNKS; c++)
+            text += l.shards[0].qids[c].len;
+        size_t bytes = text / ROUNDS + (text ? (size_t)N * sizeof(uint32_t) : 0);
         printf("%-58s %9.1f %9.1f %9.1f   ids: %.1f bytes per message\n", line, ns[0], ns[1], ns[2],
                (double)bytes / N);
         ledger_free(&l);

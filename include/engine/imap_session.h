@@ -40,7 +40,8 @@ enum mstate { M_LISTED, M_DELETE, M_KEEP, M_AGED };
 
 struct umsg {
     uint64_t uid;
-    struct ledger_entry *e;          /* ours (M_DELETE): read once expunged */
+    uint64_t seq;                    /* ours (M_DELETE): read once expunged; by seq, not pointer: */
+    unsigned rcpt, ours;             /* the ledger may compact the entry's chunk meanwhile */
     uint64_t t;                      /* fetched, monotonic ns */
     enum mstate st;
 };

@@ -1,19 +1,22 @@
 /* ledger: every message of the run, from the moment its DATA is sent until the end.
  * Senders append to their own worker's array; readers of any worker mark entries
- * with atomic operations. No lock anywhere: 24 bytes per message (and 4 more plus
- * the id, when the server names its queue id in its reply). It also owns the
- * rule that turns what was seen into an outcome: a message is lost only when a
- * complete visit of its mailbox after the server settled did not find it. */
+ * with atomic operations. No lock on the hot path: 24 bytes per message (and 4 more
+ * plus the id, when the server names its queue id in its reply) until the message
+ * is settled; a chunk whose messages were all delivered exactly once is compacted
+ * to a count (ledger_compact). It also owns the rule that turns what was seen into
+ * an outcome: a message is lost only when a complete visit of its mailbox after the
+ * server settled did not find it. */
 #ifndef MS_LEDGER_H
 #define MS_LEDGER_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define LEDGER_CHUNK_BITS 16
+#define LEDGER_CHUNK_BITS 12
 #define LEDGER_CHUNK (1u << LEDGER_CHUNK_BITS)
-#define LEDGER_MAX_CHUNKS 2048          /* 134M messages per worker */
+#define LEDGER_MAX_CHUNKS 32768         /* 134M messages per worker */
 #define LEDGER_SEQ_SHIFT 40             /* seq = worker << 40 | local index */
 
 /* state: low byte = times read (saturating at 255), then flags, then (bits 24-31)
@@ -27,6 +30,8 @@
 #define LS_SEEN      0x1000u            /* retrieved, ours, intact or not; not necessarily deleted */
 #define LS_LATE      0x2000u            /* first read after the drain, by the sweep */
 #define LS_DEFERRED  0x4000u            /* 4xx (or no answer) at the end of data: sent again under a new id */
+#define LS_NOTED     0x8000u            /* has a note (a retried message): never compacted */
+#define LS_REVIVED   0x10000u           /* a compacted message read again: its size, digest, time and id are gone */
 #define LS_RCPT_SHIFT 24
 
 struct ledger_entry {
@@ -45,17 +50,29 @@ struct ledger_note {
     uint32_t first_ms;                  /* the first attempt, ms since the start */
 };
 
+/* The server's ids of one chunk's entries: per entry an offset into the chunk's
+ * arena of NUL-terminated ids (0 = none), so a compacted chunk frees its ids too. */
+struct ledger_qids {
+    uint32_t *off;
+    char *text;
+    size_t len, cap;
+    uint32_t last;                      /* the last id stored: its message's other recipients share it */
+};
+
 struct ledger_shard {
     _Atomic(struct ledger_entry *) chunks[LEDGER_MAX_CHUNKS];
+    /* Chunk c was compacted: every entry delivered exactly once, counted in
+     * settled and dropped. Set before its pointer is cleared. */
+    _Atomic uint8_t compacted[LEDGER_MAX_CHUNKS];
     _Atomic uint64_t n;                 /* entries published */
     /* The server's id of each accepted message (its queue id), beside the entries
-     * so that a server giving none costs nothing: per entry an offset into the
-     * shard's arena of NUL-terminated ids (0 = none). Written by the owner only,
-     * read once every thread stopped. */
-    uint32_t *qid_off[LEDGER_MAX_CHUNKS];
-    char *qids;
-    size_t qids_len, qids_cap;
-    uint32_t qid_last;                  /* the last id stored: its message's other recipients share it */
+     * so that a server giving none costs nothing. Written by the owner only, read
+     * once every thread stopped (and freed by ledger_compact once the chunk's
+     * entries are all accepted: the owner writes a chunk's ids before it accepts). */
+    struct ledger_qids qids[LEDGER_MAX_CHUNKS];
+    /* The owner's quiescent count: it passed a point holding no entry pointer
+     * (ledger_quiescent); LEDGER_OFFLINE once it stopped. */
+    _Atomic uint64_t quiet;
     struct ledger_note *notes;          /* owner thread only; read after it stopped */
     size_t nnotes, capnotes;
 };
@@ -80,7 +97,21 @@ struct ledger {
     uint32_t proof_pass;
     int swept;
     int final;                          /* every thread stopped: the notes may be read */
+    /* Compaction (ledger_compact, on one thread): the entries dropped, all delivered
+     * exactly once; the chunks dropped but not yet freed, waiting for every owner
+     * to pass a quiescent point. */
+    uint64_t settled, settled_chunks;
+    struct ledger_retired *retired;
+    size_t nretired, capretired;
+    /* Entries of compacted chunks read again (a duplicate of a settled message):
+     * made anew under revive_lock (rare: never the hot path), sorted by seq, each
+     * allocated alone so that pointers to them stay valid until ledger_free. */
+    pthread_mutex_t revive_lock;
+    struct ledger_revived **revived;
+    size_t nrevived, caprevived;
 };
+
+#define LEDGER_OFFLINE UINT64_MAX
 
 /* Why an unread message is pending rather than lost. */
 enum pending_reason {
@@ -140,6 +171,10 @@ void ledger_defer(struct ledger_entry *e);
 void ledger_note(struct ledger *l, unsigned shard, uint64_t idx, uint32_t tries, uint32_t first_ms);
 /* After the owners stopped: the note of entry seq, or NULL (a first try). */
 const struct ledger_note *ledger_note_of(const struct ledger *l, uint64_t seq);
+/* The entry of seq (rcpt: its index among its message's recipients) for a reader
+ * in user's mailbox that found it earlier: the live entry, or, when its chunk was
+ * compacted since, the entry revived for it. NULL when seq is none of this run's. */
+struct ledger_entry *ledger_hold(struct ledger *l, uint64_t seq, unsigned rcpt, uint32_t user);
 /* Reader, once a DELE was acknowledged and the QUIT committed it: returns the reads
  * before this one. late: the sweep read it. */
 unsigned ledger_read(struct ledger *l, struct ledger_entry *e, int late);
@@ -154,6 +189,26 @@ void ledger_visited(struct ledger *l, uint32_t user, uint32_t pass, uint32_t now
  * run's: an id read from a mailbox may be forged, and "ffffffffffffffff/64" must
  * not wrap onto worker 0's first entries (issue 13). */
 struct ledger_entry *ledger_find(struct ledger *l, uint64_t seq, unsigned nrcpt, uint32_t user);
+/* The same, also giving the entry's own seq (eseq may be NULL). A message of a
+ * compacted chunk found again is revived: the first of its entries not yet revived
+ * becomes user's, read once already (so the next read is its duplicate). */
+struct ledger_entry *ledger_find_seq(struct ledger *l, uint64_t seq, unsigned nrcpt, uint32_t user, uint64_t *eseq);
+
+/* The owner of shard (a worker's thread) holds no entry pointer now: between two
+ * turns of its loop. ledger_offline: it stopped for good. */
+void ledger_quiescent(struct ledger *l, unsigned shard);
+void ledger_offline(struct ledger *l, unsigned shard);
+/* One thread (the controller), while the run goes on: frees the chunks dropped
+ * earlier that every owner has since passed a quiescent point for, then drops each
+ * full chunk whose entries were all delivered exactly once (accepted, read once,
+ * intact, not late, never retried), counting them in settled. Their outcomes stay
+ * counted; their entries are gone from ledger_each, so what needs every entry
+ * (the fill's bytes, the ladder's rungs, a profile's spikes) must not compact.
+ * Returns the entries dropped. */
+uint64_t ledger_compact(struct ledger *l);
+/* The compacting thread: the entries held in full (every entry added, less those
+ * compacted, plus those revived). */
+uint64_t ledger_held(const struct ledger *l);
 
 /* The server's queue, read per message (a message id from its X-Mailsoak-Id and
  * its recipient count): clear the previous reading, then mark each message found.

@@ -29,8 +29,11 @@ struct listed {
     uint64_t uid;                    /* foreign_key() of its UIDL; 0 when listed by LIST */
 };
 
+/* A message found ours: its entry by seq, not by pointer, for the session outlives
+ * a turn of the loop and the ledger may compact the entry's chunk meanwhile. */
 struct got {
-    struct ledger_entry *e;
+    uint64_t seq;                    /* the entry's own seq */
+    unsigned rcpt, ours;             /* its index among the recipients; 0 = none */
     uint64_t t;                      /* retrieved, monotonic ns */
     uint64_t uid;                    /* foreign_key() of its UIDL, 0 = not listed by UIDL */
 };

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static inline void *alloc_check(void *p)
 {
@@ -43,6 +44,19 @@ static inline void *grow(void *p, size_t *cap, size_t used, size_t more, size_t 
     void *q = xrealloc(p, c * elem);
     *cap = c;
     return q;
+}
+
+/* Large blocks that come and go (a ledger chunk): mapped, so that freeing one gives
+ * its pages back, whatever malloc's threshold has become. */
+static inline void *xpages(size_t size)
+{
+    void *p = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return alloc_check(p == MAP_FAILED ? NULL : p);
+}
+static inline void xpages_free(void *p, size_t size)
+{
+    if (p)
+        munmap(p, size ? size : 1);
 }
 
 #endif

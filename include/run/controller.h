@@ -4,6 +4,7 @@
 #define MS_RUN_CONTROLLER_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -36,6 +37,7 @@ struct controller {
     struct err_count prev_err[ERR_CLASSES_MAX];
     uint64_t prev_t;
     json_t *timeline;
+    FILE *tl_spill;                  /* the timeline's entries while the run goes on (run.c) */
     struct sources *sources;
     struct spool *queue;             /* its own reading of [server] spool_dir, or NULL */
     struct hist *lat;                /* LAT_COUNT, merged per interval; too big for the stack */

@@ -22,6 +22,7 @@ struct metrics_view {
     const struct hist *lat;          /* LAT_COUNT histograms since the start */
     const struct ledger_outcome *lo; /* so far: pending means accepted and not yet read */
     int64_t unread;                  /* the ledger's owed messages */
+    uint64_t ledger_held, ledger_compacted;   /* entries kept in full, and compacted (ledger_compact) */
     const char *readers;             /* what the readers speak: "pop3" (NULL) or "imap" */
 };
 

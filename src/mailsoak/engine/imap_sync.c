@@ -133,7 +133,7 @@ static void not_deleted(struct imap_session *s)
 {
     for (size_t i = 0; i < s->nm; i++)
         if (s->m[i].st == M_DELETE) {
-            s->env->st->c.peeked += s->m[i].e != NULL;
+            s->env->st->c.peeked += s->m[i].ours;
             s->m[i].st = M_KEEP;
         }
 }
@@ -147,27 +147,32 @@ static void commit_reads(struct imap_session *s)
     int late = atomic_load_explicit(&r->phase, memory_order_relaxed) == PH_SWEEP;
     for (size_t i = 0; i < s->nm; i++) {
         struct umsg *m = &s->m[i];
+        /* found earlier: its chunk may have been compacted since (ledger_hold) */
+        struct ledger_entry *e = m->st == M_DELETE && m->ours ? ledger_hold(&r->ledger, m->seq, m->rcpt, s->pick.user) : NULL;
         if (m->st == M_DELETE && s->keep) {  /* left on the server: no reader fetches it again */
             uint64_t k = uid_key(s, m->uid);
             known_add(&r->seen, s->pick.user, k);
             /* its age, for imap.delete = DURATION: from its acceptance, or from
-             * now for what is not ours to time */
+             * now for what is not ours to time (or no longer has its time) */
             uint32_t *at = known_seen(&r->seen, s->pick.user, k);
             uint32_t now = run_ms(r, loop_now(env->loop));
+            int timed = e && !(atomic_load_explicit(&e->state, memory_order_relaxed) & LS_REVIVED);
             if (at)
-                *at = m->e && m->e->accepted_ms <= now ? m->e->accepted_ms : now;
+                *at = timed && e->accepted_ms <= now ? e->accepted_ms : now;
         }
-        if (m->st != M_DELETE || !m->e)
+        if (!e)
             continue;
-        uint32_t st = atomic_load_explicit(&m->e->state, memory_order_acquire);
-        ledger_read(&r->ledger, m->e, late);
+        uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
+        ledger_read(&r->ledger, e, late);
         env->st->c.read++;
-        if (st & LS_ACCEPTED) {
-            uint64_t acc = r->t0 + (uint64_t)m->e->accepted_ms * NS_PER_MS;
+        if (st & LS_REVIVED) {
+            /* a duplicate of a compacted message: no acceptance time left to time it from */
+        } else if (st & LS_ACCEPTED) {
+            uint64_t acc = r->t0 + (uint64_t)e->accepted_ms * NS_PER_MS;
             if (m->t > acc)
                 stats_lat(env->st, LAT_DELIVERY, m->t - acc);
             if (s->idle_client)
-                imap_idle_read(s, m->e, m->t);
+                imap_idle_read(s, e, m->t);
         } else if (s->idle_client) {
             /* pushed and fetched before its sender took the server's 250: no
              * acceptance to time it from, the tester's lag */
@@ -180,7 +185,7 @@ static void commit_reads(struct imap_session *s)
 int imap_got_ours(const struct imap_session *s)
 {
     for (size_t i = 0; i < s->nm; i++)
-        if (s->m[i].e)
+        if (s->m[i].ours)
             return 1;
     return 0;
 }
@@ -235,7 +240,8 @@ static void body_done(struct imap_session *s, struct umsg *m)
         m->st = M_DELETE;
         return;
     }
-    struct ledger_entry *e = ledger_find(&r->ledger, s->chk.seq, s->chk.nrcpt, user);
+    uint64_t eseq = 0;
+    struct ledger_entry *e = ledger_find_seq(&r->ledger, s->chk.seq, s->chk.nrcpt, user, &eseq);
     if (!e) {
         env->st->c.corrupt_unattributed++;
         return;
@@ -243,7 +249,9 @@ static void body_done(struct imap_session *s, struct umsg *m)
     session_judge_body(env, &s->chk, v, e, user);
     if (ledger_seen(e) && atomic_load_explicit(&r->phase, memory_order_relaxed) == PH_SWEEP)
         atomic_fetch_add_explicit(&r->sweep_gains, 1, memory_order_relaxed);
-    m->e = e;
+    m->seq = eseq;
+    m->rcpt = atomic_load_explicit(&e->state, memory_order_relaxed) >> LS_RCPT_SHIFT;
+    m->ours = 1;
     m->st = M_DELETE;
 }
 

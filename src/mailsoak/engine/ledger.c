@@ -10,6 +10,21 @@
 
 #include "lib/alloc.h"
 
+/* A chunk of entries, or of id offsets: mapped, so a compacted one gives its pages back. */
+#define CHUNK_BYTES (LEDGER_CHUNK * sizeof(struct ledger_entry))
+#define OFF_BYTES (LEDGER_CHUNK * sizeof(uint32_t))
+
+struct ledger_retired {
+    struct ledger_entry *chunk;
+    struct ledger_qids qids;
+    uint64_t *quiet;                    /* each owner's quiescent count when it was dropped */
+};
+
+struct ledger_revived {
+    uint64_t seq;
+    struct ledger_entry e;
+};
+
 int ledger_init(struct ledger *l, unsigned nshards, size_t nusers)
 {
     memset(l, 0, sizeof *l);
@@ -20,19 +35,37 @@ int ledger_init(struct ledger *l, unsigned nshards, size_t nusers)
     l->mailed = xcalloc(nusers, sizeof *l->mailed);
     l->visit_pass = xcalloc(nusers, sizeof *l->visit_pass);
     l->visit_ms = xcalloc(nusers, sizeof *l->visit_ms);
+    pthread_mutex_init(&l->revive_lock, NULL);
     return 0;
+}
+
+static void qids_free(struct ledger_qids *q)
+{
+    xpages_free(q->off, OFF_BYTES);
+    free(q->text);
+    memset(q, 0, sizeof *q);
 }
 
 void ledger_free(struct ledger *l)
 {
     for (unsigned s = 0; l->shards && s < l->nshards; s++) {
         for (unsigned c = 0; c < LEDGER_MAX_CHUNKS; c++) {
-            free(atomic_load_explicit(&l->shards[s].chunks[c], memory_order_relaxed));
-            free(l->shards[s].qid_off[c]);
+            xpages_free(atomic_load_explicit(&l->shards[s].chunks[c], memory_order_relaxed), CHUNK_BYTES);
+            qids_free(&l->shards[s].qids[c]);
         }
-        free(l->shards[s].qids);
         free(l->shards[s].notes);
     }
+    for (size_t i = 0; i < l->nretired; i++) {
+        xpages_free(l->retired[i].chunk, CHUNK_BYTES);
+        qids_free(&l->retired[i].qids);
+        free(l->retired[i].quiet);
+    }
+    free(l->retired);
+    for (size_t i = 0; i < l->nrevived; i++)
+        free(l->revived[i]);
+    free(l->revived);
+    if (l->shards)
+        pthread_mutex_destroy(&l->revive_lock);
     free(l->shards);
     free((void *)l->owed);
     free((void *)l->mailed);
@@ -55,7 +88,7 @@ uint64_t ledger_add(struct ledger *l, unsigned shard, uint32_t user, uint32_t si
         abort();                     /* 134M messages from one thread: out of design range */
     struct ledger_entry *chunk = atomic_load_explicit(&s->chunks[c], memory_order_relaxed);
     if (!chunk) {
-        chunk = xcalloc(LEDGER_CHUNK, sizeof *chunk);
+        chunk = xpages(CHUNK_BYTES);     /* zeroed */
         atomic_store_explicit(&s->chunks[c], chunk, memory_order_release);
     }
     struct ledger_entry *e = &chunk[idx & (LEDGER_CHUNK - 1)];
@@ -69,16 +102,95 @@ uint64_t ledger_add(struct ledger *l, unsigned shard, uint32_t user, uint32_t si
     return idx;
 }
 
+static int split(const struct ledger *l, uint64_t seq, uint64_t *idx)
+{
+    *idx = seq & ((1ull << LEDGER_SEQ_SHIFT) - 1);
+    return seq >> LEDGER_SEQ_SHIFT < l->nshards && *idx >> LEDGER_CHUNK_BITS < LEDGER_MAX_CHUNKS ? (int)(seq >> LEDGER_SEQ_SHIFT) : -1;
+}
+
+/* Under revive_lock: the index of the first revived entry at or after seq. */
+static size_t revived_at(const struct ledger *l, uint64_t seq)
+{
+    size_t lo = 0, hi = l->nrevived;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->revived[mid]->seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The revived entry of seq, or NULL. */
+static struct ledger_entry *revived_get(struct ledger *l, uint64_t seq)
+{
+    pthread_mutex_lock(&l->revive_lock);
+    size_t i = revived_at(l, seq);
+    struct ledger_entry *e = i < l->nrevived && l->revived[i]->seq == seq ? &l->revived[i]->e : NULL;
+    pthread_mutex_unlock(&l->revive_lock);
+    return e;
+}
+
+/* Whether seq is an entry of a compacted chunk. */
+static int compacted(const struct ledger *l, uint64_t seq)
+{
+    uint64_t idx;
+    int s = split(l, seq, &idx);
+    return s >= 0 && idx < atomic_load_explicit(&l->shards[s].n, memory_order_acquire) &&
+           atomic_load_explicit(&l->shards[s].compacted[idx >> LEDGER_CHUNK_BITS], memory_order_acquire);
+}
+
 struct ledger_entry *ledger_get(const struct ledger *l, uint64_t seq)
 {
-    uint64_t shard = seq >> LEDGER_SEQ_SHIFT, idx = seq & ((1ull << LEDGER_SEQ_SHIFT) - 1);
-    if (shard >= l->nshards)
+    uint64_t idx;
+    int shard = split(l, seq, &idx);
+    if (shard < 0)
         return NULL;
     struct ledger_shard *s = &l->shards[shard];
     if (idx >= atomic_load_explicit(&s->n, memory_order_acquire))
         return NULL;
     struct ledger_entry *chunk = atomic_load_explicit(&s->chunks[idx >> LEDGER_CHUNK_BITS], memory_order_acquire);
-    return chunk ? &chunk[idx & (LEDGER_CHUNK - 1)] : NULL;
+    if (chunk)
+        return &chunk[idx & (LEDGER_CHUNK - 1)];
+    /* compacted (the flag is set before the pointer is cleared): only a revived entry is left */
+    return atomic_load_explicit(&s->compacted[idx >> LEDGER_CHUNK_BITS], memory_order_acquire)
+               ? revived_get((struct ledger *)l, seq) : NULL;
+}
+
+/* Revives entry seq of a compacted chunk for a reader in user's mailbox: delivered
+ * once already, its recipient index kept. Returns the entry revived earlier if any. */
+static struct ledger_entry *revive(struct ledger *l, uint64_t seq, unsigned rcpt, uint32_t user)
+{
+    pthread_mutex_lock(&l->revive_lock);
+    size_t i = revived_at(l, seq);
+    struct ledger_entry *e;
+    if (i < l->nrevived && l->revived[i]->seq == seq) {
+        e = &l->revived[i]->e;
+    } else {
+        struct ledger_revived *v = xcalloc(1, sizeof *v);
+        v->seq = seq;
+        v->e.user = user;
+        atomic_store_explicit(&v->e.state, (uint32_t)rcpt << LS_RCPT_SHIFT | LS_ACCEPTED | LS_SEEN | LS_REVIVED | 1u,
+                              memory_order_relaxed);
+        l->revived = grow(l->revived, &l->caprevived, l->nrevived, 1, sizeof *l->revived);
+        memmove(l->revived + i + 1, l->revived + i, (l->nrevived - i) * sizeof *l->revived);
+        l->revived[i] = v;
+        l->nrevived++;
+        e = &v->e;
+    }
+    pthread_mutex_unlock(&l->revive_lock);
+    return e;
+}
+
+struct ledger_entry *ledger_hold(struct ledger *l, uint64_t seq, unsigned rcpt, uint32_t user)
+{
+    struct ledger_entry *e = ledger_get(l, seq);
+    if (e || !compacted(l, seq))
+        return e;
+    /* its chunk was compacted after this reader found it: the reader has a copy of
+     * a message delivered once already */
+    return revive(l, seq, rcpt, user);
 }
 
 void ledger_accept(struct ledger *l, struct ledger_entry *e, uint32_t now_ms)
@@ -96,43 +208,43 @@ void ledger_accept(struct ledger *l, struct ledger_entry *e, uint32_t now_ms)
 
 void ledger_set_qid(struct ledger *l, uint64_t seq, const char *qid, size_t n)
 {
-    uint64_t shard = seq >> LEDGER_SEQ_SHIFT, idx = seq & ((1ull << LEDGER_SEQ_SHIFT) - 1);
-    if (!n || shard >= l->nshards || idx >> LEDGER_CHUNK_BITS >= LEDGER_MAX_CHUNKS)
+    uint64_t idx;
+    int shard = split(l, seq, &idx);
+    if (!n || shard < 0)
         return;
-    struct ledger_shard *s = &l->shards[shard];
-    uint32_t off = s->qid_last;
-    if (!off || strncmp(s->qids + off, qid, n) || s->qids[off + n]) {
-        if (s->qids_len + n + 1 > UINT32_MAX)
+    struct ledger_qids *q = &l->shards[shard].qids[idx >> LEDGER_CHUNK_BITS];
+    uint32_t off = q->last;
+    if (!off || strncmp(q->text + off, qid, n) || q->text[off + n]) {
+        if (q->len + n + 1 > UINT32_MAX)
             return;                  /* 4 GiB of ids: the rest go without */
-        if (!s->qids_len)
-            s->qids_len = 1;         /* offset 0 means none */
-        if (s->qids_len + n + 1 > s->qids_cap) {
-            s->qids_cap = s->qids_cap ? 2 * s->qids_cap : 4096;
-            while (s->qids_len + n + 1 > s->qids_cap)
-                s->qids_cap *= 2;
-            s->qids = xrealloc(s->qids, s->qids_cap);
+        if (!q->len)
+            q->len = 1;              /* offset 0 means none */
+        if (q->len + n + 1 > q->cap) {
+            q->cap = q->cap ? 2 * q->cap : 4096;
+            while (q->len + n + 1 > q->cap)
+                q->cap *= 2;
+            q->text = xrealloc(q->text, q->cap);
         }
-        off = (uint32_t)s->qids_len;
-        memcpy(s->qids + off, qid, n);
-        s->qids[off + n] = 0;
-        s->qids_len += n + 1;
-        s->qid_last = off;
+        off = (uint32_t)q->len;
+        memcpy(q->text + off, qid, n);
+        q->text[off + n] = 0;
+        q->len += n + 1;
+        q->last = off;
     }
-    uint32_t **chunk = &s->qid_off[idx >> LEDGER_CHUNK_BITS];
-    if (!*chunk)
-        *chunk = xcalloc(LEDGER_CHUNK, sizeof **chunk);
-    (*chunk)[idx & (LEDGER_CHUNK - 1)] = off;
+    if (!q->off)
+        q->off = xpages(OFF_BYTES);
+    q->off[idx & (LEDGER_CHUNK - 1)] = off;
 }
 
 const char *ledger_qid(const struct ledger *l, uint64_t seq)
 {
-    uint64_t shard = seq >> LEDGER_SEQ_SHIFT, idx = seq & ((1ull << LEDGER_SEQ_SHIFT) - 1);
-    if (shard >= l->nshards || idx >> LEDGER_CHUNK_BITS >= LEDGER_MAX_CHUNKS)
+    uint64_t idx;
+    int shard = split(l, seq, &idx);
+    if (shard < 0)
         return "";
-    const struct ledger_shard *s = &l->shards[shard];
-    const uint32_t *chunk = s->qid_off[idx >> LEDGER_CHUNK_BITS];
-    uint32_t off = chunk ? chunk[idx & (LEDGER_CHUNK - 1)] : 0;
-    return off ? s->qids + off : "";
+    const struct ledger_qids *q = &l->shards[shard].qids[idx >> LEDGER_CHUNK_BITS];
+    uint32_t off = q->off ? q->off[idx & (LEDGER_CHUNK - 1)] : 0;
+    return off ? q->text + off : "";
 }
 
 void ledger_reject(struct ledger_entry *e)
@@ -148,6 +260,9 @@ void ledger_defer(struct ledger_entry *e)
 void ledger_note(struct ledger *l, unsigned shard, uint64_t idx, uint32_t tries, uint32_t first_ms)
 {
     struct ledger_shard *s = &l->shards[shard];
+    struct ledger_entry *e = ledger_get(l, ledger_seq(shard, idx));
+    if (e)                           /* a retried message keeps its entry: its tries are shown */
+        atomic_fetch_or_explicit(&e->state, LS_NOTED, memory_order_relaxed);
     s->notes = grow(s->notes, &s->capnotes, s->nnotes, 1, sizeof *s->notes);
     s->notes[s->nnotes++] = (struct ledger_note){ idx, tries, first_ms };
 }
@@ -190,17 +305,35 @@ void ledger_corrupt(struct ledger_entry *e)
     atomic_fetch_or_explicit(&e->state, LS_CORRUPT, memory_order_relaxed);
 }
 
-struct ledger_entry *ledger_find(struct ledger *l, uint64_t seq, unsigned nrcpt, uint32_t user)
+struct ledger_entry *ledger_find_seq(struct ledger *l, uint64_t seq, unsigned nrcpt, uint32_t user, uint64_t *eseq)
 {
     uint64_t idx = seq & ((1ull << LEDGER_SEQ_SHIFT) - 1);
     if (seq >> LEDGER_SEQ_SHIFT >= l->nshards || nrcpt > (1ull << LEDGER_SEQ_SHIFT) - idx)
         return NULL;                 /* the range would leave its shard (or wrap) */
+    unsigned fresh = nrcpt;          /* the first compacted entry not revived yet */
     for (unsigned i = 0; i < nrcpt; i++) {
         struct ledger_entry *e = ledger_get(l, seq + i);
-        if (e && e->user == user)
+        if (e && e->user == user) {
+            if (eseq)
+                *eseq = seq + i;
             return e;
+        }
+        if (!e && fresh == nrcpt && compacted(l, seq + i))
+            fresh = i;
     }
-    return NULL;
+    if (fresh == nrcpt)
+        return NULL;
+    /* A message settled and compacted, found again: a duplicate. Its recipients'
+     * mailboxes went with the chunk, so the copy counts as the next recipient's
+     * duplicate, whatever mailbox it is in. */
+    if (eseq)
+        *eseq = seq + fresh;
+    return revive(l, seq + fresh, fresh, user);
+}
+
+struct ledger_entry *ledger_find(struct ledger *l, uint64_t seq, unsigned nrcpt, uint32_t user)
+{
+    return ledger_find_seq(l, seq, nrcpt, user, NULL);
 }
 
 int ledger_seen(struct ledger_entry *e)
@@ -215,28 +348,137 @@ void ledger_visited(struct ledger *l, uint32_t user, uint32_t pass, uint32_t now
         atomic_store_explicit(&l->visit_pass[user], pass, memory_order_release);
 }
 
-static struct ledger_entry *entry_at(const struct ledger *l, unsigned s, uint64_t i)
-{
-    struct ledger_entry *chunk = atomic_load_explicit(&l->shards[s].chunks[i >> LEDGER_CHUNK_BITS], memory_order_acquire);
-    return &chunk[i & (LEDGER_CHUNK - 1)];
-}
-
 void ledger_each(const struct ledger *l, void (*fn)(void *arg, uint64_t seq, const struct ledger_entry *e), void *arg)
 {
+    struct ledger *w = (struct ledger *)l;  /* the lock only */
     for (unsigned s = 0; s < l->nshards; s++) {
-        uint64_t n = atomic_load_explicit(&l->shards[s].n, memory_order_acquire);
-        for (uint64_t i = 0; i < n; i++)
-            fn(arg, ledger_seq(s, i), entry_at(l, s, i));
+        const struct ledger_shard *sh = &l->shards[s];
+        uint64_t n = atomic_load_explicit(&sh->n, memory_order_acquire);
+        for (uint64_t c = 0; c << LEDGER_CHUNK_BITS < n; c++) {
+            uint64_t from = c << LEDGER_CHUNK_BITS, to = from + LEDGER_CHUNK < n ? from + LEDGER_CHUNK : n;
+            struct ledger_entry *chunk = atomic_load_explicit(&sh->chunks[c], memory_order_acquire);
+            if (chunk) {
+                for (uint64_t i = from; i < to; i++)
+                    fn(arg, ledger_seq(s, i), &chunk[i - from]);
+                continue;
+            }
+            /* compacted: only its revived entries are left. The lock is not held
+             * around fn (a revived entry is never freed before the ledger). */
+            for (uint64_t seq = ledger_seq(s, from);;) {
+                pthread_mutex_lock(&w->revive_lock);
+                size_t k = revived_at(l, seq);
+                struct ledger_revived *v = k < l->nrevived && l->revived[k]->seq < ledger_seq(s, to) ? l->revived[k] : NULL;
+                pthread_mutex_unlock(&w->revive_lock);
+                if (!v)
+                    break;
+                fn(arg, v->seq, &v->e);
+                seq = v->seq + 1;
+            }
+        }
     }
+}
+
+uint64_t ledger_held(const struct ledger *l)
+{
+    uint64_t n = 0;
+    for (unsigned s = 0; s < l->nshards; s++)
+        n += atomic_load_explicit(&l->shards[s].n, memory_order_acquire);
+    pthread_mutex_lock((pthread_mutex_t *)&l->revive_lock);
+    n += l->nrevived;
+    pthread_mutex_unlock((pthread_mutex_t *)&l->revive_lock);
+    return n - l->settled;
 }
 
 void ledger_queued_clear(struct ledger *l)
 {
     for (unsigned s = 0; s < l->nshards; s++) {
         uint64_t n = atomic_load_explicit(&l->shards[s].n, memory_order_acquire);
-        for (uint64_t i = 0; i < n; i++)
-            atomic_fetch_and_explicit(&entry_at(l, s, i)->state, ~LS_QUEUED, memory_order_relaxed);
+        for (uint64_t i = 0; i < n; i++) {
+            struct ledger_entry *e = ledger_get(l, ledger_seq(s, i));
+            if (e)
+                atomic_fetch_and_explicit(&e->state, ~LS_QUEUED, memory_order_relaxed);
+            else                     /* a compacted chunk without revived entries */
+                i |= LEDGER_CHUNK - 1;
+        }
     }
+}
+
+void ledger_quiescent(struct ledger *l, unsigned shard)
+{
+    atomic_fetch_add_explicit(&l->shards[shard].quiet, 1, memory_order_release);
+}
+
+void ledger_offline(struct ledger *l, unsigned shard)
+{
+    atomic_store_explicit(&l->shards[shard].quiet, LEDGER_OFFLINE, memory_order_release);
+}
+
+/* Every owner passed a quiescent point since r was dropped (or stopped): no
+ * thread can hold a pointer into it. */
+static int retired_free(const struct ledger *l, const struct ledger_retired *r)
+{
+    for (unsigned s = 0; s < l->nshards; s++) {
+        uint64_t q = atomic_load_explicit(&l->shards[s].quiet, memory_order_acquire);
+        if (q == r->quiet[s] && q != LEDGER_OFFLINE)
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether every entry of a full chunk was delivered exactly once and nothing more
+ * can be shown of it: not late (an example), not retried (its tries are shown). */
+static int chunk_settled(const struct ledger_entry *chunk)
+{
+    for (size_t i = 0; i < LEDGER_CHUNK; i++) {
+        uint32_t st = atomic_load_explicit(&chunk[i].state, memory_order_acquire);
+        if ((st & (LS_ACCEPTED | LS_CORRUPT | LS_LATE | LS_NOTED | LS_REVIVED | LS_READS)) != (LS_ACCEPTED | 1u))
+            return 0;
+    }
+    return 1;
+}
+
+uint64_t ledger_compact(struct ledger *l)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < l->nretired; i++) {
+        struct ledger_retired *r = &l->retired[i];
+        if (retired_free(l, r)) {
+            xpages_free(r->chunk, CHUNK_BYTES);
+            qids_free(&r->qids);
+            free(r->quiet);
+        } else {
+            l->retired[k++] = *r;
+        }
+    }
+    l->nretired = k;
+    uint64_t dropped = 0;
+    for (unsigned s = 0; s < l->nshards; s++) {
+        struct ledger_shard *sh = &l->shards[s];
+        uint64_t full = atomic_load_explicit(&sh->n, memory_order_acquire) >> LEDGER_CHUNK_BITS;
+        for (uint64_t c = 0; c < full; c++) {
+            struct ledger_entry *chunk = atomic_load_explicit(&sh->chunks[c], memory_order_acquire);
+            if (!chunk || !chunk_settled(chunk))
+                continue;
+            /* the acquire loads above saw every entry accepted: the owner wrote the
+             * chunk's ids before, and writes them no more */
+            l->retired = grow(l->retired, &l->capretired, l->nretired, 1, sizeof *l->retired);
+            struct ledger_retired *r = &l->retired[l->nretired++];
+            r->chunk = chunk;
+            r->qids = sh->qids[c];
+            memset(&sh->qids[c], 0, sizeof sh->qids[c]);
+            r->quiet = xcalloc(l->nshards, sizeof *r->quiet);
+            atomic_store_explicit(&sh->compacted[c], 1, memory_order_release);
+            atomic_store_explicit(&sh->chunks[c], NULL, memory_order_release);
+            /* read after the pointer is gone: an owner passing its next quiescent
+             * point after this cannot hold the chunk */
+            for (unsigned o = 0; o < l->nshards; o++)
+                r->quiet[o] = atomic_load_explicit(&l->shards[o].quiet, memory_order_acquire);
+            l->settled += LEDGER_CHUNK;
+            l->settled_chunks++;
+            dropped += LEDGER_CHUNK;
+        }
+    }
+    return dropped;
 }
 
 int ledger_mark_queued_rcpt(struct ledger *l, uint64_t seq, unsigned i)
@@ -329,4 +571,12 @@ void ledger_outcome(const struct ledger *l, struct ledger_outcome *o)
     memset(o, 0, sizeof *o);
     struct tally t = { l, o };
     ledger_each(l, tally_one, &t);
+    /* The compacted entries: each delivered exactly once, read once. One revived
+     * since (read again) was tallied above in its own right. */
+    pthread_mutex_lock((pthread_mutex_t *)&l->revive_lock);
+    uint64_t settled = l->settled - l->nrevived;
+    pthread_mutex_unlock((pthread_mutex_t *)&l->revive_lock);
+    o->accepted += settled;
+    o->delivered += settled;
+    o->reads += settled;
 }

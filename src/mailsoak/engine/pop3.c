@@ -147,7 +147,7 @@ static void start_session(struct pop3_session *s)
     s->nids = s->cur = s->ngot = 0;
     s->listed = s->partial = s->refused = s->login_refused = 0;
     s->nlisted = s->stat_n = 0;
-    s->dele.e = NULL;
+    s->dele.ours = 0;
     s->t_list = 0;
     s->previewed = 0;
     s->nexp = s->curexp = s->ngone = 0;
@@ -184,10 +184,15 @@ static void next_retr(struct pop3_session *s)
     send_cmd(s, PS_QUIT, "QUIT\r\n");
 }
 
-static void add_got(struct pop3_session *s, struct ledger_entry *e, uint64_t t, uint64_t uid)
+static struct got got_of(const struct ledger_entry *e, uint64_t seq, uint64_t t, uint64_t uid)
+{
+    return (struct got){ seq, atomic_load_explicit(&e->state, memory_order_relaxed) >> LS_RCPT_SHIFT, 1, t, uid };
+}
+
+static void add_got(struct pop3_session *s, struct got g)
 {
     s->got = grow(s->got, &s->capgot, s->ngot, 1, sizeof *s->got);
-    s->got[s->ngot++] = (struct got){ e, t, uid };
+    s->got[s->ngot++] = g;
 }
 
 /* The fill's verification: the headers of one listed message (TOP n 0). A filled
@@ -208,12 +213,13 @@ static void verify_done(struct pop3_session *s)
     }
     const struct listed *l = &s->ids[s->cur++];
     struct ledger_entry *e = NULL;
+    uint64_t eseq = 0;
     if (s->chk.have_id && !strcmp(s->chk.run_id, r->run_id))
-        e = ledger_find(&r->ledger, s->chk.seq, s->chk.nrcpt, s->pick.user);
+        e = ledger_find_seq(&r->ledger, s->chk.seq, s->chk.nrcpt, s->pick.user, &eseq);
     if (e) {
         if (ledger_seen(e))
             atomic_fetch_add_explicit(&r->sweep_gains, 1, memory_order_relaxed);
-        add_got(s, e, now, l->uid);
+        add_got(s, got_of(e, eseq, now, l->uid));
     } else if (s->chk.have_id && !strcmp(s->chk.run_id, r->run_id)) {
         env->st->c.corrupt_unattributed++;
     } else {
@@ -235,6 +241,7 @@ static void message_done(struct pop3_session *s)
      * some session deletes it */
     int keep = share < 1 && !s->pick.sweep && rng_unit(&s->pick.rng) >= share, dele = !keep;
     struct ledger_entry *e = NULL;
+    uint64_t eseq = 0;
     if (v == MSG_FOREIGN) {
         keep = 0;                    /* not ours: left alone, not peeked */
         dele = dele && cfg_of(s)->delete_foreign;
@@ -260,7 +267,7 @@ static void message_done(struct pop3_session *s)
     } else {
         /* the entries of a message's recipients follow its id: ours is the one
          * for the mailbox we are in */
-        e = ledger_find(&r->ledger, s->chk.seq, s->chk.nrcpt, s->pick.user);
+        e = ledger_find_seq(&r->ledger, s->chk.seq, s->chk.nrcpt, s->pick.user, &eseq);
         if (!e) {
             /* ours, but no recipient of it lives here: misdelivered or mangled */
             env->st->c.corrupt_unattributed++;
@@ -276,7 +283,7 @@ static void message_done(struct pop3_session *s)
     if (e && cfg_of(s)->pop3_leave) {
         /* a leave-on-server client keeps it: read once the QUIT is answered, and
          * never retrieved again by this client */
-        add_got(s, e, now, s->ids[s->cur - 1].uid);
+        add_got(s, got_of(e, eseq, now, s->ids[s->cur - 1].uid));
         next_retr(s);
         return;
     }
@@ -285,7 +292,7 @@ static void message_done(struct pop3_session *s)
         next_retr(s);
         return;
     }
-    s->dele = (struct got){ e, now, s->ids[s->cur - 1].uid };
+    s->dele = e ? got_of(e, eseq, now, s->ids[s->cur - 1].uid) : (struct got){ 0 };
     send_cmd(s, PS_DELE, "DELE %u\r\n", s->ids[s->cur - 1].id);
 }
 
@@ -301,7 +308,10 @@ static void commit(struct pop3_session *s)
      * and not in it was still the server's */
     uint32_t prev_list = r->list_ms ? atomic_load_explicit(&r->list_ms[s->pick.user], memory_order_relaxed) : 0;
     for (size_t i = 0; i < s->ngot; i++) {
-        struct ledger_entry *e = s->got[i].e;
+        /* found earlier: its chunk may have been compacted since (ledger_hold) */
+        struct ledger_entry *e = ledger_hold(&r->ledger, s->got[i].seq, s->got[i].rcpt, s->pick.user);
+        if (!e)
+            continue;
         uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
         ledger_read(&r->ledger, e, late);
         env->st->c.read++;
@@ -312,7 +322,7 @@ static void commit(struct pop3_session *s)
         }
         if (s->got[i].uid && cfg_of(s)->pop3_leave)
             known_add(&r->seen, s->pick.user, s->got[i].uid);   /* this client has it now */
-        if (st & LS_ACCEPTED) {
+        if ((st & LS_ACCEPTED) && !(st & LS_REVIVED)) {   /* a revived one has no acceptance time left */
             uint64_t acc = r->t0 + (uint64_t)e->accepted_ms * NS_PER_MS;
             if (s->got[i].t > acc) {
                 uint64_t total = s->got[i].t - acc;
@@ -429,7 +439,7 @@ static void on_err(struct pop3_session *s, enum ps st, const char *text)
         } else if (st == PS_RETR || st == PS_TOP) {
             s->cur++;
             s->partial = 1;      /* what it was, we cannot tell */
-        } else if (s->dele.e) {
+        } else if (s->dele.ours) {
             s->env->st->c.peeked++; /* retrieved, not deleted: not read */
         }
         next_retr(s);
@@ -535,8 +545,8 @@ static void on_status(struct pop3_session *s, int ok, const char *text)
         next_retr(s);
         return;
     case PS_DELE:
-        if (s->dele.e)
-            add_got(s, s->dele.e, s->dele.t, s->dele.uid);
+        if (s->dele.ours)
+            add_got(s, s->dele);
         next_retr(s);
         return;
     case PS_QUIT:

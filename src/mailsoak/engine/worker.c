@@ -103,11 +103,14 @@ void *worker_main(void *arg)
         if (phase != PH_SEND)
             atomic_store_explicit(&w->smtp_open, session_set_open(&w->sessions[SESSIONS_SMTP]), memory_order_relaxed);
         publish(w);
+        /* between two turns: no session code runs, no entry pointer is held */
+        ledger_quiescent(&w->run->ledger, w->env.shard);
         /* Stopping: sessions with an answer due finish first (each bounded by its
          * phase timeout). */
         if (phase == PH_STOP && !open_total(w))
             break;
     }
+    ledger_offline(&w->run->ledger, w->env.shard);
     /* A last snapshot may be requested after we stopped: the controller reads the
      * totals directly once joined. */
     return NULL;

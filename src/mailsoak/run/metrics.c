@@ -86,6 +86,10 @@ char *metrics_text(const struct metrics_view *v, size_t *len)
     };
     for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
         prom_u64(&p, "mailsoak_ledger_messages", out[i].n, "outcome", out[i].name, NULL);
+    prom_family(&p, "mailsoak_ledger_entries", "gauge",
+                "the ledger's entries: held in full, or compacted to a count (every one delivered exactly once)");
+    prom_u64(&p, "mailsoak_ledger_entries", v->ledger_held, "form", "held", NULL);
+    prom_u64(&p, "mailsoak_ledger_entries", v->ledger_compacted, "form", "compacted", NULL);
     prom_family(&p, "mailsoak_unread_messages", "gauge", "accepted messages not read yet");
     prom_double(&p, "mailsoak_unread_messages", (double)v->unread, NULL);
 

@@ -66,6 +66,41 @@ static void counters_add(struct counters *a, const struct counters *b)
         x[i] += y[i];
 }
 
+/* The timeline's entries go to an unlinked temporary file while the run goes on, so
+ * a long soak does not hold its past intervals (their histograms are most of an
+ * entry) in memory; they come back when the result is built. Back in memory, in
+ * order: the entries spilled so far; the spill ends there (a failed write too). */
+static void timeline_unspill(struct controller *ct)
+{
+    if (!ct->tl_spill)
+        return;
+    char *line = NULL;
+    size_t cap = 0;
+    rewind(ct->tl_spill);
+    while (getline(&line, &cap, ct->tl_spill) > 0) {
+        json_t *e = json_loads(line, 0, NULL);
+        if (e)
+            json_array_append_new(ct->timeline, e);
+    }
+    free(line);
+    fclose(ct->tl_spill);
+    ct->tl_spill = NULL;
+}
+
+static void timeline_add(struct controller *ct, json_t *e)
+{
+    if (ct->tl_spill) {
+        fseek(ct->tl_spill, 0, SEEK_END);
+        if (json_dumpf(e, ct->tl_spill, JSON_COMPACT) == 0 && fputc('\n', ct->tl_spill) != EOF &&
+            fflush(ct->tl_spill) == 0) {
+            json_decref(e);
+            return;
+        }
+        timeline_unspill(ct);        /* a full disk: from now on in memory (a cut line is skipped) */
+    }
+    json_array_append_new(ct->timeline, e);
+}
+
 /* Asks every worker for a snapshot and merges what arrives within a second. */
 static void interval(struct controller *ct, int phase, int live)
 {
@@ -122,7 +157,7 @@ static void interval(struct controller *ct, int phase, int live)
         .unread = atomic_load(&r->ledger.owed_total),
         .stage = ct->cfg->profile.n && !ct->fill ? rate_stages_at(&ct->cfg->profile, ct->prev_t - r->t0) : -1,
     };
-    json_array_append_new(ct->timeline, interval_json(&v));
+    timeline_add(ct, interval_json(&v));
     probe_interval_free(&iv);
     free(derr);
     struct series_now cn;
@@ -185,6 +220,7 @@ static void publish_metrics(struct controller *ct, int phase)
         .run_id = r->run_id, .label = run_label(r->cfg), .phase = phase_names[phase],
         .elapsed_s = (double)(mono_ns() - r->t0) / 1e9, .c = &ct->prev, .err = ct->prev_err,
         .nerr = ct->prev_nerr, .lat = ct->lat_cum, .lo = &lo, .unread = atomic_load(&r->ledger.owed_total),
+        .ledger_held = ledger_held(&r->ledger), .ledger_compacted = r->ledger.settled,
         .readers = r->cfg->reader_protocol == READERS_IMAP ? "imap" : NULL,
     };
     metrics_publish(ct->metrics, &v);
@@ -347,6 +383,7 @@ static int soak_setup(struct controller *ct, const struct config *cfg)
     ct->w = xcalloc(nw, sizeof *ct->w);
     ct->nw = nw;
     ct->timeline = json_array();
+    ct->tl_spill = tmpfile();        /* NULL: kept in memory */
     ct->lat = xcalloc(LAT_COUNT, sizeof *ct->lat);
     ct->lat_cum = xcalloc(LAT_COUNT, sizeof *ct->lat_cum);
     r->t0 = mono_ns();
@@ -434,6 +471,14 @@ static uint64_t nap_ns(const struct controller *ct, uint64_t now)
     return nap < 100 * NS_PER_MS ? nap : 100 * NS_PER_MS;
 }
 
+/* Whether the ledger may drop the entries of messages delivered exactly once
+ * (ledger_compact): not when what follows needs every entry: the fill's bytes and
+ * its CSV, the size ladder's rungs, a profile's spikes counted by acceptance time. */
+static int compacts(const struct controller *ct)
+{
+    return !ct->fill && !ct->run->fill_mode && !ct->run->ladder && ct->cfg->profile.n < 3;
+}
+
 /* The run window: the next phase is decided after each nap; every interval (and at
  * each change of phase) the workers' snapshots become a timeline entry. */
 static void soak_loop(struct controller *ct)
@@ -457,6 +502,8 @@ static void soak_loop(struct controller *ct)
         }
         if (next != ct->phase || now >= ct->next_iv) {
             interval(ct, ct->phase, 1);
+            if (compacts(ct))
+                ledger_compact(&r->ledger);
             publish_metrics(ct, next);
             ct->next_iv = now + ct->cfg->interval;
         }
@@ -544,6 +591,7 @@ static int soak_finish(struct controller *ct)
     res->run = r;
     res->duration_s = (double)(ct->send_end - r->t0) / 1e9;
     res->elapsed_s = (double)(mono_ns() - r->t0) / 1e9;
+    timeline_unspill(ct);
     res->timeline = ct->timeline;
     merge_totals(res, ct->w, ct->nw);
     /* the schedule's arrivals that never started: due before the end of sending,
@@ -609,6 +657,8 @@ static void soak_free(struct controller *ct)
         examples_free(ct->res);
     sources_free(ct->sources);
     spool_free(ct->queue);
+    if (ct->tl_spill)
+        fclose(ct->tl_spill);
     json_decref(ct->timeline);
     run_free(r);
     if (ct->res) {
