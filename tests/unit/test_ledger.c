@@ -2,7 +2,8 @@
  * pending, rejected, unconfirmed), the reasons a message is pending rather than
  * lost, the queue's marks, the owed counters whichever of accept and read comes
  * first, concurrent readers on several threads (and a sender adding while they
- * read), and ids that are forged. */
+ * read), ids that are forged, and compaction: what it drops, what it keeps, when
+ * it frees, and a settled message found again. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -298,12 +299,285 @@ static void queue_ids(void **st)
     ledger_free(&l);
 }
 
+/* n entries of shard 0 (users i % 4), each accepted and read once. */
+static void delivered(struct ledger *l, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        struct ledger_entry *e = add(l, 0, i % 4);
+        ledger_accept(l, e, i);
+        ledger_read(l, e, 0);
+    }
+}
+
+static void count_each(void *arg, uint64_t seq, const struct ledger_entry *e)
+{
+    (void)seq;
+    (void)e;
+    ++*(unsigned *)arg;
+}
+
+static int chunk_gone(const struct ledger *l, unsigned shard, unsigned c)
+{
+    return atomic_load(&l->shards[shard].chunks[c]) == NULL && atomic_load(&l->shards[shard].compacted[c]);
+}
+
+/* A full chunk delivered exactly once is dropped, and stays counted; the part of a
+ * chunk still filling is not. Its memory goes only once every owner passed a
+ * quiescent point after the drop (one that stopped counts as passed). */
+static void compact_settled(void **st)
+{
+    struct ledger l;
+    struct ledger_outcome before, after;
+    ledger_init(&l, 2, 4);
+    delivered(&l, LEDGER_CHUNK + 10);
+    ledger_set_qid(&l, ledger_seq(0, 5), "Q5", 2);
+    ledger_outcome(&l, &before);
+    assert_int_equal(ledger_held(&l), LEDGER_CHUNK + 10);
+    assert_int_equal(ledger_compact(&l), LEDGER_CHUNK);
+    assert_true(chunk_gone(&l, 0, 0));
+    assert_non_null(atomic_load(&l.shards[0].chunks[1]));
+    assert_int_equal(ledger_held(&l), 10);
+    assert_int_equal(l.settled, LEDGER_CHUNK);
+    assert_null(ledger_get(&l, ledger_seq(0, 3)));
+    assert_non_null(ledger_get(&l, ledger_seq(0, LEDGER_CHUNK)));
+    assert_string_equal(ledger_qid(&l, ledger_seq(0, 5)), "");
+    ledger_outcome(&l, &after);
+    assert_memory_equal(&before, &after, sizeof before);
+    assert_int_equal(after.delivered, LEDGER_CHUNK + 10);
+    assert_int_equal(ledger_compact(&l), 0);    /* nothing new; the dropped chunk still waits */
+    assert_int_equal(l.nretired, 1);
+    ledger_quiescent(&l, 0);
+    ledger_compact(&l);
+    assert_int_equal(l.nretired, 1);            /* shard 1's owner has not passed one yet */
+    ledger_offline(&l, 1);
+    ledger_compact(&l);
+    assert_int_equal(l.nretired, 0);
+    ledger_free(&l);
+}
+
+/* A chunk holding one message whose fate is not "delivered exactly once", or
+ * that has more to show (late: an example; retried: its tries), is kept whole. */
+static void compact_keeps(void **st)
+{
+    enum { UNREAD, DUPLICATED, CORRUPT, LATE, NOTED, REJECTED, UNACCEPTED_READ, KINDS };
+    for (int k = 0; k < KINDS; k++) {
+        struct ledger l;
+        struct ledger_outcome before, after;
+        ledger_init(&l, 1, 4);
+        for (unsigned i = 0; i < LEDGER_CHUNK; i++) {
+            struct ledger_entry *e = add(&l, 0, i % 4);
+            int odd = i == 1234;
+            if (odd && k == NOTED)
+                ledger_note(&l, 0, i, 2, 0);
+            if (!odd || (k != REJECTED && k != UNACCEPTED_READ))
+                ledger_accept(&l, e, i);
+            if (odd && k == REJECTED)
+                ledger_reject(e);
+            if (odd && k == CORRUPT)
+                ledger_corrupt(e);
+            if (!odd || k != UNREAD)
+                ledger_read(&l, e, odd && k == LATE);
+            if (odd && k == DUPLICATED)
+                ledger_read(&l, e, 0);
+        }
+        l.final = 1;
+        ledger_outcome(&l, &before);
+        assert_int_equal(ledger_compact(&l), 0);
+        assert_non_null(atomic_load(&l.shards[0].chunks[0]));
+        ledger_outcome(&l, &after);
+        assert_memory_equal(&before, &after, sizeof before);
+        ledger_free(&l);
+    }
+}
+
+/* A settled, compacted message found again is a duplicate: revived as an entry
+ * read once, so its next read makes it duplicated, and the counts still add up.
+ * A message's recipients are revived one by one, each with its index; a copy
+ * beyond them, or in another mailbox of a one-recipient message already revived
+ * there, is no recipient's. */
+static void compact_revive(void **st)
+{
+    struct ledger l;
+    struct ledger_outcome o;
+    ledger_init(&l, 1, 4);
+    /* entries 0 and 1: one message to users 2 and 3; then single ones */
+    struct ledger_entry *a = ledger_get(&l, ledger_seq(0, ledger_add(&l, 0, 2, 100, 1, 0)));
+    struct ledger_entry *b = ledger_get(&l, ledger_seq(0, ledger_add(&l, 0, 3, 100, 1, 1)));
+    ledger_accept(&l, a, 1);
+    ledger_accept(&l, b, 1);
+    ledger_read(&l, a, 0);
+    ledger_read(&l, b, 0);
+    delivered(&l, LEDGER_CHUNK - 2);
+    assert_int_equal(ledger_compact(&l), LEDGER_CHUNK);
+    uint64_t m = ledger_seq(0, 0), single = ledger_seq(0, 7), eseq = 99;
+
+    struct ledger_entry *r = ledger_find_seq(&l, single, 1, 1, &eseq);
+    assert_non_null(r);
+    assert_int_equal(eseq, single);
+    uint32_t s = atomic_load(&r->state);
+    assert_true(s & LS_REVIVED);
+    assert_int_equal(s & LS_READS, 1);
+    assert_int_equal(r->user, 1);
+    assert_ptr_equal(ledger_find(&l, single, 1, 1), r);   /* the same entry again */
+    assert_null(ledger_find(&l, single, 1, 2));             /* its one recipient is taken */
+    assert_ptr_equal(ledger_get(&l, single), r);
+    ledger_outcome(&l, &o);
+    assert_int_equal(o.delivered, LEDGER_CHUNK);           /* found, not yet read again */
+    assert_int_equal(ledger_held(&l), 1);
+    assert_int_equal(ledger_read(&l, r, 0), 1);
+    ledger_outcome(&l, &o);
+    assert_int_equal(o.accepted, LEDGER_CHUNK);
+    assert_int_equal(o.delivered, LEDGER_CHUNK - 1);
+    assert_int_equal(o.duplicated, 1);
+    assert_int_equal(o.reads, LEDGER_CHUNK + 1);
+
+    struct ledger_entry *r0 = ledger_find_seq(&l, m, 2, 3, &eseq);
+    assert_int_equal(eseq, m);
+    struct ledger_entry *r1 = ledger_find_seq(&l, m, 2, 2, &eseq);
+    assert_int_equal(eseq, m + 1);
+    assert_non_null(r0);
+    assert_non_null(r1);
+    assert_int_equal(ledger_msg_seq(m + 1, r1), m);        /* its index kept: the message's id */
+    assert_null(ledger_find(&l, m, 2, 1));                  /* both recipients taken */
+    /* a reader that found entry 9 before the compaction and commits after it */
+    struct ledger_entry *h = ledger_hold(&l, ledger_seq(0, 9), 0, 1);
+    assert_true(atomic_load(&h->state) & LS_REVIVED);
+    assert_ptr_equal(ledger_hold(&l, ledger_seq(0, LEDGER_CHUNK + 5), 0, 0), NULL);   /* none of the run's */
+    unsigned seen = 0;
+    ledger_each(&l, count_each, &seen);
+    assert_int_equal(seen, 4);                              /* the revived entries, in order */
+    ledger_queued_clear(&l);                                /* walks what is left */
+    ledger_outcome(&l, &o);
+    assert_int_equal(o.accepted, LEDGER_CHUNK);
+    assert_int_equal(o.delivered + o.duplicated, LEDGER_CHUNK);
+    ledger_free(&l);
+}
+
+/* A reader that found an entry before its chunk was dropped marks it after (the
+ * pointer stays valid until it passes a quiescent point): the marks are kept when
+ * the chunk is freed, in the entry revived for it or in a whole copy. */
+static void compact_late_marks(void **st)
+{
+    struct ledger l;
+    struct ledger_outcome o;
+    ledger_init(&l, 1, 4);
+    delivered(&l, LEDGER_CHUNK);
+    struct ledger_entry *e5 = ledger_get(&l, ledger_seq(0, 5)), *e6 = ledger_get(&l, ledger_seq(0, 6));
+    struct ledger_entry *e7 = ledger_get(&l, ledger_seq(0, 7));
+    assert_int_equal(ledger_compact(&l), LEDGER_CHUNK);
+    ledger_read(&l, e5, 0);                                 /* found before, read again after */
+    ledger_corrupt(e6);
+    ledger_read(&l, e7, 0);
+    ledger_read(&l, ledger_find(&l, ledger_seq(0, 7), 1, 7 % 4), 0);   /* and a copy found after */
+    ledger_quiescent(&l, 0);
+    ledger_compact(&l);
+    assert_int_equal(l.nretired, 0);
+    ledger_outcome(&l, &o);
+    assert_int_equal(o.accepted, LEDGER_CHUNK);
+    assert_int_equal(o.duplicated, 2);
+    assert_int_equal(o.corrupted, 1);
+    assert_int_equal(o.delivered, LEDGER_CHUNK - 3);
+    assert_int_equal(o.reads, LEDGER_CHUNK + 3);
+    const struct ledger_entry *w = ledger_get(&l, ledger_seq(0, 5));
+    assert_non_null(w);                                     /* a whole copy: what was sent is kept */
+    assert_int_equal(w->size, 100);
+    assert_int_equal(w->user, 5 % 4);
+    assert_int_equal(atomic_load(&ledger_get(&l, ledger_seq(0, 7))->state) & LS_READS, 3);
+    ledger_free(&l);
+}
+
+/* A sender adds and accepts, a reader on another thread reads each message once
+ * and passes a quiescent point between messages, while this thread compacts. The
+ * reader also reads copies of older messages (duplicates): once the first chunk
+ * is sure to be compacted, every 100th of it (revived), then every 100th message
+ * two chunks back (compacted or not, by the interleaving). Under `make tsan`, no
+ * race; the counts come out whatever the interleaving. */
+struct compactor_arg {
+    struct ledger *l;
+    unsigned n;
+    _Atomic int done;
+};
+
+static void *sender(void *p)
+{
+    struct compactor_arg *a = p;
+    for (unsigned i = 0; i < a->n; i++)
+        ledger_accept(a->l, add(a->l, 0, i % 4), 1);
+    ledger_offline(a->l, 0);
+    return NULL;
+}
+
+static void read_copy(struct ledger *l, unsigned i)
+{
+    ledger_read(l, ledger_find(l, ledger_seq(0, i), 1, i % 4), 0);
+    ledger_quiescent(l, 1);
+}
+
+static void *quiet_reader(void *p)
+{
+    struct compactor_arg *a = p;
+    for (unsigned i = 0; i < a->n;) {
+        struct ledger_entry *e = ledger_find(a->l, ledger_seq(0, i), 1, i % 4);
+        if (!e || !(atomic_load(&e->state) & LS_ACCEPTED)) {
+            ledger_quiescent(a->l, 1);
+            continue;                           /* not published or not accepted yet */
+        }
+        ledger_read(a->l, e, 0);
+        ledger_quiescent(a->l, 1);
+        if (i == 2 * LEDGER_CHUNK) {
+            while (!atomic_load(&a->l->shards[0].compacted[0]))
+                ledger_quiescent(a->l, 1);
+            for (unsigned j = 0; j < LEDGER_CHUNK; j += 100)
+                read_copy(a->l, j);
+        } else if (i > 3 * LEDGER_CHUNK && i % 100 == 0) {
+            read_copy(a->l, i - 2 * LEDGER_CHUNK);
+        }
+        i++;
+    }
+    ledger_offline(a->l, 1);
+    atomic_store(&a->done, 1);
+    return NULL;
+}
+
+static void compact_concurrent(void **st)
+{
+    enum { N = 60000 };
+    struct ledger l;
+    struct ledger_outcome o;
+    ledger_init(&l, 2, 4);
+    struct compactor_arg a = { &l, N, 0 };
+    pthread_t t[2];
+    pthread_create(&t[0], NULL, sender, &a);
+    pthread_create(&t[1], NULL, quiet_reader, &a);
+    uint64_t dropped = 0;
+    while (!atomic_load(&a.done))
+        dropped += ledger_compact(&l);
+    pthread_join(t[0], NULL);
+    pthread_join(t[1], NULL);
+    dropped += ledger_compact(&l);
+    ledger_outcome(&l, &o);
+    unsigned dups = 0;
+    for (unsigned j = 0; j < LEDGER_CHUNK; j += 100)
+        dups++;
+    for (unsigned i = 3 * LEDGER_CHUNK + 1; i < N; i++)
+        dups += i % 100 == 0;
+    assert_int_equal(o.accepted, N);
+    assert_int_equal(o.duplicated, dups);
+    assert_int_equal(o.delivered, N - dups);
+    assert_int_equal(atomic_load(&l.owed_total), 0);
+    assert_int_equal(l.nretired, 0);            /* both owners offline: all freed */
+    assert_true(dropped > 0);
+    ledger_free(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(outcomes), cmocka_unit_test(read_before_accept), cmocka_unit_test(concurrent),
         cmocka_unit_test(concurrent_add_read), cmocka_unit_test(find_forged),
         cmocka_unit_test(pending_reasons), cmocka_unit_test(queue_marks), cmocka_unit_test(queue_ids),
+        cmocka_unit_test(compact_settled), cmocka_unit_test(compact_keeps), cmocka_unit_test(compact_revive),
+        cmocka_unit_test(compact_late_marks), cmocka_unit_test(compact_concurrent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 
 struct ledger_retired {
     struct ledger_entry *chunk;
+    uint64_t seq0;                      /* its first entry */
     struct ledger_qids qids;
     uint64_t *quiet;                    /* each owner's quiescent count when it was dropped */
 };
@@ -437,20 +438,46 @@ static int chunk_settled(const struct ledger_entry *chunk)
     return 1;
 }
 
+/* A reader that found an entry before its chunk was dropped may have marked it
+ * since (read it again, found it corrupt): once no thread can hold the chunk, what
+ * it marked is kept, in the entry revived for it (made now, whole, if none was). */
+static void retired_merge(struct ledger *l, const struct ledger_retired *r)
+{
+    const uint32_t marks = LS_CORRUPT | LS_LATE;
+    for (size_t i = 0; i < LEDGER_CHUNK; i++) {
+        const struct ledger_entry *old = &r->chunk[i];
+        uint32_t st = atomic_load_explicit(&old->state, memory_order_acquire);
+        if ((st & LS_READS) == 1 && !(st & marks))
+            continue;
+        pthread_mutex_lock(&l->revive_lock);
+        size_t k = revived_at(l, r->seq0 + i);
+        if (k < l->nrevived && l->revived[k]->seq == r->seq0 + i) {
+            struct ledger_entry *e = &l->revived[k]->e;
+            uint32_t cur = atomic_load_explicit(&e->state, memory_order_relaxed), nw;
+            do {                     /* its reads beyond the one compacted, and its marks */
+                uint32_t reads = (cur & LS_READS) + (st & LS_READS) - 1;
+                nw = (cur & ~LS_READS) | (reads > LS_READS ? LS_READS : reads) | (st & marks);
+            } while (!atomic_compare_exchange_weak_explicit(&e->state, &cur, nw, memory_order_acq_rel,
+                                                            memory_order_relaxed));
+        } else {
+            struct ledger_revived *v = xcalloc(1, sizeof *v);
+            v->seq = r->seq0 + i;
+            v->e.digest8 = old->digest8;
+            v->e.user = old->user;
+            v->e.size = old->size;
+            v->e.accepted_ms = old->accepted_ms;
+            atomic_store_explicit(&v->e.state, st, memory_order_relaxed);
+            l->revived = grow(l->revived, &l->caprevived, l->nrevived, 1, sizeof *l->revived);
+            memmove(l->revived + k + 1, l->revived + k, (l->nrevived - k) * sizeof *l->revived);
+            l->revived[k] = v;
+            l->nrevived++;
+        }
+        pthread_mutex_unlock(&l->revive_lock);
+    }
+}
+
 uint64_t ledger_compact(struct ledger *l)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < l->nretired; i++) {
-        struct ledger_retired *r = &l->retired[i];
-        if (retired_free(l, r)) {
-            xpages_free(r->chunk, CHUNK_BYTES);
-            qids_free(&r->qids);
-            free(r->quiet);
-        } else {
-            l->retired[k++] = *r;
-        }
-    }
-    l->nretired = k;
     uint64_t dropped = 0;
     for (unsigned s = 0; s < l->nshards; s++) {
         struct ledger_shard *sh = &l->shards[s];
@@ -464,6 +491,7 @@ uint64_t ledger_compact(struct ledger *l)
             l->retired = grow(l->retired, &l->capretired, l->nretired, 1, sizeof *l->retired);
             struct ledger_retired *r = &l->retired[l->nretired++];
             r->chunk = chunk;
+            r->seq0 = ledger_seq(s, c << LEDGER_CHUNK_BITS);
             r->qids = sh->qids[c];
             memset(&sh->qids[c], 0, sizeof sh->qids[c]);
             r->quiet = xcalloc(l->nshards, sizeof *r->quiet);
@@ -478,6 +506,20 @@ uint64_t ledger_compact(struct ledger *l)
             dropped += LEDGER_CHUNK;
         }
     }
+    /* then what can go: dropped earlier, or now when every owner stopped */
+    size_t k = 0;
+    for (size_t i = 0; i < l->nretired; i++) {
+        struct ledger_retired *r = &l->retired[i];
+        if (retired_free(l, r)) {
+            retired_merge(l, r);
+            xpages_free(r->chunk, CHUNK_BYTES);
+            qids_free(&r->qids);
+            free(r->quiet);
+        } else {
+            l->retired[k++] = *r;
+        }
+    }
+    l->nretired = k;
     return dropped;
 }
 

@@ -584,6 +584,8 @@ static int soak_finish(struct controller *ct)
     for (; ct->started > 0; ct->started--)
         pthread_join(ct->w[ct->started - 1].thread, NULL);
     r->ledger.final = 1;
+    if (compacts(ct))                /* every owner stopped: what was dropped is freed, its late marks kept */
+        ledger_compact(&r->ledger);
     for (unsigned i = 0; i < ct->nw; i++)
         res->retry_left += retryq_len(&ct->w[i].env.retry);
 
