@@ -134,9 +134,11 @@ asan:
 
 # ThreadSanitizer, in a tree of its own, over the tests that run threads: the ledger
 # appended to and marked from several threads, the collector's thread, and a soak
-# with several workers, the collector and the metrics server (t_threads.sh), a probe
+# with several workers, the collector and the metrics server (t_threads.sh), the ledger
+# compacted by the controller while a worker reads (t_ledger_compact.sh), a probe
 # pulled by its own thread while the run asks it for fresh walks (t_probe.sh).
 TSAN_TESTS := $(BUILD)/tests/test_ledger $(BUILD)/tests/test_procset $(BUILD)/tests/test_collector tests/integration/t_threads.sh \
+              tests/integration/t_ledger_compact.sh \
               tests/integration/t_probe.sh
 tsan:
 	$(MAKE) BUILD=build-tsan CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" tsan-run

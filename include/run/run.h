@@ -33,6 +33,7 @@ struct message_example {
     const char *queue_id;            /* the server's id ("" = none), in the ledger */
     const struct trail *trail;       /* its lines in the server's logs; NULL: no log was read */
     const char *differs;             /* corrupted: what differed (a text of corrupt), or NULL */
+    int compacted;                   /* found again after the ledger compacted it: no time, size or id kept */
 };
 
 /* The fill before the window (fill.messages): what it sent, and what the listing

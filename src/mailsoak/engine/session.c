@@ -170,9 +170,12 @@ void session_judge_body(struct session_env *env, const struct msg_check *chk, en
     unsigned k = env->st->corrupt.n;
     if (k < ERR_EXAMPLES_MAX)      /* the entry: the message's id plus its recipient's index */
         env->st->corrupt_entry[k] = chk->seq + (atomic_load_explicit(&e->state, memory_order_relaxed) >> LS_RCPT_SHIFT);
-    stats_example(&env->st->corrupt, env->st->max_examples, "%s-%llx for %s: body %llu bytes, sent %u; %s",
+    char sent[40] = "size not kept (compacted)";
+    if (!revived)
+        snprintf(sent, sizeof sent, "%u", e->size);
+    stats_example(&env->st->corrupt, env->st->max_examples, "%s-%llx for %s: body %llu bytes, sent %s; %s",
                   chk->run_id, (unsigned long long)chk->seq, r->users.v[user].addr,
-                  (unsigned long long)chk->body_bytes, e->size,
+                  (unsigned long long)chk->body_bytes, sent,
                   empty_as_line ? "empty body served as one empty line (run.strict_bodies)"
                   : v != MSG_OK ? (chk->bad_header ? "our headers mangled" : "body digest differs")
                                 : "digest header differs from the one sent");

@@ -24,6 +24,7 @@ static void add_example(struct run_result *res, int kind, uint64_t seq, const st
         .seq = ledger_msg_seq(seq, e), .entry = seq, .user = e->user, .accepted_ms = e->accepted_ms,
         .read_ms = atomic_load_explicit(&res->run->ledger.visit_ms[e->user], memory_order_relaxed),
         .reads = st & LS_READS, .queue_id = ledger_qid(&res->run->ledger, seq),
+        .compacted = (st & LS_REVIVED) != 0,
     };
 }
 

@@ -27,10 +27,14 @@ static void csv_line(void *arg, uint64_t seq, const struct ledger_entry *e)
     /* delivered after deferrals is listed too, with its tries; a late one as an example */
     if ((v == OUTCOME_DELIVERED && !note && !tr) || v == OUTCOME_REJECTED || v == OUTCOME_NONE)
         return;
-    char id[64], mid[80], acc[40] = "";
+    char id[64], mid[80], acc[40] = "", size[16] = "";
+    /* found again after the ledger compacted it: its size and time were not kept */
+    int compacted = (atomic_load_explicit(&e->state, memory_order_relaxed) & LS_REVIVED) != 0;
     msg_ids(r, ledger_msg_seq(seq, e), id, sizeof id, mid, sizeof mid);
-    if (v != OUTCOME_UNCONFIRMED)
+    if (v != OUTCOME_UNCONFIRMED && !compacted)
         run_time(r, e->accepted_ms, acc, sizeof acc);
+    if (!compacted)
+        snprintf(size, sizeof size, "%u", e->size);
     fprintf(c->f, "%s,%s,", id, mid);
     csv_puts(c->f, r->run->users.v[e->user].addr);   /* from the users file: may hold a comma */
     char reason[80] = "", d[24];
@@ -41,7 +45,9 @@ static void csv_line(void *arg, uint64_t seq, const struct ledger_entry *e)
                  fmt_duration(d, sizeof d, (uint64_t)(e->accepted_ms > note->first_ms ? e->accepted_ms - note->first_ms : 0) * 1000000));
     else if (v == OUTCOME_DELIVERED)
         snprintf(reason, sizeof reason, "late");
-    fprintf(c->f, ",%u,%s,%s,", e->size, acc, outcome_names[v]);
+    else if (compacted)
+        snprintf(reason, sizeof reason, "compacted");
+    fprintf(c->f, ",%s,%s,%s,", size, acc, outcome_names[v]);
     csv_puts(c->f, reason);
     fprintf(c->f, ",%s,", ledger_qid(&r->run->ledger, seq));
     if (tr) {                        /* an example: its cause and its trail, lines joined by " | " */

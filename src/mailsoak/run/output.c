@@ -68,6 +68,11 @@ static json_t *examples_json(const struct run_result *r, int kind)
                               "queue_id", x->queue_id, "mailbox", r->run->users.v[x->user].addr,
                               "accepted", run_time(r, x->accepted_ms, acc, sizeof acc),
                               "accepted_s", x->accepted_ms / 1e3, "reads", (json_int_t)x->reads);
+        if (x->compacted) {          /* its entry was compacted: what it held is gone */
+            json_object_set_new(o, "accepted", json_string("not kept (compacted)"));
+            json_object_set_new(o, "accepted_s", json_null());
+            json_object_set_new(o, "compacted", json_true());
+        }
         if (kind == EX_LOST) {
             json_object_set_new(o, "mailbox_read", json_string(run_time(r, x->read_ms, rd, sizeof rd)));
             json_object_set_new(o, "mailbox_read_s", json_real(x->read_ms / 1e3));
@@ -286,6 +291,10 @@ static void summary_outcomes(json_t *s, const struct run_result *r)
     json_object_set_new(s, "foreign", json_integer((json_int_t)r->c.foreign));
     json_object_set_new(s, "stale", json_integer((json_int_t)r->c.stale));
     json_object_set_new(s, "peeked", json_integer((json_int_t)r->c.peeked));
+    /* the ledger's compaction: entries dropped (each delivered exactly once), and
+     * of those, the ones found again and revived (a copy read after it settled) */
+    json_object_set_new(s, "ledger_compacted", json_integer((json_int_t)r->run->ledger.settled));
+    json_object_set_new(s, "ledger_revived", json_integer((json_int_t)r->run->ledger.nrevived));
 }
 
 /* What some runs add: IMAP's readers and push, the mail clients' polls (at the
@@ -452,8 +461,12 @@ static void table_examples(FILE *f, const struct run_result *r, int kind)
         const struct message_example *x = &r->examples[kind][i];
         char id[64], mid[80];
         msg_ids(r, x->seq, id, sizeof id, mid, sizeof mid);
-        fprintf(f, "  %s %s%s%s for %s: accepted at %.1f s", id, mid, x->queue_id[0] ? " queued as " : "",
-                x->queue_id, r->run->users.v[x->user].addr, x->accepted_ms / 1e3);
+        fprintf(f, "  %s %s%s%s for %s: ", id, mid, x->queue_id[0] ? " queued as " : "", x->queue_id,
+                r->run->users.v[x->user].addr);
+        if (x->compacted)
+            fprintf(f, "delivered once, its entry compacted, then found again");
+        else
+            fprintf(f, "accepted at %.1f s", x->accepted_ms / 1e3);
         if (kind == EX_LOST)
             fprintf(f, ", not in its mailbox read in full at %.1f s\n", x->read_ms / 1e3);
         else
