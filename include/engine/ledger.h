@@ -203,7 +203,7 @@ void ledger_offline(struct ledger *l, unsigned shard);
  * full chunk whose entries were all delivered exactly once (accepted, read once,
  * intact, not late, never retried), counting them in settled. Their outcomes stay
  * counted; their entries are gone from ledger_each, so what needs every entry
- * (the fill's bytes, the ladder's rungs, a profile's spikes) must not compact.
+ * (the fill's bytes, the ladder's rungs, a profile's stages) must not compact.
  * A reader that found an entry before its chunk was dropped may mark it after:
  * what it marked is kept (in a revived entry) when the chunk is freed, so once
  * every owner stopped, one more call makes the counts final. Returns the entries

@@ -473,10 +473,11 @@ static uint64_t nap_ns(const struct controller *ct, uint64_t now)
 
 /* Whether the ledger may drop the entries of messages delivered exactly once
  * (ledger_compact): not when what follows needs every entry: the fill's bytes and
- * its CSV, the size ladder's rungs, a profile's spikes counted by acceptance time. */
+ * its CSV, the size ladder's rungs, a profile's stages and spikes counted by
+ * acceptance time. */
 static int compacts(const struct controller *ct)
 {
-    return !ct->fill && !ct->run->fill_mode && !ct->run->ladder && ct->cfg->profile.n < 3;
+    return !ct->fill && !ct->run->fill_mode && !ct->run->ladder && !ct->cfg->profile.n;
 }
 
 /* The run window: the next phase is decided after each nap; every interval (and at
