@@ -54,6 +54,18 @@ struct fetch_resp {
     enum msg_result v;
 };
 
+/* The commands sent and not yet answered, oldest first (imap.pipelining): their
+ * tagged replies must come in this order, as the pipelined commands depend each
+ * on the one before (RFC 3501 5.5). One the session no longer wants (the
+ * command before it failed) is dropped: its reply is read and counts for
+ * nothing. */
+#define IMAP_PIPE_MAX 5
+struct inflight {
+    unsigned tag;
+    enum is st;
+    int drop;
+};
+
 struct imap_session {
     struct conn c;
     struct session_env *env;
@@ -75,7 +87,10 @@ struct imap_session {
     uint64_t t_sent, t_tls, t_list;
     const struct target *target;
     struct imap_rd rd;
-    unsigned tag;                    /* the command in flight is "a<tag>" */
+    unsigned tag;                    /* the last tag sent, "a<tag>" */
+    struct inflight fl[IMAP_PIPE_MAX];
+    unsigned nfl;                    /* fl[0]'s reply comes next */
+    unsigned cur_tag;                /* the command the state awaits */
     size_t pre;                      /* input buffered before it went out: answers nothing */
     uint64_t untagged, max_untagged;
     int caps, cap_plain, cap_uidplus, cap_sasl_ir;
@@ -98,7 +113,14 @@ struct imap_session {
 };
 
 /* imap.c */
+/* Sends "a<N> command" and awaits its reply in state st; when the command
+ * already went out, pipelined behind the last one answered, it is adopted
+ * (nothing written), and those queued before it are dropped. */
 void imap_send(struct imap_session *s, enum is st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* With imap.pipelining, sends "a<N> command" behind those in flight, to be
+ * adopted by the imap_send() of the same state once they are answered; without
+ * it, or with IMAP_PIPE_MAX in flight, nothing (imap_send() sends it then). */
+void imap_queue(struct imap_session *s, enum is st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void imap_logout(struct imap_session *s);
 void imap_finish(struct imap_session *s, int failed);
 void imap_count(struct imap_session *s, const char *kind, const char *example);

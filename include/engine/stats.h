@@ -62,6 +62,9 @@ struct counters {
     /* The IMAP idle model's syncs: each a reader visit (its session lasts the
      * run), beside pop3_sessions' one a session (docs/imap.md). */
     uint64_t idle_syncs;
+    /* IMAP readers: the commands sent, and the round trips they took (a command
+     * sent with none in flight; imap.pipelining sends others behind it) */
+    uint64_t imap_commands, imap_rounds;
     /* SMTP sessions that pipelined MAIL, RCPT and DATA (the table says those three
      * latencies are one group's) */
     uint64_t smtp_pipelined;

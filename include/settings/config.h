@@ -114,6 +114,7 @@ struct config {
     char *imap_tls_ca;
     int imap_tls_verify;
     int imap_auth;                              /* enum imap_auth */
+    int imap_pipelining;                        /* send what RFC 3501 5.5 allows behind a command */
     uint64_t imap_timeout, imap_poll_interval, imap_idle_renew;   /* ns */
     uint64_t imap_idle_users, imap_max_literal;
     char *imap_models;                          /* "idle:80,webmail:20": imap_models_parse() */

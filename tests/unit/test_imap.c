@@ -110,7 +110,9 @@ static void say_body(struct script *sc, unsigned seq, unsigned uid, const char *
 }
 
 /* A visit that fetched our message (its body in pieces of chunk bytes), flagged
- * it deleted and sent UID EXPUNGE, waiting for the answer. */
+ * it deleted with UID EXPUNGE and LOGOUT pipelined behind (imap.pipelining: all
+ * three sent before any answer), the STORE answered, the EXPUNGE's answer
+ * awaited. */
 static struct script *fetched_then_expunge(size_t chunk)
 {
     struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS);
@@ -120,8 +122,9 @@ static struct script *fetched_then_expunge(size_t chunk)
     script_talk(sc, "S: * 1 FETCH (UID 7)", "S: a3 OK Fetch completed",
                 "C: a4 UID FETCH 7 (UID RFC822.SIZE BODY.PEEK[])", NULL);
     say_body(sc, 1, 7, msg, chunk);
-    script_talk(sc, "S: a4 OK Fetch completed", "C: a5 UID STORE 7 +FLAGS.SILENT (\\Deleted)", "S: a5 OK Store",
-                "C: a6 UID EXPUNGE 7", NULL);
+    script_talk(sc, "S: a4 OK Fetch completed", "C: a5 UID STORE 7 +FLAGS.SILENT (\\Deleted)", "C: a6 UID EXPUNGE 7",
+                "C: a7 LOGOUT", "S: a5 OK Store", NULL);
+    script_idle(sc);
     return sc;
 }
 
@@ -131,7 +134,8 @@ static void reads_our_message(void **state)
     /* deleted only once the EXPUNGE is answered: not read yet */
     assert_false(entry_state(sc, 0) & LS_READS);
     assert_true(entry_state(sc, 0) & LS_SEEN);
-    script_talk(sc, "S: * 1 EXPUNGE", "S: a6 OK Expunge completed", "C: a7 LOGOUT", NULL);
+    script_talk(sc, "S: * 1 EXPUNGE", "S: a6 OK Expunge completed", NULL);
+    script_idle(sc);
     uint32_t st = entry_state(sc, 0);
     assert_int_equal(st & LS_READS, 1);
     assert_false(st & LS_CORRUPT);
@@ -152,7 +156,8 @@ static void reads_our_message(void **state)
 static void a_literal_split_across_reads(void **state)
 {
     struct script *sc = fetched_then_expunge(7);
-    script_talk(sc, "S: a6 OK Expunge completed", "C: a7 LOGOUT", NULL);
+    script_talk(sc, "S: a6 OK Expunge completed", NULL);
+    script_idle(sc);
     assert_int_equal(entry_state(sc, 0) & LS_READS, 1);
     assert_false(entry_state(sc, 0) & LS_CORRUPT);
     assert_int_equal(sc->st->nerr, 0);
@@ -163,13 +168,61 @@ static void a_literal_split_across_reads(void **state)
 static void a_refused_expunge_stays_owed(void **state)
 {
     struct script *sc = fetched_then_expunge(0);
-    script_talk(sc, "S: a6 NO [SERVERBUG] Internal error", "C: a7 LOGOUT", "S: a7 OK", NULL);
+    script_talk(sc, "S: a6 NO [SERVERBUG] Internal error", "S: a7 OK", NULL);
     script_run(sc, 20);
     assert_false(entry_state(sc, 0) & LS_READS);
     assert_int_equal(sc->st->c.read, 0);
     assert_int_equal(sc->st->c.peeked, 1);
     assert_int_equal(atomic_load(&sc->run->ledger.owed_total), 1);
     assert_int_equal(script_errors(sc, "imap_expunge_serverbug"), 1);
+    script_free(sc);
+}
+
+/* A refused STORE with UID EXPUNGE and LOGOUT pipelined behind it: the
+ * EXPUNGE's answer counts for nothing (it removed nothing the STORE did not
+ * flag), the message stays owed, and the LOGOUT already sent ends the visit. */
+static void a_refused_store_drops_its_expunge(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS);
+    static char msg[16384];
+    our_message(sc, msg, sizeof msg, 7);
+    to_listing(sc, 1);
+    script_talk(sc, "S: * 1 FETCH (UID 7)", "S: a3 OK", "C: a4 UID FETCH 7 ", NULL);
+    say_body(sc, 1, 7, msg, 0);
+    script_talk(sc, "S: a4 OK", "C: a5 UID STORE 7 ", "C: a6 UID EXPUNGE 7", "C: a7 LOGOUT",
+                "S: a5 NO [SERVERBUG] Internal error", "S: a6 OK", "S: * BYE", "S: a7 OK", NULL);
+    script_quiet(sc, 20);            /* nothing more sent: the LOGOUT was already out */
+    assert_false(entry_state(sc, 0) & LS_READS);
+    assert_int_equal(sc->st->c.peeked, 1);
+    assert_int_equal(atomic_load(&sc->run->ledger.owed_total), 1);
+    assert_int_equal(script_errors(sc, "imap_store_serverbug"), 1);
+    assert_int_equal(sc->st->c.pop3_sessions, 1);
+    assert_int_equal(sc->st->c.imap_commands, 7);
+    assert_int_equal(sc->st->c.imap_rounds, 4);   /* LOGIN+SELECT, listing, FETCH, STORE+EXPUNGE+LOGOUT */
+    script_free(sc);
+}
+
+/* imap.pipelining = no: one command at a time, each sent once the one before is
+ * answered; as many round trips as commands. */
+static void one_command_at_a_time(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS, "--set", "imap.pipelining=no");
+    static char msg[16384];
+    our_message(sc, msg, sizeof msg, 7);
+    script_talk(sc, GREETING, "C: a1 LOGIN ", NULL);
+    script_quiet(sc, 5);
+    script_talk(sc, "S: a1 OK", "C: a2 SELECT INBOX", "S: * 1 EXISTS", "S: a2 OK", "C: a3 UID FETCH 1:* (UID)",
+                "S: * 1 FETCH (UID 7)", "S: a3 OK", "C: a4 UID FETCH 7 ", NULL);
+    say_body(sc, 1, 7, msg, 0);
+    script_talk(sc, "S: a4 OK", "C: a5 UID STORE 7 ", NULL);
+    script_quiet(sc, 5);
+    script_talk(sc, "S: a5 OK", "C: a6 UID EXPUNGE 7", NULL);
+    script_quiet(sc, 5);
+    script_talk(sc, "S: a6 OK", "C: a7 LOGOUT", "S: a7 OK", NULL);
+    script_run(sc, 10);
+    assert_int_equal(entry_state(sc, 0) & LS_READS, 1);
+    assert_int_equal(sc->st->c.imap_commands, 7);
+    assert_int_equal(sc->st->c.imap_rounds, 7);
     script_free(sc);
 }
 
@@ -184,20 +237,24 @@ static void one_message_under_two_uids(void **state)
                 "C: a4 UID FETCH 7:8 (UID RFC822.SIZE BODY.PEEK[])", NULL);
     say_body(sc, 1, 7, msg, 0);
     say_body(sc, 2, 8, msg, 0);
-    script_talk(sc, "S: a4 OK", "C: a5 UID STORE 7:8 +FLAGS.SILENT (\\Deleted)", "S: a5 OK",
-                "C: a6 UID EXPUNGE 7:8", "S: a6 OK", "C: a7 LOGOUT", NULL);
+    script_talk(sc, "S: a4 OK", "C: a5 UID STORE 7:8 +FLAGS.SILENT (\\Deleted)", "C: a6 UID EXPUNGE 7:8",
+                "C: a7 LOGOUT", "S: a5 OK", "S: a6 OK", NULL);
+    script_idle(sc);
     assert_int_equal(entry_state(sc, 0) & LS_READS, 2);
     script_free(sc);
 }
 
-/* A refused login is counted at its stage, by its response code; nothing read. */
+/* A refused login is counted at its stage, by its response code; nothing read.
+ * The SELECT pipelined behind it is refused too, as its consequence: not
+ * counted. */
 static void a_refused_login(void **state)
 {
     struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS);
-    script_talk(sc, GREETING, "C: a1 LOGIN ", "S: a1 NO [AUTHENTICATIONFAILED] Authentication failed.",
-                "C: a2 LOGOUT", "S: * BYE", "S: a2 OK", NULL);
+    script_talk(sc, GREETING, "C: a1 LOGIN ", "C: a2 SELECT INBOX", "S: a1 NO [AUTHENTICATIONFAILED] Authentication failed.",
+                "C: a3 LOGOUT", "S: a2 BAD Not logged in", "S: * BYE", "S: a3 OK", NULL);
     script_run(sc, 20);
     assert_int_equal(script_errors(sc, "imap_login_auth"), 1);
+    assert_int_equal(sc->st->nerr, 1);
     assert_int_equal(sc->st->c.read, 0);
     script_free(sc);
 }
@@ -631,6 +688,8 @@ int main(void)
         cmocka_unit_test(a_literal_split_across_reads),
         cmocka_unit_test(a_refused_expunge_stays_owed),
         cmocka_unit_test(one_message_under_two_uids),
+        cmocka_unit_test(a_refused_store_drops_its_expunge),
+        cmocka_unit_test(one_command_at_a_time),
         cmocka_unit_test(a_refused_login),
         cmocka_unit_test(authenticate_plain_waits_for_its_continuation),
         cmocka_unit_test(an_overlong_line),

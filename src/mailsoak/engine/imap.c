@@ -4,10 +4,13 @@
  * responses read by imap_parse.c and dispatched by their tags, LOGOUT. What a
  * session does with the mailbox is imap_sync.c's (the drain model: list, fetch,
  * judge, delete, expunge) and imap_idle.c's (the idle model: IDLE between
- * syncs). One command at a time: a tagged reply must carry the tag of the
- * command in flight, and a reply already buffered when the command went out
- * answers nothing. Responses are bounded by a line, the literal's cap and the
- * size the server gave, and a count of untagged responses per command. */
+ * syncs). Commands go one at a time, or with imap.pipelining a few behind the
+ * one in flight where RFC 3501 5.5 allows it (each depends on the one before):
+ * a tagged reply must carry the tag of the oldest command in flight, and a
+ * reply already buffered when a command went out with none in flight answers
+ * nothing. Responses are bounded by a line, the literal's cap and the size the
+ * server gave, and a count of untagged responses per command; the commands in
+ * flight by IMAP_PIPE_MAX. */
 #include "engine/imap.h"
 
 #include <stdio.h>
@@ -118,28 +121,91 @@ static void await(struct imap_session *s, enum is st)
     conn_deadline(&s->c, cfg_of(s)->imap_timeout);
 }
 
-/* Sends "a<N> command\r\n" as the one command in flight. */
-void imap_send(struct imap_session *s, enum is st, const char *fmt, ...)
+/* Writes "a<N> command\r\n" and notes it in flight. Input already buffered when
+ * a command goes out with none in flight answers nothing (s->pre). */
+static void write_cmd(struct imap_session *s, enum is st, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+static void write_cmd(struct imap_session *s, enum is st, const char *fmt, va_list ap)
 {
     char buf[IMAP_SET_MAX + 128];
     int k = snprintf(buf, sizeof buf, "a%u ", ++s->tag);
-    va_list ap;
-    va_start(ap, fmt);
     int n = vsnprintf(buf + k, sizeof buf - (size_t)k - 2, fmt, ap);
-    va_end(ap);
     size_t len = (size_t)k + (n < (int)(sizeof buf - (size_t)k - 2) ? (size_t)n : sizeof buf - (size_t)k - 3);
     buf[len++] = '\r';
     buf[len++] = '\n';
     conn_write(&s->c, buf, len);
+    if (!s->nfl) {
+        s->pre = conn_avail(&s->c);
+        s->env->st->c.imap_rounds++;
+    }
+    s->env->st->c.imap_commands++;
+    s->fl[s->nfl++] = (struct inflight){ .tag = s->tag, .st = st };
+}
+
+/* The state awaits the reply to a command sent: from now on it is timed, and
+ * its untagged responses are counted. */
+static void awaiting(struct imap_session *s, enum is st, unsigned tag)
+{
+    s->cur_tag = tag;
     s->t_sent = mono_ns();
-    s->pre = conn_avail(&s->c);
     s->untagged = 0;
     s->max_untagged = s->exists + IMAP_UNTAGGED_SLACK;
     await(s, st);
+}
+
+void imap_send(struct imap_session *s, enum is st, const char *fmt, ...)
+{
+    /* already sent, pipelined: those before it the session no longer wants */
+    for (unsigned i = 0; i < s->nfl; i++)
+        if (!s->fl[i].drop && s->fl[i].st == st) {
+            for (unsigned j = 0; j < i; j++)
+                s->fl[j].drop = 1;
+            awaiting(s, st, s->fl[i].tag);
+            return;
+        }
+    for (unsigned i = 0; i < s->nfl; i++) {
+        /* cannot happen: LOGOUT is queued only where nothing else follows, and
+         * the queue leaves a place */
+        if (s->fl[i].st == IS_LOGOUT || s->nfl == IMAP_PIPE_MAX) {
+            imap_count(s, "other", "a command wanted behind a LOGOUT or a full pipeline");
+            imap_finish(s, 1);
+            return;
+        }
+        s->fl[i].drop = 1;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    write_cmd(s, st, fmt, ap);
+    va_end(ap);
+    awaiting(s, st, s->tag);
+    conn_flush(&s->c);
+}
+
+void imap_queue(struct imap_session *s, enum is st, const char *fmt, ...)
+{
+    if (!cfg_of(s)->imap_pipelining || !s->nfl || s->nfl + 1 >= IMAP_PIPE_MAX)
+        return;
+    for (unsigned i = 0; i < s->nfl; i++)
+        if (!s->fl[i].drop && s->fl[i].st == st && s->fl[i].tag != s->cur_tag)
+            return;                  /* queued already, behind the one awaited */
+    va_list ap;
+    va_start(ap, fmt);
+    write_cmd(s, st, fmt, ap);
+    va_end(ap);
     conn_flush(&s->c);
 }
 
 /* ---- the visit's steps ---- */
+
+/* SELECT INBOX (webmail: EXAMINE, it changes nothing), pipelined behind the
+ * login, or sent once it is answered. */
+static void queue_select(struct imap_session *s)
+{
+    if (s->own_client && s->model == IMAP_WEBMAIL)
+        imap_queue(s, IS_SELECT, "EXAMINE INBOX");
+    else
+        imap_queue(s, IS_SELECT, "SELECT INBOX");
+}
 
 static void login(struct imap_session *s)
 {
@@ -151,7 +217,8 @@ static void login(struct imap_session *s)
     if (mode == IMAP_AUTH_PLAIN && sasl_plain(u->addr, u->pass, a, sizeof a) == 0) {
         if (s->cap_sasl_ir) {
             imap_send(s, IS_LOGIN, "AUTHENTICATE PLAIN %s", a);
-        } else {
+            queue_select(s);
+        } else {                     /* the credentials follow the "+": nothing behind it */
             s->auth_wait = 1;
             imap_send(s, IS_LOGIN, "AUTHENTICATE PLAIN");
         }
@@ -165,6 +232,7 @@ static void login(struct imap_session *s)
         return;
     }
     imap_send(s, IS_LOGIN, "LOGIN %s %s", a, b);
+    queue_select(s);
 }
 
 /* After the greeting (and STARTTLS): what the login needs to know first. */
@@ -399,15 +467,19 @@ static int on_piece(struct imap_session *s, const struct imap_piece *pc, size_t 
         conn_flush(&s->c);
         return 0;
     }
-    char want[16];
-    int wl = snprintf(want, sizeof want, "a%u", s->tag);
-    if (tl != (size_t)wl || memcmp(tag, want, tl) || !pc->last) {
+    /* the oldest command in flight is answered first: pipelined commands
+     * depend each on the one before, so the server answers them in order */
+    char want[16] = "none";
+    int wl = s->nfl ? snprintf(want, sizeof want, "a%u", s->fl[0].tag) : 0;
+    if (!s->nfl || tl != (size_t)wl || memcmp(tag, want, tl) || !pc->last) {
         char ex[ERR_EXAMPLE_LEN];
-        int k = snprintf(ex, sizeof ex, "a tagged reply to no command in flight (%s): %.*s", want,
-                         (int)(pc->len < 80 ? pc->len : 80), pc->p);
+        int k = snprintf(ex, sizeof ex, "a tagged reply to no command in flight, or out of order (awaited %s): %.*s",
+                         want, (int)(pc->len < 80 ? pc->len : 80), pc->p);
         count_text(s, "protocol", ex, (size_t)k);
         return -1;
     }
+    struct inflight f = s->fl[0];
+    memmove(s->fl, s->fl + 1, --s->nfl * sizeof *s->fl);
     s->auth_wait = 0;
     const char *after;
     enum imap_status st = imap_status(rest, rn, &after);
@@ -415,7 +487,10 @@ static int on_piece(struct imap_session *s, const struct imap_piece *pc, size_t 
         count_text(s, "protocol", pc->p, pc->len);
         return -1;
     }
-    on_tagged(s, st, after, (size_t)(rest + rn - after));
+    size_t an = (size_t)(rest + rn - after);
+    if (f.drop || f.tag != s->cur_tag)
+        return 0;                    /* pipelined, and unwanted since the command before it failed */
+    on_tagged(s, st, after, an);
     return conn_is_open(&s->c) ? 0 : -1;
 }
 
@@ -555,6 +630,7 @@ static void start_session(struct imap_session *s)
     s->untagged = 0;
     s->max_untagged = IMAP_UNTAGGED_SLACK;
     s->pre = 0;
+    s->nfl = 0;
     s->t_list = 0;
     memset(&s->fr, 0, sizeof s->fr);
     imap_rd_init(&s->rd, IMAP_MAX_LINE, cfg_of(s)->imap_max_literal);
@@ -612,9 +688,13 @@ static void imap_phase(void *arg, int phase)
     struct session_env *env = s->env;
     if (phase == PH_STOP) {
         timer_cancel(env->loop, &s->backoff);
-        /* an EXPUNGE in flight may already have removed mail: its answer is
-         * awaited (bounded by the timeout) so the count stays exact */
-        if (s->state == IS_EXPUNGE && conn_is_open(&s->c))
+        /* an EXPUNGE in flight (or pipelined behind the STORE in flight) may
+         * already have removed mail: its answer is awaited (bounded by the
+         * timeout) so the count stays exact */
+        int expunging = 0;
+        for (unsigned i = 0; i < s->nfl; i++)
+            expunging |= s->fl[i].st == IS_EXPUNGE && !s->fl[i].drop;
+        if (expunging && conn_is_open(&s->c))
             return;
         count_unanswered(env, "imap", imap_stage[s->state], &s->c, cfg_of(s)->imap_timeout);
         conn_close(&s->c);

@@ -82,6 +82,26 @@ void imap_sync_start(struct imap_session *s)
 
 static void delete_aged(struct imap_session *s);
 
+/* LOGOUT behind the sync's last command when the session ends with the sync
+ * (every session's but an idle client's), and nothing but LOGOUT can follow:
+ * expunge says a STORE of \Deleted is in flight, so an EXPUNGE follows it,
+ * pipelined (UIDPLUS) or sent after its answer. */
+static void queue_logout(struct imap_session *s, int expunge)
+{
+    if (!s->idle_client && (!expunge || s->cap_uidplus))
+        imap_queue(s, IS_LOGOUT, "LOGOUT");
+}
+
+/* UID EXPUNGE of the messages in state st behind their STORE. Only with
+ * UIDPLUS: a plain EXPUNGE behind a STORE that failed would remove what others
+ * flagged; a UID EXPUNGE removes only those its STORE flagged. */
+static void queue_expunge(struct imap_session *s, enum mstate st)
+{
+    char set[IMAP_SET_MAX];
+    if (s->cap_uidplus && uid_set(s, st, set, sizeof set))
+        imap_queue(s, IS_EXPUNGE, "UID EXPUNGE %s", set);
+}
+
 static void fetch_bodies(struct imap_session *s)
 {
     char set[IMAP_SET_MAX];
@@ -103,6 +123,8 @@ static void delete_aged(struct imap_session *s)
     }
     s->purging = 1;
     imap_send(s, IS_STORE, "UID STORE %s +FLAGS.SILENT (\\Deleted)", set);
+    queue_expunge(s, M_AGED);
+    queue_logout(s, 1);
 }
 
 /* The aged messages' EXPUNGE was answered: gone, forgotten by this client. */
@@ -124,8 +146,17 @@ static void delete_fetched(struct imap_session *s)
         delete_aged(s);
         return;
     }
-    /* imap.delete = never: flagged seen, as a client that read it, and left */
+    /* imap.delete = never or DURATION: flagged seen, as a client that read it,
+     * and left; the aged flagged deleted behind it */
     imap_send(s, IS_STORE, "UID STORE %s +FLAGS.SILENT (%s)", set, s->keep ? "\\Seen" : "\\Deleted");
+    int aged = s->keep && uid_set(s, M_AGED, set, sizeof set);
+    if (aged) {
+        imap_queue(s, IS_STORE, "UID STORE %s +FLAGS.SILENT (\\Deleted)", set);
+        queue_expunge(s, M_AGED);
+    } else if (!s->keep) {
+        queue_expunge(s, M_DELETE);
+    }
+    queue_logout(s, aged || !s->keep);
 }
 
 /* Retrieved, not deleted (the STORE or EXPUNGE refused): not read, still owed. */
@@ -364,7 +395,7 @@ void imap_sync_tagged(struct imap_session *s, int ok)
                 imap_send(s, IS_EXPUNGE, "EXPUNGE");
         } else if (!ok) {
             not_deleted(s);
-            imap_sync_done(s);
+            delete_aged(s);          /* what aged is deleted all the same */
         } else if (s->keep) {
             commit_reads(s);         /* seen and left: read now, expunged once aged, if ever */
             delete_aged(s);
@@ -417,6 +448,7 @@ void imap_webmail_tagged(struct imap_session *s, int ok)
 {
     if (s->state == IS_HEADERS && ok && s->web_top) {
         imap_send(s, IS_OPEN, "UID FETCH %llu (BODY.PEEK[])", (unsigned long long)s->web_top);
+        imap_queue(s, IS_LOGOUT, "LOGOUT");
         return;
     }
     imap_logout(s);

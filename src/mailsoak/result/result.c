@@ -63,6 +63,8 @@ static const struct field result_fields[] = {
     RF("summary/bounced", c.bounced, F_COUNT, 0),
     RF("summary/push_busy", c.push_busy, F_COUNT, 0),
     RF("summary/push_missed", c.push_missed, F_COUNT, 0),
+    RF("summary/imap_commands", c.imap_commands, F_COUNT, 0),
+    RF("summary/imap_round_trips", c.imap_rounds, F_COUNT, 0),
     RF("summary/delivered", lo.delivered, F_COUNT, 1),
     RF("summary/duplicated", lo.duplicated, F_COUNT, 1),
     RF("summary/corrupted", lo.corrupted, F_COUNT, 1),

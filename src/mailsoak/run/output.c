@@ -307,6 +307,9 @@ static void summary_extras(json_t *root, json_t *s, const struct run_result *r)
          * the client's delay) or that no EXISTS announced; summed by merge */
         json_object_set_new(s, "push_busy", json_integer((json_int_t)r->c.push_busy));
         json_object_set_new(s, "push_missed", json_integer((json_int_t)r->c.push_missed));
+        /* the readers' commands and the round trips they took (imap.pipelining) */
+        json_object_set_new(s, "imap_commands", json_integer((json_int_t)r->c.imap_commands));
+        json_object_set_new(s, "imap_round_trips", json_integer((json_int_t)r->c.imap_rounds));
         json_object_set_new(root, "imap", json_pack("{s:s, s:I, s:I, s:I, s:I}", "models", r->cfg->imap_models,
                                                     "idle_users", (json_int_t)r->run->imap_users[IMAP_IDLE],
                                                     "poll_users", (json_int_t)r->run->imap_users[IMAP_POLL],
@@ -685,6 +688,9 @@ static void table_latency(FILE *f, const struct run_result *r)
     }
     if (r->c.smtp_pipelined)
         fprintf(f, "  * one pipelined group (MAIL, RCPT and DATA in one write): timed together, from that write\n");
+    if (r->c.imap_rounds < r->c.imap_commands)
+        fprintf(f, "  IMAP: %llu commands in %llu round trips (imap.pipelining; a pipelined command is timed from the "
+                   "answer before it)\n", (unsigned long long)r->c.imap_commands, (unsigned long long)r->c.imap_rounds);
 }
 
 /* What the figures measured besides the server: the readers, the tester. */
