@@ -107,6 +107,10 @@ static void test_partial_file(void **s)
     assert_int_equal(count(html, "<svg"), 0);
     assert_non_null(strstr(html, "No errors and no log hits."));
     assert_true(count(html, "<td>-</td>") >= 17);
+    /* the runs table: every value of the envelope and the summary not measured, "-" */
+    assert_non_null(strstr(html, "</code></td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>"
+                                 "<td>-</td><td>-</td><td>-</td><td>-</td><td class=\"l\">-</td>"
+                                 "<td>-</td><td>-</td></tr>"));
     assert_non_null(strstr(html, "</html>"));
     free(html);
     char *c = tf_slurp(csv);
