@@ -5,6 +5,7 @@
 # and the sweep, and exits 0; the per-command latencies are IMAP's, none POP3's.
 # Idle clients with webmail beside them (idle:80,webmail:20) over STARTTLS do too,
 # with their pushes timed.
+# The testbed raised the kernel's inotify limit above the IMAP sessions it holds.
 # Then a copy of a delivered message put into its mailbox (a second UID of one
 # message) is found duplicated, and the run fails its integrity gate (exit 4).
 source "$(dirname "$0")/lib.sh"
@@ -12,6 +13,10 @@ testbed_up maildir 20
 
 # The testbed's Dovecot serves IMAP (IMAP_PORT, and [imap] target in its mailsoak.conf).
 check "the testbed serves IMAP" test -n "${IMAP_PORT:-}" || finish
+# Each of Dovecot's IMAP sessions takes an inotify instance of the mail user: the
+# testbed raised the kernel's limit above the sessions it is set up for.
+check "inotify instances for $IMAP_MAX_CLIENTS IMAP sessions" \
+    test "$(cat /proc/sys/fs/inotify/max_user_instances)" -gt "$IMAP_MAX_CLIENTS"
 IMAP=(--set readers.protocol=imap)
 
 # 200 messages as fast as Postfix takes them: a burst that outruns delivery by design
