@@ -77,6 +77,10 @@ void stair_next(const struct stair *s, struct stair_run *run);
  * it delivered (msg/s). A level invalid (the tester limited it) is kept as evidence
  * of nothing. */
 void stair_result(struct stair *s, const struct stair_run *run, const enum level_outcome *out, double delivered);
+/* The same, with what each level offered and delivered (msg/s, 0 where not
+ * measured), known before the next run is chosen. */
+void stair_result_measured(struct stair *s, const struct stair_run *run, const enum level_outcome *out,
+                           double delivered, const double *lv_offered, const double *lv_delivered);
 /* What each level of the last run's n offered (msg/s, 0 where not measured): a
  * level of Poisson arrivals offers its rate give or take sqrt(rate / length), 2.6 %
  * at 50 msg/s for 30 s, as much as the levels' spacing, so the fit places each
@@ -94,13 +98,14 @@ void stair_delivered(struct stair *s, const double *delivered, unsigned n);
 void stair_stop(struct stair *s, const char *why);
 
 /* The evidence, over every level but the probes' (offered to be overloaded) and
- * the confirmation's: the highest passing rate
- * and the lowest failing one (0: none), the span of the rates open every time
- * they were run (0, 0: none). */
+ * the confirmation's, each at its load (the rate its arrivals offered where
+ * measured, else the rate asked): the highest passing load and the lowest failing
+ * one (0: none), the span of the loads of levels open every time their rate was
+ * run (0, 0: none). */
 double stair_pass_max(const struct stair *s);
 double stair_fail_min(const struct stair *s);
-/* The relevant lower bound (MLRsearch's): the highest passing level below the
- * lowest failing one (a pass above a failure is chance near the knee, the band,
+/* The relevant lower bound (MLRsearch's), a load: the highest passing level below
+ * the lowest failing one (a pass above a failure is chance near the knee, the band,
  * never the claim), or the highest pass when none failed; 0 when no level passed
  * below every failure. */
 double stair_lower_bound(const struct stair *s);

@@ -162,6 +162,35 @@ static void climbs_down_and_up(void **st)
     assert_true(run.rate[0] > top && run.rate[run.n - 1] >= 1.2 * top - 1e-9);
 }
 
+/* A level is placed at the load its arrivals offered: asked 97.1 but offering
+ * 101.8 (Poisson noise of a short level), its failure is one above the ceiling,
+ * and the gap from the pass that offered 94.1 is refined, where by the rates asked
+ * (93.4 and 97.1, 4 % apart) it was not. */
+static void placed_at_offered(void **st)
+{
+    (void)st;
+    struct stair s;
+    stair_init(&s, &rules);
+    s.probe = 0;
+    s.mrr = 100;
+    struct stair_run run = { .kind = RUN_CLIMB, .n = 3, .rate = { 89.8, 93.4, 97.1 } };
+    enum level_outcome out[3] = { LEVEL_PASS, LEVEL_PASS, LEVEL_FAIL };
+    const double off[3] = { 89.0, 94.1, 101.8 }, got[3] = { 89.7, 93.9, 98.6 };
+    stair_result_measured(&s, &run, out, 0, off, got);
+    assert_true(stair_lower_bound(&s) == 94.1 && stair_fail_min(&s) == 101.8 && stair_capacity(&s) == 93.9);
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_REFINE);
+    assert_true(run.n >= 1 && run.rate[0] > 94.1 && run.rate[run.n - 1] < 101.8);
+    /* unmeasured, the same levels sit at their asked rates: 4 % apart, confirmed */
+    stair_init(&s, &rules);
+    s.probe = 0;
+    s.mrr = 100;
+    run = (struct stair_run){ .kind = RUN_CLIMB, .n = 3, .rate = { 89.8, 93.4, 97.1 } };
+    stair_result(&s, &run, out, 0);
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_CONFIRM);
+}
+
 /* A staircase all open is run once more, twice as long; open again, the search
  * ends saying why, rather than climbing the same stairs again. */
 static void all_open(void **st)
@@ -531,6 +560,7 @@ int main(void)
         cmocka_unit_test(refines_a_wide_gap), cmocka_unit_test(chance_band), cmocka_unit_test(stops_at_max_rate),
         cmocka_unit_test(levels_judged), cmocka_unit_test(lower_bound_only_below_failures), cmocka_unit_test(remaining),
         cmocka_unit_test(confirmation_judged), cmocka_unit_test(level_own_ledger), cmocka_unit_test(all_open),
+        cmocka_unit_test(placed_at_offered),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

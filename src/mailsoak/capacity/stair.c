@@ -51,12 +51,17 @@ void stair_stop(struct stair *s, const char *why)
     snprintf(s->end, sizeof s->end, "%s", why);
 }
 
+/* A level's load: the rate its arrivals offered where measured (a Poisson level
+ * offers its rate give or take a few per cent, as much as the levels' spacing),
+ * else the rate asked. The bracket, the band and the fit are of loads. */
+static double load(const struct stair_level *l) { return l->offered > 0 ? l->offered : l->rate; }
+
 double stair_pass_max(const struct stair *s)
 {
     double m = 0;
     for (unsigned i = 0; i < s->n; i++)
-        if (s->v[i].kind != RUN_CONFIRM && s->v[i].kind != RUN_PROBE && s->v[i].out == LEVEL_PASS && s->v[i].rate > m)
-            m = s->v[i].rate;
+        if (s->v[i].kind != RUN_CONFIRM && s->v[i].kind != RUN_PROBE && s->v[i].out == LEVEL_PASS && load(&s->v[i]) > m)
+            m = load(&s->v[i]);
     return m;
 }
 
@@ -64,32 +69,36 @@ double stair_fail_min(const struct stair *s)
 {
     double m = 0;
     for (unsigned i = 0; i < s->n; i++)
-        if (s->v[i].kind != RUN_CONFIRM && s->v[i].kind != RUN_PROBE && s->v[i].out == LEVEL_FAIL && (m == 0 || s->v[i].rate < m))
-            m = s->v[i].rate;
+        if (s->v[i].kind != RUN_CONFIRM && s->v[i].kind != RUN_PROBE && s->v[i].out == LEVEL_FAIL &&
+            (m == 0 || load(&s->v[i]) < m))
+            m = load(&s->v[i]);
     return m;
+}
+
+/* The level of the relevant lower bound, or NULL. */
+static const struct stair_level *lower_bound(const struct stair *s)
+{
+    double f = stair_fail_min(s);
+    const struct stair_level *b = NULL;
+    for (unsigned i = 0; i < s->n; i++) {
+        const struct stair_level *l = &s->v[i];
+        if (l->kind != RUN_CONFIRM && l->kind != RUN_PROBE && l->out == LEVEL_PASS && (f == 0 || load(l) < f) &&
+            (!b || load(l) > load(b)))
+            b = l;
+    }
+    return b;
 }
 
 double stair_lower_bound(const struct stair *s)
 {
-    double f = stair_fail_min(s), m = 0;
-    for (unsigned i = 0; i < s->n; i++)
-        if (s->v[i].kind != RUN_CONFIRM && s->v[i].kind != RUN_PROBE && s->v[i].out == LEVEL_PASS &&
-            (f == 0 || s->v[i].rate < f) && s->v[i].rate > m)
-            m = s->v[i].rate;
-    return m;
+    const struct stair_level *b = lower_bound(s);
+    return b ? load(b) : 0;
 }
 
 double stair_capacity(const struct stair *s)
 {
-    double lb = stair_lower_bound(s), c = 0;
-    if (!(lb > 0))
-        return 0;
-    /* the passes at that rate (a refinement may have asked it again): the most delivered */
-    for (unsigned i = 0; i < s->n; i++)
-        if (s->v[i].kind != RUN_CONFIRM && s->v[i].kind != RUN_PROBE && s->v[i].out == LEVEL_PASS &&
-            s->v[i].rate == lb)
-            c = fmax(c, s->v[i].delivered > 0 ? s->v[i].delivered : lb);
-    return c;
+    const struct stair_level *b = lower_bound(s);
+    return !b ? 0 : b->delivered > 0 ? b->delivered : load(b);
 }
 
 /* How often a rate was run by the search's levels (probes and the confirmation
@@ -116,10 +125,10 @@ void stair_band(const struct stair *s, double *lo, double *hi)
         tries(s, s->v[i].rate, &runs, &decided);
         if (decided)
             continue;
-        if (*lo == 0 || s->v[i].rate < *lo)
-            *lo = s->v[i].rate;
-        if (s->v[i].rate > *hi)
-            *hi = s->v[i].rate;
+        if (*lo == 0 || load(&s->v[i]) < *lo)
+            *lo = load(&s->v[i]);
+        if (load(&s->v[i]) > *hi)
+            *hi = load(&s->v[i]);
     }
 }
 
@@ -159,8 +168,8 @@ static int retry_open(const struct stair *s, double lo, double hi, struct stair_
     for (unsigned i = 0; i < s->n && run->n < STAIR_LEVELS_MAX; i++) {
         unsigned runs, decided;
         const struct stair_level *l = &s->v[i];
-        if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE || l->out != LEVEL_OPEN || l->rate <= lo ||
-            (hi > 0 && l->rate >= hi))
+        if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE || l->out != LEVEL_OPEN || load(l) <= lo ||
+            (hi > 0 && load(l) >= hi))
             continue;
         tries(s, l->rate, &runs, &decided);
         if (runs == 1 && !decided)
@@ -211,9 +220,9 @@ void stair_next(const struct stair *s, struct stair_run *run)
     tried[k++] = pass;
     tried[k++] = fail;
     for (unsigned i = 0; i < s->n; i++)
-        if (s->v[i].kind != RUN_CONFIRM && s->v[i].kind != RUN_PROBE && s->v[i].out != LEVEL_INVALID && s->v[i].rate > tried[0] &&
-            s->v[i].rate < tried[1])
-            tried[k++] = s->v[i].rate;
+        if (s->v[i].kind != RUN_CONFIRM && s->v[i].kind != RUN_PROBE && s->v[i].out != LEVEL_INVALID &&
+            load(&s->v[i]) > tried[0] && load(&s->v[i]) < tried[1])
+            tried[k++] = load(&s->v[i]);
     qsort(tried, k, sizeof *tried, cmp_double);
     unsigned w = 0;
     for (unsigned i = 1; i + 1 < k; i++)
@@ -271,14 +280,22 @@ void stair_offered(struct stair *s, const double *offered, unsigned n)
         s->v[s->n - n + i].offered = offered[i];
 }
 
-/* The rate a level's outcome is fitted at. */
-static double fit_x(const struct stair_level *l) { return l->offered > 0 ? l->offered : l->rate; }
+/* The rate a level's outcome is fitted at: its load. */
+static double fit_x(const struct stair_level *l) { return load(l); }
 
 void stair_result(struct stair *s, const struct stair_run *run, const enum level_outcome *out, double delivered)
 {
+    stair_result_measured(s, run, out, delivered, NULL, NULL);
+}
+
+void stair_result_measured(struct stair *s, const struct stair_run *run, const enum level_outcome *out,
+                           double delivered, const double *lv_offered, const double *lv_delivered)
+{
     s->runs++;
     for (unsigned i = 0; i < run->n && s->n < STAIR_HISTORY_MAX; i++)
-        s->v[s->n++] = (struct stair_level){ .run = s->runs, .kind = run->kind, .rate = run->rate[i], .out = out[i] };
+        s->v[s->n++] = (struct stair_level){ .run = s->runs, .kind = run->kind, .rate = run->rate[i], .out = out[i],
+                                             .offered = lv_offered ? lv_offered[i] : 0,
+                                             .delivered = lv_delivered ? lv_delivered[i] : 0 };
     if (run->kind == RUN_PROBE) {
         if (out[0] == LEVEL_FAIL && delivered > 0) {
             s->probe = 0;

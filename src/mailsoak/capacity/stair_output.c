@@ -46,8 +46,8 @@ void stair_table(FILE *f, const struct stair_record *c)
     double lo = 0, hi = 0, blo, bhi, pass = stair_capacity(s);
     fprintf(f, "\n");
     if (known(s, &lo, &hi)) {
-        fprintf(f, "capacity     %.1f msg/s (%.0f msg/min): delivered at %.1f msg/s, the highest level that passed "
-                   "below every failure\n", pass, pass * 60, stair_lower_bound(s));
+        fprintf(f, "capacity     %.1f msg/s (%.0f msg/min): delivered by the highest level that passed below "
+                   "every failure, which offered %.1f msg/s\n", pass, pass * 60, stair_lower_bound(s));
         fprintf(f, "known        between %.1f and %.1f msg/s (%.1f %% wide)\n", lo, hi, 100 * (hi - lo) / lo);
     } else if (pass > 0) {
         fprintf(f, "capacity     at least %.1f msg/s: no level failed\n", stair_lower_bound(s));

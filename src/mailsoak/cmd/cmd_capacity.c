@@ -702,18 +702,13 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
             continue;
         }
         retries = 0;
-        stair_result(&c.s, &run, lo, delivered);
-        double offered[STAIR_LEVELS_MAX];
+        double offered[STAIR_LEVELS_MAX], got[STAIR_LEVELS_MAX];
         for (unsigned i = 0; i < run.n; i++) {
             const struct stair_level_record *l = &c.levels[c.nlevels - run.n + i];
             offered[i] = l->read ? l->offered : 0;
+            got[i] = l->read ? l->delivered : 0;
         }
-        stair_offered(&c.s, offered, run.n);
-        for (unsigned i = 0; i < run.n; i++) {
-            const struct stair_level_record *l = &c.levels[c.nlevels - run.n + i];
-            offered[i] = l->read ? l->delivered : 0;
-        }
-        stair_delivered(&c.s, offered, run.n);
+        stair_result_measured(&c.s, &run, lo, delivered, offered, got);
         /* the senders the rates to come need, sized from the probe by Little's law
          * (each busy for a message's time), twice over for the arrivals' bunching */
         if (run.kind == RUN_PROBE && rr->message_s > 0) {
