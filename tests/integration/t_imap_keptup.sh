@@ -53,6 +53,7 @@ check "poll: the backlog charged to the tester" eq "$(s poll .verdict.kept.outco
 check "poll: no visit left mail behind" eq "$(sent_sum poll left_behind)" 0
 check "poll: visits retrieved mail that waited for them" gt "$(sent_sum poll full_visits)" 0
 check "poll: the table says why" grep -q "visits retrieved mail that waited for them" "$WORK/poll.txt"
+check "poll: and the poll clients' remedy" grep -q "or a shorter imap.poll_interval" "$WORK/poll.txt"
 srv_down
 
 srv_up idle --set fault.rate.limit=30 --set fault.rate.burst=10

@@ -44,11 +44,18 @@ static void kept_up_line(FILE *f, const struct run_result *r)
         fprintf(f, "  %-10s %s: %s; accepted %.0f msg/s, read %.0f msg/s in the send window%s\n", "kept up",
                 k->outcome == KEPTUP_YES ? "yes" : "NO", k->why, v->accepted_rate, v->read_rate, q);
         break;
-    case KEPTUP_TESTER:
-        fprintf(f, "  %-10s %s, the tester's limit, not the server's: %s (more pop3.readers, or a larger "
-                "pop3.max_per_session); accepted %.0f msg/s, read %.0f msg/s%s\n", "kept up",
-                v->kept_up > 0 ? "yes" : "cannot tell", k->why, v->accepted_rate, v->read_rate, q);
+    case KEPTUP_TESTER: {
+        /* IMAP's poll clients come for their mail every imap.poll_interval */
+        unsigned share[IMAP_MODELS] = { 0 };
+        char err[160];
+        int poll = r->cfg && r->cfg->reader_protocol == READERS_IMAP &&
+                   imap_models_parse(r->cfg->imap_models, share, err, sizeof err) == 0 && share[IMAP_POLL];
+        fprintf(f, "  %-10s %s, the tester's limit, not the server's: %s (more pop3.readers%s a larger "
+                "pop3.max_per_session%s); accepted %.0f msg/s, read %.0f msg/s%s\n", "kept up",
+                v->kept_up > 0 ? "yes" : "cannot tell", k->why, poll ? "," : ", or", poll ? ", or a shorter "
+                "imap.poll_interval" : "", v->accepted_rate, v->read_rate, q);
         break;
+    }
     case KEPTUP_UNKNOWN:
         fprintf(f, "  %-10s cannot tell: %s; accepted %.0f msg/s, read %.0f msg/s\n", "kept up", k->why,
                 v->accepted_rate, v->read_rate);
