@@ -103,7 +103,7 @@ struct series *collector_series(struct collector *c);
 void collector_now(struct collector *c, struct series_now *out);
 
 /* Plain copies of what was measured (probe/sample.h), for the run's writers
- * (run/probe_output.h): the whole run so far; the interval (from_ns, to_ns] of the
+ * (result/probe_output.h): the whole run so far; the interval (from_ns, to_ns] of the
  * timeline; the events. Each is filled even for a NULL or idle collector (nothing
  * measured), and freed with its probe_*_free. */
 void collector_summary(struct collector *c, struct probe_summary *out);

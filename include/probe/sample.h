@@ -1,5 +1,5 @@
 /* sample: what the server side of a run measured, as plain data. The collector
- * fills these from its samples; the run's writers (run/probe_output.h) format them
+ * fills these from its samples; the run's writers (result/probe_output.h) format them
  * into the table, the JSON summary, the timeline and the events. Nothing here points
  * into a collector, so the same structs can be filled from another source (a probe
  * on the server's host, sending them over the network) and formatted alike.

@@ -32,7 +32,7 @@ struct result_latency {
     double p50, p90, p99, p999, min, max, mean;
 };
 
-/* One timeline entry: an interval of the run (run/interval_output.c), or of a
+/* One timeline entry: an interval of the run (result/interval_output.c), or of a
  * merged load's lined-up shards. */
 struct result_interval {
     int has_t;

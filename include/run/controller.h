@@ -38,6 +38,7 @@ struct controller {
     uint64_t prev_t;
     json_t *timeline;
     FILE *tl_spill;                  /* the timeline's entries while the run goes on (run.c) */
+    struct send_end last_send;       /* the last send interval's backlog (run_result's send_end) */
     struct sources *sources;
     struct spool *queue;             /* its own reading of [server] spool_dir, or NULL */
     struct hist *lat;                /* LAT_COUNT, merged per interval; too big for the stack */

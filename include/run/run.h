@@ -63,6 +63,14 @@ struct ladder_result {
     unsigned failures;               /* rungs whose accepted messages were lost or corrupted */
 };
 
+/* The end of the send phase, as its last interval saw it: the mail accepted and
+ * not yet read, and the server's queue (-1: not counted). */
+struct send_end {
+    int has;
+    uint64_t unread;
+    long long queued;
+};
+
 struct run_result {
     const struct config *cfg;
     const struct run *run;
@@ -77,7 +85,8 @@ struct run_result {
     struct err_examples corrupt;
     uint64_t corrupt_entry[ERR_EXAMPLES_MAX];   /* the ledger entry of each of corrupt's */
     struct ledger_outcome lo;
-    json_t *timeline;                /* interval entries (run/interval_output.h) */
+    json_t *timeline;                /* interval entries (result/interval_output.h) */
+    struct send_end send_end;        /* the last interval of the send phase */
     struct sources *sources;         /* the server side: local collector and/or probes */
     int settled;                     /* a sweep pass began after the server settled */
     unsigned sweep_passes;

@@ -86,6 +86,7 @@ struct gate_judgement {
     unsigned n, failed;
     struct gate_result *v;           /* every gate judged, failed or not; freed by gate_judgement_free */
     int integrity_failed, qos_failed;
+    int exit_status;                 /* the gates' status, set by judge() (verdict/judge.h) */
 };
 
 /* Judges in against g. Every gate that applies gives one result (a latency gate on

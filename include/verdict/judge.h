@@ -38,6 +38,11 @@ struct judge_figures {
     double growth_share;
     const struct recovery_spike *spikes;   /* a profile's spikes, for gate.recovery (verdict/recovery.h) */
     unsigned nspikes;
+    /* What decides the run's status beside its gates: the run was stopped by a
+     * signal (signalled; signal its number), and smtp.size_dist = ladder's rungs
+     * that lost or corrupted accepted mail. A merged load and a window have none. */
+    int signalled, signal;
+    unsigned ladder_failures;
 };
 
 /* Whether the tester held the load back: more than 1 arrival in 1000 due was late
@@ -58,8 +63,10 @@ int judge_readers_bound(uint64_t unread, long long queued, uint64_t readers, uin
  * verdict into verdict when f->lo is set (verdict may be NULL then too). "Kept up"
  * is judged over f->send's samples, after the other gates have said whether the
  * server kept the readers waiting (a pop3.* gate failed: then a growing backlog is
- * the server's, whatever the readers did). Returns the
- * exit status the gates give: 0, MS_EXIT_GATE_INTEGRITY or MS_EXIT_GATE_QOS. */
+ * the server's, whatever the readers did). The gates' exit status goes into
+ * gates->exit_status: 0, MS_EXIT_GATE_INTEGRITY or MS_EXIT_GATE_QOS. Returns the
+ * run's: the gates', but MS_EXIT_SIGNAL + the signal when one stopped it, whatever
+ * the gates said, and MS_EXIT_GATE_INTEGRITY when a ladder's rung failed. */
 int judge(const struct gates *g, const struct judge_figures *f, struct gate_judgement *gates,
           struct run_verdict *verdict);
 

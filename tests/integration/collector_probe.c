@@ -12,7 +12,7 @@
 #include "lib/clock.h"
 #include "probe/collector.h"
 #include "settings/config.h"
-#include "run/probe_output.h"
+#include "result/probe_output.h"
 
 int main(int argc, char **argv)
 {

@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "probe/collector.h"
-#include "run/probe_output.h"
+#include "result/probe_output.h"
 
 static inline uint64_t now_ns(void)
 {

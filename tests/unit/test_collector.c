@@ -18,7 +18,7 @@
 
 #include "probe/collector.h"
 #include "probe/store.h"
-#include "run/probe_output.h"
+#include "result/probe_output.h"
 
 #include "collector_test.h"
 

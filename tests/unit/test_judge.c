@@ -2,7 +2,8 @@
  * load back" (more than 1 arrival in 1000 due late or never started) at its
  * bound, and the readers' rules the table prints by; a run's figures give the gates, the verdict and the exit status together,
  * the held-back arrivals reaching the verdict; a window without the ledger's
- * outcomes (a capacity step's) gives the gates alone and leaves the verdict be. */
+ * outcomes (a capacity step's) gives the gates alone and leaves the verdict be; the
+ * run's status: a signal's, a ladder's failure's, else the gates'. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -113,11 +114,35 @@ static void a_window_without_the_ledger_gets_the_gates_alone(void **st)
     gate_judgement_free(&x->j);
 }
 
+/* The run's status beside its gates': a signal stops it with 128 + the signal
+ * whatever the gates said, a ladder's failed rung is an integrity failure; the
+ * gates' own status stays in the judgement for the file's "gates". */
+static void the_runs_status_beside_the_gates(void **st)
+{
+    (void)st;
+    struct fix *x = clean();
+    x->f.signalled = 1;
+    x->f.signal = 15;
+    x->f.interrupted = 1;
+    x->lo.delivered = 17990;
+    x->lo.lost = 10;
+    assert_int_equal(judge(&x->g, &x->f, &x->j, &x->v), MS_EXIT_SIGNAL + 15);
+    assert_int_equal(x->j.exit_status, MS_EXIT_GATE_INTEGRITY);
+    x = clean();
+    x->f.ladder_failures = 1;
+    assert_int_equal(judge(&x->g, &x->f, &x->j, &x->v), MS_EXIT_GATE_INTEGRITY);
+    assert_int_equal(x->j.exit_status, MS_EXIT_OK);
+    x = clean();
+    x->f.interrupted = 1;                         /* a merged load of an interrupted shard: its gates decide */
+    assert_int_equal(judge(&x->g, &x->f, &x->j, &x->v), x->j.exit_status);
+}
+
 int main(void)
 {
     const struct CMUnitTest t[] = {
         cmocka_unit_test(held_back_is_more_than_one_in_a_thousand),
         cmocka_unit_test(the_readers_rules),
+        cmocka_unit_test(the_runs_status_beside_the_gates),
         cmocka_unit_test(a_run_gets_gates_verdict_and_status),
         cmocka_unit_test(held_back_arrivals_reach_the_verdict),
         cmocka_unit_test(a_window_without_the_ledger_gets_the_gates_alone),

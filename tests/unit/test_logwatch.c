@@ -16,7 +16,7 @@
 
 #include "settings/config.h"
 #include "probe/logwatch.h"
-#include "run/probe_output.h"
+#include "result/probe_output.h"
 
 #define T0 1000000000ull
 #define SEC 1000000000ull

@@ -23,7 +23,7 @@
 #include "probe/collector.h"
 #include "probe/procfs.h"
 #include "probe/procset.h"
-#include "run/probe_output.h"
+#include "result/probe_output.h"
 
 #include "collector_test.h"
 

@@ -1,5 +1,5 @@
 /* test_result: the result file's reader (result/result.h) against its writers: a
- * timeline entry written by run/interval_output.c and a summary's latencies by
+ * timeline entry written by result/interval_output.c and a summary's latencies by
  * result/latency.c read back field for field, histograms bucket for bucket; a
  * newer format_version refused naming the file; a key every run writes reported
  * missing; the settings a file's config holds read back. */
@@ -16,7 +16,7 @@
 #include "lib/json.h"
 #include "result/latency.h"
 #include "result/result.h"
-#include "run/interval_output.h"
+#include "result/interval_output.h"
 #include "settings/config.h"
 
 static char dir[] = "/tmp/test_result.XXXXXX";

@@ -15,7 +15,7 @@
 #include "lib/atomicfile.h"
 #include "lib/version.h"
 #include "settings/config.h"
-#include "run/probe_output.h"
+#include "result/probe_output.h"
 #include "run/examples.h"
 #include "run/verdict_output.h"
 #include "run/sources.h"
@@ -405,16 +405,10 @@ static void row_count(FILE *f, const char *name, double v)
 static int readers_bound(const struct run_result *r, uint64_t *unread, long long *queued)
 {
     const struct config *cfg = r->cfg;
-    const json_t *last = NULL, *e;
-    size_t i;
-    json_array_foreach(r->timeline, i, e)
-        if (json_is_string(json_object_get(e, "phase")) && !strcmp(json_string_value(json_object_get(e, "phase")), "send"))
-            last = e;
-    const json_t *u = json_object_get(last, "unread"), *q = json_object_get(json_object_get(last, "server"), "spool");
-    if (!json_is_integer(u) || !cfg->readers)
+    if (!r->send_end.has || !cfg->readers)
         return 0;
-    *unread = (uint64_t)json_integer_value(u);
-    *queued = json_is_integer(q) ? (long long)json_integer_value(q) : -1;
+    *unread = r->send_end.unread;
+    *queued = r->send_end.queued;
     return judge_readers_bound(*unread, *queued, cfg->readers, cfg->max_per_session);
 }
 

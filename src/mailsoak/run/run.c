@@ -2,7 +2,7 @@
  * through its phases (send, drain, sweep, stop), carries out what the sweep's
  * settle rule decides (verdict/sweep.c) with the server's queue read against the
  * ledger (verdict/reconcile.c), takes the workers' interval snapshots (formatted by
- * run/interval_output.c), judges the totals (verdict/judge.h) and hands them to the
+ * result/interval_output.c), judges the totals (verdict/judge.h) and hands them to the
  * writers (run/output.c). A first SIGINT or SIGTERM only sets the stop flag: the
  * controller notices within 100 ms and ends the run in order, its report written;
  * a second one exits at once. The phases (when each ends, the sweep's passes) are
@@ -29,7 +29,7 @@
 #include "run/embedded.h"
 #include "run/fill_file.h"
 #include "run/examples.h"
-#include "run/interval_output.h"
+#include "result/interval_output.h"
 #include "run/ladder_result.h"
 #include "run/metrics.h"
 #include "run/ledger_csv.h"
@@ -158,6 +158,9 @@ static void interval(struct controller *ct, int phase, int live)
         .stage = ct->cfg->profile.n && !ct->fill ? rate_stages_at(&ct->cfg->profile, ct->prev_t - r->t0) : -1,
     };
     timeline_add(ct, interval_json(&v));
+    if (!strcmp(v.phase, "send"))
+        ct->last_send = (struct send_end){ .has = 1, .unread = (uint64_t)v.unread,
+                                           .queued = iv.has.active && iv.has.spool ? (long long)iv.to.spool : -1 };
     probe_interval_free(&iv);
     free(derr);
     struct series_now cn;
@@ -329,15 +332,10 @@ static void judge_run(struct run_result *res)
         .held = res->c.late_busy + res->c.late_engine + res->arrivals_held,
         .due = res->c.arrivals + res->arrivals_owed, .growth_share = cfg->capacity.queue_growth,
         .spikes = res->spikes, .nspikes = res->nspikes,
+        .signalled = res->interrupted, .signal = stop_signal, .ladder_failures = res->ladder.failures,
     };
+    /* what the run returns, decided before the table says it */
     res->exit_status = judge(&res->gates, &f, &res->judged, &res->verdict);
-    /* what the run returns, decided before the table says it: a signal ends it with
-     * 128 + the signal whatever the gates said; a size ladder's rung that lost or
-     * corrupted what the server accepted is an integrity failure */
-    if (res->interrupted)
-        res->exit_status = MS_EXIT_SIGNAL + stop_signal;
-    else if (res->ladder.failures)
-        res->exit_status = MS_EXIT_GATE_INTEGRITY;
 }
 
 /* Setup: the settings checked, what the workers share, the workers, the clock's
@@ -596,6 +594,7 @@ static int soak_finish(struct controller *ct)
     res->elapsed_s = (double)(mono_ns() - r->t0) / 1e9;
     timeline_unspill(ct);
     res->timeline = ct->timeline;
+    res->send_end = ct->last_send;
     merge_totals(res, ct->w, ct->nw);
     /* the schedule's arrivals that never started: due before the end of sending,
      * and of those, due before it less the slack a late one gets (drawn on copies

@@ -11,7 +11,7 @@
 
 #include "lib/alloc.h"
 #include "probe/collector.h"
-#include "run/probe_output.h"
+#include "result/probe_output.h"
 #include "run/remote.h"
 
 #define REFRESH_TIMEOUT_NS 10000000000ull     /* a walk of a large store can take seconds */

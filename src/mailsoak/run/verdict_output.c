@@ -214,7 +214,7 @@ json_t *verdict_json(const struct run_result *r)
             json_array_append_new(failed, json_string(x->name));
     }
     json_object_set_new(g, "passed", json_boolean(!j->failed));
-    json_object_set_new(g, "exit_status", json_integer(gate_exit_status(j)));
+    json_object_set_new(g, "exit_status", json_integer(j->exit_status));
     json_object_set_new(g, "failed", failed);
     json_object_set_new(g, "results", res);
     json_object_set_new(o, "gates", g);

@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "lib/exitcodes.h"
+
 int judge_held_back(uint64_t held, uint64_t due)
 {
     return held > 0 && held * 1000 > due;
@@ -48,5 +50,10 @@ int judge(const struct gates *g, const struct judge_figures *f, struct gate_judg
         };
         verdict_make(&vi, verdict);
     }
-    return gate_exit_status(gates);
+    gates->exit_status = gate_exit_status(gates);
+    if (f->signalled)
+        return MS_EXIT_SIGNAL + f->signal;
+    if (f->ladder_failures)
+        return MS_EXIT_GATE_INTEGRITY;
+    return gates->exit_status;
 }

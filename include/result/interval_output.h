@@ -1,8 +1,8 @@
 /* interval_output: one interval of the run as the timeline's JSON entry and as the
  * live line on stderr. Writers only: the controller (run.c) measures the interval
  * and hands its figures over in a struct interval_view. */
-#ifndef MS_INTERVAL_OUTPUT_H
-#define MS_INTERVAL_OUTPUT_H
+#ifndef MS_RESULT_INTERVAL_OUTPUT_H
+#define MS_RESULT_INTERVAL_OUTPUT_H
 
 #include <jansson.h>
 #include <stdio.h>

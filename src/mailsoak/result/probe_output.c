@@ -1,7 +1,7 @@
 /* probe_output: formats what the server side measured (probe/sample.h) for the
  * run's result: summary keys, the "server" part of each timeline entry, events,
  * log classes and the end-of-run table's rows. Writers only. */
-#include "run/probe_output.h"
+#include "result/probe_output.h"
 
 #include <stdio.h>
 #include <stdlib.h>

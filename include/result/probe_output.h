@@ -1,8 +1,8 @@
 /* probe_output: the run's writers for the server side — summary keys, timeline
  * entries, events and table rows — from the plain data of probe/sample.h, wherever
  * it was measured. They format; they never measure. */
-#ifndef MS_PROBE_OUTPUT_H
-#define MS_PROBE_OUTPUT_H
+#ifndef MS_RESULT_PROBE_OUTPUT_H
+#define MS_RESULT_PROBE_OUTPUT_H
 
 #include <jansson.h>
 #include <stddef.h>

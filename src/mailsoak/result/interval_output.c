@@ -1,12 +1,12 @@
 /* interval_output: the timeline's entry and the live line of one interval
- * (include/run/interval_output.h). Formats what run.c measured. */
-#include "run/interval_output.h"
+ * (include/result/interval_output.h). Formats what run.c measured. */
+#include "result/interval_output.h"
 
 #include <string.h>
 
 #include "result/latency.h"
 #include "lib/units.h"
-#include "run/probe_output.h"
+#include "result/probe_output.h"
 
 static double per_s(uint64_t n, double dt) { return dt > 0 ? (double)n / dt : 0; }
 
