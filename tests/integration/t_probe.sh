@@ -96,6 +96,6 @@ run "$WORK/none.json" --probe "$PROBE" >/dev/null 2>"$WORK/none.txt"
 check "no probe listening: exit 2" eq "$?" 2
 check "no probe listening: said so" grep -q "server.probe: $PROBE: Couldn't connect" "$WORK/none.txt"
 
-out=$(docs_prometheus docs/hosts.md "## A server on another host" "$WORK")
-check "docs/hosts.md, a server on another host: promtool accepts the scrape config and the queries ($out)" eq "$?" 0
+out=$(docs_prometheus docs/hosts.md "### The probe's metrics" "$WORK")
+check "docs/hosts.md, the probe's metrics: promtool accepts the scrape config and the queries ($out)" eq "$?" 0
 finish
