@@ -64,9 +64,10 @@ struct result {
     char *path;                      /* NULL for a document not read from a file */
     char *label;                     /* the file's label, or its base name when it has none;
                                         printable (lib/printable.h): it is shown as it is */
-    json_t *root;                    /* the parsed file, owned */
-    /* The parts of root still read by key in analyse/ while it moves to the typed
-     * fields below (borrowed from root; NULL when absent). */
+    /* The parsed file (owned) and its parts (borrowed; NULL when absent): for
+     * result/'s own readers and the merge, which edits the document; every other
+     * folder reads the typed fields below. */
+    json_t *root;
     json_t *summary, *workload, *config, *timeline, *events;
 
     /* the envelope */
@@ -98,6 +99,7 @@ struct result {
     struct hist *hist;
     char hist_err[240];
     /* "timeline" */
+    int has_summary;                 /* "summary" (an object) */
     int has_timeline;
     size_t nintervals;
     struct result_interval *intervals;

@@ -10,6 +10,7 @@
 #include "engine/ledger.h"
 #include "engine/stats.h"
 #include "engine/worker.h"
+#include "result/verdict_output.h"
 #include "verdict/gate.h"
 #include "verdict/recovery.h"
 #include "verdict/verdict.h"
@@ -112,6 +113,14 @@ struct run_result {
     struct run_verdict verdict;
     int exit_status;                 /* what the run exits with (lib/exitcodes.h) */
 };
+
+/* The verdict's writers' view of a run's result (result/verdict_output.h). */
+static inline struct verdict_view run_verdict_view(const struct run_result *r)
+{
+    return (struct verdict_view){ .cfg = r->cfg, .verdict = &r->verdict, .judged = &r->judged, .lo = &r->lo,
+                                  .spikes = r->spikes, .nspikes = r->nspikes, .stage_proof = r->stage_proof,
+                                  .nstages = r->nstages, .exit_status = r->exit_status };
+}
 
 /* `mailsoak run` once its settings are read (cmd/cmd_run.c): the demo's server when no
  * target is set (its run shortened to 60 s when demo_duration), the preflight when

@@ -7,7 +7,7 @@
  * and, when it did not settle or keep up, the remedy measured from the run; when a
  * protocol's sessions failed in large numbers (refused, dropped, timed out), a line
  * that says the load carried was not the load offered, whatever the ledger proved. Pure:
- * figures in, verdict out; judge() (verdict/judge.h) makes it, run/verdict_output.c
+ * figures in, verdict out; judge() (verdict/judge.h) makes it, result/verdict_output.c
  * prints it in the table and writes it in the JSON. */
 #ifndef MS_VERDICT_VERDICT_H
 #define MS_VERDICT_VERDICT_H

@@ -1,4 +1,4 @@
-/* Unit tests of the verdict's table (run/verdict_output.c): a share short of 100 %
+/* Unit tests of the verdict's table (result/verdict_output.c): a share short of 100 %
  * or above 0 % never prints as 100.0 % or 0.0 % (one message in a million unproven
  * shows in the proven line, the unproven line and its reasons). */
 #include <setjmp.h>
@@ -10,7 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "run/verdict_output.h"
+#include "result/verdict_output.h"
+#include "run/run.h"
 
 static char *table_of(const struct run_result *r)
 {
@@ -18,7 +19,8 @@ static char *table_of(const struct run_result *r)
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     assert_non_null(f);
-    verdict_table(f, r);
+    struct verdict_view vv = run_verdict_view(r);
+    verdict_table(f, &vv);
     fclose(f);
     return text;
 }

@@ -72,7 +72,7 @@ int step_read_span(const struct result *r, double start_s, double end_s, struct 
                    size_t errlen)
 {
     memset(f, 0, sizeof *f);
-    if (!r->has_timeline || !r->summary) {
+    if (!r->has_timeline || !r->has_summary) {
         snprintf(err, errlen, "not a result of mailsoak run (no timeline or summary)");
         return -1;
     }

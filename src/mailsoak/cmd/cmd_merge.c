@@ -11,7 +11,7 @@
 #include "lib/alloc.h"
 #include "lib/cli.h"
 #include "run/result_read.h"
-#include "run/verdict_output.h"
+#include "result/verdict_output.h"
 #include "verdict/judge.h"
 
 static void usage(FILE *f)
@@ -45,9 +45,10 @@ static int judge_merged(json_t *root, const struct result *res, FILE *table, cha
     int rc = -1;
     if (result_read_judgement(res, r, &cfg, &f, err, errlen) == 0) {
         rc = r->exit_status = judge(&r->gates, &f, &r->judged, &r->verdict);
-        json_object_set_new(root, "verdict", verdict_json(r));
+        struct verdict_view vv = run_verdict_view(r);
+        json_object_set_new(root, "verdict", verdict_json(&vv));
         if (table)
-            verdict_table(table, r);
+            verdict_table(table, &vv);
     }
     gate_judgement_free(&r->judged);
     verdict_window_free(&r->window);

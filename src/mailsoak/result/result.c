@@ -320,6 +320,7 @@ int result_from_json(struct result *r, json_t *doc, const char *name, char *err,
     const json_t *ver = json_object_get(doc, "format_version");
     r->format_version = json_is_integer(ver) ? (int64_t)json_integer_value(ver) : 0;
     read_fields(result_fields, doc, r, r->missing, sizeof r->missing);
+    r->has_summary = r->summary != NULL;
     summary_of(r, r->summary);
     timeline_of(r, r->timeline);
     stages_of(r, json_path_get(doc, "verdict/stages"));

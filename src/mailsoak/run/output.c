@@ -17,7 +17,7 @@
 #include "settings/config.h"
 #include "result/probe_output.h"
 #include "run/examples.h"
-#include "run/verdict_output.h"
+#include "result/verdict_output.h"
 #include "run/sources.h"
 #include "run/run.h"
 #include "verdict/trail.h"
@@ -374,7 +374,8 @@ json_t *run_result_json(const struct run_result *r)
     json_object_set_new(root, "summary", s);
     if (r->ladder.on)
         json_object_set_new(root, "ladder", ladder_json(&r->ladder));
-    json_object_set_new(root, "verdict", verdict_json(r));
+    struct verdict_view vv = run_verdict_view(r);
+    json_object_set_new(root, "verdict", verdict_json(&vv));
     json_object_set_new(root, "timeline", json_incref(r->timeline));
     struct probe_events pe;
     sources_events(r->sources, &pe);
@@ -741,7 +742,8 @@ void run_result_table(FILE *f, const struct run_result *r)
         table_ladder(f, &r->ladder);
     if (r->interrupted)
         fprintf(f, "\n(interrupted: the run ended early on a signal; unread mail is pending)\n");
-    verdict_table(f, r);
+    struct verdict_view vv = run_verdict_view(r);
+    verdict_table(f, &vv);
     /* after the answer, the messages behind it: the failures with their trails,
      * then the late ones (delivered; a line each) */
     for (int k = 0; k < EX_KINDS; k++)

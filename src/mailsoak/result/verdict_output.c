@@ -1,7 +1,7 @@
 /* verdict_output: the verdict and the gates as the table's last section and as the
- * JSON's "verdict" (include/run/verdict_output.h). Writers only: the examples of
+ * JSON's "verdict" (include/result/verdict_output.h). Writers only: the examples of
  * the failed messages are output.c's (summary.*_examples, the table's lists). */
-#include "run/verdict_output.h"
+#include "result/verdict_output.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -11,16 +11,16 @@
 
 static const char *const group_names[] = { "integrity", "qos" };
 
-static void pending_line(FILE *f, const struct run_result *r)
+static void pending_line(FILE *f, const struct verdict_view *r)
 {
-    const struct run_verdict *v = &r->verdict;
+    const struct run_verdict *v = r->verdict;
     char pct[16];
-    fprintf(f, "  %-10s %llu (%s %%)", "unproven", (unsigned long long)r->lo.pending,
+    fprintf(f, "  %-10s %llu (%s %%)", "unproven", (unsigned long long)r->lo->pending,
             fmt_share(pct, sizeof pct, 100 * v->unproven_share));
     const char *sep = ": ";
     for (unsigned k = 0; k < PR_COUNT; k++)
-        if (r->lo.pending_by[k]) {
-            fprintf(f, "%s%s %llu (%s %%)", sep, pending_reason_names[k], (unsigned long long)r->lo.pending_by[k],
+        if (r->lo->pending_by[k]) {
+            fprintf(f, "%s%s %llu (%s %%)", sep, pending_reason_names[k], (unsigned long long)r->lo->pending_by[k],
                     fmt_share(pct, sizeof pct, 100 * v->pending_share[k]));
             sep = ", ";
         }
@@ -29,9 +29,9 @@ static void pending_line(FILE *f, const struct run_result *r)
 
 /* Kept up, by the backlog of the run's own ledger (verdict/keptup.h); the server's
  * queue's growth beside it when it was counted long enough for a rate. */
-static void kept_up_line(FILE *f, const struct run_result *r)
+static void kept_up_line(FILE *f, const struct verdict_view *r)
 {
-    const struct run_verdict *v = &r->verdict;
+    const struct run_verdict *v = r->verdict;
     const struct keptup_result *k = &v->kept;
     if (!v->accepted_rate)
         return;
@@ -65,7 +65,7 @@ static void kept_up_line(FILE *f, const struct run_result *r)
 
 /* Each spike of smtp.profile: how long the backlog and the delivery latency took
  * to come back to their level before it, and the proof of the mail sent in it. */
-static void recovery_lines(FILE *f, const struct run_result *r)
+static void recovery_lines(FILE *f, const struct verdict_view *r)
 {
     for (unsigned i = 0; i < r->nspikes; i++) {
         const struct recovery_spike *s = &r->spikes[i];
@@ -89,7 +89,7 @@ static void recovery_lines(FILE *f, const struct run_result *r)
     }
 }
 
-static json_t *recovery_json(const struct run_result *r)
+static json_t *recovery_json(const struct verdict_view *r)
 {
     json_t *a = json_array();
     for (unsigned i = 0; i < r->nspikes; i++) {
@@ -114,7 +114,7 @@ static json_t *recovery_json(const struct run_result *r)
 }
 
 /* smtp.profile: each stage's span and the ledger's outcomes of the mail it accepted. */
-static json_t *stages_json(const struct run_result *r)
+static json_t *stages_json(const struct verdict_view *r)
 {
     json_t *a = json_array();
     double t = 0;
@@ -131,19 +131,19 @@ static json_t *stages_json(const struct run_result *r)
     return a;
 }
 
-void verdict_table(FILE *f, const struct run_result *r)
+void verdict_table(FILE *f, const struct verdict_view *r)
 {
-    const struct run_verdict *v = &r->verdict;
-    const struct gate_judgement *j = &r->judged;
+    const struct run_verdict *v = r->verdict;
+    const struct gate_judgement *j = r->judged;
     char b[200];
     fprintf(f, "\nverdict  %s\n", v->headline);
-    if (r->lo.accepted)
+    if (r->lo->accepted)
         fprintf(f, "  %-10s %llu of %llu accepted delivered exactly once (%s %%)\n", "proven",
                 (unsigned long long)v->proven, (unsigned long long)v->accepted,
                 fmt_share(b, sizeof b, 100 * v->proven_share));
-    fprintf(f, "  %-10s lost %llu, duplicated %llu, corrupted %llu\n", "failed", (unsigned long long)r->lo.lost,
-            (unsigned long long)r->lo.duplicated, (unsigned long long)r->lo.corrupted);
-    if (r->lo.pending)
+    fprintf(f, "  %-10s lost %llu, duplicated %llu, corrupted %llu\n", "failed", (unsigned long long)r->lo->lost,
+            (unsigned long long)r->lo->duplicated, (unsigned long long)r->lo->corrupted);
+    if (r->lo->pending)
         pending_line(f, r);
     if (v->session_errors[0])
         fprintf(f, "  %-10s %s\n", "sessions", v->session_errors);
@@ -167,10 +167,10 @@ void verdict_table(FILE *f, const struct run_result *r)
 
 static json_t *num_or_null(int has, double v) { return has ? json_real(v) : json_null(); }
 
-json_t *verdict_json(const struct run_result *r)
+json_t *verdict_json(const struct verdict_view *r)
 {
-    const struct run_verdict *v = &r->verdict;
-    const struct gate_judgement *j = &r->judged;
+    const struct run_verdict *v = r->verdict;
+    const struct gate_judgement *j = r->judged;
     json_t *o = json_object();
     json_object_set_new(o, "state", json_string(verdict_state_names[v->state]));
     json_object_set_new(o, "headline", json_string(v->headline));
