@@ -72,6 +72,23 @@ testbed_store_count() {
 }
 
 # jget FILE JQ-EXPRESSION
+# ref_up NAME [server args...]: a fresh reference server in $WORK/NAME serving SMTP,
+# POP3 and IMAP to $USERS users (its log server.log, its output server.out); sets
+# SRV (its PID), SMTP, POP3 and IMAP. ref_down stops it.
+ref_up() {
+    local d=$WORK/$1
+    shift
+    mkdir -p "$d"
+    "$MAILSOAK_SERVER" --listen-smtp 127.0.0.1:0 --listen-pop3 127.0.0.1:0 --listen-imap 127.0.0.1:0 \
+        --ready-file "$d/ready" --log "$d/server.log" --set users.count="$USERS" "$@" >"$d/server.out" 2>&1 &
+    SRV=$!
+    wait_for 10 test -s "$d/ready" || { cat "$d/server.out"; echo "FAIL: the server did not start"; exit 1; }
+    [[ $(cat "$d/ready") =~ smtp=(127\.0\.0\.1:[0-9]+).*pop3=(127\.0\.0\.1:[0-9]+).*imap=(127\.0\.0\.1:[0-9]+) ]] ||
+        { echo "FAIL: no address in $d/ready"; exit 1; }
+    SMTP=${BASH_REMATCH[1]} POP3=${BASH_REMATCH[2]} IMAP=${BASH_REMATCH[3]}
+}
+ref_down() { stop_pid "$SRV"; wait "$SRV" 2>/dev/null; }
+
 jget() { jq -r "$2" "$1"; }
 
 # wait_for SECONDS COMMAND...: polls every 0.2 s until COMMAND succeeds; 1 on timeout.

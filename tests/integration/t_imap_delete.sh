@@ -12,21 +12,6 @@ command -v jq >/dev/null || { echo "skip: needs jq"; exit 77; }
 [[ -x $MAILSOAK && -x $MAILSOAK_SERVER ]] || { echo "skip: build first"; exit 77; }
 USERS=20
 
-# srv_up NAME [server args...]: a fresh server in $WORK/NAME; sets SMTP and IMAP.
-srv_up() {
-    local d=$WORK/$1
-    shift
-    mkdir -p "$d"
-    "$MAILSOAK_SERVER" --listen-smtp 127.0.0.1:0 --listen-pop3 127.0.0.1:0 --listen-imap 127.0.0.1:0 \
-        --ready-file "$d/ready" --log "$d/server.log" --set users.count=$USERS "$@" >"$d/server.out" 2>&1 &
-    SRV=$!
-    ready() { [[ -s $d/ready ]]; }
-    wait_for 10 ready || { cat "$d/server.out"; echo "FAIL: the server did not start"; exit 1; }
-    [[ $(cat "$d/ready") =~ smtp=(127\.0\.0\.1:[0-9]+).*imap=(127\.0\.0\.1:[0-9]+) ]] || exit 1
-    SMTP=${BASH_REMATCH[1]} IMAP=${BASH_REMATCH[2]}
-}
-srv_down() { stop_pid "$SRV"; wait "$SRV" 2>/dev/null; }
-
 # soak NAME: 100 messages at 20/s to the idle clients, deleted 1 s after; $WORK/NAME.json.
 soak() {
     local name=$1
@@ -37,11 +22,11 @@ soak() {
 }
 s() { jget "$WORK/$1.json" "$2"; }
 
-srv_up aged --store maildir --store-dir "$WORK/mail" --set server.fsync=no
+ref_up aged --store maildir --store-dir "$WORK/mail" --set server.fsync=no
 soak aged
 rc=$?
 cat "$WORK/aged.txt"
-srv_down
+ref_down
 check "aged: exit 0" eq "$rc" 0
 check "aged: 100 delivered exactly once" eq "$(s aged .summary.delivered)" 100
 check "aged: none duplicated" eq "$(s aged .summary.duplicated)" 0
@@ -51,12 +36,12 @@ expunges=$(s aged '.summary.latency["imap.expunge"].count // 0')
 check "aged: the clients expunged what was 1 s old ($expunges EXPUNGEs)" gt "$expunges" 0
 check "aged: the store holds fewer than were sent ($left)" gt 100 "$left"
 
-srv_up undone --set fault.imap.expunge.kind=undone --set fault.imap.expunge.every=1 \
+ref_up undone --set fault.imap.expunge.kind=undone --set fault.imap.expunge.every=1 \
     --set fault.imap.expunge.max=1
 soak undone
 rc=$?
 cat "$WORK/undone.txt"
-srv_down
+ref_down
 check "undone: exit 4 (integrity)" eq "$rc" 4
 check "undone: the forgotten message fetched again: duplicated" gt "$(s undone .summary.duplicated)" 0
 check "undone: the rest delivered exactly once" \

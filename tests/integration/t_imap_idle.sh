@@ -11,21 +11,6 @@ source "$(dirname "$0")/lib.sh"
 [[ -x $MAILSOAK && -x $MAILSOAK_SERVER ]] || { echo "skip: build first"; exit 77; }
 USERS=20
 
-# srv_up NAME [server args...]: a fresh server in $WORK/NAME; sets SMTP and IMAP.
-srv_up() {
-    local d=$WORK/$1
-    shift
-    mkdir -p "$d"
-    "$MAILSOAK_SERVER" --listen-smtp 127.0.0.1:0 --listen-pop3 127.0.0.1:0 --listen-imap 127.0.0.1:0 \
-        --ready-file "$d/ready" --log "$d/server.log" --set users.count=$USERS "$@" >"$d/server.out" 2>&1 &
-    SRV=$!
-    ready() { [[ -s $d/ready ]]; }
-    wait_for 10 ready || { cat "$d/server.out"; echo "FAIL: the server did not start"; exit 1; }
-    [[ $(cat "$d/ready") =~ smtp=(127\.0\.0\.1:[0-9]+).*imap=(127\.0\.0\.1:[0-9]+) ]] || exit 1
-    SMTP=${BASH_REMATCH[1]} IMAP=${BASH_REMATCH[2]}
-}
-srv_down() { stop_pid "$SRV"; wait "$SRV" 2>/dev/null; }
-
 # soak NAME [settings...]: 100 messages at 50/s to the idle clients; $WORK/NAME.json.
 soak() {
     local name=$1
@@ -37,7 +22,7 @@ soak() {
 }
 s() { jget "$WORK/$1.json" "$2"; }
 
-srv_up clean
+ref_up clean
 soak clean
 rc=$?
 cat "$WORK/clean.txt"
@@ -56,12 +41,12 @@ check "clean: accepted to EXISTS timed" gt "$(s clean '.summary.latency["push.ex
 check "clean: accepted to fetched timed" gt "$(s clean '.summary.latency["push.fetched"].count')" 0
 check "clean: no push missed" eq "$(s clean .summary.push_missed)" 0
 check "clean: the table shows the push" grep -q "accepted to EXISTS" "$WORK/clean.txt"
-srv_down
+ref_down
 
 # A mix: 16 idle clients and 4 webmail users, whose webmail sessions look at
 # their mail every 2 s and leave it; no drain readers, so the sweep (the idle
 # clients' sessions, once they log out) reads it.
-srv_up mix
+ref_up mix
 # (the webmail users' mail waits for the sweep by design, so the backlog grows by
 # a fifth of the sending rate; a loaded machine's slower idle clients took it past
 # the kept-up gate's bound: this scenario is about proof, so that gate is off)
@@ -73,10 +58,10 @@ check "mix: 100 delivered exactly once" eq "$(s mix .summary.delivered)" 100
 check "mix: 16 idle and 4 webmail users" eq "$(s mix '"\(.imap.idle_users) \(.imap.webmail_users)"')" "16 4"
 check "mix: webmail sessions fetched headers" gt "$(s mix '.summary.latency["imap.headers"].count // 0')" 0
 check "mix: pushes timed" gt "$(s mix '.summary.latency["push.exists"].count // 0')" 0
-srv_down
+ref_down
 
 # silent: no EXISTS while any IDLE lasts; the renewal (2 s) finds the mail.
-srv_up silent --set fault.imap.idle.kind=silent --set fault.imap.idle.every=1
+ref_up silent --set fault.imap.idle.kind=silent --set fault.imap.idle.every=1
 # (the backlog grows for want of pushes within the short send window, and the
 # kept-up gate says so: this scenario is about what is lost, so that gate is off)
 soak silent --set imap.idle_renew=2s --set gate.kept_up=no
@@ -89,10 +74,10 @@ check "silent: the missed pushes counted" gt "$(s silent .summary.push_missed)" 
 check "silent: every message's push counted" eq "$(pushes silent)" "$(idle_read silent)"
 check "silent: an error of class imap_idle_unannounced per missed push" \
     eq "$(s silent '.summary.errors_by_class.imap_idle_unannounced // 0')" "$(s silent .summary.push_missed)"
-srv_down
+ref_down
 
 # undone: the first EXPUNGE is answered and not done.
-srv_up undone --set fault.imap.expunge.kind=undone --set fault.imap.expunge.every=1 \
+ref_up undone --set fault.imap.expunge.kind=undone --set fault.imap.expunge.every=1 \
     --set fault.imap.expunge.max=1
 soak undone
 rc=$?
@@ -103,5 +88,5 @@ check "undone: its messages duplicated" gt "$(s undone .summary.duplicated)" 0
 check "undone: the rest delivered exactly once" \
     eq "$(($(s undone .summary.delivered) + $(s undone .summary.duplicated)))" 100
 check "undone: nothing lost" eq "$(s undone .summary.lost)" 0
-srv_down
+ref_down
 finish

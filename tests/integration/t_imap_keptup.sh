@@ -13,21 +13,6 @@ command -v jq >/dev/null || { echo "skip: needs jq"; exit 77; }
 [[ -x $MAILSOAK && -x $MAILSOAK_SERVER ]] || { echo "skip: build first"; exit 77; }
 USERS=40
 
-# srv_up NAME [server args...]: a fresh server in $WORK/NAME; sets SMTP and IMAP.
-srv_up() {
-    local d=$WORK/$1
-    shift
-    mkdir -p "$d"
-    "$MAILSOAK_SERVER" --listen-smtp 127.0.0.1:0 --listen-pop3 127.0.0.1:0 --listen-imap 127.0.0.1:0 \
-        --ready-file "$d/ready" --log "$d/server.log" --set users.count=$USERS "$@" >"$d/server.out" 2>&1 &
-    SRV=$!
-    ready() { [[ -s $d/ready ]]; }
-    wait_for 10 ready || { cat "$d/server.out"; echo "FAIL: the server did not start"; exit 1; }
-    [[ $(cat "$d/ready") =~ smtp=(127\.0\.0\.1:[0-9]+).*imap=(127\.0\.0\.1:[0-9]+) ]] || exit 1
-    SMTP=${BASH_REMATCH[1]} IMAP=${BASH_REMATCH[2]}
-}
-srv_down() { stop_pid "$SRV"; wait "$SRV" 2>/dev/null; }
-
 # soak NAME RATE [settings...]: 10 s at RATE msg/s, an entry every second; $WORK/NAME.json.
 # max_per_session at IMAP's 500 a visit: no visit leaves mail behind, so the
 # visits' own counts decide.
@@ -42,7 +27,7 @@ s() { jget "$WORK/$1.json" "$2"; }
 # the send window's sum of an interval key
 sent_sum() { jget "$WORK/$1.json" "[.timeline[] | select(.phase == \"send\") | .$2] | add"; }
 
-srv_up poll
+ref_up poll
 # (the clients, not the drain readers, read their mailboxes until the sweep: a short drain)
 soak poll 40 --set imap.models=poll:100 --set imap.poll_interval=30s --drain 1s
 rc=$?
@@ -54,9 +39,9 @@ check "poll: no visit left mail behind" eq "$(sent_sum poll left_behind)" 0
 check "poll: visits retrieved mail that waited for them" gt "$(sent_sum poll full_visits)" 0
 check "poll: the table says why" grep -q "visits retrieved mail that waited for them" "$WORK/poll.txt"
 check "poll: and the poll clients' remedy" grep -q "or a shorter imap.poll_interval" "$WORK/poll.txt"
-srv_down
+ref_down
 
-srv_up idle --set fault.rate.limit=30 --set fault.rate.burst=10
+ref_up idle --set fault.rate.limit=30 --set fault.rate.burst=10
 soak idle 42 --set imap.models=idle:100
 rc=$?
 cat "$WORK/idle.txt"
@@ -68,5 +53,5 @@ check "idle: the backlog charged to the server" eq "$(s idle .verdict.kept.outco
 syncs=$(sent_sum idle idle_syncs) full=$(sent_sum idle full_visits)
 check "idle: the clients' syncs counted as visits" gt "$syncs" "$USERS"
 check "idle: under 1 in 10 of them found mail that waited ($full of $syncs)" gt "$syncs" "$((full * 10))"
-srv_down
+ref_down
 finish

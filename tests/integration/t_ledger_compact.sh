@@ -13,30 +13,15 @@ source "$(dirname "$0")/lib.sh"
 [[ -x $MAILSOAK && -x $MAILSOAK_SERVER ]] || { echo "skip: build first"; exit 77; }
 USERS=20 N=5000
 
-# srv_up NAME [server args...]: a fresh server in $WORK/NAME; sets SMTP, POP3, IMAP.
-srv_up() {
-    local d=$WORK/$1
-    shift
-    mkdir -p "$d"
-    "$MAILSOAK_SERVER" --listen-smtp 127.0.0.1:0 --listen-pop3 127.0.0.1:0 --listen-imap 127.0.0.1:0 \
-        --ready-file "$d/ready" --log "$d/server.log" --set users.count=$USERS "$@" >"$d/server.out" 2>&1 &
-    SRV=$!
-    ready() { [[ -s $d/ready ]]; }
-    wait_for 10 ready || { cat "$d/server.out"; echo "FAIL: the server did not start"; exit 1; }
-    [[ $(cat "$d/ready") =~ smtp=(127\.0\.0\.1:[0-9]+).*pop3=(127\.0\.0\.1:[0-9]+).*imap=(127\.0\.0\.1:[0-9]+) ]] ||
-        exit 1
-    SMTP=${BASH_REMATCH[1]} POP3=${BASH_REMATCH[2]} IMAP=${BASH_REMATCH[3]}
-}
-srv_down() { stop_pid "$SRV"; wait "$SRV" 2>/dev/null; }
 s() { jget "$WORK/$1.json" "$2"; }
 
 # POP3 readers, the default workload: every chunk but the one still filling goes.
-srv_up pop3
+ref_up pop3
 "$MAILSOAK" run --no-check --smtp "$SMTP" --pop3 "$POP3" --set users.count=$USERS --messages $N \
     --workers 1 --rate 1000 --duration 30s --drain 10s --interval 1s --seed 3 --json "$WORK/pop3.json" \
     >"$WORK/pop3.txt" 2>"$WORK/pop3.live"
 rc=$?
-srv_down
+ref_down
 check "pop3: exit 0" eq "$rc" 0 || cat "$WORK/pop3.txt"
 check "pop3: $N delivered exactly once" eq "$(s pop3 .summary.delivered)" $N
 check "pop3: the verdict proven" eq "$(s pop3 .verdict.state)" proven
@@ -47,7 +32,7 @@ check "pop3: the timeline whole (one entry a second at least)" \
 check "pop3: its entries in order" eq "$(s pop3 '[.timeline[].t] | . == sort')" true
 
 # The 100th EXPUNGE answered and not done: its message stays for the sweep.
-srv_up undone --set fault.imap.expunge.kind=undone --set fault.imap.expunge.after=99 \
+ref_up undone --set fault.imap.expunge.kind=undone --set fault.imap.expunge.after=99 \
     --set fault.imap.expunge.every=1 --set fault.imap.expunge.max=1
 "$MAILSOAK" run --smtp "$SMTP" --imap "$IMAP" --set readers.protocol=imap --set imap.models=idle:100 \
     --set users.count=$USERS --readers 2 --senders 4 --workers 1 --messages $N --rate 1000 --duration 30s \
@@ -55,7 +40,7 @@ srv_up undone --set fault.imap.expunge.kind=undone --set fault.imap.expunge.afte
     --ledger-csv "$WORK/undone.csv" \
     >"$WORK/undone.txt" 2>"$WORK/undone.live"
 rc=$?
-srv_down
+ref_down
 cat "$WORK/undone.txt"
 check "undone: exit 4 (integrity)" eq "$rc" 4
 check "undone: the first chunk compacted" eq "$(s undone .summary.ledger_compacted)" 4096
