@@ -59,7 +59,8 @@ jq -e '[.runs[] | select(.kind == "staircase")][0].lead_s == 2 and
     ([.levels[] | select(.kind == "staircase")][0] | .t0 == 2 and .t1 == 12)' "$WORK/st.json" >/dev/null ||
     fail "the staircase's first level is not cut after its lead-in: $(jq -c '[.runs, .levels[1]]' "$WORK/st.json")"
 # its timeline names each interval's stage, and each stage offered its level's rate
-jq -e --slurpfile s "$WORK/st.json" '[$s[0].levels[] | select(.kind == "staircase") | .rate] as $r
+jq -e --slurpfile s "$WORK/st.json" '[$s[0].runs[] | select(.kind == "staircase")][0].n as $n
+    | [$s[0].levels[] | select(.kind == "staircase" and .run == $n) | .rate] as $r
     | [.timeline[] | select(.phase == "send") | .stage] as $st
     | ($st | first) == 0 and ($st | last) == ($r | length) and
       ([range($r | length) as $k | [.timeline[] | select(.phase == "send" and .stage == $k + 1 and .t > 2 + 10 * $k + 1.5)]
