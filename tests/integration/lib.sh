@@ -82,9 +82,10 @@ ref_up() {
     "$MAILSOAK_SERVER" --listen-smtp 127.0.0.1:0 --listen-pop3 127.0.0.1:0 --listen-imap 127.0.0.1:0 \
         --ready-file "$d/ready" --log "$d/server.log" --set users.count="$USERS" "$@" >"$d/server.out" 2>&1 &
     SRV=$!
-    wait_for 10 test -s "$d/ready" || { cat "$d/server.out"; echo "FAIL: the server did not start"; exit 1; }
+    # a server that never got ready is stopped too: nothing is left running
+    wait_for 10 test -s "$d/ready" || { cat "$d/server.out"; echo "FAIL: the server did not start"; ref_down; exit 1; }
     [[ $(cat "$d/ready") =~ smtp=(127\.0\.0\.1:[0-9]+).*pop3=(127\.0\.0\.1:[0-9]+).*imap=(127\.0\.0\.1:[0-9]+) ]] ||
-        { echo "FAIL: no address in $d/ready"; exit 1; }
+        { echo "FAIL: no address in $d/ready"; ref_down; exit 1; }
     SMTP=${BASH_REMATCH[1]} POP3=${BASH_REMATCH[2]} IMAP=${BASH_REMATCH[3]}
 }
 ref_down() { stop_pid "$SRV"; wait "$SRV" 2>/dev/null; }
