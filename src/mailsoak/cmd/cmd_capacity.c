@@ -239,11 +239,11 @@ static int run_child(int argc, char **argv, char *const *kv, int k, const char *
 
 /* Before a step: the server's queue ([server] spool_dir) empty, so that a step does
  * not pay for the backlog of the one before (mail its drain did not see through).
- * Waits at most capacity.drain; returns what is still queued (0 without a spool). */
-static uint64_t wait_for_queue(const struct config *cfg, struct spool *sp, int *stop)
+ * Waits at most capacity.drain and says on stderr what is still queued then. */
+static void wait_for_queue(const struct config *cfg, struct spool *sp, int *stop)
 {
     if (!sp)
-        return 0;
+        return;
     uint64_t t0 = mono_ns(), n = spool_count(sp);
     if (n)
         fprintf(stderr, "mailsoak capacity: the server's queue holds %llu messages: waiting for it to empty\n",
@@ -259,7 +259,26 @@ static uint64_t wait_for_queue(const struct config *cfg, struct spool *sp, int *
             *stop = sig;
         n = spool_count(sp);
     }
-    return n;
+    if (n)
+        fprintf(stderr, "mailsoak capacity: the server's queue still holds %llu messages after capacity.drain\n",
+                (unsigned long long)n);
+}
+
+/* v, raised to lo, then lowered to hi */
+static uint64_t within(uint64_t v, uint64_t lo, uint64_t hi)
+{
+    if (v < lo)
+        v = lo;
+    return v > hi ? hi : v;
+}
+
+/* The search's start, as the outputs print it. */
+static void start_time_now(char *buf, size_t n)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 static struct step_record *new_step(struct capacity_record *c)
@@ -340,10 +359,7 @@ static int run_search(const struct config *cfg, int argc, char **argv, const cha
     c.ramp_s = (double)k->ramp / 1e9;
     c.warmup_s = (double)k->warmup / 1e9;
     c.window_s = (double)k->window / 1e9;
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(c.start_time, sizeof c.start_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    start_time_now(c.start_time, sizeof c.start_time);
     /* tail: the longest drain and sweep a step has had (the last one's let an overloaded
      * step's longer drain run the search past its limit) */
     uint64_t t0 = mono_ns(), tail = 0;
@@ -358,11 +374,7 @@ static int run_search(const struct config *cfg, int argc, char **argv, const cha
     rerun_init(&rs, &rr);
     struct step_plan p = { .window = k->window, .check = cfg->check };
     /* about ten timeline entries per window, within 1 s and run.interval */
-    p.interval = k->window / 10;
-    if (p.interval < 1000 * NS_PER_MS)
-        p.interval = 1000 * NS_PER_MS;
-    if (p.interval > cfg->interval)
-        p.interval = cfg->interval;
+    p.interval = within(k->window / 10, 1000 * NS_PER_MS, cfg->interval);
     int rc = 0;
     char err[400];
     struct spool *sp = cfg->server.spool_dirs.n ? spool_new(&cfg->server, err, sizeof err) : NULL;
@@ -405,10 +417,7 @@ static int run_search(const struct config *cfg, int argc, char **argv, const cha
         unlink(st->json);
         fprintf(stderr, "mailsoak capacity: step %u (%s): %.1f msg/s, %u senders, %u readers, a %.0f s window\n",
                 st->n, st->phase, p.rate, p.senders, p.readers, st->window_s);
-        uint64_t queued = wait_for_queue(cfg, sp, &stop_signal);
-        if (queued)
-            fprintf(stderr, "mailsoak capacity: the server's queue still holds %llu messages after capacity.drain\n",
-                    (unsigned long long)queued);
+        wait_for_queue(cfg, sp, &stop_signal);
         uint64_t ts = mono_ns();
         st->exit_status = run_step(cfg, argc, argv, &p, st->json, out, &stop_signal);
         uint64_t took = mono_ns() - ts;
@@ -560,6 +569,79 @@ static void judge_run(struct stair_record *c, const struct step_rules *rules, co
         result_free(&r);
 }
 
+/* The settings of a staircase's run (kv[], pointing into kvs and profile): its
+ * levels as smtp.profile stages behind a lead-in at the first level's rate, not
+ * judged (a run starts with no backlog, and its first seconds fill the pipeline, mail
+ * accepted and not yet read, to its level: a growth that is no trend; a probe is
+ * overloaded whatever its start). The count. */
+static int stair_run_settings(const struct config *cfg, const struct stair_run *run, const struct stair_run_record *rr,
+                              uint64_t lead, uint64_t level, uint64_t interval, int check, char kvs[][160],
+                              char *profile, size_t profile_len, char **kv)
+{
+    const struct capacity_config *k = &cfg->capacity;
+    size_t used = (size_t)snprintf(profile, profile_len, "smtp.profile=");
+    if (lead)
+        used += (size_t)snprintf(profile + used, profile_len - used, "%llums@%.6g,",
+                                 (unsigned long long)(lead / 1000000), run->rate[0]);
+    for (unsigned i = 0; i < run->n; i++)
+        used += (size_t)snprintf(profile + used, profile_len - used, "%s%llums@%.6g", i ? "," : "",
+                                 (unsigned long long)(level / 1000000), run->rate[i]);
+    int n = 0;
+    snprintf(kvs[n++], 160, "smtp.arrivals=%s", k->arrivals ? "exponential" : "constant");
+    snprintf(kvs[n++], 160, "run.interval=%llums", (unsigned long long)(interval / 1000000));
+    snprintf(kvs[n++], 160, "smtp.senders=%u", rr->senders);
+    snprintf(kvs[n++], 160, "pop3.readers=%u", rr->readers);
+    snprintf(kvs[n++], 160, "run.messages=0");
+    snprintf(kvs[n++], 160, "run.drain=%llums", (unsigned long long)(k->drain / 1000000));
+    snprintf(kvs[n++], 160, "run.check=%s", check ? "yes" : "no");
+    snprintf(kvs[n++], 160, "run.label=%.100s", cfg->label[0] ? cfg->label : stair_kind_name(run->kind));
+    snprintf(kvs[n++], 160, "run.seed=%llu", (unsigned long long)(cfg->seed ? cfg->seed + rr->n : 0));
+    snprintf(kvs[n++], 160, "run.json=%.150s", rr->json);
+    for (int i = 0; i < n; i++)
+        kv[i] = kvs[i];
+    kv[n++] = profile;
+    return n;
+}
+
+/* The record of a staircase's next run. */
+static struct stair_run_record *new_run(struct stair_record *c, const struct stair_run *run, uint64_t level,
+                                        uint64_t lead, unsigned senders, unsigned readers)
+{
+    c->runs = grow(c->runs, &c->runs_cap, c->nruns, 1, sizeof *c->runs);
+    struct stair_run_record *rr = &c->runs[c->nruns++];
+    memset(rr, 0, sizeof *rr);
+    rr->n = (unsigned)c->nruns;
+    rr->kind = run->kind;
+    rr->level_s = (double)level / 1e9;
+    rr->lead_s = (double)lead / 1e9;
+    rr->senders = senders;
+    rr->readers = readers;
+    return rr;
+}
+
+/* A level the tester limited: 1 when the same run goes again with twice the senders
+ * (or readers) it asked for, at most twice in a row and within capacity.max_*. */
+static int more_sessions(const struct stair_record *c, const struct stair_run *run, const enum level_outcome *lo,
+                         const struct capacity_config *k, unsigned *senders, unsigned *readers, int *retries)
+{
+    enum step_fix fix = FIX_NONE;
+    for (unsigned i = 0; i < run->n && fix == FIX_NONE; i++)
+        if (lo[i] == LEVEL_INVALID)
+            fix = c->levels[c->nlevels - run->n + i].lj.j.fix;
+    if (fix == FIX_SENDERS && *senders < k->max_senders && *retries < 2) {
+        *senders = 2 * *senders > k->max_senders ? (unsigned)k->max_senders : 2 * *senders;
+        ++*retries;
+        return 1;
+    }
+    if (fix == FIX_READERS && *readers < k->max_readers && *retries < 2) {
+        *readers = 2 * *readers > k->max_readers ? (unsigned)k->max_readers : 2 * *readers;
+        ++*retries;
+        return 1;
+    }
+    *retries = 0;
+    return 0;
+}
+
 static int search_staircase(const struct config *cfg, int argc, char **argv, const char *dir)
 {
     int stop_signal = 0, rc = 0;
@@ -575,17 +657,10 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
         return 2;
     }
     /* about ten timeline entries a level, within 100 ms and 1 s */
-    uint64_t interval = k->level / 10;
-    if (interval > 1000 * NS_PER_MS)
-        interval = 1000 * NS_PER_MS;
-    if (interval < 100 * NS_PER_MS)
-        interval = 100 * NS_PER_MS;
+    uint64_t interval = within(k->level / 10, 100 * NS_PER_MS, 1000 * NS_PER_MS);
     stair_drift_rules(&c.dr, k->queue_growth, c.level_s, (double)interval / 1e9);
     c.dr.arrivals_cv2 = k->arrivals ? 1 : 0;
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(c.start_time, sizeof c.start_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    start_time_now(c.start_time, sizeof c.start_time);
     uint64_t t0 = mono_ns(), tail = 0;
     unsigned senders = (unsigned)(cfg->senders ? cfg->senders : 1), readers = (unsigned)(cfg->readers ? cfg->readers : 1);
     int check = cfg->check, retries = 0;
@@ -610,15 +685,7 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
             stair_stop(&c.s, "capacity.time_limit: the next run would end after it");
             break;
         }
-        c.runs = grow(c.runs, &c.runs_cap, c.nruns, 1, sizeof *c.runs);
-        struct stair_run_record *rr = &c.runs[c.nruns++];
-        memset(rr, 0, sizeof *rr);
-        rr->n = (unsigned)c.nruns;
-        rr->kind = run.kind;
-        rr->level_s = (double)level / 1e9;
-        rr->lead_s = (double)lead / 1e9;
-        rr->senders = senders;
-        rr->readers = readers;
+        struct stair_run_record *rr = new_run(&c, &run, level, lead, senders, readers);
         char out[600], profile[(STAIR_LEVELS_MAX + 1) * 32 + 16], kvs[12][160];
         if ((size_t)snprintf(rr->json, sizeof rr->json, "%s/run-%02u.json", dir, rr->n) >= sizeof rr->json ||
             (size_t)snprintf(out, sizeof out, "%s/run-%02u.out", dir, rr->n) >= sizeof out) {
@@ -626,32 +693,8 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
             break;
         }
         unlink(rr->json);
-        /* a lead-in at the first level's rate, not judged: a run starts with no
-         * backlog, and its first seconds fill the pipeline (mail accepted and not
-         * yet read) to its level, a growth that is no trend; a probe is overloaded
-         * whatever its start */
-        size_t used = (size_t)snprintf(profile, sizeof profile, "smtp.profile=");
-        if (lead)
-            used += (size_t)snprintf(profile + used, sizeof profile - used, "%llums@%.6g,",
-                                     (unsigned long long)(lead / 1000000), run.rate[0]);
-        for (unsigned i = 0; i < run.n; i++)
-            used += (size_t)snprintf(profile + used, sizeof profile - used, "%s%llums@%.6g", i ? "," : "",
-                                     (unsigned long long)(level / 1000000), run.rate[i]);
-        int n = 0;
-        snprintf(kvs[n++], sizeof kvs[0], "smtp.arrivals=%s", k->arrivals ? "exponential" : "constant");
-        snprintf(kvs[n++], sizeof kvs[0], "run.interval=%llums", (unsigned long long)(interval / 1000000));
-        snprintf(kvs[n++], sizeof kvs[0], "smtp.senders=%u", senders);
-        snprintf(kvs[n++], sizeof kvs[0], "pop3.readers=%u", readers);
-        snprintf(kvs[n++], sizeof kvs[0], "run.messages=0");
-        snprintf(kvs[n++], sizeof kvs[0], "run.drain=%llums", (unsigned long long)(k->drain / 1000000));
-        snprintf(kvs[n++], sizeof kvs[0], "run.check=%s", check ? "yes" : "no");
-        snprintf(kvs[n++], sizeof kvs[0], "run.label=%.100s", cfg->label[0] ? cfg->label : stair_kind_name(run.kind));
-        snprintf(kvs[n++], sizeof kvs[0], "run.seed=%llu", (unsigned long long)(cfg->seed ? cfg->seed + rr->n : 0));
-        snprintf(kvs[n++], sizeof kvs[0], "run.json=%.150s", rr->json);
         char *kv[16];
-        for (int i = 0; i < n; i++)
-            kv[i] = kvs[i];
-        kv[n++] = profile;
+        int n = stair_run_settings(cfg, &run, rr, lead, level, interval, check, kvs, profile, sizeof profile, kv);
         unsigned more_runs, more_levels;
         stair_remaining(&c.s, &run, &more_runs, &more_levels);
         uint64_t spent = mono_ns() - t0, left = span + (uint64_t)more_levels * k->level + (more_runs + 1) * tail;
@@ -660,10 +703,7 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
                 rr->n, rr->n + more_runs, stair_kind_name(run.kind), run.n, run.n == 1 ? "" : "s", run.rate[0],
                 run.rate[run.n - 1], senders, readers, (double)spent / 1e9, (double)left / 1e9,
                 (double)(k->time_limit - spent) / 1e9);
-        uint64_t queued = wait_for_queue(cfg, sp, &stop_signal);
-        if (queued)
-            fprintf(stderr, "mailsoak capacity: the server's queue still holds %llu messages after capacity.drain\n",
-                    (unsigned long long)queued);
+        wait_for_queue(cfg, sp, &stop_signal);
         uint64_t ts = mono_ns();
         rr->exit_status = run_child(argc, argv, kv, n, out, &stop_signal);
         uint64_t took = mono_ns() - ts;
@@ -686,22 +726,8 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
             stair_stop(&c.s, "interrupted by a signal");
             break;
         }
-        /* the tester limited a level: the same run again with more senders (or readers) */
-        enum step_fix fix = FIX_NONE;
-        for (unsigned i = 0; i < run.n && fix == FIX_NONE; i++)
-            if (lo[i] == LEVEL_INVALID)
-                fix = c.levels[c.nlevels - run.n + i].lj.j.fix;
-        if (fix == FIX_SENDERS && senders < k->max_senders && retries < 2) {
-            senders = 2 * senders > k->max_senders ? (unsigned)k->max_senders : 2 * senders;
-            retries++;
+        if (more_sessions(&c, &run, lo, k, &senders, &readers, &retries))
             continue;
-        }
-        if (fix == FIX_READERS && readers < k->max_readers && retries < 2) {
-            readers = 2 * readers > k->max_readers ? (unsigned)k->max_readers : 2 * readers;
-            retries++;
-            continue;
-        }
-        retries = 0;
         double offered[STAIR_LEVELS_MAX], got[STAIR_LEVELS_MAX];
         for (unsigned i = 0; i < run.n; i++) {
             const struct stair_level_record *l = &c.levels[c.nlevels - run.n + i];
