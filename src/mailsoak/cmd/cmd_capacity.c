@@ -587,16 +587,16 @@ static int stair_run_settings(const struct config *cfg, const struct stair_run *
         used += (size_t)snprintf(profile + used, profile_len - used, "%s%llums@%.6g", i ? "," : "",
                                  (unsigned long long)(level / 1000000), run->rate[i]);
     int n = 0;
-    snprintf(kvs[n++], 160, "smtp.arrivals=%s", k->arrivals ? "exponential" : "constant");
-    snprintf(kvs[n++], 160, "run.interval=%llums", (unsigned long long)(interval / 1000000));
-    snprintf(kvs[n++], 160, "smtp.senders=%u", rr->senders);
-    snprintf(kvs[n++], 160, "pop3.readers=%u", rr->readers);
-    snprintf(kvs[n++], 160, "run.messages=0");
-    snprintf(kvs[n++], 160, "run.drain=%llums", (unsigned long long)(k->drain / 1000000));
-    snprintf(kvs[n++], 160, "run.check=%s", check ? "yes" : "no");
-    snprintf(kvs[n++], 160, "run.label=%.100s", cfg->label[0] ? cfg->label : stair_kind_name(run->kind));
-    snprintf(kvs[n++], 160, "run.seed=%llu", (unsigned long long)(cfg->seed ? cfg->seed + rr->n : 0));
-    snprintf(kvs[n++], 160, "run.json=%.150s", rr->json);
+    snprintf(kvs[n++], sizeof kvs[0], "smtp.arrivals=%s", k->arrivals ? "exponential" : "constant");
+    snprintf(kvs[n++], sizeof kvs[0], "run.interval=%llums", (unsigned long long)(interval / 1000000));
+    snprintf(kvs[n++], sizeof kvs[0], "smtp.senders=%u", rr->senders);
+    snprintf(kvs[n++], sizeof kvs[0], "pop3.readers=%u", rr->readers);
+    snprintf(kvs[n++], sizeof kvs[0], "run.messages=0");
+    snprintf(kvs[n++], sizeof kvs[0], "run.drain=%llums", (unsigned long long)(k->drain / 1000000));
+    snprintf(kvs[n++], sizeof kvs[0], "run.check=%s", check ? "yes" : "no");
+    snprintf(kvs[n++], sizeof kvs[0], "run.label=%.100s", cfg->label[0] ? cfg->label : stair_kind_name(run->kind));
+    snprintf(kvs[n++], sizeof kvs[0], "run.seed=%llu", (unsigned long long)(cfg->seed ? cfg->seed + rr->n : 0));
+    snprintf(kvs[n++], sizeof kvs[0], "run.json=%.150s", rr->json);
     for (int i = 0; i < n; i++)
         kv[i] = kvs[i];
     kv[n++] = profile;
