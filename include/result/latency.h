@@ -10,7 +10,7 @@
 
 #include "lib/hist.h"
 
-/* {"count", "p50", "p90", "p99", "p999", "min", "max", "mean" (ms), "hist": {"min_ns",
+/* {"count", "p50", "p90", "p95", "p99", "p999", "min", "max", "mean" (ms), "hist": {"min_ns",
  * "max_ns", "sum_ns", "buckets"}}: the buckets as hist_encode text. */
 json_t *latency_json(const struct hist *h);
 /* Adds the histogram of such an object to h. 0, or -1 with a reason in err: no

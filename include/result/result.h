@@ -25,11 +25,12 @@
 #define RESULT_FORMAT "mailsoak-result"
 #define RESULT_FORMAT_VERSION 1
 
-/* A latency object's figures as written (result/latency.h), in ms. */
+/* A latency object's figures as written (result/latency.h), in ms; p95 is NAN
+ * in a file written before it carried one. */
 struct result_latency {
     int has;
     uint64_t count;
-    double p50, p90, p99, p999, min, max, mean;
+    double p50, p90, p95, p99, p999, min, max, mean;
 };
 
 /* One timeline entry: an interval of the run (result/interval_output.c), or of a

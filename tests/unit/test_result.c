@@ -3,6 +3,7 @@
  * result/latency.c read back field for field, histograms bucket for bucket; a
  * newer format_version refused naming the file; a key every run writes reported
  * missing; the settings a file's config holds read back. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -130,7 +131,10 @@ static void summary_read(void **st)
     for (uint64_t v = 1; v <= 300; v++)
         hist_record(&h, v * v * 1000);
     json_t *s = summary();
-    json_object_set_new(s, "latency", json_pack("{s:o}", "smtp.rcpt", latency_json(&h)));
+    /* push.exists as a file written before the latency object carried p95 */
+    json_t *old = latency_json(&h);
+    json_object_del(old, "p95");
+    json_object_set_new(s, "latency", json_pack("{s:o, s:o}", "smtp.rcpt", latency_json(&h), "push.exists", old));
     json_object_set_new(s, "arrivals", json_pack("{s:I, s:I, s:I, s:I}", "due", (json_int_t)500, "late_busy",
                                                  (json_int_t)2, "late_engine", (json_int_t)1, "never_started",
                                                  (json_int_t)4));
@@ -159,6 +163,11 @@ static void summary_read(void **st)
     assert_int_equal(r.late_busy + r.late_engine + r.never_started, 7);
     assert_int_equal(r.nerr, 2);
     assert_true(r.lat[LAT_SMTP_RCPT].has && r.lat[LAT_SMTP_RCPT].count == 300);
+    /* p95, which the tables show (push latency), is in the file and read back */
+    assert_true(r.lat[LAT_SMTP_RCPT].p95 == (double)hist_percentile(&h, 95) / 1e6);
+    assert_true(r.lat[LAT_SMTP_RCPT].p95 > r.lat[LAT_SMTP_RCPT].p90);
+    assert_true(r.lat[LAT_SMTP_RCPT].p95 < r.lat[LAT_SMTP_RCPT].p99);
+    assert_true(r.lat[LAT_PUSH_EXISTS].has && isnan(r.lat[LAT_PUSH_EXISTS].p95));
     assert_string_equal(r.hist_err, "");
     hist_equal(&r.hist[LAT_SMTP_RCPT], &h);
     assert_int_equal(result_complete(&r, err, sizeof err), 0);

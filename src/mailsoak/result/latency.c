@@ -14,9 +14,12 @@ static double ms(uint64_t ns) { return (double)ns / 1e6; }
 json_t *latency_json(const struct hist *h)
 {
     char *b = hist_encode(h);
-    json_t *o = json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:{s:I, s:I, s:I, s:s}}",
+    /* p95 is what the tables and the gates' presets quote (push latency,
+     * SPECmail2001's 5 s): the file carries it beside p90 */
+    json_t *o = json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:{s:I, s:I, s:I, s:s}}",
                           "count", (json_int_t)h->count, "p50", ms(hist_percentile(h, 50)),
-                          "p90", ms(hist_percentile(h, 90)), "p99", ms(hist_percentile(h, 99)),
+                          "p90", ms(hist_percentile(h, 90)), "p95", ms(hist_percentile(h, 95)),
+                          "p99", ms(hist_percentile(h, 99)),
                           "p999", ms(hist_percentile(h, 99.9)), "min", ms(h->min), "max", ms(h->max),
                           "mean", hist_mean(h) / 1e6, "hist", "min_ns", (json_int_t)h->min,
                           "max_ns", (json_int_t)h->max, "sum_ns", (json_int_t)h->sum, "buckets", b);

@@ -4,6 +4,7 @@
  * by command, errors by class, pending by reason) by their own lists. */
 #include "result/result.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,11 +200,11 @@ static struct err_count *errors_of(const json_t *o, unsigned *n)
 /* A "latency" object's figures, by command. */
 static void latencies_of(const json_t *lat, struct result_latency *out)
 {
-    static const char *const keys[] = { "p50", "p90", "p99", "p999", "min", "max", "mean" };
+    static const char *const keys[] = { "p50", "p90", "p95", "p99", "p999", "min", "max", "mean" };
     for (unsigned k = 0; k < LAT_COUNT; k++) {
         const json_t *one = json_object_get(lat, lat_names[k]), *n = json_object_get(one, "count");
         struct result_latency *l = &out[k];
-        double *d[] = { &l->p50, &l->p90, &l->p99, &l->p999, &l->min, &l->max, &l->mean };
+        double *d[] = { &l->p50, &l->p90, &l->p95, &l->p99, &l->p999, &l->min, &l->max, &l->mean };
         memset(l, 0, sizeof *l);
         if (!json_is_object(one))
             continue;
@@ -211,6 +212,9 @@ static void latencies_of(const json_t *lat, struct result_latency *out)
         l->count = json_is_integer(n) && json_integer_value(n) > 0 ? (uint64_t)json_integer_value(n) : 0;
         for (unsigned i = 0; i < sizeof keys / sizeof *keys; i++)
             *d[i] = json_number_value(json_object_get(one, keys[i]));
+        /* a file of an older mailsoak has no p95: absent, never 0 ms */
+        if (!json_is_number(json_object_get(one, "p95")))
+            l->p95 = NAN;
     }
 }
 
