@@ -3,15 +3,13 @@
 #ifndef MS_RUN_EXAMPLES_H
 #define MS_RUN_EXAMPLES_H
 
-#include "run/run.h"
+#include "engine/shared.h"
+#include "result/run_result.h"
 #include "run/sources.h"
 
-extern const char *const example_kind_names[EX_KINDS];
-
-/* The examples of each kind from the ledger (after the verdicts), then
- * their trails from a second pass over the logs the local collector followed (after
- * sources_stop). Freed with examples_free. */
-void examples_collect(struct run_result *res, struct sources *src);
-void examples_free(struct run_result *res);
+/* The examples of each kind from run's ledger (after the verdicts), then their
+ * trails from a second pass over the logs the local collector followed (after
+ * sources_stop), copied into res (freed with run_result_free). */
+void examples_collect(struct run_result *res, const struct run *run, struct sources *src);
 
 #endif

@@ -10,7 +10,7 @@
 
 #include "engine/known.h"
 #include "lib/users.h"
-#include "run/run.h"
+#include "result/run_result.h"
 
 /* {"format": "mailsoak-fill", "fill": {...}, "known": {"ADDRESS": ["UIDKEY", ...]}},
  * atomically. 0, or -1 with err set. */

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "probe/series.h"
+#include "result/run_result.h"
 
 #define CLOCK_EXCHANGES 16
 
@@ -49,9 +50,9 @@ const char *remote_label(const struct remote *r);
 struct series *remote_series(struct remote *r);
 /* The current estimate: probe time = run time + offset. */
 int64_t remote_offset(struct remote *r);
-/* url, host, clock_offset_ms, clock_error_ms, pulls, pull_errors, last_error,
- * restarts, gaps: how the figures came. After remote_stop (the puller's own
- * counts are read without its lock). */
-void remote_json(struct remote *r, json_t *o);
+/* How the figures came, into o (result/run_result.h): url, host, the clock's
+ * offset and error, pulls, pull errors, the last error, restarts, gaps. After
+ * remote_stop. */
+void remote_view(struct remote *r, struct run_source *o);
 
 #endif

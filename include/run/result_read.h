@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "result/result.h"
-#include "run/run.h"
+#include "result/run_result.h"
 #include "settings/config.h"
 #include "verdict/judge.h"
 

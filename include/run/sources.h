@@ -14,6 +14,7 @@
 #include "probe/logwatch.h"
 #include "probe/sample.h"
 #include "probe/series.h"
+#include "result/run_result.h"
 #include "settings/config.h"
 
 struct sources;
@@ -38,14 +39,10 @@ void sources_summary(struct sources *s, struct probe_summary *out);
 void sources_interval(struct sources *s, uint64_t from, uint64_t to, struct probe_interval *out);
 /* In time order; with several sources each text starts with its label. */
 void sources_events(struct sources *s, struct probe_events *out);
-/* The sources one by one: how many, the label of one ("local" for the collector),
- * and its summary alone (on its own clock from the run's start). */
-size_t sources_count(const struct sources *s);
-const char *sources_label(const struct sources *s, size_t i);
-void sources_summary_one(struct sources *s, size_t i, struct probe_summary *out);
-/* {label: {"url", "host", "clock_offset_ms", ... (probes only), the summary keys of
- * that source alone, "window_s": [first, last] (its samples' times on the run's
- * clock)}}, or NULL when the only source is the local collector. */
-json_t *sources_json(struct sources *s);
+/* The server side as plain data for the writers (result/run_result.h): the sources
+ * added up, their events, and each source alone (its label, a probe's pull figures,
+ * its summary, its samples' window on the run's clock). After sources_stop; freed
+ * with the result (run_result_free). */
+void sources_snapshot(struct sources *s, struct run_server *out);
 
 #endif

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "result/verdict_output.h"
-#include "run/run.h"
+#include "result/run_result.h"
 
 static char *table_of(const struct run_result *r)
 {

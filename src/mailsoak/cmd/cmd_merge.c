@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyse/results.h"
+#include "lib/json.h"
 #include "result/merge.h"
 #include "lib/alloc.h"
 #include "lib/cli.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "analyse/results.h"
-#include "run/output.h"
+#include "result/run_json.h"
 
 int fill_write_json(const char *path, const struct fill_summary *fs, const struct users *u, const struct known *k,
                     char *err, size_t errlen)

@@ -6,14 +6,20 @@
 #include "run/ladder_result.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 
 #include "engine/shared.h"
 #include "settings/config.h"
 
+struct tallying {
+    struct ladder_result *lr;
+    const struct ledger *l;
+};
+
 static void tally(void *arg, uint64_t seq, const struct ledger_entry *e)
 {
-    struct run_result *res = arg;
-    struct ladder_result *lr = &res->ladder;
+    struct tallying *t = arg;
+    struct ladder_result *lr = t->lr;
     uint64_t rungs[LADDER_RUNGS_MAX];
     (void)seq;
     for (unsigned i = 0; i < lr->n; i++)
@@ -23,7 +29,7 @@ static void tally(void *arg, uint64_t seq, const struct ledger_entry *e)
         return;
     struct ladder_rung_result *x = &lr->v[k];
     enum pending_reason why;
-    switch (ledger_entry_outcome(&res->run->ledger, e, &why)) {
+    switch (ledger_entry_outcome(t->l, e, &why)) {
     case OUTCOME_DELIVERED: x->accepted++; x->delivered++; break;
     case OUTCOME_DUPLICATED: x->accepted++; x->duplicated++; break;
     case OUTCOME_CORRUPTED: x->accepted++; x->corrupted++; break;
@@ -33,9 +39,8 @@ static void tally(void *arg, uint64_t seq, const struct ledger_entry *e)
     }
 }
 
-void ladder_result(struct run_result *res)
+void ladder_result(struct run_result *res, const struct run *r)
 {
-    const struct run *r = res->run;
     struct ladder_result *lr = &res->ladder;
     uint64_t limit = atomic_load(&r->ladder_limit), rungs[LADDER_RUNGS_MAX];
     lr->on = 1;
@@ -47,9 +52,10 @@ void ladder_result(struct run_result *res)
         x->size = rungs[i];
         x->tried = atomic_load(&ls->tried);
         x->refused = atomic_load(&ls->refused);
-        x->reply = atomic_load(&ls->said) == 2 ? ls->reply : "";
+        snprintf(x->reply, sizeof x->reply, "%s", atomic_load(&ls->said) == 2 ? ls->reply : "");
     }
-    ledger_each(&r->ledger, tally, res);
+    struct tallying t = { lr, &r->ledger };
+    ledger_each(&r->ledger, tally, &t);
     lr->largest = -1;
     for (unsigned i = 0; i < lr->n; i++) {
         const struct ladder_rung_result *x = &lr->v[i];

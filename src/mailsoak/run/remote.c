@@ -376,20 +376,21 @@ int64_t remote_offset(struct remote *r)
     return off;
 }
 
-void remote_json(struct remote *r, json_t *o)
+void remote_view(struct remote *r, struct run_source *o)
 {
     int64_t off = 0;
     uint64_t rtt = 0;
     pthread_mutex_lock(&r->mu);
     clock_est_best(&r->clock, &off, &rtt);
-    json_object_set_new(o, "url", json_string(r->url));
-    json_object_set_new(o, "host", json_string(r->w.host));
-    json_object_set_new(o, "clock_offset_ms", json_real((double)off / 1e6));
-    json_object_set_new(o, "clock_error_ms", json_real((double)rtt / 2e6));
-    json_object_set_new(o, "pulls", json_integer((json_int_t)r->pulls));
-    json_object_set_new(o, "pull_errors", json_integer((json_int_t)r->errors));
-    json_object_set_new(o, "last_error", r->last_error[0] ? json_string(r->last_error) : json_null());
-    json_object_set_new(o, "restarts", json_integer((json_int_t)r->w.restarts));
-    json_object_set_new(o, "gaps", json_integer((json_int_t)r->w.gaps));
+    o->remote = 1;
+    o->url = xstrdup(r->url);
+    o->host = xstrdup(r->w.host);
+    o->clock_offset_ms = (double)off / 1e6;
+    o->clock_error_ms = (double)rtt / 2e6;
+    o->pulls = r->pulls;
+    o->pull_errors = r->errors;
+    o->last_error = r->last_error[0] ? xstrdup(r->last_error) : NULL;
+    o->restarts = r->w.restarts;
+    o->gaps = r->w.gaps;
     pthread_mutex_unlock(&r->mu);
 }

@@ -3,7 +3,7 @@
  * settle rule decides (verdict/sweep.c) with the server's queue read against the
  * ledger (verdict/reconcile.c), takes the workers' interval snapshots (formatted by
  * result/interval_output.c), judges the totals (verdict/judge.h) and hands them to the
- * writers (run/output.c). A first SIGINT or SIGTERM only sets the stop flag: the
+ * writers (result/run_table.c, result/run_json.c), as plain data. A first SIGINT or SIGTERM only sets the stop flag: the
  * controller notices within 100 ms and ends the run in order, its report written;
  * a second one exits at once. The phases (when each ends, the sweep's passes) are
  * run/phase.c's.
@@ -32,12 +32,15 @@
 #include "result/interval_output.h"
 #include "run/ladder_result.h"
 #include "run/metrics.h"
-#include "run/ledger_csv.h"
-#include "run/output.h"
+#include "result/ledger_csv.h"
+#include "result/run_json.h"
+#include "result/run_table.h"
+#include "run/result_copy.h"
 #include "run/setup.h"
 #include "run/sources.h"
 #include "lib/alloc.h"
 #include "lib/exitcodes.h"
+#include "lib/json.h"
 #include "verdict/judge.h"
 #include "verdict/reconcile.h"
 #include "verdict/sweep.h"
@@ -291,14 +294,14 @@ static int fill_setup(struct controller *ct)
 /* smtp.profile's stages: the ledger's proof of the mail accepted during each; its
  * spikes: the stages on the run's clock, the send window's samples, and the
  * ledger's proof of the mail accepted during each spike. */
-static void recovery_measure(struct run_result *res)
+static void recovery_measure(struct run_result *res, const struct ledger *l)
 {
     const struct rate_stages *pr = &res->cfg->profile;
     double t0 = 0;
     for (unsigned k = 0; k < pr->n; k++) {
         double t1 = t0 + (double)pr->dur_ns[k] / 1e9;
         /* the last stage keeps what its last moments accepted, however late */
-        recovery_count(&res->run->ledger, t0, k + 1 == pr->n ? INFINITY : t1, &res->stage_proof[k]);
+        recovery_count(l, t0, k + 1 == pr->n ? INFINITY : t1, &res->stage_proof[k]);
         t0 = t1;
     }
     res->nstages = pr->n;
@@ -317,16 +320,16 @@ static void recovery_measure(struct run_result *res)
     res->nspikes = recovery_find(st, pr->n, p, (unsigned)w->nkept, res->spikes, RECOVERY_MAX);
     free(p);
     for (unsigned i = 0; i < res->nspikes; i++)
-        recovery_count(&res->run->ledger, res->spikes[i].start_s, res->spikes[i].end_s, &res->spikes[i].proof);
+        recovery_count(l, res->spikes[i].start_s, res->spikes[i].end_s, &res->spikes[i].proof);
 }
 
-static void judge_run(struct run_result *res)
+static void judge_run(struct run_result *res, const struct run *r)
 {
     const struct config *cfg = res->cfg;
     struct judge_figures f = {
         .c = &res->c, .lo = &res->lo, .lat = res->lat, .err = res->err, .nerr = res->nerr,
-        .settled = res->run->ledger.swept ? res->settled : -1, .swept = res->run->ledger.swept,
-        .interrupted = res->interrupted, .senders = cfg->senders, .readers = cfg->readers + res->run->imap_own,
+        .settled = r->ledger.swept ? res->settled : -1, .swept = r->ledger.swept,
+        .interrupted = res->interrupted, .senders = cfg->senders, .readers = cfg->readers + r->imap_own,
         .elapsed_s = res->elapsed_s, .send = res->window, .rate = cfg->rate,
         .sweep_timeout_s = (double)cfg->sweep_timeout / 1e9, .settle_s = (double)cfg->settle / 1e9,
         .held = res->c.late_busy + res->c.late_engine + res->arrivals_held,
@@ -389,7 +392,7 @@ static int soak_setup(struct controller *ct, const struct config *cfg)
     clock_gettime(CLOCK_REALTIME, &rt);
     r->t0_unix_ms = (uint64_t)rt.tv_sec * 1000 + (uint64_t)rt.tv_nsec / 1000000;
     /* The server side is sampled on its own thread, on the same clock. */
-    res->sources = ct->sources = sources_start(cfg, r->t0, err, sizeof err);
+    ct->sources = sources_start(cfg, r->t0, err, sizeof err);
     if (!ct->sources) {
         fprintf(stderr, "mailsoak: %s\n", err);
         return MS_EXIT_SETUP;
@@ -560,7 +563,9 @@ static int fill_finish(struct controller *ct)
     fs->elapsed_s = res->elapsed_s;
     fs->settled = res->settled;
     fill_table(stderr, fs);
-    if (ct->cfg->fill_ledger_csv[0] && write_fill_csv(ct->cfg->fill_ledger_csv, res, err, sizeof err) < 0) {
+    result_copy_run(res, ct->run, ct->sources);
+    if (ct->cfg->fill_ledger_csv[0] &&
+        write_fill_csv(ct->cfg->fill_ledger_csv, res, &ct->run->ledger, &ct->run->users, err, sizeof err) < 0) {
         fprintf(stderr, "mailsoak: %s\n", err);
         return 1;
     }
@@ -589,11 +594,10 @@ static int soak_finish(struct controller *ct)
         res->retry_left += retryq_len(&ct->w[i].env.retry);
 
     res->cfg = cfg;
-    res->run = r;
     res->duration_s = (double)(ct->send_end - r->t0) / 1e9;
     res->elapsed_s = (double)(mono_ns() - r->t0) / 1e9;
     timeline_unspill(ct);
-    res->timeline = ct->timeline;
+    res->timeline = json_incref(ct->timeline);
     res->send_end = ct->last_send;
     merge_totals(res, ct->w, ct->nw);
     /* the schedule's arrivals that never started: due before the end of sending,
@@ -620,15 +624,17 @@ static int soak_finish(struct controller *ct)
     ledger_outcome(&r->ledger, &res->lo);
     if (ct->fill)
         return fill_finish(ct);
-    res->fill = ct->fill_done;
-    examples_collect(res, ct->sources);  /* and their trails in the server's logs */
+    if (ct->fill_done)
+        res->fill = *ct->fill_done;
+    examples_collect(res, r, ct->sources);  /* and their trails in the server's logs */
     if (r->ladder)
-        ladder_result(res);
-    recovery_measure(res);
-    judge_run(res);
+        ladder_result(res, r);
+    recovery_measure(res, &r->ledger);
+    judge_run(res, r);
+    result_copy_run(res, r, ct->sources);   /* from here on the writers read res alone */
     run_result_table(stdout, res);
     int rc = 0;
-    if (cfg->ledger_csv[0] && write_ledger_csv(cfg->ledger_csv, res, err, sizeof err) < 0) {
+    if (cfg->ledger_csv[0] && write_ledger_csv(cfg->ledger_csv, res, &r->ledger, &r->users, err, sizeof err) < 0) {
         fprintf(stderr, "mailsoak: %s\n", err);
         rc = MS_EXIT_FAILURE;
     }
@@ -655,18 +661,14 @@ static void soak_free(struct controller *ct)
     free(ct->lat);
     metrics_stop(ct->metrics);
     free(ct->lat_cum);
-    if (ct->res)
-        examples_free(ct->res);
     sources_free(ct->sources);
     spool_free(ct->queue);
     if (ct->tl_spill)
         fclose(ct->tl_spill);
     json_decref(ct->timeline);
     run_free(r);
-    if (ct->res) {
-        gate_judgement_free(&ct->res->judged);
-        verdict_window_free(&ct->res->window);
-    }
+    if (ct->res)
+        run_result_free(ct->res);
     free(ct->res);
 }
 

@@ -303,41 +303,33 @@ void sources_events(struct sources *s, struct probe_events *out)
     qsort(out->v, out->n, sizeof *out->v, event_by_t);
 }
 
-size_t sources_count(const struct sources *s)
-{
-    return s ? s->n : 0;
-}
-
-const char *sources_label(const struct sources *s, size_t i)
-{
-    return s->v[i].label;
-}
-
-void sources_summary_one(struct sources *s, size_t i, struct probe_summary *out)
+/* One source's summary alone, on its own clock from the run's start. */
+static void summary_one(struct sources *s, size_t i, struct probe_summary *out)
 {
     series_summary(series_of(&s->v[i]), to_src(&s->v[i], s->t0), out);
 }
 
-json_t *sources_json(struct sources *s)
+void sources_snapshot(struct sources *s, struct run_server *out)
 {
-    if (!s || (s->n == 1 && s->v[0].col) || !s->n)
-        return NULL;
-    json_t *o = json_object();
+    memset(out, 0, sizeof *out);
+    sources_summary(s, &out->total);
+    sources_events(s, &out->events);
+    if (!s)
+        return;
+    out->by_source = s->n && !(s->n == 1 && s->v[0].col);
+    out->n = s->n;
+    out->v = xcalloc(s->n ? s->n : 1, sizeof *out->v);
     for (size_t i = 0; i < s->n; i++) {
         const struct source *x = &s->v[i];
-        json_t *j = json_object();
+        struct run_source *o = &out->v[i];
+        o->label = xstrdup(x->label);
         if (x->rem)
-            remote_json(x->rem, j);
-        struct probe_summary ps;
-        sources_summary_one(s, i, &ps);
-        probe_json_summary(&ps, j);
+            remote_view(x->rem, o);
+        summary_one(s, i, &o->summary);
         /* when this source's first and last samples were taken, on the run's clock:
          * what two sources of one server differ by */
         int64_t off = offset_of(x);
-        json_object_set_new(j, "window_s", json_pack("[f, f]", ((double)ps.first.t - (double)off - (double)s->t0) / 1e9,
-                                                     ((double)ps.last.t - (double)off - (double)s->t0) / 1e9));
-        probe_summary_free(&ps);
-        json_object_set_new(o, x->label, j);
+        o->window_s[0] = ((double)o->summary.first.t - (double)off - (double)s->t0) / 1e9;
+        o->window_s[1] = ((double)o->summary.last.t - (double)off - (double)s->t0) / 1e9;
     }
-    return o;
 }
