@@ -19,7 +19,7 @@
 #include "settings/config.h"
 
 /* The file's name and version, in "format" and "format_version". Written by
- * `mailsoak run` (run/output.c) and `mailsoak merge`; a change that old readers
+ * `mailsoak run` (result/run_json.c) and `mailsoak merge`; a change that old readers
  * would misread takes a new version, and a reader refuses a version it does not
  * know. */
 #define RESULT_FORMAT "mailsoak-result"
@@ -111,6 +111,30 @@ struct result {
     /* what compare and report show, as the file wrote it (result/display.h) */
     struct result_display display;
 };
+
+/* The reader's table (result.c): a key by its '/'-separated path from the
+ * document's root (or a timeline entry's, a stage's), where in the struct it goes,
+ * as what, whether every run writes it, and the offset of its has_ flag (or
+ * RESULT_NO_HAS). The round-trip test walks it (tests/unit/test_result_roundtrip.c). */
+enum result_field_type {
+    RT_COUNT,                        /* uint64_t: an integer above 0, else 0 */
+    RT_NUM,                          /* double: a number, else 0 */
+    RT_BOOL,                         /* int: 1 for true, else 0 */
+    RT_TRI,                          /* int: 1 true, 0 false, -1 neither (null, absent) */
+    RT_I64,                          /* int64_t: an integer, else 0 */
+    RT_STR,                          /* char *, owned: a string, else NULL */
+    RT_PHASE,                        /* char[24]: a string, cut; else "" */
+};
+#define RESULT_NO_HAS ((size_t)-1)
+struct result_field {
+    const char *path;
+    size_t off;
+    enum result_field_type type;
+    int required;                    /* every run writes it (result_complete) */
+    size_t has;
+};
+/* The keys of struct result itself, ending with a NULL path. */
+const struct result_field *result_field_table(void);
 
 /* Reads a result file: JSON, "format" RESULT_FORMAT, a "format_version" this
  * mailsoak knows (a newer one is refused, naming the file and both versions), the

@@ -16,125 +16,111 @@
 #include "settings/config.h"
 #include "result/latency.h"
 
-enum field_type {
-    F_COUNT,                         /* uint64_t: an integer above 0, else 0 */
-    F_NUM,                           /* double: a number, else 0 */
-    F_BOOL,                          /* int: 1 for true, else 0 */
-    F_TRI,                           /* int: 1 true, 0 false, -1 neither (null, absent) */
-    F_I64,                           /* int64_t: an integer, else 0 */
-    F_STR,                           /* char *, owned: a string, else NULL */
-    F_PHASE,                         /* char[24]: a string, cut; else "" */
-};
-
-#define NO_HAS ((size_t)-1)
-struct field {
-    const char *path;                /* '/'-separated, from the document's root or the entry */
-    size_t off;
-    enum field_type type;
-    int required;                    /* every run writes it (result_complete) */
-    size_t has;                      /* offset of an int set when the value is of its type, or NO_HAS */
-};
-
-#define RF(path, member, type, req) { path, offsetof(struct result, member), type, req, NO_HAS }
+#define RF(path, member, type, req) { path, offsetof(struct result, member), type, req, RESULT_NO_HAS }
 #define RH(path, member, type, has) { path, offsetof(struct result, member), type, 0, offsetof(struct result, has) }
-static const struct field result_fields[] = {
-    RF("version", version, F_STR, 0),
-    RF("run_id", run_id, F_STR, 0),
-    RF("start_time", start_time, F_STR, 0),
-    RF("seed", seed, F_COUNT, 0),
-    RF("duration_s", duration_s, F_NUM, 0),
-    RF("elapsed_s", elapsed_s, F_NUM, 1),
-    RF("interrupted", interrupted, F_BOOL, 1),
-    RF("workload/senders", senders, F_COUNT, 1),
-    RF("workload/readers", readers, F_COUNT, 1),
-    RF("workload/messages", messages, F_COUNT, 0),
-    RF("workload/rate", rate, F_NUM, 0),
-    RF("summary/sent", c.sent, F_COUNT, 1),
-    RF("summary/read", c.read, F_COUNT, 1),
-    RF("summary/errors", c.errors, F_COUNT, 1),
-    RF("summary/rejected", c.rejected, F_COUNT, 0),
-    RF("summary/foreign", c.foreign, F_COUNT, 0),
-    RF("summary/stale", c.stale, F_COUNT, 0),
-    RF("summary/peeked", c.peeked, F_COUNT, 0),
-    RF("summary/unattributed", c.corrupt_unattributed, F_COUNT, 0),
-    RF("summary/empty_body_as_line", c.empty_body_as_line, F_COUNT, 0),
-    RF("summary/tls_handshakes", c.tls_handshakes, F_COUNT, 0),
-    RF("summary/tls_resumed", c.tls_resumed, F_COUNT, 0),
-    RF("summary/deferrals", c.deferrals, F_COUNT, 0),
-    RF("summary/bounced", c.bounced, F_COUNT, 0),
-    RF("summary/push_busy", c.push_busy, F_COUNT, 0),
-    RF("summary/push_missed", c.push_missed, F_COUNT, 0),
-    RF("summary/imap_commands", c.imap_commands, F_COUNT, 0),
-    RF("summary/imap_round_trips", c.imap_rounds, F_COUNT, 0),
-    RF("summary/delivered", lo.delivered, F_COUNT, 1),
-    RF("summary/duplicated", lo.duplicated, F_COUNT, 1),
-    RF("summary/corrupted", lo.corrupted, F_COUNT, 1),
-    RF("summary/lost", lo.lost, F_COUNT, 1),
-    RF("summary/pending", lo.pending, F_COUNT, 1),
-    RF("summary/late", lo.late, F_COUNT, 0),
-    RF("summary/unconfirmed", lo.unconfirmed, F_COUNT, 0),
-    RF("summary/deferred_attempts", lo.deferred, F_COUNT, 0),
-    RF("summary/retried", lo.retried, F_COUNT, 0),
-    RF("summary/retried_tries", lo.retried_tries, F_COUNT, 0),
-    RF("summary/settled", settled, F_TRI, 0),
-    RF("summary/sweep_passes", sweep_passes, F_COUNT, 0),
-    RF("summary/arrivals/due", due, F_COUNT, 0),
-    RF("summary/arrivals/started", started, F_COUNT, 0),
-    RF("summary/arrivals/late_busy", late_busy, F_COUNT, 0),
-    RF("summary/arrivals/late_engine", late_engine, F_COUNT, 0),
-    RF("summary/arrivals/never_started", never_started, F_COUNT, 0),
-    { NULL, 0, F_COUNT, 0, NO_HAS },
+static const struct result_field result_fields[] = {
+    RF("version", version, RT_STR, 0),
+    RF("run_id", run_id, RT_STR, 0),
+    RF("start_time", start_time, RT_STR, 0),
+    RF("seed", seed, RT_COUNT, 0),
+    RF("duration_s", duration_s, RT_NUM, 0),
+    RF("elapsed_s", elapsed_s, RT_NUM, 1),
+    RF("interrupted", interrupted, RT_BOOL, 1),
+    RF("workload/senders", senders, RT_COUNT, 1),
+    RF("workload/readers", readers, RT_COUNT, 1),
+    RF("workload/messages", messages, RT_COUNT, 0),
+    RF("workload/rate", rate, RT_NUM, 0),
+    RF("summary/sent", c.sent, RT_COUNT, 1),
+    RF("summary/read", c.read, RT_COUNT, 1),
+    RF("summary/errors", c.errors, RT_COUNT, 1),
+    RF("summary/rejected", c.rejected, RT_COUNT, 0),
+    RF("summary/foreign", c.foreign, RT_COUNT, 0),
+    RF("summary/stale", c.stale, RT_COUNT, 0),
+    RF("summary/peeked", c.peeked, RT_COUNT, 0),
+    RF("summary/unattributed", c.corrupt_unattributed, RT_COUNT, 0),
+    RF("summary/empty_body_as_line", c.empty_body_as_line, RT_COUNT, 0),
+    RF("summary/tls_handshakes", c.tls_handshakes, RT_COUNT, 0),
+    RF("summary/tls_resumed", c.tls_resumed, RT_COUNT, 0),
+    RF("summary/deferrals", c.deferrals, RT_COUNT, 0),
+    RF("summary/bounced", c.bounced, RT_COUNT, 0),
+    RF("summary/push_busy", c.push_busy, RT_COUNT, 0),
+    RF("summary/push_missed", c.push_missed, RT_COUNT, 0),
+    RF("summary/imap_commands", c.imap_commands, RT_COUNT, 0),
+    RF("summary/imap_round_trips", c.imap_rounds, RT_COUNT, 0),
+    RF("summary/delivered", lo.delivered, RT_COUNT, 1),
+    RF("summary/duplicated", lo.duplicated, RT_COUNT, 1),
+    RF("summary/corrupted", lo.corrupted, RT_COUNT, 1),
+    RF("summary/lost", lo.lost, RT_COUNT, 1),
+    RF("summary/pending", lo.pending, RT_COUNT, 1),
+    RF("summary/late", lo.late, RT_COUNT, 0),
+    RF("summary/unconfirmed", lo.unconfirmed, RT_COUNT, 0),
+    RF("summary/deferred_attempts", lo.deferred, RT_COUNT, 0),
+    RF("summary/retried", lo.retried, RT_COUNT, 0),
+    RF("summary/retried_tries", lo.retried_tries, RT_COUNT, 0),
+    RF("summary/settled", settled, RT_TRI, 0),
+    RF("summary/sweep_passes", sweep_passes, RT_COUNT, 0),
+    RF("summary/arrivals/due", due, RT_COUNT, 0),
+    RF("summary/arrivals/started", started, RT_COUNT, 0),
+    RF("summary/arrivals/late_busy", late_busy, RT_COUNT, 0),
+    RF("summary/arrivals/late_engine", late_engine, RT_COUNT, 0),
+    RF("summary/arrivals/never_started", never_started, RT_COUNT, 0),
+    { NULL, 0, RT_COUNT, 0, RESULT_NO_HAS },
 };
 
-#define IF(path, member, type) { path, offsetof(struct result_interval, member), type, 0, NO_HAS }
+const struct result_field *result_field_table(void)
+{
+    return result_fields;
+}
+
+#define IF(path, member, type) { path, offsetof(struct result_interval, member), type, 0, RESULT_NO_HAS }
 #define IH(path, member, type, has) { path, offsetof(struct result_interval, member), type, 0, \
                                       offsetof(struct result_interval, has) }
-static const struct field interval_fields[] = {
-    IH("t", t, F_NUM, has_t),
-    IF("phase", phase, F_PHASE),
-    IF("sent", c.sent, F_COUNT),
-    IF("read", c.read, F_COUNT),
-    IF("errors", c.errors, F_COUNT),
-    IF("smtp_sessions", c.smtp_sessions, F_COUNT),
-    IF("pop3_sessions", c.pop3_sessions, F_COUNT),
-    IH("arrivals", c.arrivals, F_COUNT, has_arrivals),
-    IF("late_busy", c.late_busy, F_COUNT),
-    IF("late_engine", c.late_engine, F_COUNT),
-    IF("left_behind", c.left_behind, F_COUNT),
-    IF("empty_visits", c.empty_visits, F_COUNT),
-    IF("full_visits", c.full_visits, F_COUNT),
-    IF("idle_syncs", c.idle_syncs, F_COUNT),
-    IH("unread", unread, F_I64, has_unread),
-    IH("server/spool", spool, F_NUM, has_spool),
-    IH("server/store_messages", store_messages, F_NUM, has_store),
-    { NULL, 0, F_COUNT, 0, NO_HAS },
+static const struct result_field interval_fields[] = {
+    IH("t", t, RT_NUM, has_t),
+    IF("phase", phase, RT_PHASE),
+    IF("sent", c.sent, RT_COUNT),
+    IF("read", c.read, RT_COUNT),
+    IF("errors", c.errors, RT_COUNT),
+    IF("smtp_sessions", c.smtp_sessions, RT_COUNT),
+    IF("pop3_sessions", c.pop3_sessions, RT_COUNT),
+    IH("arrivals", c.arrivals, RT_COUNT, has_arrivals),
+    IF("late_busy", c.late_busy, RT_COUNT),
+    IF("late_engine", c.late_engine, RT_COUNT),
+    IF("left_behind", c.left_behind, RT_COUNT),
+    IF("empty_visits", c.empty_visits, RT_COUNT),
+    IF("full_visits", c.full_visits, RT_COUNT),
+    IF("idle_syncs", c.idle_syncs, RT_COUNT),
+    IH("unread", unread, RT_I64, has_unread),
+    IH("server/spool", spool, RT_NUM, has_spool),
+    IH("server/store_messages", store_messages, RT_NUM, has_store),
+    { NULL, 0, RT_COUNT, 0, RESULT_NO_HAS },
 };
 
-#define SF(path, member, type) { path, offsetof(struct result_stage, member), type, 0, NO_HAS }
-static const struct field stage_fields[] = {
-    { "accepted", offsetof(struct result_stage, accepted), F_COUNT, 0, offsetof(struct result_stage, has_accepted) },
-    SF("t0", t0, F_NUM),
-    SF("t1", t1, F_NUM),
-    SF("rate", rate, F_NUM),
-    SF("delivered", delivered, F_COUNT),
-    SF("lost", lost, F_COUNT),
-    SF("duplicated", duplicated, F_COUNT),
-    SF("corrupted", corrupted, F_COUNT),
-    SF("pending", pending, F_COUNT),
-    { NULL, 0, F_COUNT, 0, NO_HAS },
+#define SF(path, member, type) { path, offsetof(struct result_stage, member), type, 0, RESULT_NO_HAS }
+static const struct result_field stage_fields[] = {
+    { "accepted", offsetof(struct result_stage, accepted), RT_COUNT, 0, offsetof(struct result_stage, has_accepted) },
+    SF("t0", t0, RT_NUM),
+    SF("t1", t1, RT_NUM),
+    SF("rate", rate, RT_NUM),
+    SF("delivered", delivered, RT_COUNT),
+    SF("lost", lost, RT_COUNT),
+    SF("duplicated", duplicated, RT_COUNT),
+    SF("corrupted", corrupted, RT_COUNT),
+    SF("pending", pending, RT_COUNT),
+    { NULL, 0, RT_COUNT, 0, RESULT_NO_HAS },
 };
 
 /* Whether v is of the field's type (what its has flag says). */
-static int typed(const json_t *v, enum field_type t)
+static int typed(const json_t *v, enum result_field_type t)
 {
     switch (t) {
-    case F_COUNT:
-    case F_I64:
+    case RT_COUNT:
+    case RT_I64:
         return json_is_integer(v);
-    case F_NUM:
+    case RT_NUM:
         return json_is_number(v);
-    case F_BOOL:
-    case F_TRI:
+    case RT_BOOL:
+    case RT_TRI:
         return json_is_boolean(v);
     default:
         return json_is_string(v);
@@ -143,7 +129,7 @@ static int typed(const json_t *v, enum field_type t)
 
 /* Fills base's fields from obj by the table; the first required key absent goes
  * into missing (when not NULL and still empty). */
-static void read_fields(const struct field *t, const json_t *obj, void *base, char *missing, size_t mlen)
+static void read_fields(const struct result_field *t, const json_t *obj, void *base, char *missing, size_t mlen)
 {
     char *b = base;
     for (; t->path; t++) {
@@ -151,28 +137,28 @@ static void read_fields(const struct field *t, const json_t *obj, void *base, ch
         void *p = b + t->off;
         if (!v && t->required && missing && !missing[0])
             snprintf(missing, mlen, "%s", t->path);
-        if (t->has != NO_HAS)
+        if (t->has != RESULT_NO_HAS)
             *(int *)(void *)(b + t->has) = typed(v, t->type);
         switch (t->type) {
-        case F_COUNT:
+        case RT_COUNT:
             *(uint64_t *)p = json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
             break;
-        case F_NUM:
+        case RT_NUM:
             *(double *)p = json_is_number(v) ? json_number_value(v) : 0;
             break;
-        case F_BOOL:
+        case RT_BOOL:
             *(int *)p = json_is_true(v);
             break;
-        case F_TRI:
+        case RT_TRI:
             *(int *)p = json_is_boolean(v) ? json_is_true(v) : -1;
             break;
-        case F_I64:
+        case RT_I64:
             *(int64_t *)p = json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
             break;
-        case F_STR:
+        case RT_STR:
             *(char **)p = json_is_string(v) ? xstrdup(json_string_value(v)) : NULL;
             break;
-        case F_PHASE:
+        case RT_PHASE:
             snprintf(p, sizeof ((struct result_interval *)0)->phase, "%s",
                      json_is_string(v) ? json_string_value(v) : "");
             break;
