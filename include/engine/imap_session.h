@@ -40,6 +40,9 @@ enum mstate { M_LISTED, M_DELETE, M_KEEP, M_AGED };
 
 struct umsg {
     uint64_t uid;
+    uint64_t lseq;                   /* its message number, moved down by each untagged EXPUNGE below
+                                      * it (0: gone, or never given) */
+    int gone;                        /* an untagged EXPUNGE named it: the server says it removed it */
     uint64_t seq;                    /* ours (M_DELETE): read once expunged; by seq, not pointer: */
     unsigned rcpt, ours;             /* the ledger may compact the entry's chunk meanwhile */
     uint64_t t;                      /* fetched, monotonic ns */
@@ -49,6 +52,7 @@ struct umsg {
 /* The FETCH response being read: its items may come before or after the body. */
 struct fetch_resp {
     int on;                          /* a "* n FETCH" response is open */
+    uint64_t seq;                    /* its n */
     uint64_t uid, size;
     int have_uid, have_size, in_body, body_done;
     enum msg_result v;
@@ -82,6 +86,7 @@ struct imap_session {
     uint64_t delete_after;           /* imap.delete = DURATION, in ms: what was read and left is deleted this
                                       * long after its acceptance (0: now or never) */
     int purging;                     /* the STORE or EXPUNGE in flight is of the aged (M_AGED) */
+    int store_refused;               /* the STORE of \Deleted was refused, its UID EXPUNGE already sent */
     int listed, partial, refused, login_refused;
     unsigned fails;
     uint64_t t_sent, t_tls, t_list;
@@ -122,6 +127,8 @@ void imap_send(struct imap_session *s, enum is st, const char *fmt, ...) __attri
  * it, or with IMAP_PIPE_MAX in flight, nothing (imap_send() sends it then). */
 void imap_queue(struct imap_session *s, enum is st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void imap_logout(struct imap_session *s);
+/* 1 when a command of state st is in flight and still wanted (pipelined). */
+int imap_in_flight(const struct imap_session *s, enum is st);
 void imap_finish(struct imap_session *s, int failed);
 void imap_count(struct imap_session *s, const char *kind, const char *example);
 const struct config *imap_cfg(const struct imap_session *s);
@@ -132,6 +139,9 @@ void imap_sync_start(struct imap_session *s);
 /* A FETCH response's text (its items) and its end; -1 on a hostile one (counted). */
 int imap_fetch_text(struct imap_session *s, const char *p, size_t n, const struct imap_piece *pc);
 int imap_fetch_done(struct imap_session *s);
+/* An untagged EXPUNGE of message number n: the listed message of that number is
+ * gone, those above it move down a number. */
+void imap_expunged(struct imap_session *s, uint64_t n);
 /* The tagged reply to the listing, the FETCH, the STORE or the EXPUNGE. */
 void imap_sync_tagged(struct imap_session *s, int ok);
 /* The visit's end for the ledger (a drain reader's LOGOUT answered). */

@@ -2,10 +2,13 @@
  * scripted server responses over an in-memory connection (session_script.h): a
  * visit that reads one of our messages (read only once its EXPUNGE is answered),
  * its body's literal split across reads, a refused login and a refused EXPUNGE
- * (the message stays owed), one message under two UIDs (duplicated), and hostile
+ * (the message stays owed), one message under two UIDs (duplicated), deletions
+ * counted by what the EXPUNGE responses report (a refused STORE whose pipelined
+ * UID EXPUNGE removed mail, an EXPUNGE that removed none or some), and hostile
  * servers: an overlong line, a literal over the cap or over the size given, a
  * non-synchronizing literal, an untagged flood, a reply with a tag of no command,
- * a reply sent before its command. The idle model: an EXISTS pushed during IDLE
+ * a reply sent before its command, an EXPUNGE beyond EXISTS, an unasked
+ * VANISHED. The idle model: an EXISTS pushed during IDLE
  * fetched (its push latency timed), one that came while the client was busy
  * counted as the client's, mail no EXISTS announced found at the renewal. The
  * readers' visits kept-up reads: a sync of an idle client, a poll client's or a
@@ -156,7 +159,7 @@ static void reads_our_message(void **state)
 static void a_literal_split_across_reads(void **state)
 {
     struct script *sc = fetched_then_expunge(7);
-    script_talk(sc, "S: a6 OK Expunge completed", NULL);
+    script_talk(sc, "S: * 1 EXPUNGE", "S: a6 OK Expunge completed", NULL);
     script_idle(sc);
     assert_int_equal(entry_state(sc, 0) & LS_READS, 1);
     assert_false(entry_state(sc, 0) & LS_CORRUPT);
@@ -179,8 +182,8 @@ static void a_refused_expunge_stays_owed(void **state)
 }
 
 /* A refused STORE with UID EXPUNGE and LOGOUT pipelined behind it: the
- * EXPUNGE's answer counts for nothing (it removed nothing the STORE did not
- * flag), the message stays owed, and the LOGOUT already sent ends the visit. */
+ * EXPUNGE's answer reports nothing removed, so the message stays owed, and the
+ * LOGOUT already sent ends the visit. */
 static void a_refused_store_drops_its_expunge(void **state)
 {
     struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS);
@@ -202,6 +205,85 @@ static void a_refused_store_drops_its_expunge(void **state)
     script_free(sc);
 }
 
+/* The visit of fetched_then_expunge's kind for messages of body seeds seeds[0..n)
+ * under UIDs 7, 8, ...: STORE, UID EXPUNGE and LOGOUT pipelined, then what
+ * the server says after that. */
+static struct script *store_and_expunge(unsigned n, const char *const *said)
+{
+    struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS);
+    static char msg[3][16384];
+    assert_true(n >= 1 && n <= 3);
+    for (unsigned i = 0; i < n; i++)
+        our_message(sc, msg[i], sizeof msg[i], 7 + i);
+    to_listing(sc, n);
+    for (unsigned i = 0; i < n; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "* %u FETCH (UID %u)\r\n", i + 1, 7 + i);
+        script_say(sc, line);
+    }
+    script_talk(sc, "S: a3 OK", "C: a4 UID FETCH ", NULL);
+    for (unsigned i = 0; i < n; i++)
+        say_body(sc, i + 1, 7 + i, msg[i], 0);
+    script_talk(sc, "S: a4 OK", "C: a5 UID STORE ", "C: a6 UID EXPUNGE ", "C: a7 LOGOUT", NULL);
+    for (; *said; said++)
+        script_say(sc, *said);
+    script_run(sc, 20);
+    return sc;
+}
+
+/* A STORE refused but applied (or flags left by an earlier session): the UID
+ * EXPUNGE pipelined behind it removed the message, and the server said so. Its
+ * deletion is what the server reports, not what the STORE's answer implied:
+ * read, no longer owed, not peeked. */
+static void a_refused_store_whose_expunge_removed_it(void **state)
+{
+    struct script *sc = store_and_expunge(1, (const char *const[]){ "a5 NO [SERVERBUG] Internal error\r\n",
+                                                                      "* 1 EXPUNGE\r\n", "a6 OK\r\n",
+                                                                      "* BYE\r\n", "a7 OK\r\n", NULL });
+    assert_int_equal(entry_state(sc, 0) & LS_READS, 1);
+    assert_int_equal(sc->st->c.read, 1);
+    assert_int_equal(sc->st->c.peeked, 0);
+    assert_int_equal(atomic_load(&sc->run->ledger.owed_total), 0);
+    assert_int_equal(script_errors(sc, "imap_store_serverbug"), 1);
+    assert_int_equal(sc->st->nerr, 1);
+    assert_int_equal(sc->st->c.imap_commands, 7);   /* nothing sent after the LOGOUT */
+    assert_int_equal(sc->st->c.pop3_sessions, 1);
+    script_free(sc);
+}
+
+/* An EXPUNGE answered OK that reported nothing removed: the message is not read
+ * (a deletion the client cannot prove), stays owed, and the server's claim is
+ * counted as imap_expunge_kept. */
+static void an_expunge_that_removed_nothing(void **state)
+{
+    struct script *sc = store_and_expunge(1, (const char *const[]){ "a5 OK\r\n", "a6 OK\r\n", "* BYE\r\n",
+                                                                      "a7 OK\r\n", NULL });
+    assert_false(entry_state(sc, 0) & LS_READS);
+    assert_true(entry_state(sc, 0) & LS_SEEN);
+    assert_int_equal(sc->st->c.peeked, 1);
+    assert_int_equal(atomic_load(&sc->run->ledger.owed_total), 1);
+    assert_int_equal(script_errors(sc, "imap_expunge_kept"), 1);
+    script_free(sc);
+}
+
+/* Of three flagged, the server reports two removed, by the numbers they had
+ * then (the first's, then the third's, moved down to 2): those two are read,
+ * the second stays owed. */
+static void an_expunge_that_removed_some(void **state)
+{
+    struct script *sc = store_and_expunge(3, (const char *const[]){ "a5 OK\r\n", "* 1 EXPUNGE\r\n",
+                                                                      "* 2 EXPUNGE\r\n", "a6 OK\r\n",
+                                                                      "* BYE\r\n", "a7 OK\r\n", NULL });
+    assert_int_equal(entry_state(sc, 0) & LS_READS, 1);
+    assert_false(entry_state(sc, 1) & LS_READS);
+    assert_int_equal(entry_state(sc, 2) & LS_READS, 1);
+    assert_int_equal(sc->st->c.read, 2);
+    assert_int_equal(sc->st->c.peeked, 1);
+    assert_int_equal(atomic_load(&sc->run->ledger.owed_total), 1);
+    assert_int_equal(script_errors(sc, "imap_expunge_kept"), 1);
+    script_free(sc);
+}
+
 /* imap.pipelining = no: one command at a time, each sent once the one before is
  * answered; as many round trips as commands. */
 static void one_command_at_a_time(void **state)
@@ -218,7 +300,7 @@ static void one_command_at_a_time(void **state)
     script_quiet(sc, 5);
     script_talk(sc, "S: a5 OK", "C: a6 UID EXPUNGE 7", NULL);
     script_quiet(sc, 5);
-    script_talk(sc, "S: a6 OK", "C: a7 LOGOUT", "S: a7 OK", NULL);
+    script_talk(sc, "S: * 1 EXPUNGE", "S: a6 OK", "C: a7 LOGOUT", "S: a7 OK", NULL);
     script_run(sc, 10);
     assert_int_equal(entry_state(sc, 0) & LS_READS, 1);
     assert_int_equal(sc->st->c.imap_commands, 7);
@@ -226,7 +308,8 @@ static void one_command_at_a_time(void **state)
     script_free(sc);
 }
 
-/* The same message under two UIDs: both expunged, read twice, duplicated. */
+/* The same message under two UIDs: both expunged, read twice, duplicated. The
+ * second EXPUNGE names 1 again: the first moved it down a number. */
 static void one_message_under_two_uids(void **state)
 {
     struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS);
@@ -238,9 +321,10 @@ static void one_message_under_two_uids(void **state)
     say_body(sc, 1, 7, msg, 0);
     say_body(sc, 2, 8, msg, 0);
     script_talk(sc, "S: a4 OK", "C: a5 UID STORE 7:8 +FLAGS.SILENT (\\Deleted)", "C: a6 UID EXPUNGE 7:8",
-                "C: a7 LOGOUT", "S: a5 OK", "S: a6 OK", NULL);
+                "C: a7 LOGOUT", "S: a5 OK", "S: * 1 EXPUNGE", "S: * 1 EXPUNGE", "S: a6 OK", NULL);
     script_idle(sc);
     assert_int_equal(entry_state(sc, 0) & LS_READS, 2);
+    assert_int_equal(sc->st->nerr, 0);
     script_free(sc);
 }
 
@@ -313,6 +397,18 @@ static void a_literal_over_its_size(void **state)
             (const char *const[]){ "* 1 FETCH (UID 7)\r\n", "a3 OK\r\n",
                                    "* 1 FETCH (UID 7 RFC822.SIZE 10 BODY[] {300}\r\n", NULL },
             "imap_fetch_protocol");
+}
+
+/* An EXPUNGE of a number the mailbox does not hold, and QRESYNC's VANISHED,
+ * never enabled: neither says which message went. */
+static void an_expunge_beyond_exists(void **state)
+{
+    hostile(NULL, (const char *const[]){ "* 2 EXPUNGE\r\n", NULL }, "imap_list_protocol");
+}
+
+static void a_vanished_unasked(void **state)
+{
+    hostile(NULL, (const char *const[]){ "* VANISHED 7\r\n", NULL }, "imap_list_protocol");
 }
 
 static void a_non_synchronizing_literal(void **state)
@@ -481,7 +577,7 @@ static void exists_while_busy_is_the_clients_delay(void **state)
                 "S: a7 OK", "C: a8 UID FETCH 8:* (UID)", "S: * 1 FETCH (UID 8)", "S: a8 OK",
                 "C: a9 UID FETCH 8 ", NULL);
     say_body(sc, 1, 8, msg2, 0);
-    script_talk(sc, "S: a9 OK", "C: a10 UID STORE 8 ", "S: a10 OK", "C: a11 UID EXPUNGE 8", "S: a11 OK",
+    script_talk(sc, "S: a9 OK", "C: a10 UID STORE 8 ", "S: a10 OK", "C: a11 UID EXPUNGE 8", "S: * 1 EXPUNGE", "S: a11 OK",
                 "C: a12 IDLE", NULL);
     assert_int_equal(sc->st->c.read, 2);
     assert_int_equal(sc->st->total[LAT_PUSH_EXISTS].count, 1);
@@ -565,8 +661,8 @@ static void a_poll_client(void **state)
     to_listing(sc, 1);
     script_talk(sc, "S: * 1 FETCH (UID 7)", "S: a3 OK", "C: a4 UID FETCH 7 (UID RFC822.SIZE BODY.PEEK[])", NULL);
     say_body(sc, 1, 7, msg, 0);
-    script_talk(sc, "S: a4 OK", "C: a5 UID STORE 7 ", "S: a5 OK", "C: a6 UID EXPUNGE 7", "S: a6 OK",
-                "C: a7 LOGOUT", "S: a7 OK", NULL);
+    script_talk(sc, "S: a4 OK", "C: a5 UID STORE 7 ", "S: a5 OK", "C: a6 UID EXPUNGE 7", "S: * 1 EXPUNGE",
+                "S: a6 OK", "C: a7 LOGOUT", "S: a7 OK", NULL);
     script_run(sc, 10);
     assert_int_equal(sc->st->c.read, 1);
     assert_int_equal(sc->st->c.full_visits, 1);      /* its mail waited for the check */
@@ -689,6 +785,9 @@ int main(void)
         cmocka_unit_test(a_refused_expunge_stays_owed),
         cmocka_unit_test(one_message_under_two_uids),
         cmocka_unit_test(a_refused_store_drops_its_expunge),
+        cmocka_unit_test(a_refused_store_whose_expunge_removed_it),
+        cmocka_unit_test(an_expunge_that_removed_nothing),
+        cmocka_unit_test(an_expunge_that_removed_some),
         cmocka_unit_test(one_command_at_a_time),
         cmocka_unit_test(a_refused_login),
         cmocka_unit_test(authenticate_plain_waits_for_its_continuation),
@@ -699,6 +798,8 @@ int main(void)
         cmocka_unit_test(an_untagged_flood),
         cmocka_unit_test(a_tag_of_no_command),
         cmocka_unit_test(a_reply_before_its_command),
+        cmocka_unit_test(an_expunge_beyond_exists),
+        cmocka_unit_test(a_vanished_unasked),
         cmocka_unit_test(bad_models_are_refused),
         cmocka_unit_test(exists_during_idle_is_fetched),
         cmocka_unit_test(exists_while_busy_is_the_clients_delay),

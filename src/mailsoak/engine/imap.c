@@ -254,6 +254,14 @@ void imap_logout(struct imap_session *s)
     imap_send(s, IS_LOGOUT, "LOGOUT");
 }
 
+int imap_in_flight(const struct imap_session *s, enum is st)
+{
+    for (unsigned i = 0; i < s->nfl; i++)
+        if (!s->fl[i].drop && s->fl[i].st == st)
+            return 1;
+    return 0;
+}
+
 static void on_tagged(struct imap_session *s, enum imap_status st, const char *text, size_t n)
 {
     enum is cur = s->state;
@@ -381,6 +389,12 @@ static int on_untagged(struct imap_session *s, const char *p, size_t n, const st
         s->cap_uidplus = imap_has_cap(p, n, "UIDPLUS");
         return 0;
     }
+    if (n >= 8 && !strncasecmp(p, "VANISHED", 8) && (n == 8 || p[8] == ' ')) {
+        /* QRESYNC's removal by UID (RFC 7162), never enabled here: what it
+         * removed cannot be told, so it proves nothing */
+        imap_count(s, "protocol", "VANISHED, and QRESYNC was never enabled");
+        return -1;
+    }
     if (imap_numbered(p, n, &num, &w, &wl) == 0) {
         if (wl == 6 && !strncasecmp(w, "EXISTS", 6)) {
             if (num > IMAP_EXISTS_MAX) {
@@ -391,10 +405,17 @@ static int on_untagged(struct imap_session *s, const char *p, size_t n, const st
             imap_idle_exists(s, num);
             s->exists = num;
         } else if (wl == 7 && !strncasecmp(w, "EXPUNGE", 7)) {
-            s->exists -= s->exists > 0;
+            /* a number the mailbox does not hold would remove some other message */
+            if (!num || num > s->exists) {
+                imap_count(s, "protocol", "an EXPUNGE of a message number beyond EXISTS");
+                return -1;
+            }
+            imap_expunged(s, num);
+            s->exists--;
         } else if (wl == 5 && !strncasecmp(w, "FETCH", 5)) {
             memset(&s->fr, 0, sizeof s->fr);
             s->fr.on = 1;
+            s->fr.seq = num;
             if (imap_fetch_text(s, w + wl, (size_t)(p + n - w - wl), pc) < 0)
                 return -1;
             if (pc->last)

@@ -2,7 +2,11 @@
  * (from next_uid), fetch the bodies of those not known to be foreign, judge each
  * (ours, intact, for this mailbox), flag ours and our stale mail \Deleted, expunge
  * them (UID EXPUNGE with UIDPLUS, else EXPUNGE), and count ours read when the
- * EXPUNGE is answered: that is when IMAP commits a deletion. A listing whose every
+ * EXPUNGE is answered: that is when IMAP commits a deletion. What was removed is
+ * what the server reported removed (its untagged EXPUNGE responses, by message
+ * number), never what was asked: a refused STORE with its UID EXPUNGE pipelined
+ * behind may still have removed mail, and an EXPUNGE answered OK may have removed
+ * nothing. A listing whose every
  * message was fetched is complete: only such a visit, in the sweep after the
  * server settled, can prove a message lost. A client that leaves what it read
  * (imap.delete = never or a DURATION) flags it \Seen instead, and with a
@@ -65,7 +69,7 @@ static uint64_t uid_key(const struct imap_session *s, uint64_t uid)
 void imap_sync_start(struct imap_session *s)
 {
     s->nm = s->hint = 0;
-    s->listed = s->partial = s->purging = 0;
+    s->listed = s->partial = s->purging = s->store_refused = 0;
     /* an empty mailbox needs no listing, but at an IDLE's renewal: then the
      * listing looks for what no EXISTS announced */
     if (!s->exists && s->why_sync != SYNC_RENEW) {
@@ -127,12 +131,13 @@ static void delete_aged(struct imap_session *s)
     queue_logout(s, 1);
 }
 
-/* The aged messages' EXPUNGE was answered: gone, forgotten by this client. */
+/* The aged messages' EXPUNGE was answered: those the server reported removed
+ * are forgotten by this client; the rest are tried again at the next sync. */
 static void forget_aged(struct imap_session *s)
 {
     struct run *r = s->env->run;
     for (size_t i = 0; i < s->nm; i++)
-        if (s->m[i].st == M_AGED) {
+        if (s->m[i].st == M_AGED && s->m[i].gone) {
             known_del(&r->seen, s->pick.user, uid_key(s, s->m[i].uid));
             s->m[i].st = M_KEEP;
         }
@@ -169,8 +174,9 @@ static void not_deleted(struct imap_session *s)
         }
 }
 
-/* The EXPUNGE was answered (with imap.delete = never, the STORE of \Seen): each
- * of ours it named is read. */
+/* The EXPUNGE was answered: each of ours the server reported removed is read
+ * (with imap.delete = never, the STORE of \Seen answered: each of ours it
+ * named). */
 static void commit_reads(struct imap_session *s)
 {
     struct session_env *env = s->env;
@@ -178,6 +184,8 @@ static void commit_reads(struct imap_session *s)
     int late = atomic_load_explicit(&r->phase, memory_order_relaxed) == PH_SWEEP;
     for (size_t i = 0; i < s->nm; i++) {
         struct umsg *m = &s->m[i];
+        if (m->st == M_DELETE && !s->keep && !m->gone)
+            continue;                /* not removed: not_deleted() */
         /* found earlier: its chunk may have been compacted since (ledger_hold) */
         struct ledger_entry *e = m->st == M_DELETE && m->ours ? ledger_hold(&r->ledger, m->seq, m->rcpt, s->pick.user) : NULL;
         if (m->st == M_DELETE && s->keep) {  /* left on the server: no reader fetches it again */
@@ -210,6 +218,28 @@ static void commit_reads(struct imap_session *s)
             env->st->c.push_busy++;
         }
         m->st = M_KEEP;
+    }
+}
+
+/* Messages flagged \Deleted and not reported removed. */
+static int still_flagged(const struct imap_session *s)
+{
+    for (size_t i = 0; i < s->nm; i++)
+        if (s->m[i].st == M_DELETE && !s->m[i].gone)
+            return 1;
+    return 0;
+}
+
+void imap_expunged(struct imap_session *s, uint64_t n)
+{
+    for (size_t i = 0; i < s->nm; i++) {
+        struct umsg *m = &s->m[i];
+        if (m->lseq == n) {
+            m->gone = 1;
+            m->lseq = 0;
+        } else if (m->lseq > n) {
+            m->lseq--;
+        }
     }
 }
 
@@ -314,9 +344,14 @@ int imap_fetch_done(struct imap_session *s)
             imap_count(s, "protocol", "UIDs listed out of ascending order");
             return -1;
         }
+        /* message numbers ascend with UIDs (RFC 3501 2.3.1.1): an EXPUNGE names one */
+        if (!fr->seq || fr->seq > s->exists || (s->nm && s->m[s->nm - 1].lseq >= fr->seq)) {
+            imap_count(s, "protocol", "a listing's message numbers out of order, or beyond EXISTS");
+            return -1;
+        }
         if (s->nm < s->limit) {
             s->m = grow(s->m, &s->capm, s->nm, 1, sizeof *s->m);
-            s->m[s->nm++] = (struct umsg){ .uid = fr->uid, .st = st };
+            s->m[s->nm++] = (struct umsg){ .uid = fr->uid, .lseq = fr->seq, .st = st };
         } else {
             s->env->st->c.left_behind += !s->partial;
             s->partial = 1;
@@ -385,7 +420,13 @@ void imap_sync_tagged(struct imap_session *s, int ok)
         delete_fetched(s);
         return;
     case IS_STORE:
-        if (s->purging && !ok) {
+        if (!ok && (s->purging || !s->keep) && imap_in_flight(s, IS_EXPUNGE)) {
+            /* its UID EXPUNGE went out behind it: whatever that removes (a STORE
+             * refused but applied, flags left by an earlier session) counts by
+             * what the server reports removed, so its answer is awaited */
+            s->store_refused = 1;
+            imap_send(s, IS_EXPUNGE, "UID EXPUNGE");
+        } else if (s->purging && !ok) {
             imap_sync_done(s);       /* the aged stay, and are tried again at the next sync */
         } else if (s->purging) {
             uid_set(s, M_AGED, set, sizeof set);
@@ -407,16 +448,16 @@ void imap_sync_tagged(struct imap_session *s, int ok)
         }
         return;
     case IS_EXPUNGE:
+        /* answered, or refused after removing some: what it removed is what
+         * the untagged EXPUNGE responses named */
         if (s->purging) {
-            if (ok)
-                forget_aged(s);
-            imap_sync_done(s);
-            return;
-        }
-        if (ok)
+            forget_aged(s);
+        } else {
             commit_reads(s);
-        else
+            if (ok && !s->store_refused && still_flagged(s))
+                imap_count(s, "kept", "an EXPUNGE answered OK that did not report removing every message it was to");
             not_deleted(s);
+        }
         imap_sync_done(s);
         return;
     default:
