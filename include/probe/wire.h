@@ -57,4 +57,10 @@ struct wire_state {
 int wire_decode(struct wire_state *w, const char *body, size_t len, char *err, size_t errlen);
 void wire_state_free(struct wire_state *w);
 
+/* /time, for a puller's clock estimate: {"format": "mailsoak-probe", "now": NS},
+ * written into b (its length), and read back: 0 with now set, or -1 when the body
+ * is not that. */
+size_t wire_time_encode(char *b, size_t n, uint64_t now_ns);
+int wire_time_decode(const char *body, size_t len, uint64_t *now_ns);
+
 #endif

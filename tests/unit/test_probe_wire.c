@@ -2,7 +2,7 @@
  * samples and cuts summaries from the baseline on; what a probe encodes, a puller
  * decodes into an equal series; a response that breaks a rule is refused whole;
  * a restarted probe's counters carry on; the clock estimate takes the quickest
- * exchange; probe specs parse. */
+ * exchange; probe specs parse; /time's reading goes both ways. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -390,12 +390,32 @@ static void specs(void **st)
     assert_int_equal(remote_parse("=http://x:1", label, sizeof label, url, sizeof url, err, sizeof err), -1);
 }
 
+/* /time both ways: the probe's reading comes back exact; what is not a reading
+ * (no "now", a negative one, a string, not JSON, nothing) is refused. */
+static void time_both_ways(void **st)
+{
+    (void)st;
+    char b[96];
+    uint64_t now = 0;
+    size_t n = wire_time_encode(b, sizeof b, 18446744073709551615ull);
+    assert_string_equal(b, "{\"format\":\"mailsoak-probe\",\"now\":18446744073709551615}");
+    assert_int_equal(n, strlen(b));
+    n = wire_time_encode(b, sizeof b, 123456789012ull);
+    assert_int_equal(wire_time_decode(b, n, &now), 0);
+    assert_true(now == 123456789012ull);
+    static const char *const bad[] = { "{\"format\":\"mailsoak-probe\"}", "{\"now\":-1}", "{\"now\":\"12\"}",
+                                       "{\"now\":1.5}", "[12]", "now=12", "" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(wire_time_decode(bad[i], strlen(bad[i]), &now), -1);
+    assert_int_equal(wire_time_decode(NULL, 0, &now), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(series_cuts), cmocka_unit_test(series_keep), cmocka_unit_test(roundtrip),
         cmocka_unit_test(catch_up),    cmocka_unit_test(bounded),     cmocka_unit_test(refused),     cmocka_unit_test(clock_quickest), cmocka_unit_test(specs),
-        cmocka_unit_test(hostile_texts),
+        cmocka_unit_test(hostile_texts), cmocka_unit_test(time_both_ways),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -188,9 +188,9 @@ static void serve(void *ud, const char *path, const struct httpd_request *req, s
         /* For a puller's clock estimate: as little work as possible between the
          * request and the reading. */
         char b[96];
-        int n = snprintf(b, sizeof b, "{\"format\":\"mailsoak-probe\",\"now\":%llu}", (unsigned long long)mono_ns());
-        out->body = xstrndup(b, (size_t)n);
-        out->len = (size_t)n;
+        size_t n = wire_time_encode(b, sizeof b, mono_ns());
+        out->body = xstrndup(b, n);
+        out->len = n;
         out->type = "application/json";
     } else if (!strcmp(path, "/")) {
         reply_text(out, 200, "mailsoak probe: /metrics (Prometheus), /samples (mailsoak run, server.probe)\n");

@@ -403,3 +403,17 @@ void wire_state_free(struct wire_state *w)
     series_free(w->series);
     w->series = NULL;
 }
+
+size_t wire_time_encode(char *b, size_t n, uint64_t now_ns)
+{
+    int k = snprintf(b, n, "{\"format\":\"mailsoak-probe\",\"now\":%llu}", (unsigned long long)now_ns);
+    return k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
+}
+
+int wire_time_decode(const char *body, size_t len, uint64_t *now_ns)
+{
+    json_t *j = json_loadb(body ? body : "", len, 0, NULL);
+    int rc = get_u64(j, "now", now_ns);
+    json_decref(j);
+    return rc;
+}

@@ -146,18 +146,15 @@ static int pull_time(struct remote *r, char *err, size_t errlen)
     uint64_t sent, recv;
     if (get(r, "/time", &sent, &recv, err, errlen) < 0)
         return -1;
-    json_t *j = json_loadb(r->b.p ? r->b.p : "", r->b.n, 0, NULL);
-    json_t *now = json_object_get(j, "now");
-    int ok = json_is_integer(now) && json_integer_value(now) >= 0;
-    if (ok) {
-        pthread_mutex_lock(&r->mu);
-        clock_est_add(&r->clock, sent, recv, (uint64_t)json_integer_value(now));
-        pthread_mutex_unlock(&r->mu);
-    } else {
+    uint64_t now;
+    if (wire_time_decode(r->b.p, r->b.n, &now) < 0) {
         snprintf(err, errlen, "%s/time: not a mailsoak probe's answer", r->url);
+        return -1;
     }
-    json_decref(j);
-    return ok ? 0 : -1;
+    pthread_mutex_lock(&r->mu);
+    clock_est_add(&r->clock, sent, recv, now);
+    pthread_mutex_unlock(&r->mu);
+    return 0;
 }
 
 /* The samples since the last pull (fresh: the probe samples first), in as many
