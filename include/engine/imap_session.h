@@ -68,6 +68,7 @@ struct inflight {
     unsigned tag;
     enum is st;
     int drop;
+    uint64_t sent;                   /* when it went out, monotonic ns */
 };
 
 struct imap_session {
@@ -89,7 +90,9 @@ struct imap_session {
     int store_refused;               /* the STORE of \Deleted was refused, its UID EXPUNGE already sent */
     int listed, partial, refused, login_refused;
     unsigned fails;
-    uint64_t t_sent, t_tls, t_list;
+    uint64_t t_sent, t_tls, t_list;  /* t_sent: where the awaited command's time starts (imap_began) */
+    uint64_t rtt;                    /* the connection's round trip: its TCP connect's time */
+    uint64_t t_answer;               /* the last tagged reply's arrival */
     const struct target *target;
     struct imap_rd rd;
     unsigned tag;                    /* the last tag sent, "a<tag>" */
@@ -127,6 +130,14 @@ void imap_send(struct imap_session *s, enum is st, const char *fmt, ...) __attri
  * it, or with IMAP_PIPE_MAX in flight, nothing (imap_send() sends it then). */
 void imap_queue(struct imap_session *s, enum is st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void imap_logout(struct imap_session *s);
+/* Where a command's time starts: its send, or the arrival of the answer before
+ * it less a round trip, whichever is later. The server runs pipelined commands
+ * in order, each once it answered the one before; the later bound is when a
+ * command sent alone would have left to reach it then. So a command sent alone
+ * is timed from its send, and a pipelined one reads as it would without
+ * pipelining: a round trip and the server's own time, never more than the wait
+ * from its send. */
+uint64_t imap_began(uint64_t sent, uint64_t prev_answer, uint64_t rtt);
 /* 1 when a command of state st is in flight and still wanted (pipelined). */
 int imap_in_flight(const struct imap_session *s, enum is st);
 void imap_finish(struct imap_session *s, int failed);

@@ -284,6 +284,70 @@ static void an_expunge_that_removed_some(void **state)
     script_free(sc);
 }
 
+/* Where a command's time starts: its send, or the answer before it less a
+ * round trip, whichever is later. */
+static void when_a_command_could_begin(void **state)
+{
+    assert_int_equal(imap_began(100, 1000, 50), 950);    /* pipelined long before: as if sent alone */
+    assert_int_equal(imap_began(980, 1000, 50), 980);    /* sent within the trip: from its send */
+    assert_int_equal(imap_began(1200, 1000, 50), 1200);  /* sent after the answer (alone) */
+    assert_int_equal(imap_began(10, 30, 50), 10);        /* a trip longer than the clock: no wrap */
+}
+
+/* A UID EXPUNGE pipelined behind its STORE is timed from when a command sent
+ * alone would have left: the STORE's answer less the connection's round trip,
+ * or its own send if that is later. Never from the STORE's answer, which made
+ * it read about 0 ms beside the same command sent alone. */
+static void a_pipelined_command_is_timed_as_sent_alone(void **state)
+{
+    for (int far = 0; far < 2; far++) {
+        struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS);
+        struct imap_session *s = (struct imap_session *)sc->set.v;
+        static char msg[16384];
+        our_message(sc, msg, sizeof msg, 7);
+        to_listing(sc, 1);
+        script_talk(sc, "S: * 1 FETCH (UID 7)", "S: a3 OK", "C: a4 UID FETCH 7 ", NULL);
+        say_body(sc, 1, 7, msg, 0);
+        script_talk(sc, "S: a4 OK", "C: a5 UID STORE 7 ", "C: a6 UID EXPUNGE 7", "C: a7 LOGOUT", NULL);
+        assert_int_equal(s->nfl, 3);
+        uint64_t sent = s->fl[1].sent;
+        /* far: a round trip longer than the test, so the EXPUNGE starts at its
+         * send; near: none, so at the STORE's answer, which comes after now */
+        s->rtt = far ? 600 * NS_PER_S : 0;
+        uint64_t before = mono_ns();
+        script_talk(sc, "S: a5 OK", NULL);
+        script_idle(sc);
+        assert_int_equal(s->state, IS_EXPUNGE);
+        if (far)
+            assert_true(s->t_sent == sent);
+        else
+            assert_true(s->t_sent >= before && s->t_sent > sent);
+        script_talk(sc, "S: * 1 EXPUNGE", "S: a6 OK", NULL);
+        script_idle(sc);
+        assert_int_equal(sc->st->total[LAT_IMAP_EXPUNGE].count, 1);
+        script_free(sc);
+    }
+}
+
+/* A LOGOUT sent fresh behind a SELECT still in flight, unwanted since the login
+ * was refused: the server begins it only once it answered the SELECT. */
+static void a_command_behind_a_dropped_one_starts_at_its_answer(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS);
+    struct imap_session *s = (struct imap_session *)sc->set.v;
+    script_talk(sc, GREETING, "C: a1 LOGIN ", "C: a2 SELECT INBOX", "S: a1 NO [AUTHENTICATIONFAILED] no",
+                "C: a3 LOGOUT", NULL);
+    assert_int_equal(s->state, IS_LOGOUT);
+    assert_true(s->t_sent == s->fl[1].sent);
+    s->rtt = 0;
+    uint64_t before = mono_ns();
+    script_talk(sc, "S: a2 BAD Not logged in", NULL);
+    script_idle(sc);
+    assert_int_equal(s->nfl, 1);
+    assert_true(s->t_sent >= before);
+    script_free(sc);
+}
+
 /* imap.pipelining = no: one command at a time, each sent once the one before is
  * answered; as many round trips as commands. */
 static void one_command_at_a_time(void **state)
@@ -785,6 +849,9 @@ int main(void)
         cmocka_unit_test(a_refused_expunge_stays_owed),
         cmocka_unit_test(one_message_under_two_uids),
         cmocka_unit_test(a_refused_store_drops_its_expunge),
+        cmocka_unit_test(when_a_command_could_begin),
+        cmocka_unit_test(a_pipelined_command_is_timed_as_sent_alone),
+        cmocka_unit_test(a_command_behind_a_dropped_one_starts_at_its_answer),
         cmocka_unit_test(a_refused_store_whose_expunge_removed_it),
         cmocka_unit_test(an_expunge_that_removed_nothing),
         cmocka_unit_test(an_expunge_that_removed_some),

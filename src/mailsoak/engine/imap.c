@@ -10,7 +10,8 @@
  * reply already buffered when a command went out with none in flight answers
  * nothing. Responses are bounded by a line, the literal's cap and the size the
  * server gave, and a count of untagged responses per command; the commands in
- * flight by IMAP_PIPE_MAX. */
+ * flight by IMAP_PIPE_MAX. A pipelined command is timed from when the server
+ * could begin it (imap_began), so its time reads as without pipelining. */
 #include "engine/imap.h"
 
 #include <stdio.h>
@@ -139,15 +140,23 @@ static void write_cmd(struct imap_session *s, enum is st, const char *fmt, va_li
         s->env->st->c.imap_rounds++;
     }
     s->env->st->c.imap_commands++;
-    s->fl[s->nfl++] = (struct inflight){ .tag = s->tag, .st = st };
+    s->fl[s->nfl++] = (struct inflight){ .tag = s->tag, .st = st, .sent = mono_ns() };
 }
 
-/* The state awaits the reply to a command sent: from now on it is timed, and
- * its untagged responses are counted. */
-static void awaiting(struct imap_session *s, enum is st, unsigned tag)
+uint64_t imap_began(uint64_t sent, uint64_t prev_answer, uint64_t rtt)
 {
-    s->cur_tag = tag;
-    s->t_sent = mono_ns();
+    uint64_t alone = prev_answer > rtt ? prev_answer - rtt : 0;
+    return sent > alone ? sent : alone;
+}
+
+/* The state awaits the reply to the command in flight at fl[i]: it is timed
+ * from when the server could begin it, and its untagged responses are counted.
+ * Behind others still in flight (dropped), that moment comes with their
+ * answers (on_piece). */
+static void awaiting(struct imap_session *s, enum is st, unsigned i)
+{
+    s->cur_tag = s->fl[i].tag;
+    s->t_sent = i ? s->fl[i].sent : imap_began(s->fl[0].sent, s->t_answer, s->rtt);
     s->untagged = 0;
     s->max_untagged = s->exists + IMAP_UNTAGGED_SLACK;
     await(s, st);
@@ -160,7 +169,7 @@ void imap_send(struct imap_session *s, enum is st, const char *fmt, ...)
         if (!s->fl[i].drop && s->fl[i].st == st) {
             for (unsigned j = 0; j < i; j++)
                 s->fl[j].drop = 1;
-            awaiting(s, st, s->fl[i].tag);
+            awaiting(s, st, i);
             return;
         }
     for (unsigned i = 0; i < s->nfl; i++) {
@@ -177,7 +186,7 @@ void imap_send(struct imap_session *s, enum is st, const char *fmt, ...)
     va_start(ap, fmt);
     write_cmd(s, st, fmt, ap);
     va_end(ap);
-    awaiting(s, st, s->tag);
+    awaiting(s, st, s->nfl - 1);
     conn_flush(&s->c);
 }
 
@@ -501,6 +510,9 @@ static int on_piece(struct imap_session *s, const struct imap_piece *pc, size_t 
     }
     struct inflight f = s->fl[0];
     memmove(s->fl, s->fl + 1, --s->nfl * sizeof *s->fl);
+    s->t_answer = mono_ns();
+    if (s->nfl && s->fl[0].tag == s->cur_tag && f.tag != s->cur_tag)
+        s->t_sent = imap_began(s->fl[0].sent, s->t_answer, s->rtt);  /* the awaited one is next */
     s->auth_wait = 0;
     const char *after;
     enum imap_status st = imap_status(rest, rn, &after);
@@ -543,6 +555,7 @@ static void imap_event(struct conn *c, enum conn_event ev, void *ud)
     switch (ev) {
     case CONN_UP:
         stats_lat(s->env->st, LAT_IMAP_CONNECT, mono_ns() - s->t_sent);
+        s->rtt = mono_ns() - s->t_sent;  /* a SYN and its answer: one round trip */
         s->t_sent = mono_ns();
         if (cfg_of(s)->imap_tls == TLSM_IMPLICIT) {
             s->t_tls = s->t_sent;
@@ -652,6 +665,7 @@ static void start_session(struct imap_session *s)
     s->max_untagged = IMAP_UNTAGGED_SLACK;
     s->pre = 0;
     s->nfl = 0;
+    s->t_answer = s->rtt = 0;
     s->t_list = 0;
     memset(&s->fr, 0, sizeof s->fr);
     imap_rd_init(&s->rd, IMAP_MAX_LINE, cfg_of(s)->imap_max_literal);
