@@ -5,7 +5,8 @@
  * key must come back as the value the run had: a key added to the table that the
  * writer does not write, or writes from another figure, fails here, and so does
  * one the test does not know yet. The families beside the table (pending by
- * reason, errors by class, the latencies' histograms) and the envelope too. */
+ * reason, errors by class, the latencies' histograms), the envelope and the
+ * messages shown one by one with their trails (what compare and report read) too. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -90,6 +91,21 @@ static void fill_result(struct fixture *fx)
         for (unsigned i = 0; i <= k; i++)
             hist_record(&r->lat[k], 1000000ull * (k + 1) + 1000 * i);
     r->timeline = json_array();
+    /* a lost message with its trail in the logs, a corrupted one with none read */
+    r->nexamples[EX_LOST] = 1;
+    struct message_example *x = &r->examples[EX_LOST][0];
+    *x = (struct message_example){ .seq = 0x2a, .entry = 0x2b, .mailbox = xstrdup("user0007@test.local"),
+                                   .accepted_ms = 1500, .read_ms = 42250, .reads = 0, .queue_id = xstrdup("4XyZ1B"),
+                                   .has_trail = 1 };
+    x->trail = (struct example_trail){ .cause = TC_BOUNCED, .cause_line = xstrdup("status=bounced (550 no)"),
+                                       .last_queue = "active", .left = "left", .nlines = 23, .skipped = 20, .n = 3 };
+    for (unsigned i = 0; i < 3; i++)
+        x->trail.lines[i] = xasprintf("line %u of 4XyZ1B", i);
+    r->nexamples[EX_CORRUPTED] = 1;
+    x = &r->examples[EX_CORRUPTED][0];
+    *x = (struct message_example){ .seq = 0x30, .entry = 0x30, .mailbox = xstrdup("user0009@test.local"),
+                                   .accepted_ms = 2500, .reads = 1, .queue_id = xstrdup(""),
+                                   .differs = xstrdup("body: byte 12") };
 }
 
 static int setup(void **st)
@@ -258,11 +274,45 @@ static void envelope_and_families_survive(void **st)
     result_free(&res);
 }
 
+/* The messages shown one by one, as compare and report read them (result/display.h). */
+static void examples_survive(void **st)
+{
+    struct fixture *fx = *st;
+    const struct run_result *r = &fx->r;
+    struct result res;
+    write_and_load(fx, &res);
+    const struct result_messages *lost = &res.display.lost, *corrupted = &res.display.corrupted;
+    assert_int_equal(lost->n, 1);
+    const struct result_message *m = &lost->v[0];
+    char id[64], mid[80], at[40];
+    msg_ids(r, 0x2a, id, sizeof id, mid, sizeof mid);
+    assert_string_equal(m->id, id);
+    assert_string_equal(m->id, "a1b2c3d4-2a");
+    assert_string_equal(m->message_id, mid);
+    assert_string_equal(m->queue_id, "4XyZ1B");
+    assert_string_equal(m->mailbox, "user0007@test.local");
+    assert_string_equal(m->accepted, run_time(r, 1500, at, sizeof at));
+    assert_string_equal(m->mailbox_read, run_time(r, 42250, at, sizeof at));
+    assert_true(m->ev.has);
+    assert_string_equal(m->ev.cause, trail_cause_names[TC_BOUNCED]);
+    assert_string_equal(m->ev.cause_line, "status=bounced (550 no)");
+    assert_string_equal(m->ev.lines, "23");
+    assert_int_equal(m->ev.ntrail, 3);
+    for (unsigned i = 0; i < 3; i++)
+        assert_string_equal(m->ev.trail[i], r->examples[EX_LOST][0].trail.lines[i]);
+    assert_int_equal(corrupted->n, 1);
+    assert_string_equal(corrupted->v[0].mailbox, "user0009@test.local");
+    assert_false(corrupted->v[0].ev.has);     /* no log was read: null, not an empty trail */
+    assert_int_equal(res.display.duplicated.n, 0);
+    result_free(&res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(every_table_key_survives, setup, teardown),
         cmocka_unit_test_setup_teardown(envelope_and_families_survive, setup, teardown),
+        cmocka_unit_test_setup_teardown(examples_survive, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
