@@ -35,7 +35,9 @@ static void words(const struct imap_piece *pc)
     (void)imap_err_kind(st, after, (size_t)(rest + rn - after));
     if (imap_numbered(rest, rn, &v, &w, &wl) == 0 && (w < rest || w + wl > rest + rn))
         abort();
-    (void)imap_item_num(rest, rn, "UID", &v);
+    int r = imap_item_num(rest, rn, "UID", &v);
+    if (r != 0 && r != -1 && r != -2)
+        abort();
     (void)imap_ends_with(rest, rn, "BODY[]");
     if (imap_is_capability(rest, rn))
         (void)imap_has_cap(rest, rn, "IDLE");

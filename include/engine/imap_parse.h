@@ -64,7 +64,8 @@ enum imap_status imap_status(const char *p, size_t n, const char **after);
 int imap_numbered(const char *p, size_t n, uint64_t *num, const char **word, size_t *wl);
 
 /* The number after item (UID, RFC822.SIZE) in a FETCH's text, outside quoted
- * strings, at a word's start: 0 with *v, -1 when absent or not a number. */
+ * strings, at a word's start: 0 with *v, -1 when absent, -2 when the item is
+ * there and no number of at most 19 digits follows. */
 int imap_item_num(const char *p, size_t n, const char *item, uint64_t *v);
 
 /* 1 when the text, without trailing blanks, ends with word (BODY[] before a

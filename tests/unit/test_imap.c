@@ -8,7 +8,7 @@
  * servers: an overlong line, a literal over the cap or over the size given, a
  * non-synchronizing literal, an untagged flood, a reply with a tag of no command,
  * a reply sent before its command, an EXPUNGE beyond EXISTS, an unasked
- * VANISHED. The idle model: an EXISTS pushed during IDLE
+ * VANISHED, a UID over 32 bits or no number. The idle model: an EXISTS pushed during IDLE
  * fetched (its push latency timed), one that came while the client was busy
  * counted as the client's, mail no EXISTS announced found at the renewal. The
  * readers' visits kept-up reads: a sync of an idle client, a poll client's or a
@@ -475,6 +475,33 @@ static void a_vanished_unasked(void **state)
     hostile(NULL, (const char *const[]){ "* VANISHED 7\r\n", NULL }, "imap_list_protocol");
 }
 
+/* UIDs are 32-bit (RFC 3501 9, nz-number): a listing of 500 UIDs of 19 digits
+ * each, none consecutive, would overflow the UID set of the FETCH that follows
+ * (IMAP_SET_MAX counts ten digits a UID). */
+static void a_uid_over_32_bits(void **state)
+{
+    struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS, "--set", "pop3.max_per_session=1000");
+    to_listing(sc, 600);
+    static char listing[500 * 64];
+    size_t k = 0;
+    for (unsigned i = 1; i <= 500; i++)
+        k += (size_t)snprintf(listing + k, sizeof listing - k, "* %u FETCH (UID %llu)\r\n", i,
+                              1000000000000000000ull + 2ull * i);
+    script_say(sc, listing);
+    script_say(sc, "a3 OK\r\n");
+    script_run(sc, 20);
+    assert_int_equal(script_errors(sc, "imap_list_protocol"), 1);
+    assert_int_equal(sc->st->c.imap_commands, 3);   /* no FETCH of such a set sent */
+    script_free(sc);
+}
+
+/* A UID that is no number, or 0: a listing that skipped it would look whole. */
+static void a_uid_that_is_no_number(void **state)
+{
+    hostile(NULL, (const char *const[]){ "* 1 FETCH (UID seven)\r\n", NULL }, "imap_list_protocol");
+    hostile(NULL, (const char *const[]){ "* 1 FETCH (UID 0)\r\n", NULL }, "imap_list_protocol");
+}
+
 static void a_non_synchronizing_literal(void **state)
 {
     hostile(NULL, (const char *const[]){ "* 1 FETCH (UID 7 X {5+}\r\n", NULL }, "imap_list_protocol");
@@ -867,6 +894,8 @@ int main(void)
         cmocka_unit_test(a_reply_before_its_command),
         cmocka_unit_test(an_expunge_beyond_exists),
         cmocka_unit_test(a_vanished_unasked),
+        cmocka_unit_test(a_uid_over_32_bits),
+        cmocka_unit_test(a_uid_that_is_no_number),
         cmocka_unit_test(bad_models_are_refused),
         cmocka_unit_test(exists_during_idle_is_fetched),
         cmocka_unit_test(exists_while_busy_is_the_clients_delay),

@@ -235,7 +235,7 @@ int imap_item_num(const char *p, size_t n, const char *item, uint64_t *v)
         if ((i == 0 || p[i - 1] == ' ' || p[i - 1] == '(') && n - i > il && !strncasecmp(p + i, item, il) &&
             p[i + il] == ' ') {
             size_t k = number(p + i + il + 1, n - i - il - 1, v);
-            return k ? 0 : -1;
+            return k ? 0 : -2;
         }
     }
     return -1;

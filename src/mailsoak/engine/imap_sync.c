@@ -23,7 +23,10 @@
 #include "lib/alloc.h"
 
 /* The UIDs of the visit's messages in state st as a set ("3:7,9") into out;
- * how many it names. Listed in ascending order, so runs are ranges. */
+ * how many it names. Listed in ascending order, so runs are ranges. A UID has
+ * ten digits at most (imap_fetch_text refuses others): eleven bytes a message,
+ * with its comma or its share of a range, and the set fits. */
+_Static_assert(IMAP_VISIT_MAX * 11 + 1 <= IMAP_SET_MAX, "a visit's UID set fits in IMAP_SET_MAX");
 static size_t uid_set(const struct imap_session *s, enum mstate st, char *out, size_t outlen)
 {
     size_t k = 0, count = 0;
@@ -379,7 +382,14 @@ int imap_fetch_text(struct imap_session *s, const char *p, size_t n, const struc
 {
     struct fetch_resp *fr = &s->fr;
     uint64_t v;
-    if (imap_item_num(p, n, "UID", &v) == 0) {
+    int r = imap_item_num(p, n, "UID", &v);
+    if (r == -2 || (r == 0 && (v == 0 || v > UINT32_MAX))) {
+        /* a UID is a non-zero 32-bit number (RFC 3501 9): one that is not
+         * would be a message the listing skips, or overflow a UID set */
+        imap_count(s, "protocol", "a UID that is not a number from 1 to 4294967295");
+        return -1;
+    }
+    if (r == 0) {
         fr->uid = v;
         fr->have_uid = 1;
     }
