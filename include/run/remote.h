@@ -11,7 +11,6 @@
 #ifndef MS_REMOTE_H
 #define MS_REMOTE_H
 
-#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
