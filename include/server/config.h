@@ -44,6 +44,7 @@ enum srv_fault_kind {
     SF_UNDONE,                       /* EXPUNGE: answered OK, messages kept and their flags cleared */
     SF_SILENT,                       /* IDLE: no EXISTS pushed while it lasts */
     SF_AGAIN,                        /* FETCH: the first body served gets a new UID, so it is served again */
+    SF_APPLIED,                      /* STORE: the flags set, and the command answered NO all the same */
 };
 
 /* A delay drawn per use: fixed, uniform in [lo, hi], or exponential with mean lo

@@ -47,6 +47,7 @@ struct imap {
     size_t fpos;
     const struct srv_cmd_fault *again;   /* kind = again struck this FETCH */
     const struct srv_cmd_fault *undone;  /* kind = undone struck this EXPUNGE */
+    const struct srv_cmd_fault *applied; /* kind = applied struck this STORE */
     struct buf msg;                  /* the fetched message with CRLF line ends */
 };
 

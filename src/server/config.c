@@ -119,7 +119,7 @@ static int parse_kind(const char *v, enum srv_fault_kind *k)
         { "stall", SF_STALL }, { "reset", SF_RESET }, { "reply", SF_REPLY }, { "extra", SF_EXTRA },
         { "trickle", SF_TRICKLE }, { "endless", SF_ENDLESS }, { "overlong", SF_OVERLONG },
         { "forge", SF_FORGE }, { "drop", SF_DROP }, { "undone", SF_UNDONE }, { "silent", SF_SILENT },
-        { "again", SF_AGAIN },
+        { "again", SF_AGAIN }, { "applied", SF_APPLIED },
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcasecmp(v, t[i].n)) {
@@ -270,7 +270,7 @@ int srv_fault_set(struct srv_faults *f, const char *section, const char *key, co
     if (!strcasecmp(key, "kind")) {
         if (parse_kind(v, &c->kind) < 0) {
             w = "expected 4xx, 5xx, 421, disconnect, delay, stall, reset, reply, extra, trickle, endless, "
-                "overlong, forge, drop, undone, silent or again";
+                "overlong, forge, drop, undone, silent, again or applied";
             goto bad;
         }
     } else if (!strcasecmp(key, "odds")) {
@@ -345,6 +345,10 @@ int srv_faults_check(const struct srv_faults *f, char *why, size_t n)
         }
         if (c->kind == SF_SILENT && c->stage != ST_IMAP_IDLE) {
             snprintf(why, n, "[%s]: kind = silent keeps an IDLE from pushing EXISTS: fault.imap.idle only", c->name);
+            return -1;
+        }
+        if (c->kind == SF_APPLIED && c->stage != ST_IMAP_STORE) {
+            snprintf(why, n, "[%s]: kind = applied sets the flags and refuses the STORE: fault.imap.store only", c->name);
             return -1;
         }
         if (c->kind == SF_AGAIN && c->stage != ST_IMAP_FETCH) {

@@ -96,6 +96,9 @@ static int apply_fault(struct imap *s, const struct srv_cmd_fault *f, enum srv_s
     case SF_AGAIN:
         s->again = f;
         return 0;
+    case SF_APPLIED:
+        s->applied = f;
+        return 0;
     default:
         break;
     }

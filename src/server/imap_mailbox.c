@@ -427,6 +427,8 @@ void imap_cmd_store(struct imap *s, struct imap_cur *c)
         imap_reply(s, "BAD Error in IMAP command STORE: Invalid arguments.");
         return;
     }
+    const struct srv_cmd_fault *applied = s->applied;
+    s->applied = NULL;
     if (s->readonly) {
         imap_reply(s, "NO Mailbox is read-only.");
         return;
@@ -449,6 +451,15 @@ void imap_cmd_store(struct imap *s, struct imap_cur *c)
         conn_write(&s->b.c, o.p, o.len);
         buf_free(&o);
         conn_puts(&s->b.c, ")\r\n");
+    }
+    if (applied) {
+        /* the flags are set; the answer says they are not */
+        char logl[400];
+        snprintf(logl, sizeof logl, "imap(%s): Error: Mailbox INBOX: store answered NO after its flags were "
+                 "written", s->user);
+        srv_fault_log(&s->b, applied, logl);
+        imap_reply(s, "NO [SERVERBUG] Internal error occurred. Refer to server log for more information.");
+        return;
     }
     imap_reply(s, "OK Store completed.");
 }

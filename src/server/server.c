@@ -332,6 +332,7 @@ int srv_sess_apply_fault(struct srv_sess *s, const struct srv_cmd_fault *f, int 
     case SF_UNDONE:                  /* IMAP's: the protocol applies them */
     case SF_SILENT:
     case SF_AGAIN:
+    case SF_APPLIED:
         return 0;
     case SF_DELAY: {
         uint64_t ns = srv_dist_draw(&f->delay, &s->rng);

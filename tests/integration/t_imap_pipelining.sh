@@ -4,7 +4,11 @@
 # without waiting (RFC 3501 5.5), so their 100 messages take fewer round trips
 # than commands: two fewer for each EXPUNGE at least, every message still proven
 # delivered exactly once. With imap.pipelining = no, as many round trips as
-# commands. Two runs of 100 messages.
+# commands. Then a server that refuses five STOREs after setting their
+# \Deleted (the applied fault): the UID EXPUNGE pipelined behind each removes
+# the mail all the same, and the readers count it by the EXPUNGE responses:
+# every message still delivered exactly once, none left owed. Three runs of 100
+# messages.
 source "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { echo "skip: needs jq"; exit 77; }
 [[ -x $MAILSOAK && -x $MAILSOAK_SERVER ]] || { echo "skip: build first"; exit 77; }
@@ -39,6 +43,18 @@ for p in yes no; do
 done
 stop_pid "$SRV"
 wait "$SRV" 2>/dev/null
+
+# applied: five STOREs refused after their flags were set
+ref_up applied --set fault.imap.store.kind=applied --set fault.imap.store.every=1 --set fault.imap.store.max=5
+soak applied yes
+rc=$?
+ref_down
+cat "$WORK/applied.txt"
+check "applied: exit 0" eq "$rc" 0
+check "applied: 100 delivered exactly once" eq "$(s applied .summary.delivered)" 100
+check "applied: none pending" eq "$(s applied .summary.pending)" 0
+check "applied: the five refused STOREs counted" eq "$(s applied '.summary.errors_by_class.imap_store_serverbug')" 5
+check "applied: the fault struck five times" eq "$(grep -c 'store answered NO after its flags' "$WORK/applied/server.log")" 5
 
 cmds=$(s yes .summary.imap_commands) trips=$(s yes .summary.imap_round_trips)
 expunges=$(s yes '.summary.latency["imap.expunge"].count // 0')

@@ -37,6 +37,7 @@ bad 'bad.conf:2: \[fault.smtp.helo\]: unknown fault section' $'[fault.smtp.helo]
 bad 'bad.conf:2: fault.store.lose: odds are a fraction' $'[fault.store]\nlose = 1.5'
 bad '\[fault.pop3.retr\]: set odds or every' $'[fault.pop3.retr]\nkind = 5xx'
 bad '\[fault.imap.fetch\]: kind = undone .*fault.imap.expunge only' $'[fault.imap.fetch]\nkind = undone\nodds = 0.1'
+bad '\[fault.imap.fetch\]: kind = applied .*fault.imap.store only' $'[fault.imap.fetch]\nkind = applied\nodds = 0.1'
 bad 'server.listen_imaps: needs server.tls_cert' '' --listen-imaps 127.0.0.1:0
 bad 'fault.smtp.mail.delay: expected MIN-MAX|MIN is above MAX' '' --set 'fault.smtp.mail.delay=3s-1s'
 bad "users.pattern: 'nobody' needs one %d" '' --set users.pattern=nobody

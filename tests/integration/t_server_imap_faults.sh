@@ -3,7 +3,8 @@
 # imap_raw.py for IDLE): an EXPUNGE answered but not done leaves the message for
 # the next session; an IDLE that pushes nothing still shows the message at NOOP; a
 # fetched message served again under a new UID has the same bytes; a delayed FETCH
-# answers late but right. Each fault is logged.
+# answers late but right; a STORE refused after it set its flags leaves them for
+# an EXPUNGE. Each fault is logged.
 set -uo pipefail
 . "$(dirname "$0")/server_lib.sh"
 command -v curl >/dev/null && command -v python3 >/dev/null || { echo "skip: needs curl and python3"; exit 77; }
@@ -29,6 +30,19 @@ curl_imap INBOX a@test.local pw-a -X 'UID STORE 1 +FLAGS.SILENT (\Deleted)' >/de
 curl_imap INBOX a@test.local pw-a -X 'UID EXPUNGE 1' >/dev/null || fail "UID EXPUNGE 2"
 [[ -z $(uids a@test.local pw-a) ]] || fail "undone: max = 1 but the second EXPUNGE was not done either"
 ok "undone: EXPUNGE answered, message still there (IMAP and POP3), logged; max respected"
+srv_stop
+
+# applied: the STORE is answered NO, yet its \Deleted is set: UID EXPUNGE removes the message.
+srv_start "${base[@]}" --set fault.imap.store.kind=applied --set fault.imap.store.every=1
+curl_send "$WORK/m1.eml" a@test.local || fail "send"
+curl_imap INBOX a@test.local pw-a -X 'UID STORE 1 +FLAGS.SILENT (\Deleted)' >/dev/null 2>"$WORK/store.err" \
+    && fail "applied: the STORE was answered OK"
+out=$(curl_imap INBOX a@test.local pw-a -X 'UID EXPUNGE 1' | tr -d '\r') || fail "applied: UID EXPUNGE"
+[[ $out == '* 1 EXPUNGE' ]] || fail "applied: the refused STORE's flag was not there to expunge: [$out]"
+[[ -z $(uids a@test.local pw-a) ]] || fail "applied: the message is still there: [$(uids a@test.local pw-a)]"
+grep -q 'Error: Mailbox INBOX: store answered NO after its flags were written' "$WORK/server.log" \
+    || fail "applied: not logged"
+ok "applied: STORE refused, its \\Deleted set all the same, expunged, logged"
 srv_stop
 
 # silent: no EXISTS during IDLE, NOOP shows the message.
