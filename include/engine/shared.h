@@ -14,6 +14,7 @@
 #include "engine/ladder.h"
 #include "engine/ledger.h"
 #include "engine/msg.h"
+#include "engine/pacer.h"
 #include "engine/sizes.h"
 #include "lib/users.h"
 #include "settings/config.h"
@@ -50,6 +51,7 @@ struct run {
     struct size_model sizes;
     unsigned nworkers;
     _Atomic int phase;
+    struct stage_clock stages;       /* smtp.profile as it runs: a stage may end early */
     _Atomic int64_t send_budget;     /* messages left to send when messages = N */
     _Atomic uint64_t accepted;
     _Atomic int64_t retry_pending;   /* deferred messages in the workers' queues: the drain waits for them */

@@ -157,6 +157,7 @@ struct run_result {
      * so a capacity level is judged on its own mail (capacity/level.h) */
     unsigned nstages;
     struct recovery_proof stage_proof[RATE_STAGES_MAX];
+    double stage_span[RATE_STAGES_MAX][2];   /* each stage's span as it ran, s since the start */
     struct gates gates;              /* [gate], made at setup */
     struct gate_judgement judged;
     struct run_verdict verdict;
@@ -173,7 +174,7 @@ static inline struct verdict_view run_verdict_view(const struct run_result *r)
 {
     return (struct verdict_view){ .cfg = r->cfg, .verdict = &r->verdict, .judged = &r->judged, .lo = &r->lo,
                                   .spikes = r->spikes, .nspikes = r->nspikes, .stage_proof = r->stage_proof,
-                                  .nstages = r->nstages, .exit_status = r->exit_status };
+                                  .stage_span = r->stage_span, .nstages = r->nstages, .exit_status = r->exit_status };
 }
 
 /* The run's name in tables, reports and metrics: run.label, else the store format. */

@@ -24,6 +24,7 @@ struct verdict_view {
     const struct recovery_spike *spikes;   /* smtp.profile's spikes and their recovery */
     unsigned nspikes;
     const struct recovery_proof *stage_proof;   /* each stage's mail, nstages of cfg->profile */
+    const double (*stage_span)[2];   /* each stage's span as it ran (s), or NULL: as cfg->profile planned */
     unsigned nstages;
     int exit_status;                 /* what the run exits with (judge()'s return) */
 };

@@ -12,6 +12,7 @@
 #include "engine/worker.h"
 #include "lib/hist.h"
 #include "run/run.h"
+#include "verdict/stage_end.h"
 #include "verdict/sweep.h"
 
 struct known;
@@ -54,6 +55,7 @@ struct controller {
     const char *fill_out;            /* the fill: --fill-only's --json, to write with its UIDLs */
     struct fill_summary *fill_loaded; /* the soak: fill.from read into this (and known) */
     struct sweep sw;                 /* the settle rule's state (verdict/sweep.h) */
+    struct stage_end stage_end;      /* smtp.profile_end = decided (verdict/stage_end.h) */
 };
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "result/interval_output.h"
 #include "run/controller.h"
 #include "verdict/sweep.h"
 
@@ -15,5 +16,11 @@ struct sweep_seen run_sweep_seen(struct controller *ct, uint64_t now);
 /* The phase that follows phase at now (phase_start: when it began); begins the
  * sweep's passes when the drain ends. */
 int run_next_phase(struct controller *ct, int phase, uint64_t now, uint64_t phase_start);
+/* The send window's length (ns): smtp.profile's stages as they run, else run.duration. */
+uint64_t run_send_ns(const struct run *r);
+/* smtp.profile_end = decided: a send interval ending at ns since the start, its
+ * figures v; a stage the sequential test decided ends now (verdict/stage_end.h), a
+ * stage decided behind ends the send window. */
+void run_stage_interval(struct controller *ct, uint64_t ns, const struct interval_view *v);
 
 #endif

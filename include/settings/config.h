@@ -48,6 +48,9 @@ struct tested_server {
  * says which group failed (lib/exitcodes.h). */
 enum gate_preset { GATE_PRESET_INTEGRITY, GATE_PRESET_SPECMAIL2001, GATE_PRESET_OFF };
 enum capacity_method { CAPACITY_STEPS, CAPACITY_STAIRCASE };
+/* smtp.profile_end: a stage runs its whole duration, or ends once the sequential
+ * test of "kept up" decided it (verdict/stage_end.h) */
+enum profile_end { PROFILE_END_FIXED, PROFILE_END_DECIDED };
 enum gate_classes { GATE_CLASSES_ANY, GATE_CLASSES_ALLOWED };
 struct gate_config {
     int integrity, settled;                     /* integrity gates: on by default */
@@ -153,6 +156,7 @@ struct config {
      * addresses; [pop3] the share of retrieved mail that is deleted. */
     double rate, conn_rate, size_spread, delete_share;
     struct rate_stages profile;                 /* smtp.profile: stages of rates; the run lasts their sum */
+    int profile_end;                            /* enum profile_end */
     uint64_t ramp, think, size_median;
     int arrivals;                               /* enum arrivals (engine/pacer.h) */
     uint64_t late_after;                        /* ns: an arrival this late was held by the tester */

@@ -47,6 +47,12 @@ struct drift_rules {
  * intervals, 8 of them at least (the replay's choice: docs/results/capacity.md), a
  * cap of 120 s, Poisson arrivals. */
 void drift_rules_default(struct drift_rules *r);
+/* A staircase level's rules (capacity's, and smtp.profile_end = decided's): the
+ * default's, behind at share, batches of about 2 s (at most a sixteenth of a level
+ * of level_s, whole intervals of interval_s), 8 batches before a decision (fewer
+ * make a variance of noise: 4 batches of 1 s once passed a level 8 % over the
+ * ceiling), capped at the level's end. */
+void drift_rules_level(struct drift_rules *r, double share, double level_s, double interval_s);
 
 struct drift_result {
     enum drift_decision d;

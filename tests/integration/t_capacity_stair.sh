@@ -9,7 +9,9 @@
 # each level is judged by the sequential test of the backlog. The interval the
 # search reports must hold the ceiling (within 5 %), no level 15 % or more above it
 # may pass nor one 15 % or more below it fail, and each decided level must say when
-# it was decided. Constant arrivals (as t_capacity.sh, for the same reason: a
+# it was decided. A level ends once decided (smtp.profile_end = decided): the next
+# begins at once, and one decided behind ends its run; an open one runs its 10 s.
+# Constant arrivals (as t_capacity.sh, for the same reason: a
 # 10 s level at 50 msg/s cannot tell a drift of a few msg/s from Poisson noise);
 # no confirmation, about 90 s in all.
 set -uo pipefail
@@ -56,20 +58,35 @@ f=$(jq -r '[.runs[] | select(.kind == "staircase")][0].result' "$WORK/st.json")
 jq -e '.config.smtp.profile | test("^2s@[0-9.]+, *10s@")' "$f" >/dev/null ||
     fail "the staircase's run has no profile: $(jq -c .config.smtp.profile "$f")"
 jq -e '[.runs[] | select(.kind == "staircase")][0].lead_s == 2 and
-    ([.levels[] | select(.kind == "staircase")][0] | .t0 == 2 and .t1 == 12)' "$WORK/st.json" >/dev/null ||
+    ([.levels[] | select(.kind == "staircase")][0] | .t0 == 2 and .t1 <= 12)' "$WORK/st.json" >/dev/null ||
     fail "the staircase's first level is not cut after its lead-in: $(jq -c '[.runs, .levels[1]]' "$WORK/st.json")"
+# a decided level ended when its test decided (the interval that decided it its
+# last), an open one ran its 10 s; the first staircase ended with its first failure
+# (its levels above never ran) and some level ended early
+jq -e '[.levels[] | select(.kind == "staircase" or .kind == "refine") |
+        if .verdict == "pass" or .verdict == "fail" then (.t1 - .t0 - .kept_up.decided_s | fabs) < 0.6
+        elif .verdict == "open" then (.t1 - .t0 - 10 | fabs) < 1e-6 else true end] | all' "$WORK/st.json" >/dev/null ||
+    fail "a level did not end when decided: $(jq -c '[.levels[] | [.verdict, .t1 - .t0, .kept_up.decided_s]]' "$WORK/st.json")"
+jq -e '[.levels[] | select(.kind == "staircase")] as $l | [$l[] | select(.run == $l[0].run) | .verdict] as $v
+    | ([$v | index("fail")] | .[0] // ($v | length - 1)) == ($v | length - 1) and
+      ([$l[] | select(.verdict == "pass" or .verdict == "fail") | select(.t1 - .t0 < 9)] | length) >= 1' "$WORK/st.json" >/dev/null ||
+    fail "no level ended early, or one ran after a failure: $(jq -c '[.levels[] | [.run, .verdict, .t1 - .t0]]' "$WORK/st.json")"
 # its timeline names each interval's stage, and each stage offered its level's rate
 jq -e --slurpfile s "$WORK/st.json" '[$s[0].runs[] | select(.kind == "staircase")][0].n as $n
-    | [$s[0].levels[] | select(.kind == "staircase" and .run == $n) | .rate] as $r
+    | [$s[0].levels[] | select(.kind == "staircase" and .run == $n)] as $r
     | [.timeline[] | select(.phase == "send") | .stage] as $st
     | ($st | first) == 0 and ($st | last) == ($r | length) and
-      ([range($r | length) as $k | [.timeline[] | select(.phase == "send" and .stage == $k + 1 and .t > 2 + 10 * $k + 1.5)]
-        | (map(.arrivals) | add) / (map(.t) | max - min + 1) / $r[$k] | . > 0.8 and . < 1.2] | all)' "$f" >/dev/null ||
+      ([range($r | length) as $k | [.timeline[] | select(.phase == "send" and .stage == $k + 1 and .t > $r[$k].t0 + 1.5)]
+        | (map(.arrivals) | add) / (map(.t) | max - min + 1) / $r[$k].rate | . > 0.8 and . < 1.2] | all)' "$f" >/dev/null ||
     fail "the staircase's timeline: $(jq -c '[.timeline[] | select(.phase == "send") | [.stage, .arrivals]]' "$f")"
 # each level's lost, duplicated and corrupted are of its own mail: the run's ledger
-# counted per stage, every message accepted in one of them
-jq -e '.verdict.stages as $s | ($s | length) == ([.timeline[] | select(.phase == "send") | .stage] | max + 1) and
-    ([$s[].accepted] | add) == .verdict.accepted and ([$s[1:][] | .t1 - .t0 | . == 10] | all)' "$f" >/dev/null ||
+# counted per stage as it ran (a stage after the failure never ran: no span, no
+# mail), every message accepted in one of them
+jq -e --slurpfile s "$WORK/st.json" '[$s[0].runs[] | select(.kind == "staircase")][0].n as $n
+    | [$s[0].levels[] | select(.kind == "staircase" and .run == $n)] as $l
+    | .verdict.stages as $st | ([$st[].accepted] | add) == .verdict.accepted and
+      ([range($l | length) as $k | $st[$k + 1].t0 == $l[$k].t0 and $st[$k + 1].t1 == $l[$k].t1] | all) and
+      ([$st[($l | length) + 1:][] | .t1 == .t0 and .accepted == 0] | all)' "$f" >/dev/null ||
     fail "the staircase's run has no ledger per stage: $(jq -c "[.verdict.stages, .verdict.accepted]" "$f")"
 jq -e '[.levels[] | select(.kind == "staircase") | .ledger.of == "level" and .ledger.lost == 0] | all' "$WORK/st.json" \
     >/dev/null || fail "a level not judged on its own mail: $(jq -c '[.levels[].ledger]' "$WORK/st.json")"

@@ -152,8 +152,10 @@ static void pacing(void **st)
      * of two workers): 100 events in the first stage, none in the second, the
      * next 300 in the third, none until an hour after its end */
     struct rate_stages stg = { .n = 3, .dur_ns = { 10000000000ull, 5000000000ull, 10000000000ull }, .rate = { 20, 0, 60 } };
+    struct stage_clock clk;
+    stage_clock_init(&clk, &stg);
     pacer_init(&p, 0, 0, 0, ARRIVALS_CONSTANT, 1);
-    pacer_stages(&p, &stg, 0.5);
+    pacer_stages(&p, &clk, 0.5);
     assert_true(pacer_on(&p));
     p.s = 50;
     assert_true(llabs((long long)pacer_due(&p) - 5000000000ll) < 1000);

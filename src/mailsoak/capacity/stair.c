@@ -312,7 +312,7 @@ void stair_result_measured(struct stair *s, const struct stair_run *run, const e
             s->probe = fmin(run->rate[0] * s->r.factor, s->r.max_rate);
         }
     } else if (run->kind == RUN_CONFIRM) {
-        s->confirmed = out[0] == LEVEL_PASS && out[1] == LEVEL_PASS && out[2] == LEVEL_FAIL;
+        s->confirmed = run->n == 3 && out[0] == LEVEL_PASS && out[1] == LEVEL_PASS && out[2] == LEVEL_FAIL;
         s->confirm_base = run->rate[1];
         stair_stop(s, s->confirmed ? "confirmed at 80, 100 and 120 %" : "NOT confirmed at 80, 100 and 120 %");
         return;

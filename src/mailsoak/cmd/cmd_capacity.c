@@ -31,6 +31,7 @@
 #include "capacity/level.h"
 #include "capacity/search.h"
 #include "capacity/stair.h"
+#include "capacity/stair_judge.h"
 #include "capacity/stair_output.h"
 #include "capacity/step.h"
 #include "lib/alloc.h"
@@ -497,78 +498,6 @@ static void capacity_stair_write(const struct config *cfg, const struct stair_re
 
 /* --- capacity.method = staircase (include/capacity/stair.h) --- */
 
-/* The sequential test's rules for levels of level_s seconds judged on intervals of
- * interval_s: batches of 2 s (shorter for short levels: 8 of them fit in half a
- * level), 8 batches before a decision (fewer make a variance of noise: 4 batches of
- * 1 s once passed a level 8 % over the ceiling), capped at the level's end. */
-static void stair_drift_rules(struct drift_rules *dr, double share, double level_s, double interval_s)
-{
-    drift_rules_default(dr);
-    dr->share = share;
-    dr->cap_s = level_s;
-    dr->min_batches = 8;
-    double batch_s = fmin(2, level_s / 16);
-    dr->batch = (unsigned)fmax(1, round(batch_s / interval_s));
-}
-
-/* Reads a staircase run's result and judges each of its levels into out[], adding
- * their records; *delivered is what a probe delivered over its second half. */
-static void judge_run(struct stair_record *c, const struct step_rules *rules, const struct stair_run *run,
-                      struct stair_run_record *rr, enum level_outcome *out, double *delivered)
-{
-    char err[300], why[300];
-    struct result r;
-    int read = result_load(&r, rr->json, why, sizeof why) == 0;
-    struct drift_rules dr = c->dr;
-    dr.cap_s = rr->level_s;
-    *delivered = 0;
-    for (unsigned i = 0; i < run->n; i++) {
-        c->levels = grow(c->levels, &c->levels_cap, c->nlevels, 1, sizeof *c->levels);
-        struct stair_level_record *l = &c->levels[c->nlevels++];
-        memset(l, 0, sizeof *l);
-        l->run = rr->n;
-        l->kind = run->kind;
-        l->rate = run->rate[i];
-        l->t0 = rr->lead_s + rr->level_s * i;
-        l->t1 = rr->lead_s + rr->level_s * (i + 1);
-        struct step_figures f;
-        if (!read) {
-            l->lj.out = LEVEL_INVALID;
-            snprintf(l->lj.why, sizeof l->lj.why, "its run (exit %d) wrote no result: %.150s", rr->exit_status, why);
-        } else if (step_read_span(&r, l->t0, l->t1 + 0.5, &f, err, sizeof err) < 0) {
-            l->lj.out = LEVEL_INVALID;
-            snprintf(l->lj.why, sizeof l->lj.why, "its result: %.200s", err);
-        } else {
-            struct drift_point *p;
-            l->own_ledger = level_ledger(&r, i + (rr->lead_s > 0), &f) == 0;
-            unsigned n = level_points(&r, l->t0, l->t1 + 0.5, &p);
-            if (run->kind == RUN_CONFIRM)
-                level_judge_confirm(rules, &dr, &f, p, n, &l->lj);
-            else
-                level_judge(rules, &dr, DRIFT_VAR_BATCH, &f, p, n, &l->lj);
-            free(p);
-            l->read = 1;
-            l->offered = f.offered;
-            l->accepted = f.accepted;
-            l->delivered = f.delivered;
-            l->delivery_p95_ms = (double)hist_percentile(&f.lat[LAT_DELIVERY], 95) / 1e6;
-            l->lost = f.lost;
-            l->duplicated = f.duplicated;
-            l->corrupted = f.corrupted;
-            l->pending = f.pending;
-            if (i == 0)
-                rr->message_s = hist_mean(&f.lat[LAT_SMTP_MESSAGE]) / 1e9;
-        }
-        out[i] = l->lj.out;
-        stair_level_line(stderr, l);
-    }
-    struct step_figures f;
-    if (read && run->kind == RUN_PROBE && step_read_span(&r, rr->level_s / 2, rr->level_s + 0.5, &f, err, sizeof err) == 0)
-        *delivered = f.delivered;
-    if (read)
-        result_free(&r);
-}
-
 /* The settings of a staircase's run (kv[], pointing into kvs and profile): its
  * levels as smtp.profile stages behind a lead-in at the first level's rate, not
  * judged (a run starts with no backlog, and its first seconds fill the pipeline, mail
@@ -597,6 +526,9 @@ static int stair_run_settings(const struct config *cfg, const struct stair_run *
     snprintf(kvs[n++], sizeof kvs[0], "run.label=%.100s", cfg->label[0] ? cfg->label : stair_kind_name(run->kind));
     snprintf(kvs[n++], sizeof kvs[0], "run.seed=%llu", (unsigned long long)(cfg->seed ? cfg->seed + rr->n : 0));
     snprintf(kvs[n++], sizeof kvs[0], "run.json=%.150s", rr->json);
+    /* a level ends once decided (verdict/stage_end.h); the confirmation's are
+     * judged on their whole length by a fixed-sample test */
+    snprintf(kvs[n++], sizeof kvs[0], "smtp.profile_end=%s", run->kind == RUN_CONFIRM ? "fixed" : "decided");
     for (int i = 0; i < n; i++)
         kv[i] = kvs[i];
     kv[n++] = profile;
@@ -658,7 +590,7 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
     }
     /* about ten timeline entries a level, within 100 ms and 1 s */
     uint64_t interval = within(k->level / 10, 100 * NS_PER_MS, 1000 * NS_PER_MS);
-    stair_drift_rules(&c.dr, k->queue_growth, c.level_s, (double)interval / 1e9);
+    drift_rules_level(&c.dr, k->queue_growth, c.level_s, (double)interval / 1e9);
     c.dr.arrivals_cv2 = k->arrivals ? 1 : 0;
     start_time_now(c.start_time, sizeof c.start_time);
     uint64_t t0 = mono_ns(), tail = 0;
@@ -719,7 +651,7 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
         }
         enum level_outcome lo[STAIR_LEVELS_MAX];
         double delivered;
-        judge_run(&c, &rules, &run, rr, lo, &delivered);
+        run.n = stair_judge_run(&c, &rules, &run, rr, (double)interval / 2e9, lo, &delivered);
         rr->delivered = delivered;
         if (stop_signal) {
             c.interrupted = 1;

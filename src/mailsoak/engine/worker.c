@@ -48,7 +48,7 @@ int worker_init(struct worker *w, unsigned idx, struct run *run, unsigned nsmtp,
     unsigned nw = run->nworkers ? run->nworkers : 1;
     pacer_init(&env->msg_pacer, cfg->rate / nw, cfg->ramp, run->t0, cfg->arrivals, run->seed ^ (0xa77e000000000000ull + idx));
     if (cfg->profile.n)
-        pacer_stages(&env->msg_pacer, &cfg->profile, 1.0 / nw);
+        pacer_stages(&env->msg_pacer, &run->stages, 1.0 / nw);
     pacer_init(&env->conn_pacer, cfg->conn_rate / nw, cfg->ramp, run->t0, ARRIVALS_CONSTANT, 0);
     if (cfg->reader_protocol == READERS_IMAP && cfg->imap_tls != TLSM_NONE &&
         !(env->imap_tls = tls_client_ctx(cfg->imap_tls_ca, cfg->imap_tls_verify, 0, err, sizeof err)))

@@ -113,7 +113,9 @@ static json_t *recovery_json(const struct verdict_view *r)
     return a;
 }
 
-/* smtp.profile: each stage's span and the ledger's outcomes of the mail it accepted. */
+/* smtp.profile: each stage's span (as it ran: smtp.profile_end = decided ends some
+ * early, and a stage that never ran has none) and the ledger's outcomes of the mail
+ * it accepted. */
 static json_t *stages_json(const struct verdict_view *r)
 {
     json_t *a = json_array();
@@ -121,6 +123,10 @@ static json_t *stages_json(const struct verdict_view *r)
     for (unsigned i = 0; i < r->nstages; i++) {
         const struct recovery_proof *p = &r->stage_proof[i];
         double t1 = t + (double)r->cfg->profile.dur_ns[i] / 1e9;
+        if (r->stage_span) {
+            t = r->stage_span[i][0];
+            t1 = r->stage_span[i][1];
+        }
         json_array_append_new(a, json_pack("{s:f, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I}", "t0", t, "t1", t1, "rate",
                                            r->cfg->profile.rate[i], "accepted", (json_int_t)p->accepted, "delivered",
                                            (json_int_t)p->delivered, "lost", (json_int_t)p->lost, "duplicated",

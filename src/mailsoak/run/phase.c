@@ -4,6 +4,8 @@
  * against the ledger by verdict/reconcile.c), stop. */
 #include "run/phase.h"
 
+#include <stdio.h>
+
 #include "run/sources.h"
 #include "verdict/reconcile.h"
 
@@ -76,6 +78,41 @@ static void publish_pass(struct controller *ct)
     atomic_store_explicit(&ct->run->sweep_cursor, 0, memory_order_release);
 }
 
+uint64_t run_send_ns(const struct run *r)
+{
+    return r->cfg->profile.n ? stage_clock_total(&r->stages) : r->cfg->duration;
+}
+
+void run_stage_interval(struct controller *ct, uint64_t ns, const struct interval_view *v)
+{
+    const struct config *cfg = ct->cfg;
+    const struct rate_stages *pr = &cfg->profile;
+    struct run *r = ct->run;
+    if (!pr->n || cfg->profile_end != PROFILE_END_DECIDED)
+        return;
+    double t0[RATE_STAGES_MAX], t1[RATE_STAGES_MAX], planned[RATE_STAGES_MAX];
+    for (unsigned i = 0; i < pr->n; i++) {
+        t0[i] = (double)stage_clock_start(&r->stages, i) / 1e9;
+        t1[i] = t0[i] + (double)stage_clock_dur(&r->stages, i) / 1e9;
+        planned[i] = (double)pr->dur_ns[i] / 1e9;
+    }
+    /* the rules capacity's staircase judges its levels by (cmd/cmd_capacity.c) */
+    double iv_s = (double)cfg->interval / 1e9;
+    struct stage_end_rules rules = { .v = DRIFT_VAR_BATCH, .tol_s = iv_s / 2, .first = pr->n > 1 };
+    drift_rules_level(&rules.dr, cfg->capacity.queue_growth, (double)cfg->capacity.level / 1e9, iv_s);
+    rules.dr.arrivals_cv2 = cfg->arrivals == ARRIVALS_EXPONENTIAL ? 1 : 0;
+    struct drift_point pt = { .t = v->t, .accepted = (double)v->dsent, .read = (double)v->dread,
+                              .unread = (double)v->unread };   /* as the timeline writes it */
+    unsigned k = 0;
+    struct drift_result d;
+    enum stage_end_act act = stage_end_step(&ct->stage_end, &rules, t0, t1, planned, pr->n, &pt, &k, &d);
+    if (act == STAGE_GO_ON)
+        return;
+    stage_clock_end(&r->stages, k, ns, act == STAGE_STOP);
+    fprintf(stderr, "[%6.0fs] stage %u of %u (%.6g msg/s) decided in %.0f s: %s\n", v->t, k + 1, pr->n, pr->rate[k],
+            d.at_s, act == STAGE_STOP ? "behind, the send window ends" : "kept up, the next stage begins");
+}
+
 /* The run window: send for the duration (or N messages), drain until the
  * mailboxes owe nothing and the server's queue is empty (within the drain time),
  * sweep until the server settled (within the sweep time), stop. */
@@ -85,15 +122,15 @@ int run_next_phase(struct controller *ct, int phase, uint64_t now, uint64_t phas
     const struct config *cfg = r->cfg;
     if (phase == PH_SEND && r->fill_mode)   /* the fill sends its plan, then waits */
         return atomic_load(&r->fill_next) >= r->fill_total ? PH_DRAIN : PH_SEND;
-    if (phase == PH_SEND && r->ladder && now - r->t0 < cfg->duration) {
+    if (phase == PH_SEND && r->ladder && now - r->t0 < run_send_ns(r)) {
         /* the size ladder: its messages, then the drain (the first EHLO tells how many) */
         uint64_t total = atomic_load(&r->ladder_total);
         return total && atomic_load(&r->ladder_next) >= total ? PH_DRAIN : PH_SEND;
     }
     if (phase == PH_SEND) {
-        int over = now - r->t0 >= cfg->duration || (cfg->messages && atomic_load(&r->accepted) >= cfg->messages);
+        int over = now - r->t0 >= run_send_ns(r) || (cfg->messages && atomic_load(&r->accepted) >= cfg->messages);
         if (!cfg->senders)
-            over = now - r->t0 >= cfg->duration;   /* a readers-only run reads for the duration */
+            over = now - r->t0 >= run_send_ns(r);   /* a readers-only run reads for the duration */
         return !over ? PH_SEND : cfg->readers || r->imap_own ? PH_DRAIN : PH_STOP;
     }
     if (phase == PH_DRAIN) {

@@ -158,9 +158,11 @@ static void interval(struct controller *ct, int phase, int live)
         .c = &c, .prev = &ct->prev, .dsent = c.sent - ct->prev.sent, .dread = c.read - ct->prev.read,
         .derr = c.errors - ct->prev.errors, .err = derr, .nerr = nderr, .lat = lat, .srv = &iv,
         .unread = atomic_load(&r->ledger.owed_total),
-        .stage = ct->cfg->profile.n && !ct->fill ? rate_stages_at(&ct->cfg->profile, ct->prev_t - r->t0) : -1,
+        .stage = ct->cfg->profile.n && !ct->fill ? stage_clock_at(&r->stages, ct->prev_t - r->t0) : -1,
     };
     timeline_add(ct, interval_json(&v));
+    if (!ct->fill && phase == PH_SEND)
+        run_stage_interval(ct, now - r->t0, &v);
     if (!strcmp(v.phase, "send"))
         ct->last_send = (struct send_end){ .has = 1, .unread = (uint64_t)v.unread,
                                            .queued = iv.has.active && iv.has.spool ? (long long)iv.to.spool : -1 };
@@ -199,11 +201,11 @@ static void interval(struct controller *ct, int phase, int live)
             .polls = c.polls, .polls_late = c.polls_late,
             .delivery_ms = lat[LAT_DELIVERY].count ? (double)hist_percentile(&lat[LAT_DELIVERY], 50) / 1e6 : -1,
         };
-        const struct rate_stages *pr = &ct->cfg->profile;
+        const struct stage_clock *pr = &r->stages;
         win->walk_s = (double)ct->cfg->server.walk_interval / 1e9;
-        /* a profile: judged on its last stage, the load the run ends at */
-        win->from_s = pr->n ? (double)(rate_stages_total_ns(pr) - pr->dur_ns[pr->n - 1]) / 1e9 + iv_s : 0;
-        verdict_window_sample(win, &ks, (pr->n ? 0 : (double)ct->cfg->ramp / 1e9) + iv_s, iv_s / 2);
+        /* a profile: judged on its last stage (that ran), the load the run ends at */
+        win->from_s = pr->plan->n ? (double)stage_clock_start(pr, stage_clock_last(pr)) / 1e9 + iv_s : 0;
+        verdict_window_sample(win, &ks, (pr->plan->n ? 0 : (double)ct->cfg->ramp / 1e9) + iv_s, iv_s / 2);
     }
     ct->prev = c;
     ct->prev_nerr = nerr;
@@ -294,25 +296,22 @@ static int fill_setup(struct controller *ct)
 /* smtp.profile's stages: the ledger's proof of the mail accepted during each; its
  * spikes: the stages on the run's clock, the send window's samples, and the
  * ledger's proof of the mail accepted during each spike. */
-static void recovery_measure(struct run_result *res, const struct ledger *l)
+static void recovery_measure(struct run_result *res, const struct ledger *l, const struct stage_clock *clk)
 {
     const struct rate_stages *pr = &res->cfg->profile;
-    double t0 = 0;
+    struct recovery_stage st[RATE_STAGES_MAX];
     for (unsigned k = 0; k < pr->n; k++) {
-        double t1 = t0 + (double)pr->dur_ns[k] / 1e9;
-        /* the last stage keeps what its last moments accepted, however late */
-        recovery_count(l, t0, k + 1 == pr->n ? INFINITY : t1, &res->stage_proof[k]);
-        t0 = t1;
+        /* the stages as they ran (smtp.profile_end = decided ends some early) */
+        double t0 = (double)stage_clock_start(clk, k) / 1e9;
+        st[k] = (struct recovery_stage){ t0, t0 + (double)stage_clock_dur(clk, k) / 1e9, pr->rate[k] };
+        res->stage_span[k][0] = st[k].t0;
+        res->stage_span[k][1] = st[k].t1;
+        /* the last stage that ran keeps what its last moments accepted, however late */
+        recovery_count(l, st[k].t0, k == stage_clock_last(clk) ? INFINITY : st[k].t1, &res->stage_proof[k]);
     }
     res->nstages = pr->n;
     if (pr->n < 3)
         return;
-    struct recovery_stage st[RATE_STAGES_MAX];
-    double t = 0;
-    for (unsigned k = 0; k < pr->n; k++) {
-        st[k] = (struct recovery_stage){ t, t + (double)pr->dur_ns[k] / 1e9, pr->rate[k] };
-        t = st[k].t1;
-    }
     const struct verdict_window *w = &res->window;
     struct recovery_point *p = xcalloc(w->nkept + 1, sizeof *p);
     for (size_t i = 0; i < w->nkept; i++)
@@ -465,7 +464,7 @@ static uint64_t nap_ns(const struct controller *ct, uint64_t now)
     const struct config *cfg = ct->cfg;
     if (ct->phase != PH_SEND || (cfg->messages && cfg->senders) || cfg->interval < 20 * NS_PER_MS)
         return 20 * NS_PER_MS;
-    uint64_t until = ct->run->t0 + cfg->duration;
+    uint64_t until = ct->run->t0 + run_send_ns(ct->run);
     if (ct->next_iv < until)
         until = ct->next_iv;
     uint64_t nap = until > now ? until - now : 0;
@@ -508,6 +507,11 @@ static void soak_loop(struct controller *ct)
                 ledger_compact(&r->ledger);
             publish_metrics(ct, next);
             ct->next_iv = now + ct->cfg->interval;
+            /* a stage decided behind ended the send window with this interval
+             * (smtp.profile_end = decided): no sliver of a send interval after it */
+            if (ct->phase == PH_SEND && next == PH_SEND &&
+                (next = run_next_phase(ct, PH_SEND, mono_ns(), ct->phase_start)) != PH_SEND)
+                ct->send_end = now;
         }
         if (ct->phase == PH_SEND && next != PH_SEND) {   /* the send window, as of its last interval */
             ct->res->window.seconds = (double)(now - r->t0) / 1e9;
@@ -629,7 +633,7 @@ static int soak_finish(struct controller *ct)
     examples_collect(res, r, ct->sources);  /* and their trails in the server's logs */
     if (r->ladder)
         ladder_result(res, r);
-    recovery_measure(res, &r->ledger);
+    recovery_measure(res, &r->ledger, &r->stages);
     judge_run(res, r);
     result_copy_run(res, r, ct->sources);   /* from here on the writers read res alone */
     run_result_table(stdout, res);
@@ -658,6 +662,7 @@ static void soak_free(struct controller *ct)
         worker_free(&ct->w[i]);
     free(ct->w);
     free(ct->plan);
+    stage_end_free(&ct->stage_end);
     free(ct->lat);
     metrics_stop(ct->metrics);
     free(ct->lat_cum);

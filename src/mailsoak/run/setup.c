@@ -194,6 +194,7 @@ int setup_run(struct run *r, const struct config *cfg, unsigned nw)
     imap_model_users(cfg, r->users.n, r->imap_users);
     r->imap_own = (unsigned)imap_idle_users(cfg, r->users.n);
     ledger_init(&r->ledger, nw, r->users.n);
+    stage_clock_init(&r->stages, &cfg->profile);
     foreign_init(&r->foreign, r->users.n);
     uint64_t imap_keep = 0;
     if (cfg->pop3_leave || (cfg->reader_protocol == READERS_IMAP && imap_delete_parse(cfg->imap_delete, &imap_keep) == 0 &&

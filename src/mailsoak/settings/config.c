@@ -20,6 +20,8 @@ static const char *const pipelining_choices[] = { "auto", "on", "off", NULL };
 static const char *const protocol_choices[] = { "smtp", "lmtp", NULL };
 /* Indexed by enum arrivals (engine/pacer.h). */
 static const char *const arrivals_choices[] = { "constant", "exponential", NULL };
+/* Indexed by enum profile_end in config.h. */
+static const char *const profile_end_choices[] = { "fixed", "decided", NULL };
 static const char *const ladder_counts[] = { "1", "1000", NULL };
 static const char *const ladder_maxes[] = { "1k", "4G", NULL };
 /* pop3.visit; indexed by the int visit_owed (0 random, 1 owed). */
@@ -118,6 +120,7 @@ const struct opt config_opts[] = {
     { "smtp", "late_after", OPT_DURATION, O(late_after), "1s", NULL, "with a rate: an arrival that starts this long after its time is late, held by the tester (every sender busy, or the engine behind); late arrivals above 1 in 1000 mark the run tester-limited", NULL },
     { "smtp", "conn_rate", OPT_DOUBLE, O(conn_rate), "0", NULL, "target new SMTP connections per second (0 = no limit)", not_negative },
     { "smtp", "profile", OPT_STAGES, O(profile), "", NULL, "a load profile instead of smtp.rate: stages DURATION@RATE (msg/s) one after another, such as 60s@35, 60s@70, 120s@35 (a spike and its recovery; capacity's staircase), each open-loop with smtp.arrivals; the run sends for their sum (run.duration is not read), with no ramp", NULL },
+    { "smtp", "profile_end", OPT_ENUM, O(profile_end), "fixed", NULL, "smtp.profile: fixed, each stage runs its whole duration; decided, each stage but the first of several (a lead-in) ends as soon as the sequential test of kept up decides it (capacity.queue_growth, its batches sized by capacity.level, its cap the stage's duration), and one decided behind ends the send window too (capacity's staircase)", profile_end_choices },
     { "smtp", "ramp", OPT_DURATION, O(ramp), "0s", "ramp", "rates rise linearly from zero over this time", NULL },
     { "smtp", "protocol", OPT_ENUM, O(smtp_protocol), "smtp", NULL, "speak SMTP, or LMTP (RFC 2033: LHLO, a reply per recipient after the data)", protocol_choices },
     { "smtp", "rcpts", OPT_RANGE, O(rcpts), "1", NULL, "recipients per message, uniform in MIN-MAX, distinct (at most 64); each is its own ledger entry", recipients },

@@ -31,6 +31,16 @@ void drift_rules_default(struct drift_rules *r)
     r->arrivals_cv2 = 1;
 }
 
+void drift_rules_level(struct drift_rules *r, double share, double level_s, double interval_s)
+{
+    drift_rules_default(r);
+    r->share = share;
+    r->cap_s = level_s;
+    r->min_batches = 8;
+    double batch_s = fmin(2, level_s / 16);
+    r->batch = (unsigned)fmax(1, round(batch_s / interval_s));
+}
+
 /* Least-squares fit of y over x: the slope, and its standard error in *se (0 with
  * fewer than 3 points). */
 static double fit(const double *x, const double *y, unsigned n, double *se)

@@ -1,0 +1,22 @@
+/* stair_judge: a staircase run's result read and each of its levels cut from it
+ * and judged (capacity/level.h), their records added to the search's
+ * (capacity/stair_output.h). A level's span is its stage's as the run wrote it: a
+ * run with smtp.profile_end = decided ends a stage when its test decided, and one
+ * decided behind ends the run, so the levels above it never ran. */
+#ifndef MS_CAPACITY_STAIR_JUDGE_H
+#define MS_CAPACITY_STAIR_JUDGE_H
+
+#include "capacity/stair.h"
+#include "capacity/stair_output.h"
+#include "capacity/step.h"
+
+/* A staircase run's result read, and each of its levels that ran into out[],
+ * adding their records; *delivered is what a probe delivered over its second half.
+ * An interval is a level's when it began at most tol_s (half an interval) before the
+ * level and ended at most tol_s after it, the rule the run ended its stages by
+ * (verdict/stage_end.h). Returns how many levels ran: those after a level decided
+ * behind did not. */
+unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules, const struct stair_run *run,
+                         struct stair_run_record *rr, double tol_s, enum level_outcome *out, double *delivered);
+
+#endif

@@ -1,0 +1,90 @@
+/* stair_judge: a staircase run's levels judged from its result (include/capacity/stair_judge.h). */
+#include "capacity/stair_judge.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capacity/level.h"
+#include "lib/alloc.h"
+#include "lib/hist.h"
+#include "result/result.h"
+
+/* A level's span in its run (s since the start): its stage's as the run wrote it
+ * (smtp.profile_end = decided ends a decided stage early, and a stage after one
+ * decided behind never runs: t0 = t1), else as planned. */
+static void level_span(const struct result *r, int read, const struct stair_run_record *rr, unsigned i, double *t0,
+                       double *t1)
+{
+    unsigned st = i + (rr->lead_s > 0);
+    *t0 = rr->lead_s + rr->level_s * i;
+    *t1 = rr->lead_s + rr->level_s * (i + 1);
+    if (read && st < r->nstages && r->stages[st].t1 >= r->stages[st].t0) {
+        *t0 = r->stages[st].t0;
+        *t1 = r->stages[st].t1;
+    }
+}
+
+unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules, const struct stair_run *run,
+                         struct stair_run_record *rr, double tol_s, enum level_outcome *out, double *delivered)
+{
+    char err[300], why[300];
+    struct result r;
+    int read = result_load(&r, rr->json, why, sizeof why) == 0;
+    struct drift_rules dr = c->dr;
+    dr.cap_s = rr->level_s;
+    *delivered = 0;
+    unsigned ran = 0;
+    double probe_end = rr->level_s;
+    for (unsigned i = 0; i < run->n; i++) {
+        double t0, t1;
+        level_span(&r, read, rr, i, &t0, &t1);
+        if (i > 0 && !(t1 > t0))
+            break;                   /* the run ended before it */
+        c->levels = grow(c->levels, &c->levels_cap, c->nlevels, 1, sizeof *c->levels);
+        struct stair_level_record *l = &c->levels[c->nlevels++];
+        memset(l, 0, sizeof *l);
+        l->run = rr->n;
+        l->kind = run->kind;
+        l->rate = run->rate[i];
+        l->t0 = t0;
+        l->t1 = probe_end = t1;
+        struct step_figures f;
+        if (!read) {
+            l->lj.out = LEVEL_INVALID;
+            snprintf(l->lj.why, sizeof l->lj.why, "its run (exit %d) wrote no result: %.150s", rr->exit_status, why);
+        } else if (step_read_span(&r, l->t0 - tol_s, l->t1 + tol_s, &f, err, sizeof err) < 0) {
+            l->lj.out = LEVEL_INVALID;
+            snprintf(l->lj.why, sizeof l->lj.why, "its result: %.200s", err);
+        } else {
+            struct drift_point *p;
+            l->own_ledger = level_ledger(&r, i + (rr->lead_s > 0), &f) == 0;
+            unsigned n = level_points(&r, l->t0 - tol_s, l->t1 + tol_s, &p);
+            if (run->kind == RUN_CONFIRM)
+                level_judge_confirm(rules, &dr, &f, p, n, &l->lj);
+            else
+                level_judge(rules, &dr, DRIFT_VAR_BATCH, &f, p, n, &l->lj);
+            free(p);
+            l->read = 1;
+            l->offered = f.offered;
+            l->accepted = f.accepted;
+            l->delivered = f.delivered;
+            l->delivery_p95_ms = (double)hist_percentile(&f.lat[LAT_DELIVERY], 95) / 1e6;
+            l->lost = f.lost;
+            l->duplicated = f.duplicated;
+            l->corrupted = f.corrupted;
+            l->pending = f.pending;
+            if (i == 0)
+                rr->message_s = hist_mean(&f.lat[LAT_SMTP_MESSAGE]) / 1e9;
+        }
+        out[ran++] = l->lj.out;
+        stair_level_line(stderr, l);
+    }
+    struct step_figures f;
+    if (read && run->kind == RUN_PROBE &&
+        step_read_span(&r, probe_end / 2 - tol_s, probe_end + tol_s, &f, err, sizeof err) == 0)
+        *delivered = f.delivered;
+    if (read)
+        result_free(&r);
+    return ran;
+}

@@ -1,0 +1,53 @@
+/* stage_end: when a stage of smtp.profile is decided (include/verdict/stage_end.h). */
+#include "verdict/stage_end.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/alloc.h"
+
+void stage_end_init(struct stage_end *s) { memset(s, 0, sizeof *s); }
+
+void stage_end_free(struct stage_end *s)
+{
+    free(s->p);
+    memset(s, 0, sizeof *s);
+}
+
+static void add(struct stage_end *s, struct drift_point pt)
+{
+    s->p = grow(s->p, &s->cap, s->n, 1, sizeof *s->p);
+    s->p[s->n++] = pt;
+}
+
+enum stage_end_act stage_end_step(struct stage_end *s, const struct stage_end_rules *r, const double *t0,
+                                  const double *t1, const double *planned, unsigned n, const struct drift_point *pt,
+                                  unsigned *which, struct drift_result *res)
+{
+    double a = s->last_t, ua = s->last_unread;
+    s->last_t = pt->t;
+    s->last_unread = pt->unread;
+    memset(res, 0, sizeof *res);
+    /* past the stage's end: the next stage's, or none's */
+    while (s->cur < n && pt->t > t1[s->cur] + r->tol_s) {
+        s->cur++;
+        s->n = 0;
+    }
+    if (s->cur >= n || a < t0[s->cur] - r->tol_s)
+        return STAGE_GO_ON;          /* begun before the stage: neither stage's */
+    unsigned k = s->cur;
+    if (!s->n)
+        add(s, (struct drift_point){ .t = a, .unread = ua });
+    add(s, *pt);
+    if (k < r->first)
+        return STAGE_GO_ON;
+    struct drift_rules dr = r->dr;
+    dr.cap_s = planned[k];
+    drift_sprt(&dr, s->p, s->n, r->v, res);
+    if (res->d != DRIFT_KEPT_UP && res->d != DRIFT_BEHIND)
+        return STAGE_GO_ON;
+    *which = k;
+    s->n = 0;
+    s->cur = res->d == DRIFT_KEPT_UP ? k + 1 : n;
+    return res->d == DRIFT_KEPT_UP ? STAGE_NEXT : STAGE_STOP;
+}
