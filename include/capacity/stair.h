@@ -65,6 +65,9 @@ struct stair {
     unsigned probe_invalid;          /* probes the tester limited: run again, up to STAIR_PROBE_TRIES in all */
     unsigned n;
     struct stair_level v[STAIR_HISTORY_MAX];
+    double at_least;                 /* a probe at max_rate kept up: the capacity is at least the load it
+                                        offered (msg/s), unproven beyond; 0 otherwise */
+    int max_open;                    /* a probe at max_rate was open: neither kept up nor behind */
     int confirmed;                   /* -1 not run, 0 not confirmed, 1 confirmed */
     double confirm_base;
     char end[200];

@@ -22,6 +22,7 @@
 #include "result/latency.h"
 #include "capacity/level.h"
 #include "capacity/stair.h"
+#include "capacity/stair_output.h"
 #include "lib/hist.h"
 
 static const struct stair_rules rules = { .start = 10, .factor = 2, .max_rate = 10000, .step = 0.04, .below = 0.2,
@@ -327,6 +328,35 @@ static void stops_at_max_rate(void **st)
     assert_true(s.done && runs == 5);   /* 10, 20, 40, 80, 100 */
     assert_non_null(strstr(s.end, "max_rate"));
     assert_int_equal(stair_exit_status(&s), 1);     /* no level failed: nothing found */
+    /* kept up there: at least that rate, and no more is claimed */
+    assert_true(s.at_least == 100 && !s.max_open);
+    assert_non_null(strstr(s.end, "at least 100.0 msg/s, unproven beyond"));
+    struct stair_record kept = { .label = "t", .level_s = 15, .s = s };
+    char *out = NULL;
+    size_t outlen = 0;
+    FILE *o = open_memstream(&out, &outlen);
+    stair_table(o, &kept);
+    fclose(o);
+    assert_non_null(strstr(out, "capacity     at least 100.0 msg/s: the probe at capacity.max_rate kept up"));
+    free(out);
+    /* a ceiling at the maximum: its probe there is open, which is not keeping up */
+    runs = search_against(&s, &r, 100, 0.03);
+    assert_true(s.done && runs == 5);
+    assert_true(s.at_least == 0 && s.max_open);
+    assert_null(strstr(s.end, "kept up:"));
+    assert_non_null(strstr(s.end, "was open"));
+    assert_int_equal(stair_exit_status(&s), 1);
+    struct stair_record c = { .label = "t", .level_s = 15, .s = s };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    stair_table(f, &c);
+    fclose(f);
+    assert_non_null(strstr(buf, "capacity     not found: the probe at capacity.max_rate was open"));
+    free(buf);
+    json_t *j = stair_json(&c);
+    assert_true(json_is_null(json_object_get(j, "at_least_msg_s")) && json_is_null(json_object_get(j, "capacity_msg_s")));
+    json_decref(j);
 }
 
 

@@ -306,7 +306,19 @@ void stair_result_measured(struct stair *s, const struct stair_run *run, const e
             if (++s->probe_invalid >= STAIR_PROBE_TRIES)
                 stair_stop(s, "the probe said nothing of the server (the tester limited it, every try)");
         } else if (run->rate[0] >= s->r.max_rate * (1 - 1e-9)) {
-            stair_stop(s, "the server kept up at capacity.max_rate");
+            /* an open probe did not keep up: it proves no rate */
+            char why[200];
+            double x = load(&s->v[s->n - 1]);
+            if (out[0] == LEVEL_PASS) {
+                s->at_least = x;
+                snprintf(why, sizeof why, "the probe at capacity.max_rate kept up: the capacity is at least %.1f "
+                         "msg/s, unproven beyond (raise capacity.max_rate)", x);
+            } else {
+                s->max_open = 1;
+                snprintf(why, sizeof why, "the probe at capacity.max_rate was open (neither kept up nor behind at "
+                         "%.1f msg/s): no rate proven (a longer capacity.level decides more)", x);
+            }
+            stair_stop(s, why);
         } else {
             /* kept up, or open: offer more */
             s->probe = fmin(run->rate[0] * s->r.factor, s->r.max_rate);

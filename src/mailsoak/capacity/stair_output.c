@@ -51,6 +51,11 @@ void stair_table(FILE *f, const struct stair_record *c)
         fprintf(f, "known        between %.1f and %.1f msg/s (%.1f %% wide)\n", lo, hi, 100 * (hi - lo) / lo);
     } else if (pass > 0) {
         fprintf(f, "capacity     at least %.1f msg/s: no level failed\n", stair_lower_bound(s));
+    } else if (s->at_least > 0) {
+        fprintf(f, "capacity     at least %.1f msg/s: the probe at capacity.max_rate kept up; beyond it unproven\n",
+                s->at_least);
+    } else if (s->max_open) {
+        fprintf(f, "capacity     not found: the probe at capacity.max_rate was open, neither kept up nor behind\n");
     } else if (stair_pass_max(s) > 0) {
         fprintf(f, "capacity     not found: every level that passed lay above one that failed\n");
     } else {
@@ -93,6 +98,7 @@ json_t *stair_json(const struct stair_record *c)
     json_object_set_new(root, "known_between", found ? json_pack("[f, f]", lo, hi) : json_null());
     json_object_set_new(root, "highest_pass", top > 0 ? json_real(top) : json_null());
     json_object_set_new(root, "lower_bound", stair_lower_bound(s) > 0 ? json_real(stair_lower_bound(s)) : json_null());
+    json_object_set_new(root, "at_least_msg_s", s->at_least > 0 ? json_real(s->at_least) : json_null());
     json_object_set_new(root, "lowest_fail", fail > 0 ? json_real(fail) : json_null());
     json_object_set_new(root, "open_band", blo > 0 ? json_pack("[f, f]", blo, bhi) : json_null());
     json_object_set_new(root, "fit", c->fit.ok ? json_pack("{s:f, s:f, s:f}", "p50_msg_s", c->fit.mid, "p95_msg_s",
