@@ -14,7 +14,8 @@
  * readers' visits kept-up reads: a sync of an idle client, a poll client's or a
  * drain reader's session, empty or finding mail that waited for it. And the
  * models not built yet refused at configuration time. imap.delete = never and
- * a DURATION: read and left, and deleted once that much older. */
+ * a DURATION: read and left, and deleted once that much older, then forgotten
+ * as the EXPUNGE reports it removed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -810,11 +811,11 @@ static void an_empty_visit(void **state)
     script_free(sc);
 }
 
-/* imap.delete = 2s: ours flagged seen and left as with never; a visit within
- * the 2 s of its acceptance leaves it, the first after them flags it deleted
- * and expunges it, and this client forgets it (a server that served it again
- * would have it fetched again: duplicated). */
-static void delete_after_a_delay(void **state)
+/* imap.delete = 2s: ours read and left at the first visit, listed and left at
+ * a visit within the 2 s; the session is then at the first visit after them,
+ * its aged message listed (UID 7), the STORE of \\Deleted and the UID EXPUNGE
+ * behind it sent. */
+static struct script *aged_visit(void)
 {
     struct script *sc = SCRIPT_NEW(&imap_ops, IMAP_ARGS, "--set", "imap.delete=2s");
     static char msg[16384];
@@ -836,20 +837,50 @@ static void delete_after_a_delay(void **state)
                 "S: * OK [UIDVALIDITY 1700000000] UIDs valid", "S: a8 OK", "C: a9 UID FETCH 1:* (UID)",
                 "S: * 1 FETCH (UID 7)", "S: a9 OK", "C: a10 LOGOUT", "S: a10 OK", NULL);
     script_run(sc, 10);
-    /* the first visit after them: flagged deleted, expunged, forgotten */
+    /* the first visit after them: flagged deleted, expunged */
     script_quiet(sc, 2000);
     dials = sc->dials;
     for (int i = 0; i < 100 && sc->dials == dials; i++)
         script_run(sc, 10);
     script_talk(sc, GREETING, "C: a11 LOGIN ", "S: a11 OK", "C: a12 SELECT INBOX", "S: * 1 EXISTS",
                 "S: * OK [UIDVALIDITY 1700000000] UIDs valid", "S: a12 OK", "C: a13 UID FETCH 1:* (UID)",
-                "S: * 1 FETCH (UID 7)", "S: a13 OK", "C: a14 UID STORE 7 +FLAGS.SILENT (\\Deleted)", "S: a14 OK",
-                "C: a15 UID EXPUNGE 7", "S: * 1 EXPUNGE", "S: a15 OK", "C: a16 LOGOUT", "S: a16 OK", NULL);
+                "S: * 1 FETCH (UID 7)", "S: a13 OK", "C: a14 UID STORE 7 +FLAGS.SILENT (\\Deleted)",
+                "C: a15 UID EXPUNGE 7", "C: a16 LOGOUT", NULL);
+    assert_int_equal(sc->run->seen.box[0].n, 1);
+    return sc;
+}
+
+/* imap.delete = 2s: ours flagged seen and left as with never; a visit within
+ * the 2 s of its acceptance leaves it, the first after them flags it deleted
+ * and expunges it, and this client forgets it (a server that served it again
+ * would have it fetched again: duplicated). */
+static void delete_after_a_delay(void **state)
+{
+    struct script *sc = aged_visit();
+    script_talk(sc, "S: a14 OK", "S: * 1 EXPUNGE", "S: a15 OK", "S: a16 OK", NULL);
     script_run(sc, 10);
-    assert_int_equal(sc->run->seen.box[0].n, 0);
+    assert_int_equal(sc->run->seen.box[0].n, 0);  /* forgotten: served again, it is fetched again */
     assert_int_equal(sc->st->c.read, 1);
     assert_int_equal(entry_state(sc, 0) & LS_READS, 1);
     assert_int_equal(sc->st->nerr, 0);
+    script_free(sc);
+}
+
+/* The aged message's STORE refused, yet the UID EXPUNGE behind it reported it
+ * removed: forgotten all the same; one it did not report is kept in mind, to be
+ * deleted at the next sync. */
+static void an_aged_message_forgotten_as_reported(void **state)
+{
+    struct script *sc = aged_visit();
+    script_talk(sc, "S: a14 NO [SERVERBUG] Internal error", "S: * 1 EXPUNGE", "S: a15 OK", "S: a16 OK", NULL);
+    script_run(sc, 10);
+    assert_int_equal(sc->run->seen.box[0].n, 0);
+    assert_int_equal(sc->st->c.read, 1);
+    script_free(sc);
+    sc = aged_visit();
+    script_talk(sc, "S: a14 OK", "S: a15 OK", "S: a16 OK", NULL);
+    script_run(sc, 10);
+    assert_int_equal(sc->run->seen.box[0].n, 1);
     script_free(sc);
 }
 
@@ -906,6 +937,7 @@ int main(void)
         cmocka_unit_test(leave_on_server),
         cmocka_unit_test(an_empty_visit),
         cmocka_unit_test(delete_after_a_delay),
+        cmocka_unit_test(an_aged_message_forgotten_as_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
