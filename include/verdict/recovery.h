@@ -37,12 +37,16 @@ struct recovery_spike {
     double base_rate, spike_rate;    /* msg/s offered */
     double start_s, end_s;           /* the spike's stage on the run's clock */
     int has_base;                    /* the base stage had samples to take a level from */
-    double base_backlog, base_latency_ms;   /* the levels to come back to: the highest of the base stage's
-                                             * (the backlog with its noise, the latency's p50 by a tenth) */
+    double base_backlog, base_latency_ms;   /* the base stage's levels: the highest of its backlog with its
+                                             * noise, of its latency's p50 with its spread; back is within
+                                             * them or 5 % of the peak's excess over them */
     double peak_backlog, peak_latency_ms;   /* the highest from the spike's start on */
     int recovered;                   /* 1 both back within the send window, 0 not, -1 cannot tell */
     double backlog_s, latency_s;     /* s after the spike's end until each was back (< 0: never) */
     double recovery_s;               /* the later of the two; not recovered: the time seen so far */
+    double from_s;                   /* recovered: the interval end before, still not back (< 0: none) */
+    int late;                        /* the gap between from_s and recovery_s is wider than the points'
+                                      * usual spacing: the run took no interval end there */
     struct recovery_proof proof;     /* the messages accepted during the spike (recovery_count) */
 };
 

@@ -30,11 +30,14 @@ grep -qE "^  recovery   stage 2 \(60 msg/s after 15, 8-13 s\): back in [0-9]+ s"
     { cat "$WORK/r.out"; fail "the table has no recovery line"; }
 peak=$(r peak_backlog) took=$(r backlog_s) all=$(r recovery_s)
 # the backlog drains at the ceiling less the base rate: half to twice that time,
-# and two intervals of slack either way
+# and two intervals of slack either way. A controller that ran late on a loaded
+# machine took no interval end for a while (late): the backlog came back between
+# the last one not back (from_s) and the first one back, which must meet the bounds.
 jq -e --argjson c $LIMIT --argjson b $BASE '.verdict.recovery[0] | (.peak_backlog / ($c - $b)) as $e
-    | .backlog_s >= $e / 2 - 2 and .backlog_s <= 2 * $e + 2 and .recovery_s >= .backlog_s' "$WORK/r.json" >/dev/null ||
-    fail "the backlog of $peak came back in $took s, not about $peak / ($LIMIT - $BASE) s"
-ok "a spike to $SPIKE msg/s over a ceiling of $LIMIT: backlog $peak back in $took s, latency too in $all s; exit 5 over 2 s"
+    | (if .late then [.from_s, .backlog_s] | min else .backlog_s end) as $lo
+    | .backlog_s >= $e / 2 - 2 and $lo <= 2 * $e + 2 and .recovery_s >= .backlog_s' "$WORK/r.json" >/dev/null ||
+    fail "the backlog of $peak came back in $took s (late $(r late), not back at $(r from_s) s), not about $peak / ($LIMIT - $BASE) s"
+ok "a spike to $SPIKE msg/s over a ceiling of $LIMIT: backlog $peak back in $took s, latency too in $all s (late $(r late)); exit 5 over 2 s"
 # every message accepted during the spike proven: as many as it offered, each delivered once
 jq -e --argjson n $((SPIKE * SPIKE_S)) '.verdict.recovery[0].sent_during | .accepted >= $n * 0.9
     and .accepted <= $n * 1.1 and .delivered == .accepted and .lost == 0 and .duplicated == 0 and .pending == 0' \

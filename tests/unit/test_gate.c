@@ -295,6 +295,15 @@ static void recovery_gate(void **st)
     sp[2].recovered = -1;
     assert_int_equal(judge(f), MS_EXIT_GATE_QOS);
     assert_false(find(&f->j, "recovery after stage 6")->pass);
+    /* seen back at 40 s after the tester took no interval end since 25 s: judged on
+     * the 40 s seen, the gap named */
+    sp[1].late = 1;
+    sp[1].from_s = 25;
+    judge(f);
+    assert_false(find(&f->j, "recovery after stage 4")->pass);
+    assert_string_equal(gate_describe(find(&f->j, "recovery after stage 4"), b, sizeof b),
+                        "recovery after stage 4: back (the run took no interval end for a while before) by 40 s, "
+                        "must be <= 30 s");
     gate_judgement_free(&f->j);
 }
 

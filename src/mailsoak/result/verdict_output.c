@@ -80,6 +80,9 @@ static void recovery_lines(FILE *f, const struct verdict_view *r)
         else
             fprintf(f, "back in %.0f s (backlog in %.0f s, delivery p50 in %.0f s)", s->recovery_s, s->backlog_s,
                     s->latency_s);
+        if (s->recovered > 0 && s->late)
+            fprintf(f, "; not back at %.0f s, with no interval end taken between (the tester's controller ran late)",
+                    s->from_s);
         fprintf(f, "; backlog %.0f at most, %.0f before; delivery p50 %.0f ms at most, %.0f before\n", s->peak_backlog,
                 s->base_backlog, s->peak_latency_ms, s->base_latency_ms);
         fprintf(f, "  %-10s of the %llu accepted during it: %llu delivered exactly once, lost %llu, duplicated %llu, "
@@ -103,6 +106,8 @@ static json_t *recovery_json(const struct verdict_view *r)
         json_object_set_new(o, "recovery_s", s->recovered < 0 ? json_null() : json_real(s->recovery_s));
         json_object_set_new(o, "backlog_s", s->backlog_s < 0 ? json_null() : json_real(s->backlog_s));
         json_object_set_new(o, "latency_s", s->latency_s < 0 ? json_null() : json_real(s->latency_s));
+        json_object_set_new(o, "from_s", s->recovered > 0 && s->from_s >= 0 ? json_real(s->from_s) : json_null());
+        json_object_set_new(o, "late", json_boolean(s->recovered > 0 && s->late));
         json_object_set_new(o, "sent_during", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "accepted",
                                                         (json_int_t)p->accepted, "delivered", (json_int_t)p->delivered,
                                                         "lost", (json_int_t)p->lost, "duplicated",

@@ -100,6 +100,9 @@ static void qos(const struct gates *g, const struct gate_input *in, struct gate_
         snprintf(name, sizeof name, "recovery after stage %u", sp->stage + 1);
         add(j, GATE_QOS, name, sp->recovered == 1 && sp->recovery_s <= g->recovery_s, sp->recovery_s, "<=",
             g->recovery_s, "s");
+        /* a gap the tester left is no proof of a faster recovery: judged on the interval end seen back */
+        if (sp->recovered == 1 && sp->late)
+            j->v[j->n - 1].reason = "back (the run took no interval end for a while before) by";
         if (sp->recovered != 1)
             j->v[j->n - 1].reason = sp->recovered == 0 ? "not back within the send window, seen for"
                                                        : "no level before it to come back to, seen for";

@@ -4,16 +4,26 @@
 #include "verdict/recovery.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "lib/alloc.h"
+
+/* The share of the spike's excess over the base's level still counted as back: the
+ * settling band of a step response. A base measured on a near-empty backlog and a
+ * latency of a few ms has a tiny noise of its own, and a machine's noise after the
+ * spike must not decide whether a 4 s latency came back. */
+#define RECOVERY_BAND 0.05
+
 /* The level of the base stage's points (t0, t1]: the highest backlog plus its noise
- * (3 standard deviations of a count of its mean), the highest latency p50 plus a
- * tenth. 0 when the stage has no point. */
+ * (3 standard deviations of a count of its mean), the highest latency p50 plus the
+ * larger of a tenth and 3 standard deviations of the stage's p50s. 0 when the stage
+ * has no point. */
 static int base_level(const struct recovery_stage *b, const struct recovery_point *p, unsigned np, double *backlog,
                       double *latency)
 {
-    unsigned n = 0;
-    double sum = 0, hi = 0, lat = -1;
+    unsigned n = 0, nl = 0;
+    double sum = 0, hi = 0, lat = -1, ls = 0, ls2 = 0;
     for (unsigned i = 0; i < np; i++) {
         if (p[i].t <= b->t0 || p[i].t > b->t1 + 1e-9)
             continue;
@@ -21,12 +31,46 @@ static int base_level(const struct recovery_stage *b, const struct recovery_poin
         sum += p[i].unread;
         hi = fmax(hi, p[i].unread);
         lat = fmax(lat, p[i].delivery_ms);
+        if (p[i].delivery_ms >= 0) {
+            nl++;
+            ls += p[i].delivery_ms;
+            ls2 += p[i].delivery_ms * p[i].delivery_ms;
+        }
     }
     if (!n)
         return 0;
     *backlog = hi + 3 * sqrt(sum / n + 1);
-    *latency = lat < 0 ? -1 : 1.1 * lat;
+    double sd = nl > 1 ? sqrt(fmax(0, (ls2 - ls * ls / nl) / (nl - 1))) : 0;
+    *latency = lat < 0 ? -1 : lat + fmax(0.1 * lat, 3 * sd);
     return 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The points' usual spacing: the median gap between consecutive ones (the run's
+ * interval when the controller kept time). */
+static double spacing(const struct recovery_point *p, unsigned np)
+{
+    if (np < 2)
+        return 0;
+    double *d = xcalloc(np, sizeof *d);
+    for (unsigned i = 1; i < np; i++)
+        d[i - 1] = p[i].t - p[i - 1].t;
+    qsort(d, np - 1, sizeof *d, cmp_double);
+    double m = d[(np - 1) / 2];
+    free(d);
+    return m;
+}
+
+/* The spike's end until the next spike begins (exclusive of its interval ends), or
+ * every point left: the send window's last interval may end after the stage's end. */
+static int observed(const struct recovery_spike *s, double until, const struct recovery_point *q)
+{
+    return q->t > s->start_s && (until < 0 || q->t <= until + 1e-9);
 }
 
 static void measure(const struct recovery_stage *st, unsigned nst, const struct recovery_point *p, unsigned np,
@@ -39,41 +83,51 @@ static void measure(const struct recovery_stage *st, unsigned nst, const struct 
     s->spike_rate = sp->rate;
     s->start_s = sp->t0;
     s->end_s = sp->t1;
-    s->backlog_s = s->latency_s = -1;
+    s->backlog_s = s->latency_s = s->from_s = -1;
     s->recovered = -1;
     s->has_base = base_level(b, p, np, &s->base_backlog, &s->base_latency_ms);
-    /* until the next spike begins, or the send window ends */
-    double until = st[nst - 1].t1;
+    double until = -1;
     for (unsigned j = k + 2; j < nst; j++)
         if (st[j].rate > st[j - 1].rate) {
             until = st[j].t0;
             break;
         }
-    double last = s->end_s;
+    for (unsigned i = 0; i < np; i++)
+        if (observed(s, until, &p[i])) {
+            s->peak_backlog = fmax(s->peak_backlog, p[i].unread);
+            s->peak_latency_ms = fmax(s->peak_latency_ms, p[i].delivery_ms);
+        }
+    if (!s->has_base)
+        return;
+    /* back: within the base's level, or within the band of the spike's excess over it */
+    double back_backlog = s->base_backlog + RECOVERY_BAND * fmax(0, s->peak_backlog - s->base_backlog);
+    double back_latency = s->base_latency_ms < 0 ? -1
+                        : s->base_latency_ms + RECOVERY_BAND * fmax(0, s->peak_latency_ms - s->base_latency_ms);
+    double last = s->end_s, prev = -1;
     for (unsigned i = 0; i < np; i++) {
-        if (p[i].t <= s->start_s || p[i].t > until + 1e-9)
-            continue;
-        s->peak_backlog = fmax(s->peak_backlog, p[i].unread);
-        s->peak_latency_ms = fmax(s->peak_latency_ms, p[i].delivery_ms);
-        if (p[i].t < s->end_s - 1e-9)
+        if (!observed(s, until, &p[i]) || p[i].t < s->end_s - 1e-9)
             continue;
         last = p[i].t;
-        if (!s->has_base)
-            continue;
-        if (s->backlog_s < 0 && p[i].unread <= s->base_backlog)
+        if (s->backlog_s < 0 && p[i].unread <= back_backlog)
             s->backlog_s = p[i].t - s->end_s;
         /* an interval that delivered nothing says nothing of the latency; with no
          * latency before the spike, the backlog alone is judged */
-        if (s->latency_s < 0 && (s->base_latency_ms < 0 || (p[i].delivery_ms >= 0 &&
-                                                            p[i].delivery_ms <= s->base_latency_ms)))
+        if (s->latency_s < 0 && (back_latency < 0 || (p[i].delivery_ms >= 0 && p[i].delivery_ms <= back_latency)))
             s->latency_s = p[i].t - s->end_s;
+        if (s->backlog_s >= 0 && s->latency_s >= 0)
+            break;
+        prev = p[i].t;
     }
-    if (!s->has_base)
-        return;
     s->recovered = s->backlog_s >= 0 && s->latency_s >= 0;
     s->recovery_s = s->recovered ? fmax(s->backlog_s, s->latency_s) : last - s->end_s;
+    if (s->recovered && prev >= 0) {
+        /* the last interval end not back: the recovery lies between the two, and a
+         * gap wider than the run's interval is the controller's lateness, not the server's */
+        s->from_s = prev - s->end_s;
+        double gap = s->recovery_s - s->from_s, usual = spacing(p, np);
+        s->late = usual > 0 && gap > 1.5 * usual;
+    }
 }
-
 unsigned recovery_find(const struct recovery_stage *st, unsigned nst, const struct recovery_point *p, unsigned np,
                        struct recovery_spike *out, unsigned max)
 {
