@@ -8,7 +8,8 @@
  * servers: an overlong line, a literal over the cap or over the size given, a
  * non-synchronizing literal, an untagged flood, a reply with a tag of no command,
  * a reply sent before its command, an EXPUNGE beyond EXISTS, an unasked
- * VANISHED, a UID over 32 bits or no number. The idle model: an EXISTS pushed during IDLE
+ * VANISHED, a UID over 32 bits or no number, a body under another message
+ * number than its listing's. The idle model: an EXISTS pushed during IDLE
  * fetched (its push latency timed), one that came while the client was busy
  * counted as the client's, mail no EXISTS announced found at the renewal. The
  * readers' visits kept-up reads: a sync of an idle client, a poll client's or a
@@ -496,6 +497,16 @@ static void a_uid_over_32_bits(void **state)
     script_free(sc);
 }
 
+/* A body under another message number than its listing gave: an EXPUNGE
+ * naming either number could not be attributed. */
+static void a_body_under_another_number(void **state)
+{
+    hostile(NULL,
+            (const char *const[]){ "* 1 FETCH (UID 7)\r\n", "a3 OK\r\n",
+                                   "* 2 FETCH (UID 7 RFC822.SIZE 5 BODY[] {5}\r\nhello)\r\n", NULL },
+            "imap_fetch_protocol");
+}
+
 /* A UID that is no number, or 0: a listing that skipped it would look whole. */
 static void a_uid_that_is_no_number(void **state)
 {
@@ -927,6 +938,7 @@ int main(void)
         cmocka_unit_test(a_vanished_unasked),
         cmocka_unit_test(a_uid_over_32_bits),
         cmocka_unit_test(a_uid_that_is_no_number),
+        cmocka_unit_test(a_body_under_another_number),
         cmocka_unit_test(bad_models_are_refused),
         cmocka_unit_test(exists_during_idle_is_fetched),
         cmocka_unit_test(exists_while_busy_is_the_clients_delay),

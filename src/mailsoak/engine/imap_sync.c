@@ -374,6 +374,12 @@ int imap_fetch_done(struct imap_session *s)
         imap_count(s, "protocol", m ? "a message's body served twice in one FETCH" : "a body for a UID not asked for");
         return 0;
     }
+    if (fr->seq != m->lseq) {
+        /* its number is how an EXPUNGE will name it: one the listing and the
+         * EXPUNGEs since do not agree with attributes a removal to nothing sure */
+        imap_count(s, "protocol", "a body under a message number its listing did not give it");
+        return -1;
+    }
     body_done(s, m);
     return 0;
 }
