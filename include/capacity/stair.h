@@ -63,6 +63,7 @@ struct stair {
     double probe;                    /* the next probe's rate; 0 once one fell behind */
     double mrr;                      /* what the probe that fell behind delivered, msg/s */
     unsigned probe_invalid;          /* probes the tester limited: run again, up to STAIR_PROBE_TRIES in all */
+    unsigned confirm_invalid;        /* confirmations a level the tester limited left undecided: the same */
     unsigned n;
     struct stair_level v[STAIR_HISTORY_MAX];
     double at_least;                 /* a probe at max_rate kept up: the capacity is at least the load it

@@ -23,6 +23,7 @@
 #include "capacity/level.h"
 #include "capacity/stair.h"
 #include "capacity/stair_output.h"
+#include "lib/exitcodes.h"
 #include "lib/hist.h"
 
 static const struct stair_rules rules = { .start = 10, .factor = 2, .max_rate = 10000, .step = 0.04, .below = 0.2,
@@ -428,6 +429,53 @@ static void levels_judged(void **st)
 /* The confirmation's levels are judged by the backlog's growth over their whole
  * length: a growth within its noise (which the sequential test leaves open, its
  * indifference zone) passes, a clear growth fails, as does a failed gate. */
+/* A search to its confirmation: levels pass up to 100, fail above; the
+ * confirmation's outcomes then given by confirm[]. Returns the runs made. */
+static unsigned confirm_with(struct stair *s, const enum level_outcome (*confirm)[3], unsigned nconfirm)
+{
+    stair_init(s, &rules);
+    struct stair_run run;
+    unsigned runs = 0, k = 0;
+    for (stair_next(s, &run); run.n && runs < 100; stair_next(s, &run)) {
+        enum level_outcome out[STAIR_LEVELS_MAX];
+        for (unsigned i = 0; i < run.n; i++)
+            out[i] = run.rate[i] <= 100 ? LEVEL_PASS : LEVEL_FAIL;
+        if (run.kind == RUN_CONFIRM) {
+            assert_true(k < nconfirm);
+            memcpy(out, confirm[k++], sizeof confirm[0]);
+        }
+        stair_result(s, &run, out, run.kind == RUN_PROBE ? 100 : 0);
+        runs++;
+    }
+    return k;
+}
+
+/* A confirmation a level the tester limited left undecided is run again (up to
+ * three times in all), unless its other levels already refuted the claim. */
+static void confirmation_invalid_again(void **st)
+{
+    (void)st;
+    struct stair s;
+    const enum level_outcome again[][3] = { { LEVEL_PASS, LEVEL_PASS, LEVEL_INVALID },
+                                            { LEVEL_INVALID, LEVEL_PASS, LEVEL_FAIL },
+                                            { LEVEL_PASS, LEVEL_PASS, LEVEL_FAIL } };
+    assert_int_equal(confirm_with(&s, again, 3), 3);
+    assert_int_equal(s.confirmed, 1);
+    assert_int_equal(stair_exit_status(&s), 0);
+    const enum level_outcome never[][3] = { { LEVEL_PASS, LEVEL_PASS, LEVEL_INVALID },
+                                            { LEVEL_PASS, LEVEL_INVALID, LEVEL_FAIL },
+                                            { LEVEL_PASS, LEVEL_PASS, LEVEL_INVALID } };
+    assert_int_equal(confirm_with(&s, never, 3), 3);
+    assert_int_equal(s.confirmed, 0);
+    assert_non_null(strstr(s.end, "the tester limited, every try"));
+    assert_int_equal(stair_exit_status(&s), MS_EXIT_NOT_CONFIRMED);
+    /* refuted whatever the invalid level would have said: not run again */
+    const enum level_outcome refuted[][3] = { { LEVEL_FAIL, LEVEL_PASS, LEVEL_INVALID } };
+    assert_int_equal(confirm_with(&s, refuted, 1), 1);
+    assert_int_equal(s.confirmed, 0);
+    assert_null(strstr(s.end, "tester"));
+}
+
 static void confirmation_judged(void **st)
 {
     (void)st;
@@ -590,7 +638,7 @@ int main(void)
         cmocka_unit_test(refines_a_wide_gap), cmocka_unit_test(chance_band), cmocka_unit_test(stops_at_max_rate),
         cmocka_unit_test(levels_judged), cmocka_unit_test(lower_bound_only_below_failures), cmocka_unit_test(remaining),
         cmocka_unit_test(confirmation_judged), cmocka_unit_test(level_own_ledger), cmocka_unit_test(all_open),
-        cmocka_unit_test(placed_at_offered),
+        cmocka_unit_test(placed_at_offered), cmocka_unit_test(confirmation_invalid_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

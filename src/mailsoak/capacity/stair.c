@@ -324,9 +324,22 @@ void stair_result_measured(struct stair *s, const struct stair_run *run, const e
             s->probe = fmin(run->rate[0] * s->r.factor, s->r.max_rate);
         }
     } else if (run->kind == RUN_CONFIRM) {
+        /* a level the tester limited (its engine late on a loaded machine) says
+         * nothing of the claim: where the others did not already refute it, the
+         * confirmation again, a few times, as a probe is */
+        int invalid = run->n < 3, refuted = 0;
+        for (unsigned i = 0; i < run->n && i < 3; i++) {
+            invalid |= out[i] == LEVEL_INVALID;
+            refuted |= out[i] != LEVEL_INVALID && out[i] != (i < 2 ? LEVEL_PASS : LEVEL_FAIL);
+        }
+        if (invalid && !refuted && ++s->confirm_invalid < STAIR_PROBE_TRIES &&
+            !(s->r.max_runs && s->runs >= s->r.max_runs))
+            return;
         s->confirmed = run->n == 3 && out[0] == LEVEL_PASS && out[1] == LEVEL_PASS && out[2] == LEVEL_FAIL;
         s->confirm_base = run->rate[1];
-        stair_stop(s, s->confirmed ? "confirmed at 80, 100 and 120 %" : "NOT confirmed at 80, 100 and 120 %");
+        stair_stop(s, s->confirmed            ? "confirmed at 80, 100 and 120 %"
+                      : invalid && !refuted ? "NOT confirmed at 80, 100 and 120 %: a level the tester limited, every try"
+                                            : "NOT confirmed at 80, 100 and 120 %");
         return;
     }
     if (s->done)
