@@ -6,12 +6,11 @@
  * what the server reported removed (its untagged EXPUNGE responses, by message
  * number), never what was asked: a refused STORE with its UID EXPUNGE pipelined
  * behind may still have removed mail, and an EXPUNGE answered OK may have removed
- * nothing. A listing whose every
- * message was fetched is complete: only such a visit, in the sweep after the
- * server settled, can prove a message lost. A client that leaves what it read
- * (imap.delete = never or a DURATION) flags it \Seen instead, and with a
- * DURATION deletes it at the first sync after it is that much older than its
- * acceptance. */
+ * nothing. A listing whose every message was fetched is complete: only such a
+ * visit, in the sweep after the server settled, can prove a message lost. A
+ * client that leaves what it read (imap.delete = never or a DURATION) flags it
+ * \Seen instead, and with a DURATION deletes it at the first sync after it is
+ * that much older than its acceptance. */
 #include "engine/imap_sync.h"
 
 #include <stdio.h>
