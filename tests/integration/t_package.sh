@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The Debian packages: built from this tree with dpkg-buildpackage (scripts/build-deb,
-# two jobs, the unit tests left to make check), lintian-clean of errors, installed
-# with dpkg -i on this machine, the installed mailsoak runs its demo against the
-# installed reference server, man finds the pages, and a purge leaves nothing of the
-# packages behind: every path they shipped is gone unless it was there before.
+# two jobs, the unit tests left to make check), lintian-clean of errors (build-deb's
+# own lintian run, its report kept), installed with dpkg -i on this machine, the
+# installed mailsoak runs its demo against the installed reference server, man finds
+# the pages, and a purge leaves nothing of the packages behind: every path they
+# shipped is gone unless it was there before, and dpkg has nothing left to do.
 source "$(dirname "$0")/lib.sh"
 
 if [[ $(id -u) -ne 0 ]]; then
@@ -24,28 +25,32 @@ for p in mailsoak mailsoak-server; do
     fi
 done
 ours=0
+# The man-db trigger (its whatis index: 13 s a run at a load of 20) is left pending
+# by the install and the purge, and run once at the end, so the machine ends as it began.
+triggers() { dpkg --triggers-only -a >>"$WORK/purge.log" 2>&1; }
 purge() {
     if ((ours)); then
-        dpkg --purge mailsoak mailsoak-server >>"$WORK/purge.log" 2>&1
+        dpkg --no-triggers --purge mailsoak mailsoak-server >>"$WORK/purge.log" 2>&1
         ours=0
+        triggers
     fi
 }
 trap 'purge; cleanup' EXIT
 
+audit_before=$(dpkg --audit 2>&1)
 start=$SECONDS
 DEB_BUILD_OPTIONS=nocheck "$TOP/scripts/build-deb" "$WORK/deb" >"$WORK/build.log" 2>&1
 rc=$?
-check "dpkg-buildpackage builds the packages" eq "$rc" 0
-if [[ $rc -ne 0 ]]; then
+check "dpkg-buildpackage builds the packages" test -s "$WORK/deb/lintian.txt" -o "$rc" -eq 0
+if [[ ! -e $WORK/deb/lintian.txt ]]; then
     tail -n 30 "$WORK/build.log"
     finish
 fi
 echo "built in $((SECONDS - start)) s"
 debs=("$WORK"/deb/mailsoak_*.deb "$WORK"/deb/mailsoak-server_*.deb)
 check "two packages" eq "${#debs[@]}" 2
-lintian --fail-on error "$WORK"/deb/*.changes >"$WORK/lintian.txt" 2>&1
-check "lintian: no errors" eq "$?" 0
-check "lintian: no error tag" eq "$(grep -c '^E:' "$WORK/lintian.txt")" 0
+check "lintian: no errors (build-deb exits 0)" eq "$rc" 0
+check "lintian: no error tag" eq "$(grep -c '^E:' "$WORK/deb/lintian.txt")" 0 || grep '^E:' "$WORK/deb/lintian.txt"
 check "mailsoak's dependencies were computed" grep -q 'libjansson' \
     <(dpkg-deb -f "$WORK"/deb/mailsoak_*.deb Depends)
 check "the server's dependencies were computed" grep -q 'libsqlite3' \
@@ -63,7 +68,7 @@ done <"$WORK/paths.txt" >"$WORK/before.txt"
 ours=1
 # A slim image's dpkg may exclude /usr/share/man (path-exclude in dpkg.cfg.d): what is
 # tested is that the packages ship the pages, so they are let in here.
-dpkg --path-include='/usr/share/man/*' -i "${debs[@]}" >"$WORK/install.log" 2>&1
+dpkg --no-triggers --path-include='/usr/share/man/*' -i "${debs[@]}" >"$WORK/install.log" 2>&1
 check "dpkg -i installs them" eq "$?" 0
 check "mailsoak is installed" installed mailsoak
 check "mailsoak-server is installed" installed mailsoak-server
@@ -78,9 +83,11 @@ check "man -w finds mailsoak-server(8)" eq "$(man -w 8 mailsoak-server)" /usr/sh
 check "man renders mailsoak(1)" grep -q OUTCOMES <(MANWIDTH=80 man mailsoak 2>/dev/null)
 check "the completion is where bash-completion looks" test -s /usr/share/bash-completion/completions/mailsoak
 
-dpkg --purge mailsoak mailsoak-server >"$WORK/purge.log" 2>&1
+dpkg --no-triggers --purge mailsoak mailsoak-server >"$WORK/purge.log" 2>&1
 check "dpkg --purge removes them" eq "$?" 0
 ours=0
+check "the pending triggers run" triggers
+check "dpkg has no more left to do than before (--audit)" eq "$(dpkg --audit 2>&1)" "$audit_before"
 check "mailsoak is gone from dpkg's database" eq "$(dpkg-query -W -f='${Status}' mailsoak 2>/dev/null | grep -c installed)" 0
 while read -r p; do
     [[ -e $p ]] && echo "$p"
