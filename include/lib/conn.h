@@ -102,9 +102,11 @@ static inline int conn_is_open(const struct conn *c) { return c->io.fd >= 0; }
 int conn_line(struct conn *c, char **line, size_t *len);
 /* The same, with the -1 said in why: "line longer than MAX_LINE bytes". */
 int conn_line_why(struct conn *c, char **line, size_t *len, char *why, size_t whylen);
-/* Raw access for bulk data: what is buffered, and where it starts. */
+/* Raw access for bulk data: what is buffered, and where it starts: never NULL,
+ * even with the buffer given back (conn_trim), as NULL + 0 and memchr(NULL, ..., 0)
+ * are undefined. */
 static inline size_t conn_avail(const struct conn *c) { return c->in.len - c->in.off; }
-static inline const char *conn_peek(const struct conn *c) { return c->in.p + c->in.off; }
+static inline const char *conn_peek(const struct conn *c) { return c->in.p ? c->in.p + c->in.off : ""; }
 /* Gives back the buffers while they hold nothing: a session that waits long
  * (IMAP IDLE) keeps no more than its structure; the next read or write takes
  * them again. */

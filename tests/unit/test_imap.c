@@ -665,6 +665,21 @@ static void exists_during_idle_is_fetched(void **state)
     script_free(sc);
 }
 
+/* The "+" to IDLE gives the buffers back (conn_trim) while the response loop
+ * still runs: what it peeks at then is memory, not NULL (NULL + 0 is undefined,
+ * which clang's UBSan reports; fuzz_imap_session found it). */
+static void idling_peeks_at_memory(void **state)
+{
+    struct script *sc = idling();
+    const struct imap_session *s = (const struct imap_session *)sc->set.v;
+    script_idle(sc);
+    assert_int_equal(s->c.in.cap, 0);
+    assert_int_equal(conn_avail(&s->c), 0);
+    assert_non_null(conn_peek(&s->c));
+    script_talk(sc, "S: * 1 EXISTS", "C: DONE", NULL);
+    script_free(sc);
+}
+
 /* An EXISTS that comes while the client fetches: it syncs again before it idles,
  * and the message is counted as its delay (push_busy), not timed as a push. */
 static void exists_while_busy_is_the_clients_delay(void **state)
@@ -941,6 +956,7 @@ int main(void)
         cmocka_unit_test(a_body_under_another_number),
         cmocka_unit_test(bad_models_are_refused),
         cmocka_unit_test(exists_during_idle_is_fetched),
+        cmocka_unit_test(idling_peeks_at_memory),
         cmocka_unit_test(exists_while_busy_is_the_clients_delay),
         cmocka_unit_test(a_renewal_finds_what_no_exists_announced),
         cmocka_unit_test(a_webmail_session),
