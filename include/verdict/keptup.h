@@ -82,8 +82,9 @@ double keptup_bound(const struct keptup_rules *r, double accepted_rate, double m
  * readers are why (KEPTUP_TESTER) when they left mail in the mailboxes on more than
  * 1 visit in 20, or all of them were busy, or the mailboxes' count grew by half the
  * backlog's growth or more, or the queue, counted without the mailboxes, grew by
- * under half of it, or, with neither counted, more of their visits retrieved mail
- * that waited for them than found the mail owed not there yet; unless the server
+ * under half of it, or, with neither counted, over 9 in 10 of their visits that
+ * wanted mail retrieved mail that waited for them (the others found the mail owed
+ * not there yet: the server held it); unless the server
  * kept them waiting (server_slows_readers) or more readers read no more
  * (readers_ruled_out). Else the server is why. */
 void keptup_judge(const struct keptup_rules *r, const struct keptup_input *in, struct keptup_result *out);

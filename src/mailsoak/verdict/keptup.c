@@ -95,8 +95,11 @@ void keptup_judge(const struct keptup_rules *r, const struct keptup_input *in, s
         int left = in->left_behind * 20 > in->visits;
         int in_store = in->has_store && in->store_slope >= b->slope / 2;
         int not_queued = !in->has_store && in->has_spool && in->spool_slope < b->slope / 2;
-        /* the server's side not seen: the visits say where the mail waited */
-        int waited = !in->has_store && !in->has_spool && in->full_visits > in->empty_visits;
+        /* the server's side not seen: the visits say where the mail waited. A server
+         * that keeps up has delivered the owed mail by the time a reader that falls
+         * behind comes: a visit finding it not there yet is rare (1 in 200 on the
+         * testbed), and more than 1 in 10 says the server held mail back too */
+        int waited = !in->has_store && !in->has_spool && in->full_visits > 9 * in->empty_visits;
         if (left || in->readers_busy || in_store || not_queued || waited) {
             o->outcome = KEPTUP_TESTER;
             o->server_seen = !left && !in->readers_busy && !waited;
