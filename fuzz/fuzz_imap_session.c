@@ -7,7 +7,8 @@
  * tests' and reference-server transcripts, "@0".."@3" a FETCH's literal of our
  * message. Beyond the ledger's promises: with imap.delete = now a message is
  * read only once an untagged EXPUNGE reported it removed, so never more reads
- * than EXPUNGEs the server sent; the pipeline and the visit stay in bounds. */
+ * than EXPUNGEs the server sent, and none before the client sent its EXPUNGE
+ * (or, leaving mail, its STORE); the pipeline and the visit stay in bounds. */
 #include "fuzz_session.h"
 
 #include "engine/imap.h"
@@ -37,12 +38,23 @@ static size_t imap_body(struct fz *f, unsigned k, char *out, size_t n)
     return (size_t)h + m;
 }
 
+/* EXPUNGE and STORE sent */
+static void imap_said(struct fz *f, const char *cmd)
+{
+    f->sent[0] += strstr(cmd, " EXPUNGE") != NULL;
+    f->sent[1] += strstr(cmd, " STORE ") != NULL;
+}
+
 static void imap_check(struct fz *f)
 {
     const struct imap_session *s = (const struct imap_session *)f->set.v;
     if (s->nfl > IMAP_PIPE_MAX || s->nm > s->limit || s->limit > IMAP_VISIT_MAX || s->nm > s->capm)
         abort();
     if (!s->keep && f->st->c.read > f->expunges)
+        abort();
+    /* a read is committed by the answer to our EXPUNGE (a STORE of \Seen when
+     * mail is left): none before we asked */
+    if (f->st->c.read && !f->sent[s->keep ? 1 : 0])
         abort();
 }
 
@@ -69,6 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     f.body = imap_body;
     f.max_line = IMAP_SET_MAX + 128;
     f.check = imap_check;
+    f.said = imap_said;
     fz_new(&f, &imap_ops, argv);
     fz_play(&f, data + 1, size - 1);
     fz_free(&f);

@@ -47,6 +47,7 @@ struct fz {
     int peer;                        /* the server's end of the connection, -1 */
     unsigned dials;
     size_t line;                     /* the length of the client's line so far */
+    char cmd[64];                    /* its start */
     int trace;                       /* FUZZ_TRACE set: both sides to stderr (a seed's replay) */
     char msg[FZ_MSGS][FZ_MSG_MAX];   /* each message as SMTP's DATA carries it */
     size_t msglen[FZ_MSGS];
@@ -59,6 +60,9 @@ struct fz {
     size_t (*body)(struct fz *f, unsigned k, char *out, size_t n);  /* message k as served */
     size_t max_line;                 /* the longest command line the client may send */
     void (*check)(struct fz *f);     /* the session's own invariants, after each turn */
+    void (*said)(struct fz *f, const char *cmd);   /* each line the client sent (its start) */
+    uint64_t sent[4];                /* the protocol's counts of the commands it cares for */
+    uint64_t read_at_dial;           /* the worker's reads when this connection began */
 };
 
 static inline int fz_dial(struct session_env *env, struct conn *c, const struct target *t, const struct target *b)
@@ -74,6 +78,7 @@ static inline int fz_dial(struct session_env *env, struct conn *c, const struct 
     f->peer = sv[1];
     f->line = 0;
     f->dials++;
+    f->read_at_dial = f->st->c.read;
     return conn_connect_fd(c, sv[0]);
 }
 
@@ -89,11 +94,16 @@ static inline void fz_take(struct fz *f)
         for (ssize_t i = 0; i < r; i++) {
             unsigned char ch = (unsigned char)in[i];
             if (ch == '\n') {
+                f->cmd[f->line < sizeof f->cmd - 1 ? f->line : sizeof f->cmd - 1] = 0;
+                if (f->said)
+                    f->said(f, f->cmd);
                 f->line = 0;
                 continue;
             }
             if ((ch < 0x20 && ch != '\r') || ch > 0x7e || ++f->line > f->max_line)
                 abort();
+            if (f->line < sizeof f->cmd)
+                f->cmd[f->line - 1] = (char)ch;
         }
     }
 }
