@@ -85,8 +85,9 @@ double keptup_bound(const struct keptup_rules *r, double accepted_rate, double m
  * under half of it, or, with neither counted, over 9 in 10 of their visits that
  * wanted mail retrieved mail that waited for them (the others found the mail owed
  * not there yet: the server held it); unless the server
- * kept them waiting (server_slows_readers) or more readers read no more
- * (readers_ruled_out). Else the server is why. */
+ * kept them waiting (server_slows_readers), more readers read no more
+ * (readers_ruled_out) or the queue, counted, grew past the bound by itself. Else
+ * the server is why. */
 void keptup_judge(const struct keptup_rules *r, const struct keptup_input *in, struct keptup_result *out);
 
 #endif

@@ -91,7 +91,10 @@ void keptup_judge(const struct keptup_rules *r, const struct keptup_input *in, s
                  in->decided ? ", a sequential test" : "");
         return;
     }
-    if (!in->server_slows_readers && !in->readers_ruled_out) {
+    /* a queue counted growing past the bound by itself: the server fell behind,
+     * whatever the readers did besides */
+    int queue_grew = in->has_spool && in->spool_slope > keptup_bound(r, in->accepted_rate, b->mean, b->span_s);
+    if (!in->server_slows_readers && !in->readers_ruled_out && !queue_grew) {
         int left = in->left_behind * 20 > in->visits;
         int in_store = in->has_store && in->store_slope >= b->slope / 2;
         int not_queued = !in->has_store && in->has_spool && in->spool_slope < b->slope / 2;
