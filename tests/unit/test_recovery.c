@@ -65,6 +65,17 @@ static void spike_recovers(void **st)
     assert_float_equal(s[0].backlog_s, 11, 1e-9);
     assert_float_equal(s[0].latency_s, 14, 1e-9);
     assert_float_equal(s[0].recovery_s, 14, 1e-9);
+    /* the latency lags: at the spike's end the mail delivered was accepted before it
+     * (400 ms), then the spike's own mail came out late: back is when it stayed back */
+    p[15].delivery_ms = 400;
+    recovery_find(prof, 3, p, np, s, RECOVERY_MAX);
+    assert_float_equal(s[0].latency_s, 14, 1e-9);
+    /* and a backlog back once, then over its level again, is back the second time */
+    p[26].unread = 30;                   /* t = 27: back (under 42.1) */
+    p[27].unread = 50;                   /* t = 28: over it again */
+    recovery_find(prof, 3, p, np, s, RECOVERY_MAX);
+    assert_float_equal(s[0].backlog_s, 13, 1e-9);
+    assert_float_equal(s[0].from_s, 13, 1e-9);   /* the interval end before the latency came back */
 }
 
 /* t_recovery.sh's run on a loaded machine (load 12): 8 s at 15 msg/s, 5 s at 60, 16

@@ -103,31 +103,41 @@ static void measure(const struct recovery_stage *st, unsigned nst, const struct 
     double back_backlog = s->base_backlog + RECOVERY_BAND * fmax(0, s->peak_backlog - s->base_backlog);
     double back_latency = s->base_latency_ms < 0 ? -1
                         : s->base_latency_ms + RECOVERY_BAND * fmax(0, s->peak_latency_ms - s->base_latency_ms);
-    double last = s->end_s, prev = -1;
+    /* back from the first interval end after which it stayed back: the settling
+     * time. The latency of the mail delivered lags the backlog (mail accepted early
+     * in the spike is delivered after it), so a first crossing could be before its
+     * peak. */
+    double last = s->end_s;
     for (unsigned i = 0; i < np; i++) {
         if (!observed(s, until, &p[i]) || p[i].t < s->end_s - 1e-9)
             continue;
         last = p[i].t;
-        if (s->backlog_s < 0 && p[i].unread <= back_backlog)
+        if (p[i].unread > back_backlog)
+            s->backlog_s = -1;
+        else if (s->backlog_s < 0)
             s->backlog_s = p[i].t - s->end_s;
         /* an interval that delivered nothing says nothing of the latency; with no
          * latency before the spike, the backlog alone is judged */
-        if (s->latency_s < 0 && (back_latency < 0 || (p[i].delivery_ms >= 0 && p[i].delivery_ms <= back_latency)))
+        if (back_latency >= 0 && p[i].delivery_ms > back_latency)
+            s->latency_s = -1;
+        else if (s->latency_s < 0 && (back_latency < 0 || p[i].delivery_ms >= 0))
             s->latency_s = p[i].t - s->end_s;
-        if (s->backlog_s >= 0 && s->latency_s >= 0)
-            break;
-        prev = p[i].t;
     }
     s->recovered = s->backlog_s >= 0 && s->latency_s >= 0;
     s->recovery_s = s->recovered ? fmax(s->backlog_s, s->latency_s) : last - s->end_s;
-    if (s->recovered && prev >= 0) {
-        /* the last interval end not back: the recovery lies between the two, and a
-         * gap wider than the run's interval is the controller's lateness, not the server's */
-        s->from_s = prev - s->end_s;
+    if (!s->recovered)
+        return;
+    /* the interval end before, still not back: the recovery lies between the two, and
+     * a gap wider than the run's interval is the controller's lateness, not the server's */
+    for (unsigned i = 0; i < np; i++)
+        if (observed(s, until, &p[i]) && p[i].t >= s->end_s - 1e-9 && p[i].t - s->end_s < s->recovery_s - 1e-9)
+            s->from_s = p[i].t - s->end_s;
+    if (s->from_s >= 0) {
         double gap = s->recovery_s - s->from_s, usual = spacing(p, np);
         s->late = usual > 0 && gap > 1.5 * usual;
     }
 }
+
 unsigned recovery_find(const struct recovery_stage *st, unsigned nst, const struct recovery_point *p, unsigned np,
                        struct recovery_spike *out, unsigned max)
 {
