@@ -40,6 +40,8 @@ struct recovery_spike {
     double base_backlog, base_latency_ms;   /* the base stage's levels: the highest of its backlog with its
                                              * noise, of its latency's p50 with its spread; back is within
                                              * them or 5 % of the peak's excess over them */
+    int base_steady;                 /* the base stage's backlog held (kept up's bound); -1: too few points */
+    double base_growth;              /* msg/s: its least-squares slope */
     double peak_backlog, peak_latency_ms;   /* the highest from the spike's start on */
     int recovered;                   /* 1 both back within the send window, 0 not, -1 cannot tell */
     double backlog_s, latency_s;     /* s after the spike's end until each was back (< 0: never) */

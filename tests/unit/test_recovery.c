@@ -118,6 +118,27 @@ static void a_late_controller_on_a_loaded_machine(void **st)
     assert_float_equal(s[0].recovery_s, 29.645 - 13, 1e-9);
 }
 
+/* A base stage whose backlog grew (the server already behind at the base rate):
+ * its level is no steady state, and the spike says so; a flat one is steady. */
+static void an_unsteady_base_is_named(void **st)
+{
+    (void)st;
+    struct recovery_point p[64];
+    unsigned np = points(p, 15);
+    struct recovery_spike s[RECOVERY_MAX];
+    recovery_find(prof, 3, p, np, s, RECOVERY_MAX);
+    assert_int_equal(s[0].base_steady, 1);
+    assert_float_equal(s[0].base_growth, 0, 1e-9);
+    for (unsigned i = 0; i < 10; i++)    /* t = 1..10: 5 msg/s more each second */
+        p[i].unread = 5 * (i + 1);
+    recovery_find(prof, 3, p, np, s, RECOVERY_MAX);
+    assert_int_equal(s[0].base_steady, 0);
+    assert_float_equal(s[0].base_growth, 5, 1e-9);
+    /* too few points to tell */
+    recovery_find(prof, 3, p + 8, np - 8, s, RECOVERY_MAX);
+    assert_int_equal(s[0].base_steady, -1);
+}
+
 static void a_slow_drain_never_recovers(void **st)
 {
     (void)st;
@@ -162,6 +183,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(spike_recovers),
         cmocka_unit_test(a_late_controller_on_a_loaded_machine),
+        cmocka_unit_test(an_unsteady_base_is_named),
         cmocka_unit_test(a_slow_drain_never_recovers),
         cmocka_unit_test(no_base_samples_cannot_tell),
         cmocka_unit_test(only_rising_has_no_spike),

@@ -83,8 +83,12 @@ static void recovery_lines(FILE *f, const struct verdict_view *r)
         if (s->recovered > 0 && s->late)
             fprintf(f, "; not back at %.0f s, with no interval end taken between (the tester's controller ran late)",
                     s->from_s);
-        fprintf(f, "; backlog %.0f at most, %.0f before; delivery p50 %.0f ms at most, %.0f before\n", s->peak_backlog,
+        fprintf(f, "; backlog %.0f at most, %.0f before; delivery p50 %.0f ms at most, %.0f before", s->peak_backlog,
                 s->base_backlog, s->peak_latency_ms, s->base_latency_ms);
+        if (s->base_steady == 0)
+            fprintf(f, "; the stage before was not steady, its backlog grew %.1f msg/s: a level already behind",
+                    s->base_growth);
+        fputc('\n', f);
         fprintf(f, "  %-10s of the %llu accepted during it: %llu delivered exactly once, lost %llu, duplicated %llu, "
                 "corrupted %llu, pending %llu\n", "", (unsigned long long)p->accepted, (unsigned long long)p->delivered,
                 (unsigned long long)p->lost, (unsigned long long)p->duplicated, (unsigned long long)p->corrupted,
@@ -108,6 +112,8 @@ static json_t *recovery_json(const struct verdict_view *r)
         json_object_set_new(o, "latency_s", s->latency_s < 0 ? json_null() : json_real(s->latency_s));
         json_object_set_new(o, "from_s", s->recovered > 0 && s->from_s >= 0 ? json_real(s->from_s) : json_null());
         json_object_set_new(o, "late", json_boolean(s->recovered > 0 && s->late));
+        json_object_set_new(o, "base_steady", s->base_steady < 0 ? json_null() : json_boolean(s->base_steady));
+        json_object_set_new(o, "base_growth", s->base_steady < 0 ? json_null() : json_real(s->base_growth));
         json_object_set_new(o, "sent_during", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "accepted",
                                                         (json_int_t)p->accepted, "delivered", (json_int_t)p->delivered,
                                                         "lost", (json_int_t)p->lost, "duplicated",

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lib/alloc.h"
+#include "verdict/keptup.h"
 
 /* The share of the spike's excess over the base's level still counted as back: the
  * settling band of a step response. A base measured on a near-empty backlog and a
@@ -43,6 +44,30 @@ static int base_level(const struct recovery_stage *b, const struct recovery_poin
     double sd = nl > 1 ? sqrt(fmax(0, (ls2 - ls * ls / nl) / (nl - 1))) : 0;
     *latency = lat < 0 ? -1 : lat + fmax(0.1 * lat, 3 * sd);
     return 1;
+}
+
+/* Whether the base stage held its own load: its backlog's least-squares slope
+ * against kept up's bound (5 % of its rate, or the backlog's noise). A base that
+ * was falling behind gives no steady level to come back to, and the line says so. */
+static void base_growth(const struct recovery_stage *b, const struct recovery_point *p, unsigned np,
+                        struct recovery_spike *s)
+{
+    double *t = xcalloc(np + 1, sizeof *t), *y = xcalloc(np + 1, sizeof *y), sum = 0;
+    unsigned n = 0;
+    for (unsigned i = 0; i < np; i++)
+        if (p[i].t > b->t0 && p[i].t <= b->t1 + 1e-9) {
+            t[n] = p[i].t;
+            y[n] = p[i].unread;
+            sum += y[n++];
+        }
+    s->base_steady = -1;
+    if (n >= 3 && t[n - 1] > t[0]) {
+        const struct keptup_rules r = { .growth_share = 0.05 };
+        s->base_growth = keptup_slope(t, y, n);
+        s->base_steady = s->base_growth <= keptup_bound(&r, b->rate, sum / n, t[n - 1] - t[0]);
+    }
+    free(t);
+    free(y);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -86,6 +111,7 @@ static void measure(const struct recovery_stage *st, unsigned nst, const struct 
     s->backlog_s = s->latency_s = s->from_s = -1;
     s->recovered = -1;
     s->has_base = base_level(b, p, np, &s->base_backlog, &s->base_latency_ms);
+    base_growth(b, p, np, s);
     double until = -1;
     for (unsigned j = k + 2; j < nst; j++)
         if (st[j].rate > st[j - 1].rate) {
