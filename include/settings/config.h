@@ -47,7 +47,7 @@ struct tested_server {
 /* [gate]: what a run must show to pass; verdict/gate.c judges it, the exit status
  * says which group failed (lib/exitcodes.h). */
 enum gate_preset { GATE_PRESET_INTEGRITY, GATE_PRESET_SPECMAIL2001, GATE_PRESET_OFF };
-enum capacity_method { CAPACITY_STEPS, CAPACITY_STAIRCASE };
+enum capacity_method { CAPACITY_STEPS, CAPACITY_STAIRCASE };   /* the default: staircase */
 /* smtp.profile_end: a stage runs its whole duration, or ends once the sequential
  * test of "kept up" decided it (verdict/stage_end.h) */
 enum profile_end { PROFILE_END_FIXED, PROFILE_END_DECIDED };

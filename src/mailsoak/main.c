@@ -25,9 +25,11 @@ const struct command mailsoak_commands[] = {
     { "capacity", "[-c FILE]... [--FLAG VALUE]... [--set SECTION.KEY=VALUE]...",
       "find the highest arrival rate the server sustains with its gates passing (SPECmail2001's method)",
       cmd_capacity, "--no-check", 1,
-      "A search over the arrival rate: each step a `mailsoak run` of open-loop Poisson arrivals, a ramp "
-      "then a steady window judged on the gates and a steady backlog; coarse steps, bisection, then "
-      "80 %, 100 % and 120 % of the rate found. The [capacity] keys of mailsoak.conf(5) shape it." },
+      "A search over the arrival rate of open-loop Poisson arrivals: a probe above what the server "
+      "takes, then runs of rising levels, each judged while it runs on the gates and a sequential test "
+      "of the backlog and ended once decided, then 80 %, 100 % and 120 % of the capacity found "
+      "(capacity.method = staircase, the default; capacity.method = steps runs a step per rate). "
+      "The [capacity] keys of mailsoak.conf(5) shape it." },
     { "check", "[--sample N] [the options of run]",
       "preflight with libcurl: targets, TLS, AUTH, sample logins",
       cmd_check, "--sample=", 1, NULL },

@@ -14,7 +14,7 @@ command -v jq >/dev/null || { echo "skip: needs jq"; exit 77; }
 
 MAILSOAK=$MAILSOAK MAILSOAK_SERVER=$MAILSOAK_SERVER timeout 300 "$TOP/scripts/compare-backends" --capacity \
     --repeat 2 --backends "" --stores memory --users 100 --conf /dev/null --out "$WORK/cb" -- \
-    --set capacity.start=10 --set capacity.max_rate=20 --set capacity.ramp=1s --set capacity.warmup=1s --set capacity.window=3s \
+    --set capacity.method=steps --set capacity.start=10 --set capacity.max_rate=20 --set capacity.ramp=1s --set capacity.warmup=1s --set capacity.window=3s \
     --set capacity.drain=10s --settle 1s --set run.sweep_timeout=3s --readers 5 >"$WORK/out.txt" 2>"$WORK/err.txt"
 check "compare-backends --capacity exits 0" eq "$?" 0 || tail -20 "$WORK/err.txt"
 check "the capacity table: 20 msg/s, 2 of 2, the repeats agree" \

@@ -111,11 +111,11 @@ done
 # README_SUBST: what differs between the README's commands and their run here.
 need_root
 TB=$WORK/tb     # lib.sh's cleanup takes it down on any exit
-# A capacity search of steps of a few seconds from 5 to 10 msg/s, unconfirmed, and
-# none started that would end after 20 s: a loaded testbed fails its first step, and
-# the search would go down and bisect for a minute (6 steps of 5 s and their drains).
-CAP_SHORT="--set capacity.start=5 --set capacity.max_rate=10 --set capacity.ramp=1s --set capacity.warmup=1s \
---set capacity.window=3s --set capacity.drain=20s --set capacity.confirm=no --settle 1s --set run.sweep_timeout=5s \
+# A capacity search of probes of a few seconds from 5 to 10 msg/s, unconfirmed, and
+# no run started that would end after 20 s: a loaded testbed's first probe falls
+# behind, and the staircase below it would run for a minute.
+CAP_SHORT="--set capacity.start=5 --set capacity.max_rate=10 --set capacity.level=5s \
+--set capacity.drain=20s --set capacity.confirm=no --settle 1s --set run.sweep_timeout=5s \
 --set capacity.time_limit=20s"
 readme_subst=(
     -e "s|^sudo ||"
@@ -131,7 +131,7 @@ readme_subst=(
     -e 's|users\.txt|$USERS_FILE|g'
     -e "s|--duration [0-9]*m|--duration 3s --messages 200 --drain 5s --set run.sweep_timeout=30s|g"
     -e "s|/tmp/mailsoak-testbed|$TB|g"
-    -e "s|--set capacity.ramp=10s --set capacity.warmup=10s --set capacity.window=30s --set capacity.time_limit=10m|$CAP_SHORT|"
+    -e "s|--set capacity.level=15s --set capacity.start=50 --set capacity.time_limit=10m|$CAP_SHORT|"
     -e "s|--duration 60s --repeat 2 --out /tmp/cb -- --rate 20|--duration 3s --repeat 1 --backends maildir --users 50 --out $WORK/cb -- --rate 20 --drain 3s --set run.sweep_timeout=10s|"
     -e "s|/tmp/cb/|$WORK/cb/|g"
     -e "s|--json run\.json|--json $WORK/run.json|g"
@@ -164,7 +164,7 @@ run_cmd() {
     *" run --messages 1") check "$page: $c: the smoke test proves its message" grep -q '^verdict  PROVEN' "$WORK/out.txt" ;;
     *" run "*--json*) check "$page: $c: mail delivered" gt "$(jget "$WORK/run.json" .summary.delivered)" 0 ;;
     *" run "*) check "$page: $c: a verdict" grep -q '^verdict ' "$WORK/out.txt" ;;
-    *" capacity "*) check "$page: $c: steps run" gt "$(jget "$WORK/cap.json" '.steps | length')" 0 ;;
+    *" capacity "*) check "$page: $c: levels run" gt "$(jget "$WORK/cap.json" '.levels | length')" 0 ;;
     *compare-backends*) check "$page: $c: the table's summary" grep -qE '^  answer +' "$WORK/cb/compare.txt" ;;
     *" compare "*) check "$page: $c: a table" grep -q '^| sent |' "$WORK/out.txt" ;;
     *" report "*) check "$page: $c: a page with charts" grep -q '<svg' "$WORK/report.html" ;;

@@ -68,16 +68,21 @@ static void usage(FILE *f)
 {
     fputs("usage: mailsoak capacity [-c FILE]... [--FLAG VALUE]... [--set SECTION.KEY=VALUE]...\n"
           "\n"
-          "Finds the highest arrival rate the server sustains: steps of open-loop Poisson\n"
-          "arrivals (SPECmail2001's method), each a ramp then a steady window in which the\n"
-          "gates are judged (every command class's p95 within 5 s, delivery's within 60 s,\n"
-          "errors under 1 %, nothing lost, duplicated or corrupted, the backlog steady);\n"
-          "coarse steps, then bisection, then 80 %, 100 % and 120 % of the rate found\n"
-          "(again just below a rate that failed there, up to capacity.confirm_rounds).\n"
-          "Each step is a `mailsoak run` with these settings; the [capacity] keys shape the\n"
-          "search. run.json is the search's JSON; every step's result goes to capacity.dir.\n"
-          "Exit 0 when a capacity was found, 1 when none was, 2 on bad settings, 128 + N on\n"
-          "signal N (the report is written).\n", f);
+          "Finds the highest arrival rate the server sustains, with open-loop Poisson\n"
+          "arrivals and SPECmail2001's gates (every command class's p95 within 5 s,\n"
+          "delivery's within 60 s, errors under 1 %, nothing lost, duplicated or corrupted)\n"
+          "and a backlog that does not grow. By default (capacity.method = staircase): a\n"
+          "probe offering more than the server takes, then runs of rising levels\n"
+          "(capacity.level each), each judged while it runs by a sequential test of the\n"
+          "backlog and ended once decided (kept up, behind, or open at its end); the\n"
+          "capacity is what the server delivered at the highest level that passed below\n"
+          "every failure, confirmed at 80 %, 100 % and 120 % of it. capacity.method = steps\n"
+          "runs a step per rate instead (a ramp, a warm-up, a steady window; coarse steps,\n"
+          "bisection, the same confirmation). Each run is a `mailsoak run` with these\n"
+          "settings; the [capacity] keys shape the search. run.json is the search's JSON;\n"
+          "every run's result goes to capacity.dir. Exit 0 when a capacity was found (and\n"
+          "confirmed, when asked), 1 when none was, 6 when it was not confirmed, 2 on bad\n"
+          "settings, 128 + N on signal N (the report is written).\n", f);
     config_help(f);
 }
 
