@@ -4,8 +4,9 @@
  * while it runs by the sequential test of verdict/drift.h: kept up (pass), behind
  * (fail), or neither by its cap (open: the knee's band, reported, never guessed).
  * The search, as FD.io CSIT's MLRsearch does, starts with a probe that offers more
- * than the server takes: the rate it then delivers (MLRsearch's maximum receive
- * rate) places the first staircase, from below it to above it in levels a few per
+ * than the server takes: the most a probe delivered (MLRsearch's maximum receive
+ * rate; not the last probe's, as a mail server offered far more than it takes can
+ * spend on accepting the time it needs to deliver) places the first staircase, from below it to above it in levels a few per
  * cent apart. A staircase whose lowest level failed is followed by one lower; one
  * whose highest passed, by one higher; a gap between the highest pass and the
  * lowest failure wider than the precision, with no level tried in it, by a short
@@ -33,6 +34,13 @@ const char *level_outcome_name(enum level_outcome o);
 #define STAIR_LEVELS_MAX 16
 #define STAIR_HISTORY_MAX 160
 #define STAIR_PROBE_TRIES 3
+/* A probe's sequential test weighs "kept up" against a growth of this many times
+ * capacity.queue_growth: a probe asks only whether the server is clearly overloaded
+ * (the staircase finds where), and the test decides in a time that falls as the
+ * square of its alternative, so a probe far over the knee is stopped in seconds,
+ * before its backlog outlasts it into the runs that follow, and one far under it
+ * moves on without waiting out its level. */
+#define STAIR_PROBE_SHARE 4
 
 /* RUN_RETRY: the open levels inside the bracket once more, each twice as long:
  * an open level had too little time to be classified, and MLRsearch measures a
@@ -61,7 +69,8 @@ struct stair {
     int done;
     unsigned runs;
     double probe;                    /* the next probe's rate; 0 once one fell behind */
-    double mrr;                      /* what the probe that fell behind delivered, msg/s */
+    double mrr;                      /* the most any probe delivered, once one fell behind, msg/s */
+    double probe_best;               /* the most a probe delivered so far, msg/s */
     unsigned probe_invalid;          /* probes the tester limited: run again, up to STAIR_PROBE_TRIES in all */
     unsigned confirm_invalid;        /* confirmations a level the tester limited left undecided: the same */
     unsigned n;
@@ -74,6 +83,8 @@ struct stair {
     char end[200];
 };
 
+/* A probe's share of growth (STAIR_PROBE_SHARE times share, at most 1). */
+double stair_probe_share(double share);
 void stair_init(struct stair *s, const struct stair_rules *r);
 /* The next run; n = 0 when the search is over (s->end says why). */
 void stair_next(const struct stair *s, struct stair_run *run);

@@ -82,6 +82,39 @@ static void brackets_known_ceilings(void **st)
     }
 }
 
+/* A server offered far more than it takes can deliver less than it did at a lower
+ * rate (accepting takes the CPU delivering needs): the staircase is placed around
+ * the most any probe delivered, not the last one's. */
+static void seeds_from_the_best_probe(void **st)
+{
+    (void)st;
+    struct stair s;
+    stair_init(&s, &rules);
+    struct stair_run run;
+    enum level_outcome out[STAIR_LEVELS_MAX];
+    const double delivered[] = { 10, 19, 38, 72, 6 };
+    const enum level_outcome outcome[] = { LEVEL_OPEN, LEVEL_OPEN, LEVEL_PASS, LEVEL_OPEN, LEVEL_FAIL };
+    for (unsigned i = 0; i < 5; i++) {
+        stair_next(&s, &run);
+        assert_true(run.kind == RUN_PROBE && run.rate[0] == 10 << i);
+        out[0] = outcome[i];
+        stair_result(&s, &run, out, delivered[i]);
+    }
+    assert_true(s.mrr == 72);
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_CLIMB);
+    assert_true(fabs(run.rate[0] - 0.8 * 72) < 1e-9);
+    /* a probe the tester limited does not count */
+    stair_init(&s, &rules);
+    out[0] = LEVEL_INVALID;
+    stair_next(&s, &run);
+    stair_result(&s, &run, out, 50);
+    out[0] = LEVEL_FAIL;
+    stair_next(&s, &run);
+    stair_result(&s, &run, out, 8);
+    assert_true(s.mrr == 8);
+}
+
 static void probes_then_climbs(void **st)
 {
     (void)st;
@@ -634,7 +667,7 @@ static void remaining(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(probes_then_climbs), cmocka_unit_test(climbs_down_and_up),
+        cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(probes_then_climbs), cmocka_unit_test(seeds_from_the_best_probe), cmocka_unit_test(climbs_down_and_up),
         cmocka_unit_test(refines_a_wide_gap), cmocka_unit_test(chance_band), cmocka_unit_test(stops_at_max_rate),
         cmocka_unit_test(levels_judged), cmocka_unit_test(lower_bound_only_below_failures), cmocka_unit_test(remaining),
         cmocka_unit_test(confirmation_judged), cmocka_unit_test(level_own_ledger), cmocka_unit_test(all_open),

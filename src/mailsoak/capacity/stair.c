@@ -31,6 +31,8 @@ const char *stair_kind_name(enum stair_kind k)
     return "?";
 }
 
+double stair_probe_share(double share) { return fmin(1, share * STAIR_PROBE_SHARE); }
+
 void stair_init(struct stair *s, const struct stair_rules *r)
 {
     memset(s, 0, sizeof *s);
@@ -297,9 +299,11 @@ void stair_result_measured(struct stair *s, const struct stair_run *run, const e
                                              .offered = lv_offered ? lv_offered[i] : 0,
                                              .delivered = lv_delivered ? lv_delivered[i] : 0 };
     if (run->kind == RUN_PROBE) {
-        if (out[0] == LEVEL_FAIL && delivered > 0) {
+        if (out[0] != LEVEL_INVALID)
+            s->probe_best = fmax(s->probe_best, delivered);
+        if (out[0] == LEVEL_FAIL && s->probe_best > 0) {
             s->probe = 0;
-            s->mrr = delivered;
+            s->mrr = s->probe_best;
         } else if (out[0] == LEVEL_INVALID) {
             /* the tester's limit (an engine late on a loaded machine) says nothing of
              * the server: the same probe again, a few times */

@@ -33,9 +33,11 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
     int read = result_load(&r, rr->json, why, sizeof why) == 0;
     struct drift_rules dr = c->dr;
     dr.cap_s = rr->level_s;
+    if (run->kind == RUN_PROBE)
+        dr.share = stair_probe_share(dr.share);
     *delivered = 0;
     unsigned ran = 0;
-    double probe_end = rr->level_s;
+    double probe_t0 = rr->lead_s, probe_end = rr->lead_s + rr->level_s;
     for (unsigned i = 0; i < run->n; i++) {
         double t0, t1;
         level_span(&r, read, rr, i, &t0, &t1);
@@ -47,7 +49,7 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
         l->run = rr->n;
         l->kind = run->kind;
         l->rate = run->rate[i];
-        l->t0 = t0;
+        l->t0 = probe_t0 = t0;
         l->t1 = probe_end = t1;
         struct step_figures f;
         if (!read) {
@@ -82,7 +84,7 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
     }
     struct step_figures f;
     if (read && run->kind == RUN_PROBE &&
-        step_read_span(&r, probe_end / 2 - tol_s, probe_end + tol_s, &f, err, sizeof err) == 0)
+        step_read_span(&r, (probe_t0 + probe_end) / 2 - tol_s, probe_end + tol_s, &f, err, sizeof err) == 0)
         *delivered = f.delivered;
     if (read)
         result_free(&r);

@@ -506,8 +506,7 @@ static void capacity_stair_write(const struct config *cfg, const struct stair_re
 /* The settings of a staircase's run (kv[], pointing into kvs and profile): its
  * levels as smtp.profile stages behind a lead-in at the first level's rate, not
  * judged (a run starts with no backlog, and its first seconds fill the pipeline, mail
- * accepted and not yet read, to its level: a growth that is no trend; a probe is
- * overloaded whatever its start). The count. */
+ * accepted and not yet read, to its level: a growth that is no trend). The count. */
 static int stair_run_settings(const struct config *cfg, const struct stair_run *run, const struct stair_run_record *rr,
                               uint64_t lead, uint64_t level, uint64_t interval, int check, char kvs[][160],
                               char *profile, size_t profile_len, char **kv)
@@ -534,6 +533,9 @@ static int stair_run_settings(const struct config *cfg, const struct stair_run *
     /* a level ends once decided (verdict/stage_end.h); the confirmation's are
      * judged on their whole length by a fixed-sample test */
     snprintf(kvs[n++], sizeof kvs[0], "smtp.profile_end=%s", run->kind == RUN_CONFIRM ? "fixed" : "decided");
+    /* the run ends its probe by the probe's own test (stair_judge_run's) */
+    if (run->kind == RUN_PROBE)
+        snprintf(kvs[n++], sizeof kvs[0], "capacity.queue_growth=%.6g", stair_probe_share(k->queue_growth));
     for (int i = 0; i < n; i++)
         kv[i] = kvs[i];
     kv[n++] = profile;
@@ -617,7 +619,7 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
          * and a level below the knee decides slowest (a swing must come back); an
          * open level's retry twice as long: it had too little time */
         uint64_t level = run.kind == RUN_CONFIRM || run.kind == RUN_RETRY ? 2 * k->level : k->level,
-                 lead = run.kind == RUN_PROBE ? 0 : k->level / 5, span = lead + (uint64_t)run.n * level;
+                 lead = k->level / 5, span = lead + (uint64_t)run.n * level;
         if (mono_ns() - t0 + span + tail > k->time_limit) {
             stair_stop(&c.s, "capacity.time_limit: the next run would end after it");
             break;
