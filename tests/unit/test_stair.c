@@ -459,6 +459,50 @@ static void levels_judged(void **st)
     json_decref(root);
 }
 
+/* A level whose backlog grew is the server's failure only when the server holds
+ * it: mail the mailboxes hold while the queue stays flat waits for our readers, and
+ * the level is invalid (more readers), as a step and a plain run judge it. */
+static void readers_behind_level(void **st)
+{
+    (void)st;
+    const double growth[] = { 20 }, swing[] = { 2 }, lat[] = { 200 };
+    const unsigned late[] = { 0 };
+    struct step_rules r;
+    step_rules_specmail(&r, 0.05);
+    struct drift_rules dr;
+    drift_rules_default(&dr);
+    dr.cap_s = 60;
+    for (int in_store = 0; in_store < 2; in_store++) {
+        json_t *root = staircase(1, growth, swing, lat, late), *tl = json_object_get(root, "timeline"), *e;
+        size_t i;
+        json_array_foreach(tl, i, e) {
+            json_int_t u = json_integer_value(json_object_get(e, "unread"));
+            json_object_set_new(e, "server", json_pack("{s:I, s:I}", "spool", in_store ? (json_int_t)5 : u,
+                                                       "store_messages", in_store ? u : (json_int_t)5));
+        }
+        struct result res;
+        char err[200];
+        assert_int_equal(result_from_json(&res, root, NULL, err, sizeof err), 0);
+        struct step_figures f;
+        assert_int_equal(step_read_span(&res, 0, 60, &f, err, sizeof err), 0);
+        assert_true(f.has_spool && f.has_store);
+        struct drift_point *p;
+        unsigned n = level_points(&res, 0, 60, &p);
+        struct level_judgement lj;
+        level_judge(&r, &dr, DRIFT_VAR_BATCH, &f, p, n, &lj);
+        if (in_store) {
+            assert_int_equal(lj.out, LEVEL_INVALID);
+            assert_int_equal(lj.j.fix, FIX_READERS);
+        } else {
+            assert_int_equal(lj.out, LEVEL_FAIL);
+            assert_non_null(strstr(lj.why, "behind"));
+        }
+        free(p);
+        result_free(&res);
+        json_decref(root);
+    }
+}
+
 /* The confirmation's levels are judged by the backlog's growth over their whole
  * length: a growth within its noise (which the sequential test leaves open, its
  * indifference zone) passes, a clear growth fails, as does a failed gate. */
@@ -667,7 +711,7 @@ static void remaining(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(probes_then_climbs), cmocka_unit_test(seeds_from_the_best_probe), cmocka_unit_test(climbs_down_and_up),
+        cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(probes_then_climbs), cmocka_unit_test(seeds_from_the_best_probe), cmocka_unit_test(readers_behind_level), cmocka_unit_test(climbs_down_and_up),
         cmocka_unit_test(refines_a_wide_gap), cmocka_unit_test(chance_band), cmocka_unit_test(stops_at_max_rate),
         cmocka_unit_test(levels_judged), cmocka_unit_test(lower_bound_only_below_failures), cmocka_unit_test(remaining),
         cmocka_unit_test(confirmation_judged), cmocka_unit_test(level_own_ledger), cmocka_unit_test(all_open),

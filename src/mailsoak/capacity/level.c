@@ -53,11 +53,10 @@ unsigned level_points(const struct result *r, double start_s, double end_s, stru
 static int level_gates(const struct step_rules *r, const struct step_figures *f, struct level_judgement *lj)
 {
     memset(lj, 0, sizeof *lj);
-    struct step_figures g = *f;
-    /* the backlog is the sequential test's: the step's slope and its swing rerun
-     * are not asked (a level's length is its cap, not a window to lengthen) */
-    g.unread_slope = g.unread_half[0] = g.unread_half[1] = 0;
-    step_judge(r, &g, 1u << FIX_WINDOW, &lj->j);
+    /* the backlog's growth is the sequential test's, and a level's length is its
+     * cap, not a window to lengthen; whose growth it is, the server's or our
+     * readers', is asked as of a step and a plain run */
+    step_judge(r, f, 1u << FIX_WINDOW | STEP_GROWTH_ELSEWHERE, &lj->j);
     if (lj->j.verdict == STEP_INVALID) {
         lj->out = LEVEL_INVALID;
         snprintf(lj->why, sizeof lj->why, "%s", lj->j.why);
