@@ -32,9 +32,12 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
     struct result r;
     int read = result_load(&r, rr->json, why, sizeof why) == 0;
     struct drift_rules dr = c->dr;
+    struct step_rules rl = *rules;
     dr.cap_s = rr->level_s;
+    /* a probe asks its coarser question of the readers too: whether a growth of
+     * that size was theirs */
     if (run->kind == RUN_PROBE)
-        dr.share = stair_probe_share(dr.share);
+        dr.share = rl.queue_growth = stair_probe_share(dr.share);
     *delivered = 0;
     unsigned ran = 0;
     double probe_t0 = rr->lead_s, probe_end = rr->lead_s + rr->level_s;
@@ -63,9 +66,9 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
             l->own_ledger = level_ledger(&r, i + (rr->lead_s > 0), &f) == 0;
             unsigned n = level_points(&r, l->t0 - tol_s, l->t1 + tol_s, &p);
             if (run->kind == RUN_CONFIRM)
-                level_judge_confirm(rules, &dr, &f, p, n, &l->lj);
+                level_judge_confirm(&rl, &dr, &f, p, n, &l->lj);
             else
-                level_judge(rules, &dr, DRIFT_VAR_BATCH, &f, p, n, &l->lj);
+                level_judge(&rl, &dr, DRIFT_VAR_BATCH, &f, p, n, &l->lj);
             free(p);
             l->read = 1;
             l->offered = f.offered;
