@@ -142,6 +142,7 @@ void stair_band(const struct stair *s, double *lo, double *hi);
 struct stair_fit {
     int ok;
     double mid, scale, p95;
+    double lo;                       /* the lowest rate fitted: a p95 below it is extrapolated */
 };
 void stair_fit(const struct stair *s, double min_scale, struct stair_fit *f);
 /* The search's exit status, as a step search's (search_exit_status): 1 without a

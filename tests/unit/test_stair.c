@@ -350,6 +350,23 @@ static void chance_band(void **st)
     stair_result(&s, &run, all, 0);
     stair_fit(&s, 1, &f);
     assert_false(f.ok);
+    /* outcomes that disagree widely (a failure at 96 under passes up to 120): the
+     * fit's P = 0.95 falls below every level fitted and is not printed as a rate */
+    stair_init(&s, &rules);
+    enum level_outcome mixed[6] = { LEVEL_PASS, LEVEL_FAIL, LEVEL_PASS, LEVEL_PASS, LEVEL_FAIL, LEVEL_PASS };
+    run = (struct stair_run){ .kind = RUN_CLIMB, .n = 6, .rate = { 90, 96, 100, 110, 115, 120 } };
+    stair_result(&s, &run, mixed, 0);
+    struct stair_record rec = { .label = "t", .level_s = 60, .s = s };
+    stair_fit(&s, 1, &rec.fit);
+    assert_true(rec.fit.ok && rec.fit.lo == 90 && rec.fit.p95 < 90);
+    char *tab = NULL;
+    size_t tablen = 0;
+    FILE *o = open_memstream(&tab, &tablen);
+    stair_table(o, &rec);
+    fclose(o);
+    assert_non_null(strstr(tab, "0.95 below every level fitted (90.0 msg/s and up)"));
+    assert_null(strstr(tab, ", 0.95 at"));
+    free(tab);
 }
 
 static void stops_at_max_rate(void **st)

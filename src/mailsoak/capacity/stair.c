@@ -427,5 +427,6 @@ void stair_fit(const struct stair *s, double min_scale, struct stair_fit *f)
         m1 += (hi - lo) / NM;
     f->mid = (m0 + m1) / 2;
     f->p95 = f->mid - f->scale * log(19);
+    f->lo = lo;
     f->ok = 1;
 }

@@ -65,9 +65,15 @@ void stair_table(FILE *f, const struct stair_record *c)
     if (blo > 0)
         fprintf(f, "open         %.1f to %.1f msg/s: levels neither kept up nor behind in %.0f s (the knee's band)\n",
                 blo, bhi, c->level_s);
-    if (c->fit.ok)
+    /* a P = 0.95 below every level fitted is the fit's guess, not a rate shown: the
+     * outcomes near the knee contradict each other that widely */
+    if (c->fit.ok && c->fit.p95 >= c->fit.lo)
         fprintf(f, "fit          P(pass) = 0.5 at %.1f msg/s, 0.95 at %.1f msg/s offered (logistic over every level "
                    "at the rate it offered, scale %.2f msg/s)\n", c->fit.mid, c->fit.p95, c->fit.scale);
+    else if (c->fit.ok)
+        fprintf(f, "fit          P(pass) = 0.5 at %.1f msg/s offered; 0.95 below every level fitted (%.1f msg/s and "
+                   "up): their outcomes disagree too widely (logistic, scale %.2f msg/s)\n", c->fit.mid, c->fit.lo,
+                c->fit.scale);
     if (s->confirmed >= 0)
         fprintf(f, "confirmed    %s at 80, 100 and 120 %% of %.1f msg/s\n", s->confirmed ? "yes" : "NOT", s->confirm_base);
     fprintf(f, "end          %s%s, %zu runs in %.0f s\n", s->end, c->interrupted ? " (interrupted)" : "", c->nruns,
@@ -253,7 +259,11 @@ void stair_html(FILE *f, const struct stair_record *c)
             fprintf(f, "<circle cx='%.1f' cy='%.1f' r='3' fill='#333'/>", sx(xlo, xhi, l->read ? l->offered : l->rate),
                     sy(0, 1, v));
         }
-        fprintf(f, "</svg>\n<p>P(pass) = 0.5 at %.1f msg/s, 0.95 at %.1f msg/s.</p>\n", c->fit.mid, c->fit.p95);
+        if (c->fit.p95 >= c->fit.lo)
+            fprintf(f, "</svg>\n<p>P(pass) = 0.5 at %.1f msg/s, 0.95 at %.1f msg/s.</p>\n", c->fit.mid, c->fit.p95);
+        else
+            fprintf(f, "</svg>\n<p>P(pass) = 0.5 at %.1f msg/s; 0.95 below every level fitted (%.1f msg/s and up): "
+                       "their outcomes disagree too widely.</p>\n", c->fit.mid, c->fit.lo);
     }
     fputs("</body></html>\n", f);
 }
