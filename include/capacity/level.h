@@ -35,10 +35,11 @@ struct level_judgement {
 };
 
 /* The level's judgement from its figures (step_read_span) and its points, with
- * drift_sprt's variance v. */
-void level_judge(const struct step_rules *r, const struct drift_rules *dr, enum drift_variance v,
-                 const struct step_figures *f,
-                 const struct drift_point *p, unsigned n, struct level_judgement *lj);
+ * drift_sprt's variance v; ruled_out as step_judge's (1 << FIX_READERS: more readers
+ * were shown to read no more at this rate, so mail left in the mailboxes is the
+ * server's). */
+void level_judge(const struct step_rules *r, const struct drift_rules *dr, enum drift_variance v, unsigned ruled_out,
+                 const struct step_figures *f, const struct drift_point *p, unsigned n, struct level_judgement *lj);
 
 /* The one-sided test the confirmation's levels are judged by (drift_growth_z at
  * 1 %): a claim is refuted only by a backlog that grew past its own noise. */
@@ -49,7 +50,8 @@ void level_judge(const struct step_rules *r, const struct drift_rules *dr, enum 
  * sequential one, whose indifference zone (growth from nothing to the bound) makes
  * a claim at the ceiling a coin's toss: pass unless the backlog grew significantly,
  * fail when it did or a gate failed, never open. */
-void level_judge_confirm(const struct step_rules *r, const struct drift_rules *dr, const struct step_figures *f,
-                         const struct drift_point *p, unsigned n, struct level_judgement *lj);
+void level_judge_confirm(const struct step_rules *r, const struct drift_rules *dr, unsigned ruled_out,
+                         const struct step_figures *f, const struct drift_point *p, unsigned n,
+                         struct level_judgement *lj);
 
 #endif

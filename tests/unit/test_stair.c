@@ -17,11 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "result/latency.h"
 #include "capacity/level.h"
 #include "capacity/stair.h"
+#include "capacity/stair_judge.h"
 #include "capacity/stair_output.h"
 #include "lib/exitcodes.h"
 #include "lib/hist.h"
@@ -466,7 +468,7 @@ static void levels_judged(void **st)
         assert_int_equal(n, 61);
         assert_true(p[0].t == 60.0 * k && p[60].t == 60.0 * (k + 1));
         struct level_judgement lj;
-        level_judge(&r, &dr, DRIFT_VAR_FLOORED, &f, p, n, &lj);
+        level_judge(&r, &dr, DRIFT_VAR_FLOORED, 0, &f, p, n, &lj);
         if (lj.out != want[k])
             fprintf(stderr, "level %u: %s, %s\n", k, level_outcome_name(lj.out), lj.why);
         assert_int_equal(lj.out, want[k]);
@@ -506,7 +508,7 @@ static void readers_behind_level(void **st)
         struct drift_point *p;
         unsigned n = level_points(&res, 0, 60, &p);
         struct level_judgement lj;
-        level_judge(&r, &dr, DRIFT_VAR_BATCH, &f, p, n, &lj);
+        level_judge(&r, &dr, DRIFT_VAR_BATCH, 0, &f, p, n, &lj);
         if (in_store) {
             assert_int_equal(lj.out, LEVEL_INVALID);
             assert_int_equal(lj.j.fix, FIX_READERS);
@@ -518,6 +520,97 @@ static void readers_behind_level(void **st)
         result_free(&res);
         json_decref(root);
     }
+}
+
+/* A one-level staircase run's result file at path: 50 msg/s accepted, the backlog
+ * growing by growth a second, all of it in the mailboxes (the queue flat at 5), the
+ * readers reading read a second. */
+static void write_level_run(const char *path, double growth, int read)
+{
+    const double g[] = { growth }, swing[] = { 2 }, lat[] = { 200 };
+    const unsigned late[] = { 0 };
+    json_t *root = staircase(1, g, swing, lat, late), *tl = json_object_get(root, "timeline"), *e;
+    size_t i;
+    json_array_foreach(tl, i, e) {
+        json_int_t u = json_integer_value(json_object_get(e, "unread"));
+        json_object_set_new(e, "server", json_pack("{s:i, s:I}", "spool", 5, "store_messages", u));
+        json_object_set_new(e, "read", json_integer(read));
+    }
+    json_object_set_new(root, "format", json_string(RESULT_FORMAT));
+    json_object_set_new(root, "format_version", json_integer(RESULT_FORMAT_VERSION));
+    assert_int_equal(json_dump_file(root, path, 0), 0);
+    json_decref(root);
+}
+
+/* A level its readers limited runs again with more (the search doubles them); when
+ * those read no more at its rate, the mail left in the mailboxes is the server's:
+ * the level is judged as the server's, not invalid again (which would double the
+ * readers on, each doubling loading the server's POP3 side further). One that
+ * twice the readers did help stays the readers'. */
+static void readers_shown_futile(void **st)
+{
+    (void)st;
+    char dir[] = "/tmp/test_stair.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct step_rules r;
+    step_rules_specmail(&r, 0.05);
+    for (int helped = 0; helped < 2; helped++) {
+        struct stair_run_record runs[2] = { { .n = 1, .kind = RUN_CLIMB, .readers = 10, .level_s = 60 },
+                                            { .n = 2, .kind = RUN_CLIMB, .readers = 20, .level_s = 60 } };
+        struct stair_record c = { .label = "t", .level_s = 60, .runs = runs };
+        drift_rules_default(&c.dr);
+        const struct stair_run run = { .kind = RUN_CLIMB, .n = 1, .rate = { 50 } };
+        enum level_outcome out[1];
+        double delivered;
+        for (unsigned k = 0; k < 2; k++) {
+            snprintf(runs[k].json, sizeof runs[k].json, "%s/run-%u.json", dir, k + 1);
+            /* the second run's readers read a tenth more where they helped */
+            write_level_run(runs[k].json, 20, helped && k == 1 ? 55 : 30);
+            c.nruns = k + 1;
+            assert_int_equal(stair_judge_run(&c, &r, &run, &runs[k], 0.5, out, &delivered), 1);
+            unlink(runs[k].json);
+        }
+        assert_int_equal(c.nlevels, 2);
+        assert_int_equal(c.levels[0].lj.out, LEVEL_INVALID);
+        assert_int_equal(c.levels[0].lj.j.fix, FIX_READERS);
+        if (helped) {
+            assert_int_equal(c.levels[1].lj.out, LEVEL_INVALID);
+            assert_int_equal(c.levels[1].lj.j.fix, FIX_READERS);
+        } else {
+            assert_int_equal(c.levels[1].lj.out, LEVEL_FAIL);
+            assert_non_null(strstr(c.levels[1].lj.why, "20 readers read no more than 10"));
+        }
+        free(c.levels);
+    }
+    rmdir(dir);
+}
+
+/* A probe asks whether the server is clearly overloaded, of the readers too: a
+ * backlog growing by 8 % of the rate in the mailboxes (a pipeline still filling) is
+ * under the probe's bound, so its readers are not blamed for it (and doubled for
+ * the rest of the search); a level of the staircase at the same figures blames them. */
+static void probe_asks_the_readers_coarsely(void **st)
+{
+    (void)st;
+    char dir[] = "/tmp/test_stair.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct step_rules r;
+    step_rules_specmail(&r, 0.05);
+    for (int probe = 0; probe < 2; probe++) {
+        struct stair_run_record rr = { .n = 1, .kind = probe ? RUN_PROBE : RUN_CLIMB, .readers = 10, .level_s = 60 };
+        struct stair_record c = { .label = "t", .level_s = 60, .runs = &rr, .nruns = 1 };
+        drift_rules_default(&c.dr);
+        const struct stair_run run = { .kind = rr.kind, .n = 1, .rate = { 50 } };
+        enum level_outcome out[1];
+        double delivered;
+        snprintf(rr.json, sizeof rr.json, "%s/run.json", dir);
+        write_level_run(rr.json, 4, 46);
+        assert_int_equal(stair_judge_run(&c, &r, &run, &rr, 0.5, out, &delivered), 1);
+        unlink(rr.json);
+        assert_true(probe ? out[0] != LEVEL_INVALID : out[0] == LEVEL_INVALID && c.levels[0].lj.j.fix == FIX_READERS);
+        free(c.levels);
+    }
+    rmdir(dir);
 }
 
 /* The confirmation's levels are judged by the backlog's growth over their whole
@@ -593,8 +686,8 @@ static void confirmation_judged(void **st)
         struct drift_point *p;
         unsigned n = level_points(&res, 60.0 * k, 60.0 * (k + 1), &p);
         struct level_judgement lj, ls;
-        level_judge_confirm(&r, &dr, &f, p, n, &lj);
-        level_judge(&r, &dr, DRIFT_VAR_BATCH, &f, p, n, &ls);
+        level_judge_confirm(&r, &dr, 0, &f, p, n, &lj);
+        level_judge(&r, &dr, DRIFT_VAR_BATCH, 0, &f, p, n, &ls);
         if (lj.out != want[k] || ls.out != sprt[k])
             fprintf(stderr, "level %u: %s, %s; sequential %s, %s\n", k, level_outcome_name(lj.out), lj.why,
                     level_outcome_name(ls.out), ls.why);
@@ -608,7 +701,7 @@ static void confirmation_judged(void **st)
         /* too few intervals to judge: invalid, never a pass */
         if (k == 0) {
             n = level_points(&res, 0, 3, &p);
-            level_judge_confirm(&r, &dr, &f, p, n, &lj);
+            level_judge_confirm(&r, &dr, 0, &f, p, n, &lj);
             assert_int_equal(lj.out, LEVEL_INVALID);
             free(p);
         }
@@ -650,7 +743,7 @@ static void level_own_ledger(void **st)
         struct drift_point *p;
         unsigned n = level_points(&res, 60.0 * k, 60.0 * (k + 1), &p);
         struct level_judgement lj;
-        level_judge(&r, &dr, DRIFT_VAR_BATCH, &f, p, n, &lj);
+        level_judge(&r, &dr, DRIFT_VAR_BATCH, 0, &f, p, n, &lj);
         assert_int_equal(lj.out, want[k]);
         if (k)
             assert_non_null(strstr(lj.why, "lost"));
@@ -728,7 +821,7 @@ static void remaining(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(probes_then_climbs), cmocka_unit_test(seeds_from_the_best_probe), cmocka_unit_test(readers_behind_level), cmocka_unit_test(climbs_down_and_up),
+        cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(probes_then_climbs), cmocka_unit_test(seeds_from_the_best_probe), cmocka_unit_test(readers_behind_level), cmocka_unit_test(readers_shown_futile), cmocka_unit_test(probe_asks_the_readers_coarsely), cmocka_unit_test(climbs_down_and_up),
         cmocka_unit_test(refines_a_wide_gap), cmocka_unit_test(chance_band), cmocka_unit_test(stops_at_max_rate),
         cmocka_unit_test(levels_judged), cmocka_unit_test(lower_bound_only_below_failures), cmocka_unit_test(remaining),
         cmocka_unit_test(confirmation_judged), cmocka_unit_test(level_own_ledger), cmocka_unit_test(all_open),

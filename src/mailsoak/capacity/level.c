@@ -50,13 +50,14 @@ unsigned level_points(const struct result *r, double start_s, double end_s, stru
 
 /* The gates and the tester's limits over the level; 1 when they decided it
  * (invalid, or a gate failed). */
-static int level_gates(const struct step_rules *r, const struct step_figures *f, struct level_judgement *lj)
+static int level_gates(const struct step_rules *r, unsigned ruled_out, const struct step_figures *f,
+                       struct level_judgement *lj)
 {
     memset(lj, 0, sizeof *lj);
     /* the backlog's growth is the sequential test's, and a level's length is its
      * cap, not a window to lengthen; whose growth it is, the server's or our
      * readers', is asked as of a step and a plain run */
-    step_judge(r, f, 1u << FIX_WINDOW | STEP_GROWTH_ELSEWHERE, &lj->j);
+    step_judge(r, f, ruled_out | 1u << FIX_WINDOW | STEP_GROWTH_ELSEWHERE, &lj->j);
     if (lj->j.verdict == STEP_INVALID) {
         lj->out = LEVEL_INVALID;
         snprintf(lj->why, sizeof lj->why, "%s", lj->j.why);
@@ -71,10 +72,11 @@ static int level_gates(const struct step_rules *r, const struct step_figures *f,
     return 0;
 }
 
-void level_judge_confirm(const struct step_rules *r, const struct drift_rules *dr, const struct step_figures *f,
-                         const struct drift_point *p, unsigned n, struct level_judgement *lj)
+void level_judge_confirm(const struct step_rules *r, const struct drift_rules *dr, unsigned ruled_out,
+                         const struct step_figures *f, const struct drift_point *p, unsigned n,
+                         struct level_judgement *lj)
 {
-    if (level_gates(r, f, lj))
+    if (level_gates(r, ruled_out, f, lj))
         return;
     drift_growth_z(dr, p, n, LEVEL_CONFIRM_Z, &lj->kept);
     if (lj->kept.d == DRIFT_BEHIND) {
@@ -91,11 +93,10 @@ void level_judge_confirm(const struct step_rules *r, const struct drift_rules *d
     }
 }
 
-void level_judge(const struct step_rules *r, const struct drift_rules *dr, enum drift_variance v,
-                 const struct step_figures *f,
-                 const struct drift_point *p, unsigned n, struct level_judgement *lj)
+void level_judge(const struct step_rules *r, const struct drift_rules *dr, enum drift_variance v, unsigned ruled_out,
+                 const struct step_figures *f, const struct drift_point *p, unsigned n, struct level_judgement *lj)
 {
-    if (level_gates(r, f, lj)) {
+    if (level_gates(r, ruled_out, f, lj)) {
         if (lj->out == LEVEL_FAIL)
             drift_sprt(dr, p, n, v, &lj->kept);
         return;

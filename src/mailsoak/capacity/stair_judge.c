@@ -25,6 +25,28 @@ static void level_span(const struct result *r, int read, const struct stair_run_
     }
 }
 
+/* 1 << FIX_READERS when the run before this one, with fewer readers, left this
+ * level's rate invalid for want of readers and this run's more readers read no more
+ * there (step_fix_futile, as a step's rerun): mail left in the mailboxes is then the
+ * server's (its POP3 side's), and more readers would only load it further. */
+static unsigned readers_ruled_out(const struct stair_record *c, const struct stair_run_record *rr, double rate,
+                                  double delivered)
+{
+    if (c->nruns < 2)
+        return 0;
+    const struct stair_run_record *prev = &c->runs[c->nruns - 2];
+    if (prev->readers >= rr->readers)
+        return 0;
+    for (size_t i = 0; i < c->nlevels; i++) {
+        const struct stair_level_record *o = &c->levels[i];
+        if (o->run == prev->n && o->rate == rate && o->read && o->lj.out == LEVEL_INVALID && o->lj.j.fix == FIX_READERS) {
+            struct step_figures before = { .delivered = o->delivered }, after = { .delivered = delivered };
+            return step_fix_futile(FIX_READERS, &before, prev->readers, &after, rr->readers) ? 1u << FIX_READERS : 0;
+        }
+    }
+    return 0;
+}
+
 unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules, const struct stair_run *run,
                          struct stair_run_record *rr, double tol_s, enum level_outcome *out, double *delivered)
 {
@@ -65,10 +87,16 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
             struct drift_point *p;
             l->own_ledger = level_ledger(&r, i + (rr->lead_s > 0), &f) == 0;
             unsigned n = level_points(&r, l->t0 - tol_s, l->t1 + tol_s, &p);
+            unsigned ro = readers_ruled_out(c, rr, l->rate, f.delivered);
             if (run->kind == RUN_CONFIRM)
-                level_judge_confirm(&rl, &dr, &f, p, n, &l->lj);
+                level_judge_confirm(&rl, &dr, ro, &f, p, n, &l->lj);
             else
-                level_judge(&rl, &dr, DRIFT_VAR_BATCH, &f, p, n, &l->lj);
+                level_judge(&rl, &dr, DRIFT_VAR_BATCH, ro, &f, p, n, &l->lj);
+            if (ro && (l->lj.out == LEVEL_FAIL || l->lj.out == LEVEL_OPEN)) {
+                size_t w = strlen(l->lj.why);
+                snprintf(l->lj.why + w, sizeof l->lj.why - w, " (%u readers read no more than %u: the server's)",
+                         rr->readers, c->runs[c->nruns - 2].readers);
+            }
             free(p);
             l->read = 1;
             l->offered = f.offered;
