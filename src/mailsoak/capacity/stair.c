@@ -152,6 +152,20 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Whether a refinement asked for a rate inside (lo, hi) and its arrivals offered a
+ * load outside [lo, hi] (a few per cent off the rate asked): it left the gap as it
+ * was, and asking again would only repeat it. */
+static int asked_inside(const struct stair *s, double lo, double hi)
+{
+    for (unsigned i = 0; i < s->n; i++) {
+        const struct stair_level *l = &s->v[i];
+        if (l->kind == RUN_REFINE && l->out != LEVEL_INVALID && l->rate > lo && l->rate < hi &&
+            (load(l) < lo || load(l) > hi))
+            return 1;
+    }
+    return 0;
+}
+
 /* How many levels of the search (probes and the confirmation aside) were open. */
 static unsigned opens(const struct stair *s)
 {
@@ -230,7 +244,7 @@ void stair_next(const struct stair *s, struct stair_run *run)
     for (unsigned i = 1; i + 1 < k; i++)
         if (tried[i + 1] / tried[i] > tried[w + 1] / tried[w])
             w = i;
-    if (tried[w + 1] > tried[w] * (1 + s->r.precision)) {
+    if (tried[w + 1] > tried[w] * (1 + s->r.precision) && !asked_inside(s, tried[w], tried[w + 1])) {
         /* levels precision apart inside the gap, its ends not run again */
         run->kind = RUN_REFINE;
         double g = tried[w + 1] / tried[w];
