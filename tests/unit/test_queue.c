@@ -360,6 +360,44 @@ static void postfix_pointers(void **state)
     queue_free(q);
 }
 
+/* A hostile queue file whose content size and data offset (the C record) send the
+ * end of its headers back to its M record: read as written, the same headers would
+ * be read for ever (fuzz_queue found it). The jump counts against the pointer
+ * records' limit, so the scan ends; an alarm fails the test, not CI's clock, if it
+ * does not. */
+static void postfix_jump_back(void **state)
+{
+    (void)state;
+    unsigned char buf[512];
+    size_t o = 0;
+    o += rec(buf + o, 'T', "1796032317 291691");
+    o += rec(buf + o, 'R', "user@x");
+    size_t c = o;
+    o += rec(buf + o, 'C', "              0               0");   /* filled in below */
+    size_t m = o;
+    o += rec(buf + o, 'M', "");
+    o += rec(buf + o, 'N', "X-Mailsoak-Id: 5eed0006-ab");
+    o += rec(buf + o, 'N', "");
+    o += rec(buf + o, 'X', "");
+    o += rec(buf + o, 'E', "");
+    char sizes[40];
+    snprintf(sizes, sizeof sizes, "%15d %15zu", 1, m - 1);
+    rec(buf + c, 'C', sizes);
+    assert_int_equal(mkdir(tf_path("pfj"), 0700), 0);
+    FILE *f = fopen(tf_path("pfj/4Ml2Wd1x3Kz9vE"), "w");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, o, f), o);
+    fclose(f);
+    struct queue *q = queue_new(tf_path("pfj"), QUEUE_POSTFIX);
+    struct seen s = { .n = 0 };
+    struct queue_totals t = { 0 };
+    alarm(20);
+    queue_scan(q, on_msg, &s, &t);
+    alarm(0);
+    assert_string_equal(joined(&s), "5eed0006-ab user@x");
+    queue_free(q);
+}
+
 /* A minimal queue file of message id, as cleanup writes one (mode 0700: complete). */
 static void pf_file(const char *rel, const char *id)
 {
@@ -530,6 +568,7 @@ int main(void)
         cmocka_unit_test(auto_decides_later),
         cmocka_unit_test(exim_recipient_forms),
         cmocka_unit_test(postfix_pointers),
+        cmocka_unit_test(postfix_jump_back),
         cmocka_unit_test(postfix_moves_during_a_scan),
         cmocka_unit_test(bad_files),
         cmocka_unit_test(smtpd_compressed_is_unreadable),

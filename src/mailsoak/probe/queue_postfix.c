@@ -132,10 +132,15 @@ static int postfix_read(struct walk *w, int dfd, const char *name)
             if (type == 'L')
                 continue;
             if (linelen == 0) {
-                /* End of the headers: the body is data_offset + content_size long, then X. */
+                /* End of the headers: the body is data_offset + content_size long, then X.
+                 * A jump, as a p record's: one back to an earlier M would read the same
+                 * headers for ever, so it counts against the same limit. */
                 seg = BODY;
-                if (content_size > 0 && data_offset > 0)
+                if (content_size > 0 && data_offset > 0) {
+                    if (jumps++ >= PF_JUMPS)
+                        break;
                     r->pos = (off_t)data_offset + content_size;
+                }
                 continue;
             }
             const char *v;
