@@ -6,8 +6,8 @@
  * The search, as FD.io CSIT's MLRsearch does, starts with a probe that offers more
  * than the server takes: the most a probe delivered (MLRsearch's maximum receive
  * rate; not the last probe's, as a mail server offered far more than it takes can
- * spend on accepting the time it needs to deliver) places the first staircase, from below it to above it in levels a few per
- * cent apart. A staircase whose lowest level failed is followed by one lower; one
+ * spend on accepting the time it needs to deliver) places the first staircase,
+ * from below it to above it in levels a few per cent apart. A staircase whose lowest level failed is followed by one lower; one
  * whose highest passed, by one higher; a gap between the highest pass and the
  * lowest failure wider than the precision, with no level tried in it, by a short
  * staircase inside it. Every level is evidence: the answer is the highest passing

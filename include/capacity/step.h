@@ -116,8 +116,8 @@ struct step_judgement {
  * slope may be a swing's; above the knee both halves grow. */
 void step_judge(const struct step_rules *r, const struct step_figures *f, unsigned ruled_out, struct step_judgement *j);
 /* A ruled_out bit of its own: the backlog's growth is the caller's to judge (a
- * staircase level's sequential test), so its "queue growth" check is left out;
- * whose growth it is (the readers') is still asked. */
+ * staircase level's sequential test), so its "queue growth" check and the swing's
+ * longer window are left out; whose growth it is (the readers') is still asked. */
 #define STEP_GROWTH_ELSEWHERE (1u << 8)
 /* How many readers a step its readers limited (FIX_READERS) needs at its rate,
  * sized by what they read: each of them read delivered / readers msg/s in the

@@ -276,16 +276,20 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, unsign
         check(j, "accepted", f->accepted, ">=", 0.95 * f->offered, "msg/s");
     else
         check(j, "accepted", f->accepted, ">", 0, "msg/s");
-    unsigned growth = j->n;
-    if (!(ruled_out & STEP_GROWTH_ELSEWHERE))
+    /* the growth check's index; none when the caller judges the growth */
+    unsigned growth = STEP_CHECKS_MAX;
+    if (!(ruled_out & STEP_GROWTH_ELSEWHERE)) {
+        growth = j->n;
         check(j, "queue growth", f->unread_slope, "<=", kept.bound, "msg/s");
+    }
     for (unsigned i = 0; i < gj.n; i++) {
         const struct gate_result *g = &gj.v[i];
         check(j, g->name, g->value, g->op, g->bound, g->unit);
     }
     gate_judgement_free(&gj);
     j->verdict = j->first_failed < 0 ? STEP_PASS : STEP_FAIL;
-    if (ruled_out & 1u << FIX_WINDOW)
+    /* a swing is a window's question; a growth judged elsewhere is not this window's */
+    if (ruled_out & (1u << FIX_WINDOW | STEP_GROWTH_ELSEWHERE))
         return;
     for (unsigned i = 0; i < j->n; i++)
         if (!j->v[i].pass && i != growth)
