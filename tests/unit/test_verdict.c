@@ -106,6 +106,28 @@ static void half_unproven_says_so_and_what_to_change(void **st)
                                    "or give the sweep 58 s more (run.sweep_timeout = 118s)");
 }
 
+/* A server that fell behind empties its queue faster once nobody sends (the testbed
+ * accepted 152 msg/s and delivered 127, then read its backlog at 187): the rate to
+ * send at is 80 % of what it delivered while accepting, never more than it failed at. */
+static void behind_suggests_what_it_delivered_while_accepting(void **st)
+{
+    struct fix *f = clean();
+    f->c.sent = 9150;
+    f->c.read = 9150;
+    f->lo = (struct ledger_outcome){ .accepted = 9150, .delivered = 9150 };
+    f->in.elapsed_s = 80;                        /* 60 s of sending, 20 of drain */
+    f->in.send = (struct verdict_window){ .seconds = 60, .accepted = 9150, .read = 5400, .has_spool = 1,
+                                          .spool_t0 = 1, .spool_t1 = 59, .spool_first = 0, .spool_last = 1542 };
+    struct keptup_result k = { .outcome = KEPTUP_BEHIND, .value = 62.5, .bound = 7.6 };
+    f->in.kept = &k;
+    struct run_verdict *v = make(f);
+    assert_int_equal(v->kept_up, 0);
+    assert_true(v->after_rate > 187 && v->after_rate < 188);  /* (9150 - 5400) / 20 */
+    assert_true(v->delivered_rate > 125 && v->delivered_rate < 126);
+    assert_true(v->suggested_rate == 100);       /* 80 % of 125.9 */
+    assert_non_null(strstr(v->remedy, "rerun with smtp.rate = 100"));
+}
+
 /* A send shorter than run.interval leaves no send window in the timeline (or a merged
  * file's has none): the remedy names the rate the server delivered at after it, and no
  * accepted rate it never measured ("it accepted 0"). */
@@ -417,6 +439,7 @@ int main(void)
         cmocka_unit_test(no_queue_rate_from_close_counts),
         cmocka_unit_test(window_samples),
         cmocka_unit_test(no_send_window_no_accepted_rate),
+        cmocka_unit_test(behind_suggests_what_it_delivered_while_accepting),
         cmocka_unit_test(a_share_never_rounds_to_its_bound),
         cmocka_unit_test(nothing_sent_or_read_names_the_target),
         cmocka_unit_test(no_readers_no_proof),

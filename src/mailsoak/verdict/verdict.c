@@ -277,9 +277,10 @@ static void remedy(const struct verdict_input *in, struct run_verdict *v)
         return;
     }
     /* the rate the server showed it can deliver at: in the window, or emptying its
-     * backlog after it, whichever is higher */
-    double d = fmax(v->delivered_rate, v->after_rate);
+     * backlog after it, whichever is higher; but a server that fell behind delivers
+     * faster once nobody sends, and only its rate while accepting is one to send at */
     int behind = v->kept_up == 0;
+    double d = behind && v->delivered_rate > 0 ? v->delivered_rate : fmax(v->delivered_rate, v->after_rate);
     int unsettled = lo->pending && (in->settled == 0 || lo->pending_by[PR_UNSETTLED] || lo->pending_by[PR_QUEUED] ||
                                     lo->pending_by[PR_UNSWEPT]);
     if (unsettled || behind) {
