@@ -41,6 +41,7 @@ struct capacity_record {
     struct step_rules rules;
     struct search s;
     double ramp_s, warmup_s, window_s;  /* each step's parts: only the window is judged */
+    int visit_owed;                     /* capacity.visit: the steps' readers go where mail is owed */
     struct step_record *steps;
     size_t nsteps, cap;
 };

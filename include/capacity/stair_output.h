@@ -45,6 +45,7 @@ struct stair_record {
     double elapsed_s;
     int interrupted;
     double level_s;                  /* capacity.level */
+    int visit_owed;                  /* capacity.visit: the runs' readers go where mail is owed */
     struct drift_rules dr;
     struct stair s;
     struct stair_fit fit;

@@ -146,6 +146,7 @@ struct config {
         uint64_t ramp, warmup, window, time_limit, drain;   /* ns */
         uint64_t max_senders, max_readers, confirm_rounds;
         int confirm, arrivals;
+        int visit_owed;                         /* the runs' pop3.visit: 0 random, 1 owed */
         int method;                             /* enum capacity_method */
         uint64_t level;                         /* ns: a staircase level's length */
         double step;                            /* a staircase's levels: each the one before times 1 + step */

@@ -33,8 +33,7 @@ search() {   # search NAME [args...]: a short search of the server started last
     exec "$MAILSOAK" capacity --smtp "127.0.0.1:$SMTP_PORT" --pop3 "127.0.0.1:$POP3_PORT" --set users.count=100 \
         --no-check --set capacity.drain=20s --settle 1s --set run.sweep_timeout=3s --seed 5 \
         --set capacity.start=20 --set capacity.ramp=1s --set capacity.warmup=1s --set capacity.window=8s \
-        --set capacity.precision=0.08 --set capacity.method=steps \
-        --set capacity.arrivals=constant --set pop3.visit=owed \
+        --set capacity.precision=0.08 --set capacity.method=steps --set capacity.arrivals=constant \
         --json "$WORK/$name.json" --set capacity.report="$WORK/$name.html" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
 }
 

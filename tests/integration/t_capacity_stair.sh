@@ -25,7 +25,7 @@ srv_start --set users.count=100 --set fault.rate.limit=$LIMIT --set fault.rate.b
 "$MAILSOAK" capacity --smtp "127.0.0.1:$SMTP_PORT" --pop3 "127.0.0.1:$POP3_PORT" --set users.count=100 \
     --no-check --senders 20 --readers 8 --set capacity.drain=20s --settle 1s --set run.sweep_timeout=3s --seed 5 \
     --set capacity.method=staircase --set capacity.level=10s --set capacity.start=80 --set capacity.step=0.1 \
-    --set capacity.precision=0.25 --set capacity.confirm=no --set capacity.arrivals=constant --set pop3.visit=owed \
+    --set capacity.precision=0.25 --set capacity.confirm=no --set capacity.arrivals=constant \
     --set capacity.report="$WORK/st.html" --json "$WORK/st.json" >"$WORK/st.out" 2>"$WORK/st.err"
 rc=$?
 [[ $rc == 0 ]] || { cat "$WORK/st.out" "$WORK/st.err"; fail "the staircase search exited $rc"; }
@@ -55,6 +55,8 @@ n=$(jq '[.levels[] | select(.kind == "staircase")] | length' "$WORK/st.json")
 f=$(jq -r '[.runs[] | select(.kind == "staircase")][0].result' "$WORK/st.json")
 # a lead-in of 2 s at the first level's rate, not judged (the run's pipeline
 # filling), then a stage per level
+jq -e '.config.pop3.visit == "owed"' "$f" >/dev/null && jq -e '.method.readers_visit == "owed"' "$WORK/st.json" >/dev/null ||
+    fail "the search's readers do not go where mail is owed: $(jq -c .config.pop3.visit "$f")"
 jq -e '.config.smtp.profile | test("^2s@[0-9.]+, *10s@")' "$f" >/dev/null ||
     fail "the staircase's run has no profile: $(jq -c .config.smtp.profile "$f")"
 jq -e '[.runs[] | select(.kind == "staircase")][0].lead_s == 2 and

@@ -221,13 +221,13 @@ json_t *capacity_json(const struct capacity_record *c)
                              CAPACITY_FORMAT_VERSION, "version", mailsoak_version, "label", c->label, "start_time",
                              c->start_time, "elapsed_s", c->elapsed_s, "interrupted", c->interrupted);
     json_object_set_new(root, "method",
-                        json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b}", "source",
+                        json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:s}", "source",
                                   "SPECmail2001 (open-loop Poisson arrivals, QoS gates, 80/100/120 % confirmation), "
                                   "with lost = duplicated = corrupted = 0 and a steady backlog",
                                   "ramp_s", c->ramp_s, "warmup_s", c->warmup_s, "window_s", c->window_s, "start", s->r.start, "factor",
                                   s->r.factor, "max_rate", s->r.max_rate, "precision", s->r.precision, "queue_growth",
                                   c->rules.queue_growth, "p95_bound_ms", 5000.0, "confirm",
-                                  s->r.confirm));
+                                  s->r.confirm, "readers_visit", c->visit_owed ? "owed" : "random"));
     double cap = search_capacity(s);
     json_object_set_new(root, "capacity_msg_s", found ? json_real(cap) : json_null());
     json_object_set_new(root, "capacity_msg_min", found ? json_real(cap * 60) : json_null());

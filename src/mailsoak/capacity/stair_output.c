@@ -37,8 +37,9 @@ void stair_table(FILE *f, const struct stair_record *c)
     fprintf(f, "method       a probe, then runs of levels %.0f %% apart, %.0f s each (a retry's and the confirmation's "
                "twice) after a lead-in of a fifth of it, no drain between them; each level judged by a sequential test "
                "of the backlog (Wald), kept up, behind, or open; the confirmation's by the backlog's growth over its "
-               "whole length, behind only past its noise\n",
-            100 * s->r.step, c->level_s);
+               "whole length, behind only past its noise; its readers %s\n",
+            100 * s->r.step, c->level_s,
+            c->visit_owed ? "go where mail is owed (capacity.visit)" : "visit mailboxes at random (capacity.visit)");
     fprintf(f, "\nrun kind           rate   offered accepted delivered  p95 deliv  outcome\n");
     fprintf(f, "                  msg/s     msg/s    msg/s     msg/s         ms\n");
     for (size_t i = 0; i < c->nlevels; i++)
@@ -90,7 +91,7 @@ json_t *stair_json(const struct stair_record *c)
                              CAPACITY_FORMAT_VERSION, "version", mailsoak_version, "label", c->label, "start_time",
                              c->start_time, "elapsed_s", c->elapsed_s, "interrupted", c->interrupted);
     json_object_set_new(root, "method",
-                        json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:b}", "name",
+                        json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:b, s:s}", "name",
                                   "staircase", "source",
                                   "levels judged by Wald's sequential test of the backlog (batch means); a probe seeds "
                                   "the bracket (FD.io CSIT MLRsearch); pass probability fitted (PLRsearch); SPECmail2001's "
@@ -98,7 +99,8 @@ json_t *stair_json(const struct stair_record *c)
                                   "level_s", c->level_s, "step", s->r.step, "start", s->r.start, "max_rate",
                                   s->r.max_rate, "precision", s->r.precision, "growth_share", c->dr.share, "alpha",
                                   c->dr.alpha, "beta", c->dr.beta, "batch", c->dr.batch, "min_batches",
-                                  c->dr.min_batches, "confirm", s->r.confirm));
+                                  c->dr.min_batches, "confirm", s->r.confirm, "readers_visit",
+                                  c->visit_owed ? "owed" : "random"));
     json_object_set_new(root, "capacity_msg_s", pass > 0 && found ? json_real(pass) : json_null());
     json_object_set_new(root, "capacity_msg_min", pass > 0 && found ? json_real(pass * 60) : json_null());
     json_object_set_new(root, "known_between", found ? json_pack("[f, f]", lo, hi) : json_null());

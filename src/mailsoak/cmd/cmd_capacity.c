@@ -162,6 +162,7 @@ static int run_step(const struct config *cfg, int argc, char **argv, const struc
     snprintf(kv[k++], sizeof kv[0], "run.interval=%llums", (unsigned long long)(p->interval / 1000000));
     snprintf(kv[k++], sizeof kv[0], "smtp.senders=%u", p->senders);
     snprintf(kv[k++], sizeof kv[0], "pop3.readers=%u", p->readers);
+    snprintf(kv[k++], sizeof kv[0], "pop3.visit=%s", cfg->capacity.visit_owed ? "owed" : "random");
     snprintf(kv[k++], sizeof kv[0], "run.messages=0");
     /* the drain ends as soon as the step's mail is read: a long one costs only the
      * overloaded steps, which must deliver their backlog before the next starts */
@@ -363,6 +364,7 @@ static int run_search(const struct config *cfg, int argc, char **argv, const cha
         return 2;
     }
     c.ramp_s = (double)k->ramp / 1e9;
+    c.visit_owed = k->visit_owed;
     c.warmup_s = (double)k->warmup / 1e9;
     c.window_s = (double)k->window / 1e9;
     start_time_now(c.start_time, sizeof c.start_time);
@@ -524,6 +526,7 @@ static int stair_run_settings(const struct config *cfg, const struct stair_run *
     snprintf(kvs[n++], sizeof kvs[0], "run.interval=%llums", (unsigned long long)(interval / 1000000));
     snprintf(kvs[n++], sizeof kvs[0], "smtp.senders=%u", rr->senders);
     snprintf(kvs[n++], sizeof kvs[0], "pop3.readers=%u", rr->readers);
+    snprintf(kvs[n++], sizeof kvs[0], "pop3.visit=%s", k->visit_owed ? "owed" : "random");
     snprintf(kvs[n++], sizeof kvs[0], "run.messages=0");
     snprintf(kvs[n++], sizeof kvs[0], "run.drain=%llums", (unsigned long long)(k->drain / 1000000));
     snprintf(kvs[n++], sizeof kvs[0], "run.check=%s", check ? "yes" : "no");
@@ -599,6 +602,7 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
     uint64_t interval = within(k->level / 10, 100 * NS_PER_MS, 1000 * NS_PER_MS);
     drift_rules_level(&c.dr, k->queue_growth, c.level_s, (double)interval / 1e9);
     c.dr.arrivals_cv2 = k->arrivals ? 1 : 0;
+    c.visit_owed = k->visit_owed;
     start_time_now(c.start_time, sizeof c.start_time);
     uint64_t t0 = mono_ns(), tail = 0;
     unsigned senders = (unsigned)(cfg->senders ? cfg->senders : 1), readers = (unsigned)(cfg->readers ? cfg->readers : 1);
@@ -625,7 +629,7 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
             break;
         }
         struct stair_run_record *rr = new_run(&c, &run, level, lead, senders, readers);
-        char out[600], profile[(STAIR_LEVELS_MAX + 1) * 32 + 16], kvs[12][160];
+        char out[600], profile[(STAIR_LEVELS_MAX + 1) * 32 + 16], kvs[16][160];
         if ((size_t)snprintf(rr->json, sizeof rr->json, "%s/run-%02u.json", dir, rr->n) >= sizeof rr->json ||
             (size_t)snprintf(out, sizeof out, "%s/run-%02u.out", dir, rr->n) >= sizeof out) {
             stair_stop(&c.s, "the runs' directory path is too long");
