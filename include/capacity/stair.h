@@ -96,6 +96,13 @@ void stair_result(struct stair *s, const struct stair_run *run, const enum level
  * measured), known before the next run is chosen. */
 void stair_result_measured(struct stair *s, const struct stair_run *run, const enum level_outcome *out,
                            double delivered, const double *lv_offered, const double *lv_delivered);
+/* A staircase, refinement or retry that the tester limited at a level goes again
+ * with more sessions; the levels it ran before that one stand, the tester not
+ * limiting them. Records those (as a run of their own, with what they offered and
+ * delivered) so that the next run starts at the limited level, not again from its
+ * first. Their count: 0 for a probe, a confirmation, or a run limited at its first. */
+unsigned stair_keep_before_invalid(struct stair *s, const struct stair_run *run, const enum level_outcome *out,
+                                   const double *lv_offered, const double *lv_delivered);
 /* What each level of the last run's n offered (msg/s, 0 where not measured): a
  * level of Poisson arrivals offers its rate give or take sqrt(rate / length), 2.6 %
  * at 50 msg/s for 30 s, as much as the levels' spacing, so the fit places each

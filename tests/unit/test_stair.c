@@ -117,6 +117,41 @@ static void seeds_from_the_best_probe(void **st)
     assert_true(s.mrr == 8);
 }
 
+/* The testbed's staircase from 134.5 msg/s passed six levels and was limited by its
+ * readers at the seventh: the run with twice the readers starts at that seventh, not
+ * at 134.5 again (160 s of levels already passed). */
+static void more_readers_from_the_limited_level(void **st)
+{
+    (void)st;
+    struct stair s;
+    stair_init(&s, &rules);
+    struct stair_run run, probe = { .kind = RUN_PROBE, .n = 1, .rate = { 320 } };
+    enum level_outcome out[STAIR_LEVELS_MAX] = { LEVEL_FAIL };
+    stair_result(&s, &probe, out, 168);
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_CLIMB);
+    assert_true(run.n > 7);
+    /* a probe, and a run limited at its first level, keep nothing: the same run again */
+    out[0] = LEVEL_INVALID;
+    assert_int_equal(stair_keep_before_invalid(&s, &probe, out, NULL, NULL), 0);
+    assert_int_equal(stair_keep_before_invalid(&s, &run, out, NULL, NULL), 0);
+    struct stair_run again;
+    stair_next(&s, &again);
+    assert_true(again.kind == RUN_CLIMB && again.n == run.n && again.rate[0] == run.rate[0]);
+    /* six passed, the seventh invalid: the run judged up to it */
+    for (unsigned i = 0; i < 6; i++)
+        out[i] = LEVEL_PASS;
+    out[6] = LEVEL_INVALID;
+    double seventh = run.rate[6];
+    run.n = 7;
+    assert_int_equal(stair_keep_before_invalid(&s, &run, out, NULL, NULL), 6);
+    assert_int_equal(s.n, 7);                      /* the probe and six levels */
+    assert_true(stair_lower_bound(&s) == run.rate[5]);
+    stair_next(&s, &again);
+    assert_int_equal(again.kind, RUN_CLIMB);
+    assert_true(fabs(again.rate[0] - seventh) < 1e-9 * seventh);
+}
+
 static void probes_then_climbs(void **st)
 {
     (void)st;
@@ -851,6 +886,7 @@ int main(void)
         cmocka_unit_test(levels_judged), cmocka_unit_test(lower_bound_only_below_failures), cmocka_unit_test(remaining),
         cmocka_unit_test(confirmation_judged), cmocka_unit_test(level_own_ledger), cmocka_unit_test(all_open),
         cmocka_unit_test(placed_at_offered), cmocka_unit_test(confirmation_invalid_again),
+        cmocka_unit_test(more_readers_from_the_limited_level),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

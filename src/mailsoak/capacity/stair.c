@@ -375,6 +375,21 @@ void stair_result_measured(struct stair *s, const struct stair_run *run, const e
         stair_stop(s, "capacity's runs used up");
 }
 
+unsigned stair_keep_before_invalid(struct stair *s, const struct stair_run *run, const enum level_outcome *out,
+                                   const double *lv_offered, const double *lv_delivered)
+{
+    if (run->kind == RUN_PROBE || run->kind == RUN_CONFIRM)
+        return 0;
+    struct stair_run head = *run;
+    head.n = 0;
+    while (head.n < run->n && out[head.n] != LEVEL_INVALID)
+        head.n++;
+    if (head.n == 0 || head.n == run->n)
+        return 0;
+    stair_result_measured(s, &head, out, 0, lv_offered, lv_delivered);
+    return head.n;
+}
+
 int stair_exit_status(const struct stair *s)
 {
     if (!(stair_lower_bound(s) > 0) || !(stair_fail_min(s) > 0))

@@ -669,13 +669,17 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
             stair_stop(&c.s, "interrupted by a signal");
             break;
         }
-        if (more_sessions(&c, &run, lo, k, &senders, &readers, &retries))
-            continue;
         double offered[STAIR_LEVELS_MAX], got[STAIR_LEVELS_MAX];
         for (unsigned i = 0; i < run.n; i++) {
             const struct stair_level_record *l = &c.levels[c.nlevels - run.n + i];
             offered[i] = l->read ? l->offered : 0;
             got[i] = l->read ? l->delivered : 0;
+        }
+        if (more_sessions(&c, &run, lo, k, &senders, &readers, &retries)) {
+            /* with more sessions from the level the tester limited: the search's next
+             * run, or this one again when that was its first level */
+            stair_keep_before_invalid(&c.s, &run, lo, offered, got);
+            continue;
         }
         stair_result_measured(&c.s, &run, lo, delivered, offered, got);
         /* the senders the rates to come need, sized from the probe by Little's law
