@@ -100,7 +100,10 @@ double stair_lower_bound(const struct stair *s)
 double stair_capacity(const struct stair *s)
 {
     const struct stair_level *b = lower_bound(s);
-    return !b ? 0 : b->delivered > 0 ? b->delivered : load(b);
+    /* never above the load it kept up with: with no drain between levels, a level
+     * can read the one before's backlog on top of its own mail (MLRsearch's
+     * conditional throughput is the bound's load times one less its loss ratio) */
+    return !b ? 0 : b->delivered > 0 ? fmin(b->delivered, load(b)) : load(b);
 }
 
 /* How often a rate was run by the search's levels (probes and the confirmation
