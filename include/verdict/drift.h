@@ -40,6 +40,9 @@ struct drift_rules {
     unsigned batch;                  /* intervals per batch */
     unsigned min_batches;            /* batches before its first decision */
     double cap_s;                    /* past this the sequential test is indeterminate */
+    double swing;                    /* the backlog's own swing before the window (drift_swing, in
+                                        messages squared): its growth over the window carries twice
+                                        it whatever the window's length; 0 none */
     double arrivals_cv2;             /* the arrivals' squared coefficient of variation: 1 for a
                                         Poisson process, 0 evenly spaced (DRIFT_VAR_FLOORED's floor) */
 };
@@ -77,7 +80,11 @@ void drift_troughs(const struct drift_rules *r, const struct drift_point *p, uns
 enum drift_variance { DRIFT_VAR_POISSON, DRIFT_VAR_BATCH, DRIFT_VAR_FLOORED };
 /* The sequential test over the window's intervals as far as they go: the first
  * batch at which its ratio crosses a bound decides (at_s its time); DRIFT_UNDECIDED
- * when the window ends first within the cap, DRIFT_INDETERMINATE past the cap. */
+ * when the window ends first within the cap, DRIFT_INDETERMINATE past the cap. The
+ * growth S over T is taken as normal with variance var T + 2 swing: a backlog that
+ * keeps up is stationary, and the difference of two of its points carries twice its
+ * variance however close they are, which the batches of a short window cannot see
+ * (a server that pauses a second lifts the backlog by a second's mail). */
 void drift_sprt(const struct drift_rules *r, const struct drift_point *p, unsigned n, enum drift_variance v,
                 struct drift_result *out);
 /* A fixed-sample one-sided test of "the backlog does not grow" over the whole
@@ -89,5 +96,17 @@ void drift_sprt(const struct drift_rules *r, const struct drift_point *p, unsign
  * at z_crit; DRIFT_UNDECIDED with fewer than 4 batches. */
 void drift_growth_z(const struct drift_rules *r, const struct drift_point *p, unsigned n, double z_crit,
                     struct drift_result *out);
+
+/* The swing of the backlog over points p[0..n): the variance of their backlog
+ * about its least-squares line, a trend removed; 0 with fewer than 4 points. */
+double drift_swing(const struct drift_point *p, unsigned n);
+/* The swing of a run's backlog from `from` to `to` (the level before a staircase's
+ * level: at one rate, so a trend in it is a line), from the run's points
+ * all[0..n) (all[0] its start, each later one an interval's end): drift_swing of
+ * the intervals that began at `from` or later and ended by `to`, with the end of
+ * the one before them. The staircase's live end (stage_end.h) and its judgement
+ * afterwards (capacity/stair_judge.c) both measure it so. A run's first level has
+ * none: before it is the lead-in, whose backlog fills the pipeline, a curve. */
+double drift_swing_between(const struct drift_point *all, unsigned n, double from, double to);
 
 #endif

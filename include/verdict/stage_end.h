@@ -30,6 +30,10 @@ struct stage_end {
     size_t cap;
     struct drift_point *p;           /* p[0] the end of the interval before its first */
     double last_t, last_unread;      /* the end of the last interval seen */
+    struct drift_point *all;         /* every interval's end since the run's start (all[0]) */
+    unsigned nall;
+    size_t allcap;
+    double swing;                    /* the backlog's in the stage before (drift_swing_between) */
 };
 
 enum stage_end_act {

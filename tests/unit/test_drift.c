@@ -103,6 +103,37 @@ static void sequential_test(void **st)
     assert_int_equal(o.d, DRIFT_UNDECIDED);
     drift_sprt(&r, p, 1, DRIFT_VAR_BATCH, &o);
     assert_int_equal(o.d, DRIFT_UNDECIDED);
+
+    /* the testbed's level at 191.6 msg/s: a backlog kept steady that a pause of the
+     * server lifted by a second's mail (3 to 197 in 18 s, the level before it
+     * swinging by 56 messages): with no swing known, behind at the first decision;
+     * with that swing, not decided there */
+    struct drift_point q[20], before[18];
+    for (unsigned i = 0; i < 18; i++)
+        before[i] = (struct drift_point){ .t = i, .accepted = 190, .read = 190, .unread = 100 + (i % 2 ? 56 : -56) };
+    double sw = drift_swing(before, 18);
+    assert_true(sw > 56 * 56 && sw < 56 * 56 * 1.2);
+    q[0] = (struct drift_point){ .t = 0, .unread = 3 };
+    for (unsigned i = 1; i < 19; i++)
+        q[i] = (struct drift_point){ .t = i, .accepted = 190, .read = 190 - 194.0 / 18, .unread = 3 + 194.0 * i / 18 };
+    drift_sprt(&r, q, 19, DRIFT_VAR_BATCH, &o);
+    assert_int_equal(o.d, DRIFT_BEHIND);
+    r.swing = sw;
+    drift_sprt(&r, q, 19, DRIFT_VAR_BATCH, &o);
+    assert_int_equal(o.d, DRIFT_UNDECIDED);
+    /* a trend the swing cannot explain still decides: 40 % of the rate for 30 s */
+    struct drift_point g[31];
+    for (unsigned i = 0; i < 31; i++)
+        g[i] = (struct drift_point){ .t = i, .accepted = 190, .read = 114, .unread = 3 + 76.0 * i };
+    drift_sprt(&r, g, 31, DRIFT_VAR_BATCH, &o);
+    assert_int_equal(o.d, DRIFT_BEHIND);
+    assert_true(o.at_s <= 20);
+    /* the swing of the points between two times, the run's start first */
+    struct drift_point all[6] = { { .t = 0 }, { .t = 1, .unread = 9 }, { .t = 2, .unread = 1 },
+                                  { .t = 3, .unread = 9 }, { .t = 4, .unread = 1 }, { .t = 5, .unread = 9 } };
+    assert_true(drift_swing_between(all, 6, 1, 5) == drift_swing(all + 1, 5));
+    assert_true(drift_swing_between(all, 6, 2, 4) == 0);   /* 3 points: too few */
+    r.swing = 0;
 }
 
 /* ---- the replay over the recorded runs ---- */
@@ -158,14 +189,14 @@ static int load(const char *path, struct recording *rec)
  * one the judgements use (C_CHOSEN) runs on drift_rules_default as it is, so the
  * bounds below hold whatever its defaults become. */
 enum { C_SLOPE20, C_SLOPE30, C_SLOPE60, C_LAT30, C_LAT60, C_TROUGH30, C_TROUGH60, C_SPRT_POISSON, C_SPRT_BATCH,
-       C_SPRT_BATCH_2X8, C_SPRT_FLOORED, C_SPRT_FLOORED_2X8, C_N };
+       C_SPRT_BATCH_2X8, C_SPRT_FLOORED, C_SPRT_FLOORED_2X8, C_SPRT_SWING, C_N };
 static const char *const cand_name[C_N] = {
     "slope, 20 s window", "slope, 30 s window", "slope, 60 s window", "latency growth, 30 s", "latency growth, 60 s",
     "troughs, 30 s (5 s)", "troughs, 60 s (10 s)", "SPRT, Poisson, 5x4", "SPRT, batch means, 5x4",
-    "SPRT, batch means, 2x8", "SPRT, floored, 5x4", "SPRT, floored, 2x8",
+    "SPRT, batch means, 2x8", "SPRT, floored, 5x4", "SPRT, floored, 2x8", "SPRT, 2x8, swing before",
 };
-#define C_CHOSEN C_SPRT_BATCH_2X8
-static const double cand_window[C_N] = { 20, 30, 60, 30, 60, 30, 60, 0, 0, 0, 0, 0 };
+#define C_CHOSEN C_SPRT_SWING
+static const double cand_window[C_N] = { 20, 30, 60, 30, 60, 30, 60, 0, 0, 0, 0, 0, 0 };
 
 /* The points of a window of w seconds from start (index i0), or, w = 0, up to the
  * sequential test's cap. */
@@ -192,7 +223,7 @@ static void judge(int c, const struct drift_rules *r0, const struct drift_point 
     case C_TROUGH60: drift_troughs(r, p, n, 10, o); break;
     case C_SPRT_POISSON: drift_sprt(r, p, n, DRIFT_VAR_POISSON, o); break;
     case C_SPRT_BATCH: drift_sprt(r, p, n, DRIFT_VAR_BATCH, o); break;
-    case C_SPRT_BATCH_2X8: drift_sprt(r, p, n, DRIFT_VAR_BATCH, o); break;
+    case C_SPRT_BATCH_2X8: case C_SPRT_SWING: drift_sprt(r, p, n, DRIFT_VAR_BATCH, o); break;
     case C_SPRT_FLOORED: case C_SPRT_FLOORED_2X8: drift_sprt(r, p, n, DRIFT_VAR_FLOORED, o); break;
     }
 }
@@ -238,6 +269,9 @@ static void replay(void **st)
                 if (q->p[q->n - 1].t < t0 + need)
                     break;
                 struct drift_result o;
+                /* the staircase's: the swing of the stride before the window, as of
+                 * the level before a level */
+                r.swing = c == C_SPRT_SWING ? drift_swing_between(q->p, q->n, t0 - 1 - STRIDE_S, q->p[i0 - 1].t) : 0;
                 judge(c, &r, q->p + i0 - 1, window(q, i0 - 1, cand_window[c], r.cap_s), &o);
                 wins++;
                 if (o.d == DRIFT_KEPT_UP)

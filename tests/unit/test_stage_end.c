@@ -186,6 +186,39 @@ static void lead_in_never_judged(void **st)
     assert_int_equal(act[0], STAGE_NEXT);
 }
 
+/* A level is weighed against the swing of the level before it (the lead-in's fill
+ * is none): a first level that swung by 60 either way, then a second whose backlog
+ * rose by 11 messages a second (the testbed's at 191.6 msg/s, 3 to 197 in 18 s).
+ * With no swing known the second is behind at its first decision; weighed against
+ * the first level's swing, 15 s of such a rise is no proof, and it runs its time. */
+static void the_level_before_swings(void **st)
+{
+    (void)st;
+    struct stage_end_rules r;
+    rules_init(&r);
+    struct stage_end s;
+    stage_end_init(&s);
+    double t0[3] = { 0, 3, 33 }, t1[3] = { 3, 33, 48 }, planned[3] = { 3, 30, 15 };
+    struct drift_point all[49];
+    all[0] = (struct drift_point){ .t = 0 };
+    unsigned w = 0;
+    struct drift_result got;
+    for (unsigned i = 1; i <= 48; i++) {
+        double unread = i <= 3 ? 60.0 * i : i <= 33 ? 180 + (i % 2 ? 60 : -60) : all[33].unread + 11.0 * (i - 33);
+        all[i] = (struct drift_point){ .t = i, .accepted = 190, .read = 190, .unread = unread };
+        enum stage_end_act a = stage_end_step(&s, &r, t0, t1, planned, 3, &all[i], &w, &got);
+        if (i <= 33)
+            assert_true(s.swing == 0);
+        assert_int_not_equal(a, STAGE_STOP);
+    }
+    assert_true(s.swing > 60 * 60 && s.swing == drift_swing_between(all, 49, 3, 33));
+    stage_end_free(&s);
+    struct drift_rules dr = r.dr;
+    dr.cap_s = 15;
+    drift_sprt(&dr, all + 33, 16, DRIFT_VAR_BATCH, &got);
+    assert_int_equal(got.d, DRIFT_BEHIND);
+}
+
 /* The decision is drift_sprt's on the stage's points, p[0] the end of the interval
  * before it: the points the search cuts the level by afterwards. An interval that
  * began before a stage (a tick late) is neither stage's: not in the level's points. */
@@ -289,7 +322,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(flat_levels_end_early), cmocka_unit_test(growing_level_stops),
         cmocka_unit_test(undecided_level_runs_its_time), cmocka_unit_test(lead_in_never_judged),
-        cmocka_unit_test(same_points_as_the_search), cmocka_unit_test(clock_moves_up),
+        cmocka_unit_test(same_points_as_the_search), cmocka_unit_test(the_level_before_swings), cmocka_unit_test(clock_moves_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,10 +88,19 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
             l->own_ledger = level_ledger(&r, i + (rr->lead_s > 0), &f) == 0;
             unsigned n = level_points(&r, l->t0 - tol_s, l->t1 + tol_s, &p);
             unsigned ro = readers_ruled_out(c, rr, l->rate, f.delivered);
+            /* the backlog's swing in the level before, measured as the run measured
+             * it when it ended the level (verdict/stage_end.c) */
+            struct drift_rules dl = dr;
+            if (i > 0) {
+                struct drift_point *all;
+                unsigned nall = level_points(&r, 0, l->t0, &all);
+                dl.swing = drift_swing_between(all, nall, l[-1].t0, l->t0);
+                free(all);
+            }
             if (run->kind == RUN_CONFIRM)
-                level_judge_confirm(&rl, &dr, ro, &f, p, n, &l->lj);
+                level_judge_confirm(&rl, &dl, ro, &f, p, n, &l->lj);
             else
-                level_judge(&rl, &dr, DRIFT_VAR_BATCH, ro, &f, p, n, &l->lj);
+                level_judge(&rl, &dl, DRIFT_VAR_BATCH, ro, &f, p, n, &l->lj);
             if (ro && (l->lj.out == LEVEL_FAIL || l->lj.out == LEVEL_OPEN)) {
                 size_t w = strlen(l->lj.why);
                 snprintf(l->lj.why + w, sizeof l->lj.why - w, " (%u readers read no more than %u: the server's)",

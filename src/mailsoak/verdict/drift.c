@@ -206,16 +206,47 @@ void drift_sprt(const struct drift_rules *r, const struct drift_point *p, unsign
             var = v == DRIFT_VAR_FLOORED ? fmax(var, bm) : bm;
         }
         var = fmax(var, 1 / bt);          /* at least a message per batch */
-        double theta = r->share * a, S = e->unread - p[0].unread;
+        double theta = r->share * a, S = e->unread - p[0].unread, V = var * T + 2 * r->swing;
         o->value = S / T;
         o->bound = theta / 2;
-        o->llr = theta / var * (S - theta * T / 2);
+        o->llr = theta * T / V * (S - theta * T / 2);
         o->d = o->llr >= o->llr_hi ? DRIFT_BEHIND : o->llr <= o->llr_lo ? DRIFT_KEPT_UP
              : T >= r->cap_s ? DRIFT_INDETERMINATE : DRIFT_UNDECIDED;
         if (o->d != DRIFT_UNDECIDED)
             break;
     }
     free(y);
+}
+
+double drift_swing(const struct drift_point *p, unsigned n)
+{
+    if (n < 4)
+        return 0;
+    double *t = xcalloc(2 * (size_t)n, sizeof *t), *u = t + n, se, mt = 0, mu = 0, rss = 0;
+    for (unsigned i = 0; i < n; i++) {
+        t[i] = p[i].t;
+        u[i] = p[i].unread;
+        mt += t[i] / n;
+        mu += u[i] / n;
+    }
+    double b = fit(t, u, n, &se);
+    for (unsigned i = 0; i < n; i++) {
+        double e = u[i] - mu - b * (t[i] - mt);
+        rss += e * e;
+    }
+    free(t);
+    return rss / (n - 2);
+}
+
+double drift_swing_between(const struct drift_point *all, unsigned n, double from, double to)
+{
+    unsigned i = 1;
+    while (i < n && all[i - 1].t < from - 1e-6)
+        i++;
+    unsigned j = i;
+    while (j < n && all[j].t <= to + 1e-6)
+        j++;
+    return j > i ? drift_swing(all + i - 1, j - i + 1) : 0;
 }
 
 void drift_growth_z(const struct drift_rules *r, const struct drift_point *p, unsigned n, double z_crit,

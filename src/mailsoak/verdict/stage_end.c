@@ -11,6 +11,7 @@ void stage_end_init(struct stage_end *s) { memset(s, 0, sizeof *s); }
 void stage_end_free(struct stage_end *s)
 {
     free(s->p);
+    free(s->all);
     memset(s, 0, sizeof *s);
 }
 
@@ -20,6 +21,12 @@ static void add(struct stage_end *s, struct drift_point pt)
     s->p[s->n++] = pt;
 }
 
+static void add_all(struct stage_end *s, struct drift_point pt)
+{
+    s->all = grow(s->all, &s->allcap, s->nall, 1, sizeof *s->all);
+    s->all[s->nall++] = pt;
+}
+
 enum stage_end_act stage_end_step(struct stage_end *s, const struct stage_end_rules *r, const double *t0,
                                   const double *t1, const double *planned, unsigned n, const struct drift_point *pt,
                                   unsigned *which, struct drift_result *res)
@@ -27,6 +34,9 @@ enum stage_end_act stage_end_step(struct stage_end *s, const struct stage_end_ru
     double a = s->last_t, ua = s->last_unread;
     s->last_t = pt->t;
     s->last_unread = pt->unread;
+    if (!s->nall)
+        add_all(s, (struct drift_point){ .t = 0, .unread = 0 });
+    add_all(s, (struct drift_point){ .t = pt->t, .unread = pt->unread });
     memset(res, 0, sizeof *res);
     /* past the stage's end: the next stage's, or none's */
     while (s->cur < n && pt->t > t1[s->cur] + r->tol_s) {
@@ -36,13 +46,16 @@ enum stage_end_act stage_end_step(struct stage_end *s, const struct stage_end_ru
     if (s->cur >= n || a < t0[s->cur] - r->tol_s)
         return STAGE_GO_ON;          /* begun before the stage: neither stage's */
     unsigned k = s->cur;
-    if (!s->n)
+    if (!s->n) {
         add(s, (struct drift_point){ .t = a, .unread = ua });
+        s->swing = k > r->first ? drift_swing_between(s->all, s->nall, t0[k - 1], t0[k]) : 0;
+    }
     add(s, *pt);
     if (k < r->first)
         return STAGE_GO_ON;
     struct drift_rules dr = r->dr;
     dr.cap_s = planned[k];
+    dr.swing = s->swing;
     drift_sprt(&dr, s->p, s->n, r->v, res);
     if (res->d != DRIFT_KEPT_UP && res->d != DRIFT_BEHIND)
         return STAGE_GO_ON;
