@@ -100,13 +100,17 @@ void drift_growth_z(const struct drift_rules *r, const struct drift_point *p, un
 /* The swing of the backlog over points p[0..n): the variance of their backlog
  * about its least-squares line, a trend removed; 0 with fewer than 4 points. */
 double drift_swing(const struct drift_point *p, unsigned n);
-/* The swing of a run's backlog from `from` to `to` (the level before a staircase's
- * level: at one rate, so a trend in it is a line), from the run's points
- * all[0..n) (all[0] its start, each later one an interval's end): drift_swing of
- * the intervals that began at `from` or later and ended by `to`, with the end of
- * the one before them. The staircase's live end (stage_end.h) and its judgement
- * afterwards (capacity/stair_judge.c) both measure it so. A run's first level has
- * none: before it is the lead-in, whose backlog fills the pipeline, a curve. */
-double drift_swing_between(const struct drift_point *all, unsigned n, double from, double to);
+/* The swing of a run's backlog from `from` to `to` (a staircase's level: at one
+ * rate, so a trend in it is a line), from the run's points all[0..n) (all[0] its
+ * start, each later one an interval's end): drift_swing of the intervals that
+ * began at `from` or later and ended by `to`, with the end of the one before them;
+ * but only where that backlog kept up, its slope at most share x its accepted rate
+ * (a stationary backlog's swing; one that grows swings wider, and would hide the
+ * growth of the levels after it): else `prev`, the swing of the last level that
+ * did. The staircase's live end (stage_end.h) and its judgement afterwards
+ * (capacity/stair_judge.c) both measure it so, level by level from the run's
+ * first; a run's first level has none (before it the lead-in fills the pipeline). */
+double drift_swing_kept(const struct drift_point *all, unsigned n, double from, double to, double share,
+                        double prev);
 
 #endif

@@ -33,7 +33,7 @@ struct stage_end {
     struct drift_point *all;         /* every interval's end since the run's start (all[0]) */
     unsigned nall;
     size_t allcap;
-    double swing;                    /* the backlog's in the stage before (drift_swing_between) */
+    double swing;                    /* the backlog's in the last stage that kept up (drift_swing_kept) */
 };
 
 enum stage_end_act {

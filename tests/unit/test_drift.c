@@ -128,11 +128,17 @@ static void sequential_test(void **st)
     drift_sprt(&r, g, 31, DRIFT_VAR_BATCH, &o);
     assert_int_equal(o.d, DRIFT_BEHIND);
     assert_true(o.at_s <= 20);
-    /* the swing of the points between two times, the run's start first */
-    struct drift_point all[6] = { { .t = 0 }, { .t = 1, .unread = 9 }, { .t = 2, .unread = 1 },
-                                  { .t = 3, .unread = 9 }, { .t = 4, .unread = 1 }, { .t = 5, .unread = 9 } };
-    assert_true(drift_swing_between(all, 6, 1, 5) == drift_swing(all + 1, 5));
-    assert_true(drift_swing_between(all, 6, 2, 4) == 0);   /* 3 points: too few */
+    /* the swing of a level that kept up, between two times, the run's start first; a
+     * level that grew (by 10 % of its rate) or has too few points leaves the last */
+    struct drift_point all[6] = { { .t = 0 }, { .t = 1, .accepted = 100, .unread = 9 },
+                                  { .t = 2, .accepted = 100, .unread = 1 }, { .t = 3, .accepted = 100, .unread = 9 },
+                                  { .t = 4, .accepted = 100, .unread = 1 }, { .t = 5, .accepted = 100, .unread = 9 } };
+    assert_true(drift_swing_kept(all, 6, 1, 5, 0.05, 7) == drift_swing(all + 1, 5));
+    assert_true(drift_swing_kept(all, 6, 2, 4, 0.05, 7) == 7);   /* 3 points: too few */
+    for (unsigned i = 1; i < 6; i++)
+        all[i].unread = 10.0 * i + (i % 2 ? 4 : -4);
+    assert_true(drift_swing_kept(all, 6, 1, 5, 0.05, 7) == 7);
+    assert_true(drift_swing_kept(all, 6, 1, 5, 0.2, 7) == drift_swing(all + 1, 5));
     r.swing = 0;
 }
 
@@ -271,7 +277,7 @@ static void replay(void **st)
                 struct drift_result o;
                 /* the staircase's: the swing of the stride before the window, as of
                  * the level before a level */
-                r.swing = c == C_SPRT_SWING ? drift_swing_between(q->p, q->n, t0 - 1 - STRIDE_S, q->p[i0 - 1].t) : 0;
+                r.swing = c == C_SPRT_SWING ? drift_swing_kept(q->p, q->n, t0 - 1 - STRIDE_S, q->p[i0 - 1].t, r.share, 0) : 0;
                 judge(c, &r, q->p + i0 - 1, window(q, i0 - 1, cand_window[c], r.cap_s), &o);
                 wins++;
                 if (o.d == DRIFT_KEPT_UP)

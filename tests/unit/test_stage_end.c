@@ -211,7 +211,7 @@ static void the_level_before_swings(void **st)
             assert_true(s.swing == 0);
         assert_int_not_equal(a, STAGE_STOP);
     }
-    assert_true(s.swing > 60 * 60 && s.swing == drift_swing_between(all, 49, 3, 33));
+    assert_true(s.swing > 60 * 60 && s.swing == drift_swing_kept(all, 49, 3, 33, r.dr.share, 0));
     stage_end_free(&s);
     struct drift_rules dr = r.dr;
     dr.cap_s = 15;

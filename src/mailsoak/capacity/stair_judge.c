@@ -88,13 +88,14 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
             l->own_ledger = level_ledger(&r, i + (rr->lead_s > 0), &f) == 0;
             unsigned n = level_points(&r, l->t0 - tol_s, l->t1 + tol_s, &p);
             unsigned ro = readers_ruled_out(c, rr, l->rate, f.delivered);
-            /* the backlog's swing in the level before, measured as the run measured
-             * it when it ended the level (verdict/stage_end.c) */
+            /* the backlog's swing in the last level before that kept up, measured
+             * as the run measured it when it ended the level (verdict/stage_end.c) */
             struct drift_rules dl = dr;
             if (i > 0) {
                 struct drift_point *all;
                 unsigned nall = level_points(&r, 0, l->t0, &all);
-                dl.swing = drift_swing_between(all, nall, l[-1].t0, l->t0);
+                for (unsigned j = 1; j <= i; j++)
+                    dl.swing = drift_swing_kept(all, nall, l[j - 1 - i].t0, l[j - i].t0, dr.share, dl.swing);
                 free(all);
             }
             if (run->kind == RUN_CONFIRM)

@@ -238,7 +238,8 @@ double drift_swing(const struct drift_point *p, unsigned n)
     return rss / (n - 2);
 }
 
-double drift_swing_between(const struct drift_point *all, unsigned n, double from, double to)
+double drift_swing_kept(const struct drift_point *all, unsigned n, double from, double to, double share,
+                        double prev)
 {
     unsigned i = 1;
     while (i < n && all[i - 1].t < from - 1e-6)
@@ -246,7 +247,16 @@ double drift_swing_between(const struct drift_point *all, unsigned n, double fro
     unsigned j = i;
     while (j < n && all[j].t <= to + 1e-6)
         j++;
-    return j > i ? drift_swing(all + i - 1, j - i + 1) : 0;
+    if (j - i < 3)
+        return prev;
+    struct drift_rules r = { .share = share };
+    struct drift_result o;
+    drift_slope(&r, all + i - 1, j - i + 1, &o);
+    double a = 0;
+    for (unsigned k = i; k < j; k++)
+        a += all[k].accepted;
+    a /= all[j - 1].t - all[i - 1].t;
+    return o.value <= share * a ? drift_swing(all + i - 1, j - i + 1) : prev;
 }
 
 void drift_growth_z(const struct drift_rules *r, const struct drift_point *p, unsigned n, double z_crit,

@@ -36,7 +36,7 @@ enum stage_end_act stage_end_step(struct stage_end *s, const struct stage_end_ru
     s->last_unread = pt->unread;
     if (!s->nall)
         add_all(s, (struct drift_point){ .t = 0, .unread = 0 });
-    add_all(s, (struct drift_point){ .t = pt->t, .unread = pt->unread });
+    add_all(s, *pt);
     memset(res, 0, sizeof *res);
     /* past the stage's end: the next stage's, or none's */
     while (s->cur < n && pt->t > t1[s->cur] + r->tol_s) {
@@ -48,7 +48,8 @@ enum stage_end_act stage_end_step(struct stage_end *s, const struct stage_end_ru
     unsigned k = s->cur;
     if (!s->n) {
         add(s, (struct drift_point){ .t = a, .unread = ua });
-        s->swing = k > r->first ? drift_swing_between(s->all, s->nall, t0[k - 1], t0[k]) : 0;
+        if (k > r->first)
+            s->swing = drift_swing_kept(s->all, s->nall, t0[k - 1], t0[k], r->dr.share, s->swing);
     }
     add(s, *pt);
     if (k < r->first)
