@@ -94,8 +94,9 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
             if (i > 0) {
                 struct drift_point *all;
                 unsigned nall = level_points(&r, 0, l->t0, &all);
+                const struct stair_level_record *first = l - i;   /* this run's first level */
                 for (unsigned j = 1; j <= i; j++)
-                    dl.swing = drift_swing_kept(all, nall, l[j - 1 - i].t0, l[j - i].t0, dr.share, dl.swing);
+                    dl.swing = drift_swing_kept(all, nall, first[j - 1].t0, first[j].t0, dr.share, dl.swing);
                 free(all);
             }
             if (run->kind == RUN_CONFIRM)
