@@ -49,8 +49,10 @@ jq -e --argjson l $LIMIT '[.levels[] | select(.kind != "probe")] |
 jq -e '[.levels[] | select(.verdict == "pass" or .verdict == "fail") | .kept_up.decided_s > 0 and
     .kept_up.decided_s <= .t1 - .t0 + 0.5] | all' \
     "$WORK/st.json" >/dev/null || fail "a decided level without its time: $(jq -c '[.levels[].kept_up.decided_s]' "$WORK/st.json")"
+# a climb: a pass and a level above it at least (the probe may deliver up to 1.2 x
+# the ceiling, and its staircase then starts at 0.8 x that: two levels reach it)
 n=$(jq '[.levels[] | select(.kind == "staircase")] | length' "$WORK/st.json")
-((n >= 4)) || fail "only $n staircase levels"
+((n >= 2)) || fail "only $n staircase levels"
 # one run held every level of a staircase, at the rates asked for
 f=$(jq -r '[.runs[] | select(.kind == "staircase")][0].result' "$WORK/st.json")
 # a lead-in of 2 s at the first level's rate, not judged (the run's pipeline
