@@ -1,6 +1,7 @@
 /* stair_judge: a staircase run's levels judged from its result (include/capacity/stair_judge.h). */
 #include "capacity/stair_judge.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,11 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
     *delivered = 0;
     unsigned ran = 0;
     double probe_t0 = rr->lead_s, probe_end = rr->lead_s + rr->level_s;
+    /* the backlog's swing in the last level before that kept up, carried level by
+     * level as the run carried it when it ended each (verdict/stage_end.c) */
+    struct drift_point *all = NULL;
+    unsigned nall = read ? level_points(&r, 0, INFINITY, &all) : 0;
+    double swing = 0;
     for (unsigned i = 0; i < run->n; i++) {
         double t0, t1;
         level_span(&r, read, rr, i, &t0, &t1);
@@ -76,6 +82,8 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
         l->rate = run->rate[i];
         l->t0 = probe_t0 = t0;
         l->t1 = probe_end = t1;
+        if (i > 0)
+            swing = drift_swing_kept(all, nall, l[-1].t0, l->t0, dr.share, swing);
         struct step_figures f;
         if (!read) {
             l->lj.out = LEVEL_INVALID;
@@ -88,17 +96,8 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
             l->own_ledger = level_ledger(&r, i + (rr->lead_s > 0), &f) == 0;
             unsigned n = level_points(&r, l->t0 - tol_s, l->t1 + tol_s, &p);
             unsigned ro = readers_ruled_out(c, rr, l->rate, f.delivered);
-            /* the backlog's swing in the last level before that kept up, measured
-             * as the run measured it when it ended the level (verdict/stage_end.c) */
             struct drift_rules dl = dr;
-            if (i > 0) {
-                struct drift_point *all;
-                unsigned nall = level_points(&r, 0, l->t0, &all);
-                const struct stair_level_record *first = l - i;   /* this run's first level */
-                for (unsigned j = 1; j <= i; j++)
-                    dl.swing = drift_swing_kept(all, nall, first[j - 1].t0, first[j].t0, dr.share, dl.swing);
-                free(all);
-            }
+            dl.swing = swing;
             if (run->kind == RUN_CONFIRM)
                 level_judge_confirm(&rl, &dl, ro, &f, p, n, &l->lj);
             else
@@ -128,6 +127,7 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
     if (read && run->kind == RUN_PROBE &&
         step_read_span(&r, (probe_t0 + probe_end) / 2 - tol_s, probe_end + tol_s, &f, err, sizeof err) == 0)
         *delivered = f.delivered;
+    free(all);
     if (read)
         result_free(&r);
     return ran;

@@ -41,12 +41,14 @@ void drift_rules_level(struct drift_rules *r, double share, double level_s, doub
     r->batch = (unsigned)fmax(1, round(batch_s / interval_s));
 }
 
-/* Least-squares fit of y over x: the slope, and its standard error in *se (0 with
- * fewer than 3 points). */
-static double fit(const double *x, const double *y, unsigned n, double *se)
+/* Least-squares fit of y over x: the slope, its standard error in *se and the
+ * residuals' variance in *rv when rv is not NULL (both 0 with fewer than 3 points). */
+static double fit_line(const double *x, const double *y, unsigned n, double *se, double *rv)
 {
     double sx = 0, sy = 0;
     *se = 0;
+    if (rv)
+        *rv = 0;
     if (n < 2)
         return 0;
     for (unsigned i = 0; i < n; i++) {
@@ -68,9 +70,13 @@ static double fit(const double *x, const double *y, unsigned n, double *se)
             rss += e * e;
         }
         *se = sqrt(rss / (n - 2) / sxx);
+        if (rv)
+            *rv = rss / (n - 2);
     }
     return b;
 }
+
+static double fit(const double *x, const double *y, unsigned n, double *se) { return fit_line(x, y, n, se, NULL); }
 
 /* The window's length and its accepted and read rates (msg/s). */
 static double rates(const struct drift_point *p, unsigned n, double *a, double *d)
@@ -218,24 +224,27 @@ void drift_sprt(const struct drift_rules *r, const struct drift_point *p, unsign
     free(y);
 }
 
-double drift_swing(const struct drift_point *p, unsigned n)
+/* The backlog's line over p[0..n): its residuals' variance, and its slope in *slope
+ * (both 0 with fewer than 4 points). */
+static double swing_line(const struct drift_point *p, unsigned n, double *slope)
 {
+    *slope = 0;
     if (n < 4)
         return 0;
-    double *t = xcalloc(2 * (size_t)n, sizeof *t), *u = t + n, se, mt = 0, mu = 0, rss = 0;
+    double *t = xcalloc(2 * (size_t)n, sizeof *t), *u = t + n, se, rv;
     for (unsigned i = 0; i < n; i++) {
         t[i] = p[i].t;
         u[i] = p[i].unread;
-        mt += t[i] / n;
-        mu += u[i] / n;
     }
-    double b = fit(t, u, n, &se);
-    for (unsigned i = 0; i < n; i++) {
-        double e = u[i] - mu - b * (t[i] - mt);
-        rss += e * e;
-    }
+    *slope = fit_line(t, u, n, &se, &rv);
     free(t);
-    return rss / (n - 2);
+    return rv;
+}
+
+double drift_swing(const struct drift_point *p, unsigned n)
+{
+    double slope;
+    return swing_line(p, n, &slope);
 }
 
 double drift_swing_kept(const struct drift_point *all, unsigned n, double from, double to, double share,
@@ -249,14 +258,11 @@ double drift_swing_kept(const struct drift_point *all, unsigned n, double from, 
         j++;
     if (j - i < 3)
         return prev;
-    struct drift_rules r = { .share = share };
-    struct drift_result o;
-    drift_slope(&r, all + i - 1, j - i + 1, &o);
-    double a = 0;
+    double a = 0, slope, swing = swing_line(all + i - 1, j - i + 1, &slope);
     for (unsigned k = i; k < j; k++)
         a += all[k].accepted;
     a /= all[j - 1].t - all[i - 1].t;
-    return o.value <= share * a ? drift_swing(all + i - 1, j - i + 1) : prev;
+    return slope <= share * a ? swing : prev;
 }
 
 void drift_growth_z(const struct drift_rules *r, const struct drift_point *p, unsigned n, double z_crit,
