@@ -29,7 +29,8 @@ int level_ledger(const struct result *r, unsigned stage, struct step_figures *f)
 
 struct level_judgement {
     enum level_outcome out;
-    struct drift_result kept;        /* the sequential test */
+    struct drift_result kept;        /* the sequential test, or the fixed one when fixed */
+    int fixed;                       /* a confirmation's level open at its cap: drift_growth_z decided */
     struct step_judgement j;         /* the gates and the tester's limits over the level */
     char why[240];                   /* what failed, or why it is invalid or open */
 };
@@ -41,17 +42,18 @@ struct level_judgement {
 void level_judge(const struct step_rules *r, const struct drift_rules *dr, enum drift_variance v, unsigned ruled_out,
                  const struct step_figures *f, const struct drift_point *p, unsigned n, struct level_judgement *lj);
 
-/* The one-sided test the confirmation's levels are judged by (drift_growth_z at
- * 1 %): a claim is refuted only by a backlog that grew past its own noise. */
+/* The one-sided test a confirmation's level open at its cap is judged by
+ * (drift_growth_z at 1 %): a claim is refuted only by a backlog that grew past its
+ * own noise. */
 #define LEVEL_CONFIRM_Z 2.326
-/* A confirmation's level (SPECmail2001's 80, 100 or 120 %): the gates as
- * level_judge's, then whether the server kept up by the fixed-sample test of the
- * level's whole length (drift_growth_z at LEVEL_CONFIRM_Z) instead of the
- * sequential one, whose indifference zone (growth from nothing to the bound) makes
- * a claim at the ceiling a coin's toss: pass unless the backlog grew significantly,
- * fail when it did or a gate failed, never open. */
-void level_judge_confirm(const struct step_rules *r, const struct drift_rules *dr, unsigned ruled_out,
-                         const struct step_figures *f, const struct drift_point *p, unsigned n,
+/* A confirmation's level (SPECmail2001's 80, 100 or 120 %): as level_judge, and so
+ * ended when its sequential test decides it, as every level is; one still open at
+ * its cap is judged by the fixed-sample test of its whole length (drift_growth_z at
+ * LEVEL_CONFIRM_Z) instead: the sequential test's indifference zone (growth from
+ * nothing to the bound) would leave a claim at the ceiling a coin's toss or open,
+ * so such a level passes unless the backlog grew significantly, and is never open. */
+void level_judge_confirm(const struct step_rules *r, const struct drift_rules *dr, enum drift_variance v,
+                         unsigned ruled_out, const struct step_figures *f, const struct drift_point *p, unsigned n,
                          struct level_judgement *lj);
 
 #endif

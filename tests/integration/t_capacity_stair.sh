@@ -11,9 +11,11 @@
 # may pass nor one 15 % or more below it fail, and each decided level must say when
 # it was decided. A level ends once decided (smtp.profile_end = decided): the next
 # begins at once, and one decided behind ends its run; an open one runs its 10 s.
+# The confirmation's levels (80, 100 and 120 % of the capacity, 20 s each) end when
+# decided too, and one open at its end is judged by the backlog's growth over it.
 # Constant arrivals (as t_capacity.sh, for the same reason: a
 # 10 s level at 50 msg/s cannot tell a drift of a few msg/s from Poisson noise);
-# no confirmation, about 90 s in all.
+# about 90 s in all.
 set -uo pipefail
 . "$(dirname "$0")/server_lib.sh"
 : "${MAILSOAK:?run through tests/run or set MAILSOAK}"
@@ -25,10 +27,13 @@ srv_start --set users.count=100 --set fault.rate.limit=$LIMIT --set fault.rate.b
 "$MAILSOAK" capacity --smtp "127.0.0.1:$SMTP_PORT" --pop3 "127.0.0.1:$POP3_PORT" --set users.count=100 \
     --no-check --senders 20 --readers 8 --set capacity.drain=20s --settle 1s --set run.sweep_timeout=3s --seed 5 \
     --set capacity.method=staircase --set capacity.level=10s --set capacity.start=80 --set capacity.step=0.1 \
-    --set capacity.precision=0.25 --set capacity.confirm=no --set capacity.arrivals=constant \
+    --set capacity.precision=0.25 --set capacity.arrivals=constant \
     --set capacity.report="$WORK/st.html" --json "$WORK/st.json" >"$WORK/st.out" 2>"$WORK/st.err"
 rc=$?
-[[ $rc == 0 ]] || { cat "$WORK/st.out" "$WORK/st.err"; fail "the staircase search exited $rc"; }
+# 0 confirmed; 6 NOT confirmed (a claim at the ceiling may be refuted by chance)
+[[ $rc == 0 || $rc == 6 ]] || { cat "$WORK/st.out" "$WORK/st.err"; fail "the staircase search exited $rc"; }
+jq -e --argjson rc "$rc" '.confirmed == ($rc == 0)' "$WORK/st.json" >/dev/null ||
+    fail "exit $rc, but confirmed: $(jq .confirmed "$WORK/st.json")"
 jq -e '.format == "mailsoak-capacity" and .method.name == "staircase"' "$WORK/st.json" >/dev/null || fail "not a staircase's file"
 jq -e --argjson l $LIMIT '.known_between as [$lo, $hi] | $lo <= 1.05 * $l and $hi >= 0.95 * $l and $lo <= .capacity_msg_s and .capacity_msg_s <= $hi' \
     "$WORK/st.json" >/dev/null || { cat "$WORK/st.out"; fail "the interval $(jq -c .known_between "$WORK/st.json") misses the ceiling $LIMIT"; }
@@ -94,8 +99,22 @@ jq -e --slurpfile s "$WORK/st.json" '[$s[0].runs[] | select(.kind == "staircase"
     fail "the staircase's run has no ledger per stage: $(jq -c "[.verdict.stages, .verdict.accepted]" "$f")"
 jq -e '[.levels[] | select(.kind == "staircase") | .ledger.of == "level" and .ledger.lost == 0] | all' "$WORK/st.json" \
     >/dev/null || fail "a level not judged on its own mail: $(jq -c '[.levels[].ledger]' "$WORK/st.json")"
+# the confirmation ran as a staircase's run does: a level its sequential test decided
+# ended there, one open at its 20 s was judged by the fixed-sample test of its whole
+# length (never left open), and the 80 % level was decided early
+c=$(jq -r '[.runs[] | select(.kind == "confirm")][0].result' "$WORK/st.json")
+jq -e '.config.smtp.profile_end == "decided"' "$c" >/dev/null ||
+    fail "the confirmation's levels do not end when decided: $(jq -c .config.smtp.profile_end "$c")"
+jq -e '[.levels[] | select(.kind == "confirm")] as $c | ($c | length) >= 1 and
+    ([$c[] | select(.why | test("^(kept up|behind)")) |
+        if .kept_up.test == "sprt" then (.t1 - .t0 - .kept_up.decided_s | fabs) < 0.6
+        else .kept_up.test == "growth_z" and (.t1 - .t0 - 20 | fabs) < 1e-6 and
+            (.t1 - .t0 - .kept_up.decided_s | fabs) < 0.6 end] | all) and
+    ([$c[] | .verdict != "open"] | all) and
+    ($c[0] | .kept_up.test == "sprt" and .verdict == "pass" and .t1 - .t0 < 19)' "$WORK/st.json" >/dev/null ||
+    fail "the confirmation's levels: $(jq -c '[.levels[] | select(.kind == "confirm") | [.verdict, .t1 - .t0, .kept_up.test, .kept_up.decided_s]]' "$WORK/st.json")"
 # the search says where it is on stderr: the run, how many are about left, the time
-grep -q "run 2 of about 2 (staircase): .* s spent, about [0-9]* s left" "$WORK/st.err" ||
+grep -q "run 2 of about 3 (staircase): .* s spent, about [0-9]* s left" "$WORK/st.err" ||
     fail "no progress on stderr: $(grep 'run [0-9]' "$WORK/st.err")"
 grep -q "^capacity .* the highest level that passed" "$WORK/st.out" && grep -q "^known        between" "$WORK/st.out" ||
     fail "the table does not say the capacity and its interval"

@@ -731,11 +731,11 @@ static void confirmation_invalid_again(void **st)
 static void confirmation_judged(void **st)
 {
     (void)st;
-    const double growth[] = { 0, 1, 20, 0 }, swing[] = { 2, 10, 2, 2 }, lat[] = { 200, 200, 200, 70000 };
-    const unsigned late[] = { 0, 0, 0, 0 };
-    const enum level_outcome want[] = { LEVEL_PASS, LEVEL_PASS, LEVEL_FAIL, LEVEL_FAIL };
-    const enum level_outcome sprt[] = { LEVEL_PASS, LEVEL_OPEN, LEVEL_FAIL, LEVEL_FAIL };
-    json_t *root = staircase(4, growth, swing, lat, late);
+    const double growth[] = { 0, 1, 20, 0, 1.8 }, swing[] = { 2, 10, 2, 2, 10 }, lat[] = { 200, 200, 200, 70000, 200 };
+    const unsigned late[] = { 0, 0, 0, 0, 0 };
+    const enum level_outcome want[] = { LEVEL_PASS, LEVEL_PASS, LEVEL_FAIL, LEVEL_FAIL, LEVEL_FAIL };
+    const enum level_outcome sprt[] = { LEVEL_PASS, LEVEL_OPEN, LEVEL_FAIL, LEVEL_FAIL, LEVEL_OPEN };
+    json_t *root = staircase(5, growth, swing, lat, late);
     struct step_rules r;
     step_rules_specmail(&r, 0.05);
     struct drift_rules dr;
@@ -744,29 +744,33 @@ static void confirmation_judged(void **st)
     struct result res;
     char rerr[200];
     assert_int_equal(result_from_json(&res, root, NULL, rerr, sizeof rerr), 0);
-    for (unsigned k = 0; k < 4; k++) {
+    for (unsigned k = 0; k < 5; k++) {
         struct step_figures f;
         char err[200];
         assert_int_equal(step_read_span(&res, 60.0 * k, 60.0 * (k + 1), &f, err, sizeof err), 0);
         struct drift_point *p;
         unsigned n = level_points(&res, 60.0 * k, 60.0 * (k + 1), &p);
         struct level_judgement lj, ls;
-        level_judge_confirm(&r, &dr, 0, &f, p, n, &lj);
+        level_judge_confirm(&r, &dr, DRIFT_VAR_BATCH, 0, &f, p, n, &lj);
         level_judge(&r, &dr, DRIFT_VAR_BATCH, 0, &f, p, n, &ls);
         if (lj.out != want[k] || ls.out != sprt[k])
             fprintf(stderr, "level %u: %s, %s; sequential %s, %s\n", k, level_outcome_name(lj.out), lj.why,
                     level_outcome_name(ls.out), ls.why);
         assert_int_equal(lj.out, want[k]);
         assert_int_equal(ls.out, sprt[k]);
-        if (k < 3) {
-            assert_true(lj.kept.at_s == 60 && fabs(lj.kept.value - growth[k]) < 0.5);
-            assert_true(lj.kept.z > 0 ? (lj.kept.z > LEVEL_CONFIRM_Z) == (want[k] == LEVEL_FAIL) : want[k] == LEVEL_PASS);
+        if (ls.out == LEVEL_OPEN) {
+            /* open at its cap: the fixed-sample test of its whole length, never open */
+            assert_true(lj.fixed && lj.kept.at_s == 60 && fabs(lj.kept.value - growth[k]) < 0.5);
+            assert_true((lj.kept.z > LEVEL_CONFIRM_Z) == (want[k] == LEVEL_FAIL));
+        } else if (k < 3) {
+            /* decided by the sequential test, as any level, and ended there */
+            assert_true(!lj.fixed && lj.kept.at_s < 60 && lj.kept.at_s == ls.kept.at_s && lj.kept.d == ls.kept.d);
         }
         free(p);
         /* too few intervals to judge: invalid, never a pass */
         if (k == 0) {
             n = level_points(&res, 0, 3, &p);
-            level_judge_confirm(&r, &dr, 0, &f, p, n, &lj);
+            level_judge_confirm(&r, &dr, DRIFT_VAR_BATCH, 0, &f, p, n, &lj);
             assert_int_equal(lj.out, LEVEL_INVALID);
             free(p);
         }

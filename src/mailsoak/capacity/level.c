@@ -72,27 +72,6 @@ static int level_gates(const struct step_rules *r, unsigned ruled_out, const str
     return 0;
 }
 
-void level_judge_confirm(const struct step_rules *r, const struct drift_rules *dr, unsigned ruled_out,
-                         const struct step_figures *f, const struct drift_point *p, unsigned n,
-                         struct level_judgement *lj)
-{
-    if (level_gates(r, ruled_out, f, lj))
-        return;
-    drift_growth_z(dr, p, n, LEVEL_CONFIRM_Z, &lj->kept);
-    if (lj->kept.d == DRIFT_BEHIND) {
-        lj->out = LEVEL_FAIL;
-        snprintf(lj->why, sizeof lj->why, "behind: the backlog grew by %.2f msg/s over %.0f s, %.1f standard errors "
-                 "(bound %.2f msg/s)", lj->kept.value, lj->kept.at_s, lj->kept.z, lj->kept.bound);
-    } else if (lj->kept.d == DRIFT_KEPT_UP) {
-        lj->out = LEVEL_PASS;
-        snprintf(lj->why, sizeof lj->why, "kept up: the backlog grew by %.2f msg/s over %.0f s, within its noise "
-                 "(%.1f standard errors, bound %.2f msg/s)", lj->kept.value, lj->kept.at_s, lj->kept.z, lj->kept.bound);
-    } else {
-        lj->out = LEVEL_INVALID;
-        snprintf(lj->why, sizeof lj->why, "too few intervals to judge the backlog (%u)", n);
-    }
-}
-
 void level_judge(const struct step_rules *r, const struct drift_rules *dr, enum drift_variance v, unsigned ruled_out,
                  const struct step_figures *f, const struct drift_point *p, unsigned n, struct level_judgement *lj)
 {
@@ -118,5 +97,28 @@ void level_judge(const struct step_rules *r, const struct drift_rules *dr, enum 
         snprintf(lj->why, sizeof lj->why, "open: the backlog grew by %.2f msg/s in %.0f s, neither bound reached",
                  lj->kept.value, lj->kept.at_s);
         break;
+    }
+}
+
+void level_judge_confirm(const struct step_rules *r, const struct drift_rules *dr, enum drift_variance v,
+                         unsigned ruled_out, const struct step_figures *f, const struct drift_point *p, unsigned n,
+                         struct level_judgement *lj)
+{
+    level_judge(r, dr, v, ruled_out, f, p, n, lj);
+    if (lj->out != LEVEL_OPEN)
+        return;
+    lj->fixed = 1;
+    drift_growth_z(dr, p, n, LEVEL_CONFIRM_Z, &lj->kept);
+    if (lj->kept.d == DRIFT_BEHIND) {
+        lj->out = LEVEL_FAIL;
+        snprintf(lj->why, sizeof lj->why, "behind: the backlog grew by %.2f msg/s over %.0f s, %.1f standard errors "
+                 "(bound %.2f msg/s)", lj->kept.value, lj->kept.at_s, lj->kept.z, lj->kept.bound);
+    } else if (lj->kept.d == DRIFT_KEPT_UP) {
+        lj->out = LEVEL_PASS;
+        snprintf(lj->why, sizeof lj->why, "kept up: the backlog grew by %.2f msg/s over %.0f s, within its noise "
+                 "(%.1f standard errors, bound %.2f msg/s)", lj->kept.value, lj->kept.at_s, lj->kept.z, lj->kept.bound);
+    } else {
+        lj->out = LEVEL_INVALID;
+        snprintf(lj->why, sizeof lj->why, "too few intervals to judge the backlog (%u)", n);
     }
 }

@@ -99,7 +99,7 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
             struct drift_rules dl = dr;
             dl.swing = swing;
             if (run->kind == RUN_CONFIRM)
-                level_judge_confirm(&rl, &dl, ro, &f, p, n, &l->lj);
+                level_judge_confirm(&rl, &dl, DRIFT_VAR_BATCH, ro, &f, p, n, &l->lj);
             else
                 level_judge(&rl, &dl, DRIFT_VAR_BATCH, ro, &f, p, n, &l->lj);
             if (ro && (l->lj.out == LEVEL_FAIL || l->lj.out == LEVEL_OPEN)) {

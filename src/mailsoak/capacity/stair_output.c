@@ -36,8 +36,8 @@ void stair_table(FILE *f, const struct stair_record *c)
     fprintf(f, "mailsoak capacity (staircase): %s, %s\n", c->label, c->start_time);
     fprintf(f, "method       a probe, then runs of levels %.0f %% apart, %.0f s each (a retry's and the confirmation's "
                "twice) after a lead-in of a fifth of it, no drain between them; each level judged by a sequential test "
-               "of the backlog (Wald), kept up, behind, or open; the confirmation's by the backlog's growth over its "
-               "whole length, behind only past its noise; its readers %s\n",
+               "of the backlog (Wald), kept up, behind, or open, and ended once decided; a confirmation's level open at "
+               "its end by the backlog's growth over its whole length, behind only past its noise; its readers %s\n",
             100 * s->r.step, c->level_s,
             c->visit_owed ? "go where mail is owed (capacity.visit)" : "visit mailboxes at random (capacity.visit)");
     fprintf(f, "\nrun kind           rate   offered accepted delivered  p95 deliv  outcome\n");
@@ -141,7 +141,7 @@ json_t *stair_json(const struct stair_record *c)
                                                        "duplicated", (json_int_t)l->duplicated, "corrupted",
                                                        (json_int_t)l->corrupted, "pending", (json_int_t)l->pending));
             json_object_set_new(e, "kept_up",
-                                l->kind == RUN_CONFIRM
+                                l->lj.fixed
                                     ? json_pack("{s:s, s:s, s:f, s:f, s:f, s:f}", "test", "growth_z", "decision",
                                                 drift_decision_name(l->lj.kept.d), "decided_s", l->lj.kept.at_s,
                                                 "growth", l->lj.kept.value, "bound", l->lj.kept.bound, "z",

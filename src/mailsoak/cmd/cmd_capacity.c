@@ -533,9 +533,8 @@ static int stair_run_settings(const struct config *cfg, const struct stair_run *
     snprintf(kvs[n++], sizeof kvs[0], "run.label=%.100s", cfg->label[0] ? cfg->label : stair_kind_name(run->kind));
     snprintf(kvs[n++], sizeof kvs[0], "run.seed=%llu", (unsigned long long)(cfg->seed ? cfg->seed + rr->n : 0));
     snprintf(kvs[n++], sizeof kvs[0], "run.json=%.150s", rr->json);
-    /* a level ends once decided (verdict/stage_end.h); the confirmation's are
-     * judged on their whole length by a fixed-sample test */
-    snprintf(kvs[n++], sizeof kvs[0], "smtp.profile_end=%s", run->kind == RUN_CONFIRM ? "fixed" : "decided");
+    /* a level ends once decided (verdict/stage_end.h), the confirmation's too */
+    snprintf(kvs[n++], sizeof kvs[0], "smtp.profile_end=decided");
     /* the run ends its probe by the probe's own test (stair_judge_run's) */
     if (run->kind == RUN_PROBE)
         snprintf(kvs[n++], sizeof kvs[0], "capacity.queue_growth=%.6g", stair_probe_share(k->queue_growth));
