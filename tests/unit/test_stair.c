@@ -590,21 +590,77 @@ static void readers_behind_level(void **st)
 /* A one-level staircase run's result file at path: 50 msg/s accepted, the backlog
  * growing by growth a second, all of it in the mailboxes (the queue flat at 5), the
  * readers reading read a second. */
-static void write_level_run(const char *path, double growth, int read)
+/* A run of n levels whose backlog grew by growth[k] a second, whose readers read
+ * read[k] and whose arrivals waited late[k] times for a sender, all of the backlog
+ * in the store's mailboxes. */
+static void write_levels_run(const char *path, unsigned n, const double *growth, const int *read,
+                             const unsigned *late)
 {
-    const double g[] = { growth }, swing[] = { 2 }, lat[] = { 200 };
-    const unsigned late[] = { 0 };
-    json_t *root = staircase(1, g, swing, lat, late), *tl = json_object_get(root, "timeline"), *e;
+    double swing[4], lat[4];
+    assert_true(n <= 4);
+    for (unsigned k = 0; k < n; k++)
+        swing[k] = 2, lat[k] = 200;
+    json_t *root = staircase(n, growth, swing, lat, late), *tl = json_object_get(root, "timeline"), *e;
     size_t i;
     json_array_foreach(tl, i, e) {
         json_int_t u = json_integer_value(json_object_get(e, "unread"));
         json_object_set_new(e, "server", json_pack("{s:i, s:I}", "spool", 5, "store_messages", u));
-        json_object_set_new(e, "read", json_integer(read));
+        json_object_set_new(e, "read", json_integer(read[i / 60]));
     }
     json_object_set_new(root, "format", json_string(RESULT_FORMAT));
     json_object_set_new(root, "format_version", json_integer(RESULT_FORMAT_VERSION));
     assert_int_equal(json_dump_file(root, path, 0), 0);
     json_decref(root);
+}
+
+static void write_level_run(const char *path, double growth, int read)
+{
+    const unsigned late = 0;
+    write_levels_run(path, 1, &growth, &read, &late);
+}
+
+/* A climb's level after one whose readers fell behind begins with the mail they
+ * left: not judged (the search reruns from the limited level with more readers and
+ * keeps only the levels before it), whatever its own backlog did. One after a level
+ * the tester limited otherwise (too few senders) is judged as ever. */
+static void judged_after_the_readers_fell_behind(void **st)
+{
+    (void)st;
+    char dir[] = "/tmp/test_stair.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct step_rules r;
+    step_rules_specmail(&r, 0.05);
+    struct stair_run_record rr = { .n = 1, .kind = RUN_CLIMB, .readers = 10, .level_s = 60 };
+    struct stair_record c = { .label = "t", .level_s = 60, .runs = &rr, .nruns = 1 };
+    drift_rules_default(&c.dr);
+    const struct stair_run run = { .kind = RUN_CLIMB, .n = 3, .rate = { 50, 52, 54 } };
+    const double growth[] = { 0, 20, 0 };
+    const int read[] = { 50, 30, 50 };
+    const unsigned late[] = { 0, 0, 0 }, senders_late[] = { 0, 5, 0 };
+    enum level_outcome out[3];
+    double delivered;
+    snprintf(rr.json, sizeof rr.json, "%s/run.json", dir);
+    write_levels_run(rr.json, 3, growth, read, late);
+    assert_int_equal(stair_judge_run(&c, &r, &run, &rr, 0.5, out, &delivered), 3);
+    assert_int_equal(out[0], LEVEL_PASS);
+    assert_int_equal(out[1], LEVEL_INVALID);
+    assert_int_equal(c.levels[1].lj.j.fix, FIX_READERS);
+    assert_int_equal(out[2], LEVEL_INVALID);
+    assert_int_equal(c.levels[2].lj.j.fix, FIX_NONE);
+    assert_non_null(strstr(c.levels[2].lj.why, "not judged: it began with the mail the readers left behind at 52.0"));
+    assert_true(c.levels[2].read && c.levels[2].offered > 0);
+    /* a level short of senders: the next is judged */
+    c.nlevels = 0;
+    const double flat[] = { 0, 0, 0 };
+    const int all[] = { 50, 50, 50 };
+    write_levels_run(rr.json, 3, flat, all, senders_late);
+    assert_int_equal(stair_judge_run(&c, &r, &run, &rr, 0.5, out, &delivered), 3);
+    assert_int_equal(out[1], LEVEL_INVALID);
+    assert_int_equal(c.levels[1].lj.j.fix, FIX_SENDERS);
+    assert_int_equal(out[2], LEVEL_PASS);
+    unlink(rr.json);
+    rmdir(dir);
+    free(c.levels);
 }
 
 /* A level its readers limited runs again with more (the search doubles them); when
@@ -678,9 +734,6 @@ static void probe_asks_the_readers_coarsely(void **st)
     rmdir(dir);
 }
 
-/* The confirmation's levels are judged by the backlog's growth over their whole
- * length: a growth within its noise (which the sequential test leaves open, its
- * indifference zone) passes, a clear growth fails, as does a failed gate. */
 /* A search to its confirmation: levels pass up to 100, fail above; the
  * confirmation's outcomes then given by confirm[]. Returns the runs made. */
 static unsigned confirm_with(struct stair *s, const enum level_outcome (*confirm)[3], unsigned nconfirm)
@@ -728,6 +781,10 @@ static void confirmation_invalid_again(void **st)
     assert_null(strstr(s.end, "tester"));
 }
 
+/* A confirmation's level is judged by the sequential test as any level is, and one
+ * it leaves open at its cap by the backlog's growth over its whole length: a growth
+ * within its noise (the sequential test's indifference zone) passes, a clear growth
+ * fails, as does a failed gate; never open. */
 static void confirmation_judged(void **st)
 {
     (void)st;
@@ -890,7 +947,7 @@ static void remaining(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(probes_then_climbs), cmocka_unit_test(seeds_from_the_best_probe), cmocka_unit_test(readers_behind_level), cmocka_unit_test(readers_shown_futile), cmocka_unit_test(probe_asks_the_readers_coarsely), cmocka_unit_test(climbs_down_and_up),
+        cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(probes_then_climbs), cmocka_unit_test(seeds_from_the_best_probe), cmocka_unit_test(readers_behind_level), cmocka_unit_test(readers_shown_futile), cmocka_unit_test(probe_asks_the_readers_coarsely), cmocka_unit_test(judged_after_the_readers_fell_behind), cmocka_unit_test(climbs_down_and_up),
         cmocka_unit_test(refines_a_wide_gap), cmocka_unit_test(refines_a_gap_once), cmocka_unit_test(chance_band), cmocka_unit_test(stops_at_max_rate),
         cmocka_unit_test(levels_judged), cmocka_unit_test(lower_bound_only_below_failures), cmocka_unit_test(remaining),
         cmocka_unit_test(confirmation_judged), cmocka_unit_test(level_own_ledger), cmocka_unit_test(all_open),

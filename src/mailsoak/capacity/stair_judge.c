@@ -68,7 +68,7 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
      * level as the run carried it when it ended each (verdict/stage_end.c) */
     struct drift_point *all = NULL;
     unsigned nall = read ? level_points(&r, 0, INFINITY, &all) : 0;
-    double swing = 0;
+    double swing = 0, limited = 0;
     for (unsigned i = 0; i < run->n; i++) {
         double t0, t1;
         level_span(&r, read, rr, i, &t0, &t1);
@@ -108,6 +108,16 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
                          rr->readers, c->runs[c->nruns - 2].readers);
             }
             free(p);
+            /* a climb's level after one whose readers fell behind starts with the
+             * mail they left (no drain between levels): its backlog is partly theirs,
+             * so it is not judged (the search keeps only the levels before the
+             * limited one, stair_keep_before_invalid) */
+            if (limited > 0 && run->kind != RUN_PROBE && run->kind != RUN_CONFIRM) {
+                l->lj.out = LEVEL_INVALID;
+                l->lj.j.fix = FIX_NONE;
+                snprintf(l->lj.why, sizeof l->lj.why, "not judged: it began with the mail the readers left behind at "
+                         "%.1f msg/s", limited);
+            }
             l->read = 1;
             l->offered = f.offered;
             l->accepted = f.accepted;
@@ -120,6 +130,8 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
             if (i == 0)
                 rr->message_s = hist_mean(&f.lat[LAT_SMTP_MESSAGE]) / 1e9;
         }
+        if (l->lj.out == LEVEL_INVALID && l->lj.j.fix == FIX_READERS && !(limited > 0))
+            limited = l->rate;
         out[ran++] = l->lj.out;
         stair_level_line(stderr, l);
     }
