@@ -3,7 +3,7 @@
 # search per column and repeat (two repeats of the reference server's memory store,
 # bounded by capacity.max_rate = 20 msg/s, steps of 1 s ramp + 1 s warm-up + 3 s
 # window), then the capacity table
-# (mean, min-max, whether the repeats' intervals agree) and the classic table of each
+# (mean, min-max, whether the repeats' intervals agree, NOT confirmed) and the classic table of each
 # search's step at its capacity with the per-message rows, the report and the files.
 # Not exercised: the --force its compare needs when the searches found different rates
 # (three testbed searches once ended at the classic table with status 2): both repeats
@@ -21,6 +21,11 @@ MAILSOAK=$MAILSOAK MAILSOAK_SERVER=$MAILSOAK_SERVER timeout 300 "$TOP/scripts/co
 check "compare-backends --capacity exits 0" eq "$?" 0 || tail -20 "$WORK/err.txt"
 check "the capacity table: 20 msg/s, 2 of 2, the repeats agree" \
     grep -qE '^ref-memory +20 \(20-20, 2 of 2\) +1200 +yes, all in 20-20' "$WORK/out.txt" || cat "$WORK/out.txt"
+# capacity.max_rate bounds the confirmation's 120 % step: neither search is confirmed,
+# and the table says so beside the capacity
+check "the capacity table says the searches were NOT confirmed, as their JSON does" \
+    bash -c "grep -qE '^ref-memory .* NOT confirmed\$' '$WORK/out.txt' &&
+        jq -se 'all(.[]; .method.confirm == true and .confirmed == false)' '$WORK'/cb/ref-memory-[12].capacity.json >/dev/null"
 check "each search's JSON says its capacity and interval" \
     jq -se 'length == 2 and all(.[]; .capacity_msg_s == 20 and .known_between == [20, 20])' \
     "$WORK"/cb/ref-memory-1.capacity.json "$WORK"/cb/ref-memory-2.capacity.json

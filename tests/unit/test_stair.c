@@ -365,6 +365,18 @@ static void refines_a_wide_gap(void **st)
     assert_true(run.rate[1] == opened.rate[0]);
 }
 
+/* The search's table as stair_table prints it, to be freed. */
+static char *table_of(const struct stair_record *c)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    stair_table(f, c);
+    fclose(f);
+    return buf;
+}
+
 static void chance_band(void **st)
 {
     (void)st;
@@ -426,11 +438,7 @@ static void chance_band(void **st)
     struct stair_record rec = { .label = "t", .level_s = 60, .s = s };
     stair_fit(&s, 1, &rec.fit);
     assert_true(rec.fit.ok && rec.fit.lo == 90 && rec.fit.p95 < 90);
-    char *tab = NULL;
-    size_t tablen = 0;
-    FILE *o = open_memstream(&tab, &tablen);
-    stair_table(o, &rec);
-    fclose(o);
+    char *tab = table_of(&rec);
     assert_non_null(strstr(tab, "0.95 below every level fitted (90.0 msg/s and up)"));
     assert_null(strstr(tab, ", 0.95 at"));
     free(tab);
@@ -450,11 +458,7 @@ static void stops_at_max_rate(void **st)
     assert_true(s.at_least == 100 && !s.max_open);
     assert_non_null(strstr(s.end, "at least 100.0 msg/s, unproven beyond"));
     struct stair_record kept = { .label = "t", .level_s = 15, .s = s };
-    char *out = NULL;
-    size_t outlen = 0;
-    FILE *o = open_memstream(&out, &outlen);
-    stair_table(o, &kept);
-    fclose(o);
+    char *out = table_of(&kept);
     assert_non_null(strstr(out, "capacity     at least 100.0 msg/s: the probe at capacity.max_rate kept up"));
     free(out);
     /* a ceiling at the maximum: its probe there is open, which is not keeping up */
@@ -465,11 +469,7 @@ static void stops_at_max_rate(void **st)
     assert_non_null(strstr(s.end, "was open"));
     assert_int_equal(stair_exit_status(&s), 1);
     struct stair_record c = { .label = "t", .level_s = 15, .s = s };
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    stair_table(f, &c);
-    fclose(f);
+    char *buf = table_of(&c);
     assert_non_null(strstr(buf, "capacity     not found: the probe at capacity.max_rate was open"));
     free(buf);
     json_t *j = stair_json(&c);
@@ -781,6 +781,51 @@ static void confirmation_invalid_again(void **st)
     assert_null(strstr(s.end, "tester"));
 }
 
+/* A confirmation that came out otherwise than SPECmail2001 asks says which way: the
+ * claim too high (its 80 or 100 % level failed) or too low (its 120 % level passed),
+ * in the table and the JSON; one confirmed, or only ever limited by the tester, says
+ * neither. */
+static void refuted_says_which_way(void **st)
+{
+    (void)st;
+    const enum level_outcome cases[][1][3] = { { { LEVEL_FAIL, LEVEL_PASS, LEVEL_INVALID } },
+                                               { { LEVEL_PASS, LEVEL_FAIL, LEVEL_FAIL } },
+                                               { { LEVEL_PASS, LEVEL_PASS, LEVEL_PASS } },
+                                               { { LEVEL_PASS, LEVEL_PASS, LEVEL_FAIL } } };
+    const char *want[] = { "refuted      too high: its 80 % level failed at", "refuted      too high: its 100 % level failed",
+                           "refuted      too low: its 120 % level passed at", NULL };
+    const char *claim[] = { "too high", "too high", "too low", NULL };
+    const int share[] = { 80, 100, 120, 0 };
+    for (unsigned k = 0; k < 4; k++) {
+        struct stair s;
+        confirm_with(&s, cases[k], 1);
+        struct stair_record rec = { .label = "t", .level_s = 60, .s = s };
+        char *tab = table_of(&rec);
+        json_t *j = stair_json(&rec), *r = json_object_get(j, "refuted");
+        if (want[k]) {
+            assert_non_null(strstr(tab, want[k]));
+            assert_non_null(strstr(tab, k < 2 ? "likely below the claim" : "likely above the interval"));
+            assert_string_equal(json_string_value(json_object_get(r, "claim")), claim[k]);
+            assert_int_equal(json_integer_value(json_object_get(r, "share_pct")), share[k]);
+        } else {
+            assert_null(strstr(tab, "refuted"));
+            assert_true(json_is_null(r));
+        }
+        json_decref(j);
+        free(tab);
+    }
+    /* limited by the tester every try: neither way */
+    struct stair s;
+    const enum level_outcome never[][3] = { { LEVEL_PASS, LEVEL_PASS, LEVEL_INVALID },
+                                            { LEVEL_PASS, LEVEL_INVALID, LEVEL_FAIL },
+                                            { LEVEL_PASS, LEVEL_PASS, LEVEL_INVALID } };
+    confirm_with(&s, never, 3);
+    struct stair_record rec = { .label = "t", .level_s = 60, .s = s };
+    json_t *j = stair_json(&rec);
+    assert_true(json_is_null(json_object_get(j, "refuted")));
+    json_decref(j);
+}
+
 /* A confirmation's level is judged by the sequential test as any level is, and one
  * it leaves open at its cap by the backlog's growth over its whole length: a growth
  * within its noise (the sequential test's indifference zone) passes, a clear growth
@@ -951,7 +996,7 @@ int main(void)
         cmocka_unit_test(refines_a_wide_gap), cmocka_unit_test(refines_a_gap_once), cmocka_unit_test(chance_band), cmocka_unit_test(stops_at_max_rate),
         cmocka_unit_test(levels_judged), cmocka_unit_test(lower_bound_only_below_failures), cmocka_unit_test(remaining),
         cmocka_unit_test(confirmation_judged), cmocka_unit_test(level_own_ledger), cmocka_unit_test(all_open),
-        cmocka_unit_test(placed_at_offered), cmocka_unit_test(confirmation_invalid_again),
+        cmocka_unit_test(placed_at_offered), cmocka_unit_test(confirmation_invalid_again), cmocka_unit_test(refuted_says_which_way),
         cmocka_unit_test(more_readers_from_the_limited_level),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,6 +30,42 @@ static int known(const struct stair *s, double *lo, double *hi)
     return 1;
 }
 
+/* What refuted a confirmation, from its last run's levels (80, 100, 120 % in order):
+ * the claim too high (-1) when its 80 or 100 % level failed, too low (1) when its
+ * 120 % level passed, with that level in *by; 0 when none did (a level the tester
+ * limited or left open says neither). */
+static int refuted(const struct stair *s, const struct stair_level **by, unsigned *share)
+{
+    if (s->confirmed != 0 || !s->n || s->v[s->n - 1].kind != RUN_CONFIRM)
+        return 0;
+    unsigned last = s->v[s->n - 1].run, i0 = s->n;
+    while (i0 > 0 && s->v[i0 - 1].kind == RUN_CONFIRM && s->v[i0 - 1].run == last)
+        i0--;
+    for (unsigned j = 0; i0 + j < s->n && j < 3; j++) {
+        *by = &s->v[i0 + j];
+        *share = 80 + 20 * j;
+        if (j < 2 && (*by)->out == LEVEL_FAIL)
+            return -1;
+        if (j == 2 && (*by)->out == LEVEL_PASS)
+            return 1;
+    }
+    return 0;
+}
+
+static void refuted_line(FILE *f, const struct stair *s)
+{
+    const struct stair_level *l;
+    unsigned share;
+    int r = refuted(s, &l, &share);
+    if (!r)
+        return;
+    fprintf(f, "refuted      too %s: its %u %% level %s at %.1f msg/s offered", r < 0 ? "high" : "low", share,
+            r < 0 ? "failed" : "passed", l->offered > 0 ? l->offered : l->rate);
+    if (l->delivered > 0)
+        fprintf(f, " (%.1f delivered)", l->delivered);
+    fprintf(f, "; the capacity is likely %s\n", r < 0 ? "below the claim" : "above the interval");
+}
+
 void stair_table(FILE *f, const struct stair_record *c)
 {
     const struct stair *s = &c->s;
@@ -77,6 +113,7 @@ void stair_table(FILE *f, const struct stair_record *c)
                 c->fit.scale);
     if (s->confirmed >= 0)
         fprintf(f, "confirmed    %s at 80, 100 and 120 %% of %.1f msg/s\n", s->confirmed ? "yes" : "NOT", s->confirm_base);
+    refuted_line(f, s);
     fprintf(f, "end          %s%s, %zu runs in %.0f s\n", s->end, c->interrupted ? " (interrupted)" : "", c->nruns,
             c->elapsed_s);
 }
@@ -115,6 +152,13 @@ json_t *stair_json(const struct stair_record *c)
     json_object_set_new(root, "probe_delivered_msg_s", s->mrr > 0 ? json_real(s->mrr) : json_null());
     json_object_set_new(root, "confirmed", json_boolean(s->confirmed == 1));
     json_object_set_new(root, "confirm_base", s->confirmed >= 0 ? json_real(s->confirm_base) : json_null());
+    const struct stair_level *by;
+    unsigned share;
+    int too = refuted(s, &by, &share);
+    json_object_set_new(root, "refuted", too ? json_pack("{s:s, s:i, s:f}", "claim", too < 0 ? "too high" : "too low",
+                                                         "share_pct", (int)share, "offered_msg_s",
+                                                         by->offered > 0 ? by->offered : by->rate)
+                                           : json_null());
     json_object_set_new(root, "end", json_string(s->end));
     json_t *runs = json_array();
     for (size_t i = 0; i < c->nruns; i++) {
