@@ -232,6 +232,20 @@ static void climbs_down_and_up(void **st)
     stair_next(&s, &run);
     assert_int_equal(run.kind, RUN_CLIMB);
     assert_true(run.rate[0] > top && run.rate[run.n - 1] >= 1.2 * top - 1e-9);
+    /* passes, then open levels above them and no failure: the next staircase climbs
+     * above the open ones (the testbed ran one staircase of open levels three times
+     * over, climbing from the highest pass each time) */
+    stair_init(&s, &rules);
+    s.probe = 0;
+    s.mrr = 100;
+    stair_next(&s, &run);
+    for (unsigned i = 0; i < run.n; i++)
+        out[i] = run.rate[i] < 90 ? LEVEL_PASS : LEVEL_OPEN;
+    top = run.rate[run.n - 1];
+    stair_result(&s, &run, out, 0);
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_CLIMB);
+    assert_true(run.rate[0] > top && fabs(run.rate[0] - top * (1 + rules.step)) < 1e-6);
 }
 
 /* A level is placed at the load its arrivals offered: asked 97.1 but offering

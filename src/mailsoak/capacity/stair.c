@@ -227,8 +227,14 @@ void stair_next(const struct stair *s, struct stair_run *run)
         return;
     }
     if (fail == 0) {
-        /* every level passed: a staircase above the highest */
-        climb(s, pass * (1 + s->r.step), pass * (1 + s->r.below), RUN_CLIMB, run);
+        /* every level passed or was open: a staircase above the highest tried (open
+         * levels count as tried; climbing from the highest pass ran the same open
+         * levels again, and again, until the runs were used up) */
+        double tried = pass;
+        for (unsigned i = 0; i < s->n; i++)
+            if (s->v[i].kind != RUN_CONFIRM && s->v[i].kind != RUN_PROBE && s->v[i].out == LEVEL_OPEN)
+                tried = fmax(tried, load(&s->v[i]));
+        climb(s, tried * (1 + s->r.step), tried * (1 + s->r.below), RUN_CLIMB, run);
         return;
     }
     /* the widest gap between rates tried (open levels count as tried) from the
