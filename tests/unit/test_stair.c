@@ -828,6 +828,23 @@ static void refuted_says_which_way(void **st)
         json_decref(j);
         free(tab);
     }
+    /* a capacity claimed whose confirmation never ran (the runs used up): the table
+     * says it is not confirmed, as the exit status does */
+    {
+        struct stair u;
+        stair_init(&u, &rules);
+        u.probe = 0;
+        u.mrr = 100;
+        struct stair_run run = { .kind = RUN_CLIMB, .n = 2, .rate = { 96, 104 } };
+        enum level_outcome out[2] = { LEVEL_PASS, LEVEL_FAIL };
+        stair_result(&u, &run, out, 0);
+        stair_stop(&u, "capacity's runs used up");
+        struct stair_record rec = { .label = "t", .level_s = 60, .s = u };
+        char *tab = table_of(&rec);
+        assert_non_null(strstr(tab, "confirmed    NOT: the search ended before its confirmation ran"));
+        assert_int_equal(stair_exit_status(&u), MS_EXIT_NOT_CONFIRMED);
+        free(tab);
+    }
     /* limited by the tester every try: neither way */
     struct stair s;
     const enum level_outcome never[][3] = { { LEVEL_PASS, LEVEL_PASS, LEVEL_INVALID },

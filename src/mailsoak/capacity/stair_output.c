@@ -113,6 +113,8 @@ void stair_table(FILE *f, const struct stair_record *c)
                 c->fit.scale);
     if (s->confirmed >= 0)
         fprintf(f, "confirmed    %s at 80, 100 and 120 %% of %.1f msg/s\n", s->confirmed ? "yes" : "NOT", s->confirm_base);
+    else if (s->r.confirm && known(s, &lo, &hi))
+        fprintf(f, "confirmed    NOT: the search ended before its confirmation ran (exit 6)\n");
     refuted_line(f, s);
     fprintf(f, "end          %s%s, %zu runs in %.0f s\n", s->end, c->interrupted ? " (interrupted)" : "", c->nruns,
             c->elapsed_s);
