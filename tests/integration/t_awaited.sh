@@ -28,8 +28,10 @@ sends() { grep -c 's send \]' "$WORK/err.txt" 2>/dev/null; }
 ) &
 writer=$!
 # beside it, a sendmail queue that exists from the start (4 messages: qf and hf)
-TMPDIR=$WORK "$MAILSOAK" run --duration 4s --drain 2s --set run.interval=500ms --set "server.log=$LOG" \
-    --set "server.spool_dir=$SPOOL" \
+# (with a timeline every 500 ms the kept-up gate judges the 4 s: the demo's readers
+# trail its senders there, a backlog this test is not about)
+TMPDIR=$WORK "$MAILSOAK" run --duration 4s --drain 2s --set run.interval=500ms --set gate.kept_up=no \
+    --set "server.log=$LOG" --set "server.spool_dir=$SPOOL" \
     --set "server.spool_dir=$TOP/tests/fixtures/queue/sendmail" \
     --set "server.log_class=late: LATE-MARKER-[0-9]+" --json "$WORK/run.json" >"$WORK/table.txt" 2>"$WORK/err.txt"
 rc=$?
