@@ -4,8 +4,9 @@
  * while it runs by the sequential test of verdict/drift.h: kept up (pass), behind
  * (fail), or neither by its cap (open: the knee's band, reported, never guessed).
  * The search, as FD.io CSIT's MLRsearch does, starts with a probe that offers more
- * than the server takes: the most a probe delivered (MLRsearch's maximum receive
- * rate; not the last probe's, as a mail server offered far more than it takes can
+ * than the server takes: one run of levels doubling from capacity.start until one
+ * falls behind; the most a level of it delivered (MLRsearch's maximum receive
+ * rate; not the last level's, as a mail server offered far more than it takes can
  * spend on accepting the time it needs to deliver) places the first staircase,
  * from below it to above it in levels a few per cent apart. A staircase whose lowest level failed is followed by one lower; one
  * whose highest passed, by one higher; a gap between the highest pass and the
@@ -19,12 +20,13 @@
 
 struct stair_rules {
     double start;                    /* the first probe's rate, msg/s */
-    double factor;                   /* a probe that kept up: the next offers this many times more */
+    double factor;                   /* a probe level that kept up: the next offers this many times more */
     double max_rate;
     double step;                     /* the levels' spacing, a share of the rate (0.04) */
     double below;                    /* the first staircase starts this share below the probe's delivered rate */
     double precision;                /* the bracket wanted: lowest failure within this share above the highest pass */
-    unsigned max_runs;               /* probes and staircases, the confirmation included */
+    unsigned max_runs;               /* probes and staircases, the confirmation included: the last run is
+                                        the confirmation's when a capacity is claimed by then */
     int confirm;                     /* SPECmail2001's 80/100/120 % after the search */
 };
 
@@ -68,10 +70,11 @@ struct stair {
     struct stair_rules r;
     int done;
     unsigned runs;
-    double probe;                    /* the next probe's rate; 0 once one fell behind */
-    double mrr;                      /* the most any probe delivered, once one fell behind, msg/s */
-    double probe_best;               /* the most a probe delivered so far, msg/s */
-    unsigned probe_invalid;          /* probes the tester limited: run again, up to STAIR_PROBE_TRIES in all */
+    double probe;                    /* the next probe's first rate; 0 once a level of it fell behind */
+    double mrr;                      /* the most any probe level delivered, once one fell behind, msg/s */
+    double probe_best;               /* the most a probe level delivered so far, msg/s */
+    unsigned probe_invalid;          /* probes the tester limited: run again from the level it limited, up
+                                        to STAIR_PROBE_TRIES in all */
     unsigned confirm_invalid;        /* confirmations a level the tester limited left undecided: the same */
     unsigned n;
     struct stair_level v[STAIR_HISTORY_MAX];
@@ -88,21 +91,22 @@ double stair_probe_share(double share);
 void stair_init(struct stair *s, const struct stair_rules *r);
 /* The next run; n = 0 when the search is over (s->end says why). */
 void stair_next(const struct stair *s, struct stair_run *run);
-/* The outcome of the run stair_next gave: each level's, and for a probe the rate
- * it delivered (msg/s). A level invalid (the tester limited it) is kept as evidence
- * of nothing. */
+/* The outcome of the run stair_next gave: each level's, and for a probe the most
+ * its levels before any the tester limited delivered (msg/s). A level invalid (the
+ * tester limited it) is kept as evidence of nothing. */
 void stair_result(struct stair *s, const struct stair_run *run, const enum level_outcome *out, double delivered);
 /* The same, with what each level offered and delivered (msg/s, 0 where not
  * measured), known before the next run is chosen. */
 void stair_result_measured(struct stair *s, const struct stair_run *run, const enum level_outcome *out,
                            double delivered, const double *lv_offered, const double *lv_delivered);
-/* A staircase, refinement or retry that the tester limited at a level goes again
- * with more sessions; the levels it ran before that one stand, the tester not
+/* A probe, staircase, refinement or retry that the tester limited at a level goes
+ * again with more sessions; the levels it ran before that one stand, the tester not
  * limiting them. Records those (as a run of their own, with what they offered and
- * delivered) so that the next run starts at the limited level, not again from its
- * first. Their count: 0 for a probe, a confirmation, or a run limited at its first. */
+ * delivered, and for a probe the most they delivered) so that the next run starts
+ * at the limited level, not again from its first. Their count: 0 for a
+ * confirmation, or a run limited at its first. */
 unsigned stair_keep_before_invalid(struct stair *s, const struct stair_run *run, const enum level_outcome *out,
-                                   const double *lv_offered, const double *lv_delivered);
+                                   double delivered, const double *lv_offered, const double *lv_delivered);
 /* What each level of the last run's n offered (msg/s, 0 where not measured): a
  * level of Poisson arrivals offers its rate give or take sqrt(rate / length), 2.6 %
  * at 50 msg/s for 30 s, as much as the levels' spacing, so the fit places each

@@ -11,7 +11,9 @@
 #include "capacity/step.h"
 
 /* A staircase run's result read, and each of its levels that ran into out[],
- * adding their records; *delivered is what a probe delivered over its second half.
+ * adding their records; *delivered is the most a probe's levels before any the
+ * tester limited delivered, each over its second half (its first fills the
+ * pipeline from the level before).
  * An interval is a level's when it began at most tol_s (half an interval) before the
  * level and ended at most tol_s after it, the rule the run ended its stages by
  * (verdict/stage_end.h). Returns how many levels ran: those after a level decided

@@ -34,7 +34,7 @@ struct stair_run_record {
     int exit_status;
     char json[512];                  /* its result file */
     double delivered;                /* msg/s: a probe's, over its second half */
-    double message_s;                /* the mean smtp.message time of its first level */
+    double message_s;                /* the mean smtp.message time of its last level */
     double level_s;                  /* its levels' length: capacity.level, twice it for the confirmation */
     double lead_s;                   /* the lead-in before its first level, at that level's rate, not judged */
 };

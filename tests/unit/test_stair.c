@@ -31,8 +31,9 @@
 static const struct stair_rules rules = { .start = 10, .factor = 2, .max_rate = 10000, .step = 0.04, .below = 0.2,
                                           .precision = 0.05, .max_runs = 30, .confirm = 1 };
 
-/* A server of ceiling c whose levels within band of it are open; a probe above it
- * delivers c. Returns the runs made. */
+/* A server of ceiling c whose levels within band of it are open; a probe's level
+ * above it falls behind, ending the probe's run, and the probe delivered at most c.
+ * Returns the runs made. */
 static unsigned search_against(struct stair *s, const struct stair_rules *r, double c, double band)
 {
     stair_init(s, r);
@@ -42,9 +43,14 @@ static unsigned search_against(struct stair *s, const struct stair_rules *r, dou
         enum level_outcome out[STAIR_LEVELS_MAX];
         for (unsigned i = 0; i < run.n; i++)
             out[i] = run.rate[i] < c * (1 - band) ? LEVEL_PASS : run.rate[i] > c * (1 + band) ? LEVEL_FAIL : LEVEL_OPEN;
-        if (run.kind == RUN_PROBE && run.rate[0] > c)
-            out[0] = LEVEL_FAIL;
-        stair_result(s, &run, out, run.kind == RUN_PROBE ? fmin(run.rate[0], c) : 0);
+        unsigned k = 0;
+        while (run.kind == RUN_PROBE && k < run.n && run.rate[k] <= c)
+            k++;
+        if (run.kind == RUN_PROBE && k < run.n) {
+            out[k] = LEVEL_FAIL;
+            run.n = k + 1;
+        }
+        stair_result(s, &run, out, run.kind == RUN_PROBE ? fmin(run.rate[run.n - 1], c) : 0);
         /* what each level delivered: its rate, at most the ceiling */
         double d[STAIR_LEVELS_MAX];
         for (unsigned i = 0; i < run.n; i++)
@@ -86,26 +92,27 @@ static void brackets_known_ceilings(void **st)
 
 /* A server offered far more than it takes can deliver less than it did at a lower
  * rate (accepting takes the CPU delivering needs): the staircase is placed around
- * the most any probe delivered, not the last one's. */
+ * the most any probe delivered, not the last one's (over a probe's levels:
+ * probe_levels_in_one_run). */
 static void seeds_from_the_best_probe(void **st)
 {
     (void)st;
     struct stair s;
     stair_init(&s, &rules);
     struct stair_run run;
-    enum level_outcome out[STAIR_LEVELS_MAX];
-    const double delivered[] = { 10, 19, 38, 72, 6 };
-    const enum level_outcome outcome[] = { LEVEL_OPEN, LEVEL_OPEN, LEVEL_PASS, LEVEL_OPEN, LEVEL_FAIL };
-    for (unsigned i = 0; i < 5; i++) {
-        stair_next(&s, &run);
-        assert_true(run.kind == RUN_PROBE && run.rate[0] == 10 << i);
-        out[0] = outcome[i];
-        stair_result(&s, &run, out, delivered[i]);
-    }
-    assert_true(s.mrr == 72);
+    enum level_outcome out[STAIR_LEVELS_MAX] = { LEVEL_OPEN, LEVEL_PASS, LEVEL_INVALID };
+    /* limited at 40 after 10 and 20 kept up, delivering 19: the probe again from 40 */
+    stair_next(&s, &run);
+    run.n = 3;
+    assert_int_equal(stair_keep_before_invalid(&s, &run, out, 19, NULL, NULL), 2);
+    stair_next(&s, &run);
+    assert_true(run.kind == RUN_PROBE && run.rate[0] == 40);
+    out[0] = LEVEL_FAIL;
+    stair_result(&s, &run, out, 6);
+    assert_true(s.mrr == 19);
     stair_next(&s, &run);
     assert_int_equal(run.kind, RUN_CLIMB);
-    assert_true(fabs(run.rate[0] - 0.8 * 72) < 1e-9);
+    assert_true(fabs(run.rate[0] - 0.8 * 19) < 1e-9);
     /* a probe the tester limited does not count */
     stair_init(&s, &rules);
     out[0] = LEVEL_INVALID;
@@ -131,10 +138,10 @@ static void more_readers_from_the_limited_level(void **st)
     stair_next(&s, &run);
     assert_int_equal(run.kind, RUN_CLIMB);
     assert_true(run.n > 7);
-    /* a probe, and a run limited at its first level, keep nothing: the same run again */
+    /* a run limited at its first level keeps nothing: the same run again */
     out[0] = LEVEL_INVALID;
-    assert_int_equal(stair_keep_before_invalid(&s, &probe, out, NULL, NULL), 0);
-    assert_int_equal(stair_keep_before_invalid(&s, &run, out, NULL, NULL), 0);
+    assert_int_equal(stair_keep_before_invalid(&s, &probe, out, 0, NULL, NULL), 0);
+    assert_int_equal(stair_keep_before_invalid(&s, &run, out, 0, NULL, NULL), 0);
     struct stair_run again;
     stair_next(&s, &again);
     assert_true(again.kind == RUN_CLIMB && again.n == run.n && again.rate[0] == run.rate[0]);
@@ -144,7 +151,7 @@ static void more_readers_from_the_limited_level(void **st)
     out[6] = LEVEL_INVALID;
     double seventh = run.rate[6];
     run.n = 7;
-    assert_int_equal(stair_keep_before_invalid(&s, &run, out, NULL, NULL), 6);
+    assert_int_equal(stair_keep_before_invalid(&s, &run, out, 0, NULL, NULL), 6);
     assert_int_equal(s.n, 7);                      /* the probe and six levels */
     assert_true(stair_lower_bound(&s) == run.rate[5]);
     stair_next(&s, &again);
@@ -159,19 +166,18 @@ static void probes_then_climbs(void **st)
     stair_init(&s, &rules);
     struct stair_run run;
     enum level_outcome out[STAIR_LEVELS_MAX];
-    /* probes double while they keep up */
+    /* the probe's levels double in one run, up to max_rate */
     stair_next(&s, &run);
     assert_int_equal(run.kind, RUN_PROBE);
-    assert_true(run.n == 1 && run.rate[0] == 10);
-    out[0] = LEVEL_PASS;
+    assert_true(run.n == 11 && run.rate[0] == 10 && run.rate[9] == 5120 && run.rate[10] == 10000);
+    /* a level the tester limited says nothing, nor do those after it (they began
+     * with what it left): the probe again from it, up to 3 tries */
+    for (unsigned i = 0; i < run.n; i++)
+        out[i] = i == 1 ? LEVEL_INVALID : LEVEL_PASS;
     stair_result(&s, &run, out, 10);
     stair_next(&s, &run);
-    assert_true(run.kind == RUN_PROBE && run.rate[0] == 20);
-    /* a probe the tester limited says nothing: the same probe again, up to 3 tries */
+    assert_true(!s.done && run.kind == RUN_PROBE && run.rate[0] == 20 && run.n == 10);
     out[0] = LEVEL_INVALID;
-    stair_result(&s, &run, out, 0);
-    stair_next(&s, &run);
-    assert_true(!s.done && run.kind == RUN_PROBE && run.rate[0] == 20);
     struct stair t = s;
     stair_result(&t, &run, out, 0);
     stair_result(&t, &run, out, 0);
@@ -465,7 +471,7 @@ static void stops_at_max_rate(void **st)
     r.max_rate = 100;
     struct stair s;
     unsigned runs = search_against(&s, &r, 1e6, 0.03);
-    assert_true(s.done && runs == 5);   /* 10, 20, 40, 80, 100 */
+    assert_true(s.done && runs == 1 && s.n == 5);   /* one probe: 10, 20, 40, 80, 100 */
     assert_non_null(strstr(s.end, "max_rate"));
     assert_int_equal(stair_exit_status(&s), 1);     /* no level failed: nothing found */
     /* kept up there: at least that rate, and no more is claimed */
@@ -477,7 +483,7 @@ static void stops_at_max_rate(void **st)
     free(out);
     /* a ceiling at the maximum: its probe there is open, which is not keeping up */
     runs = search_against(&s, &r, 100, 0.03);
-    assert_true(s.done && runs == 5);
+    assert_true(s.done && runs == 1);
     assert_true(s.at_least == 0 && s.max_open);
     assert_null(strstr(s.end, "kept up:"));
     assert_non_null(strstr(s.end, "was open"));
@@ -601,14 +607,11 @@ static void readers_behind_level(void **st)
     }
 }
 
-/* A one-level staircase run's result file at path: 50 msg/s accepted, the backlog
- * growing by growth a second, all of it in the mailboxes (the queue flat at 5), the
- * readers reading read a second. */
 /* A run of n levels whose backlog grew by growth[k] a second, whose readers read
  * read[k] and whose arrivals waited late[k] times for a sender, all of the backlog
- * in the store's mailboxes. */
+ * in the store's mailboxes (in_store), else in the server's queue. */
 static void write_levels_run(const char *path, unsigned n, const double *growth, const int *read,
-                             const unsigned *late)
+                             const unsigned *late, int in_store)
 {
     double swing[4], lat[4];
     assert_true(n <= 4);
@@ -618,7 +621,8 @@ static void write_levels_run(const char *path, unsigned n, const double *growth,
     size_t i;
     json_array_foreach(tl, i, e) {
         json_int_t u = json_integer_value(json_object_get(e, "unread"));
-        json_object_set_new(e, "server", json_pack("{s:i, s:I}", "spool", 5, "store_messages", u));
+        json_object_set_new(e, "server", json_pack("{s:I, s:I}", "spool", in_store ? (json_int_t)5 : u,
+                                                   "store_messages", in_store ? u : (json_int_t)5));
         json_object_set_new(e, "read", json_integer(read[i / 60]));
     }
     json_object_set_new(root, "format", json_string(RESULT_FORMAT));
@@ -627,10 +631,13 @@ static void write_levels_run(const char *path, unsigned n, const double *growth,
     json_decref(root);
 }
 
+/* A one-level staircase run's result file at path: 50 msg/s accepted, the backlog
+ * growing by growth a second, all of it in the mailboxes (the queue flat at 5), the
+ * readers reading read a second. */
 static void write_level_run(const char *path, double growth, int read)
 {
     const unsigned late = 0;
-    write_levels_run(path, 1, &growth, &read, &late);
+    write_levels_run(path, 1, &growth, &read, &late, 1);
 }
 
 /* A climb's level after one whose readers fell behind begins with the mail they
@@ -654,7 +661,7 @@ static void judged_after_the_readers_fell_behind(void **st)
     enum level_outcome out[3];
     double delivered;
     snprintf(rr.json, sizeof rr.json, "%s/run.json", dir);
-    write_levels_run(rr.json, 3, growth, read, late);
+    write_levels_run(rr.json, 3, growth, read, late, 1);
     assert_int_equal(stair_judge_run(&c, &r, &run, &rr, 0.5, out, &delivered), 3);
     assert_int_equal(out[0], LEVEL_PASS);
     assert_int_equal(out[1], LEVEL_INVALID);
@@ -667,7 +674,7 @@ static void judged_after_the_readers_fell_behind(void **st)
     c.nlevels = 0;
     const double flat[] = { 0, 0, 0 };
     const int all[] = { 50, 50, 50 };
-    write_levels_run(rr.json, 3, flat, all, senders_late);
+    write_levels_run(rr.json, 3, flat, all, senders_late, 1);
     assert_int_equal(stair_judge_run(&c, &r, &run, &rr, 0.5, out, &delivered), 3);
     assert_int_equal(out[1], LEVEL_INVALID);
     assert_int_equal(c.levels[1].lj.j.fix, FIX_SENDERS);
@@ -718,6 +725,62 @@ static void readers_shown_futile(void **st)
         free(c.levels);
     }
     rmdir(dir);
+}
+
+/* A probe's levels run in one run: the most any of them delivered, each over its
+ * second half, seeds the staircase, not the last one's (a server offered far more
+ * than it takes delivers less); none from the level its readers limited on, nor
+ * from those after it (they began with the mail the readers left). */
+static void probe_levels_in_one_run(void **st)
+{
+    (void)st;
+    char dir[] = "/tmp/test_stair.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct step_rules r;
+    step_rules_specmail(&r, 0.05);
+    struct stair_run_record rr = { .n = 1, .kind = RUN_PROBE, .readers = 10, .level_s = 60 };
+    struct stair_record c = { .label = "t", .level_s = 60, .runs = &rr, .nruns = 1 };
+    drift_rules_default(&c.dr);
+    const struct stair_run run = { .kind = RUN_PROBE, .n = 3, .rate = { 25, 50, 100 } };
+    const unsigned late[] = { 0, 0, 0 };
+    enum level_outcome out[3];
+    double delivered;
+    snprintf(rr.json, sizeof rr.json, "%s/run.json", dir);
+    const double behind[] = { 0, 0, 40 };
+    const int read[] = { 44, 50, 10 };
+    write_levels_run(rr.json, 3, behind, read, late, 0);
+    assert_int_equal(stair_judge_run(&c, &r, &run, &rr, 0.5, out, &delivered), 3);
+    assert_true(out[0] == LEVEL_PASS && out[1] == LEVEL_PASS && out[2] == LEVEL_FAIL);
+    assert_true(fabs(delivered - 50) < 1);
+    c.nlevels = 0;
+    const double readers_behind[] = { 0, 30, 0 };
+    const int read_less[] = { 44, 20, 50 };
+    write_levels_run(rr.json, 3, readers_behind, read_less, late, 1);
+    assert_int_equal(stair_judge_run(&c, &r, &run, &rr, 0.5, out, &delivered), 3);
+    assert_true(out[0] == LEVEL_PASS && out[1] == LEVEL_INVALID && out[2] == LEVEL_INVALID);
+    assert_int_equal(c.levels[1].lj.j.fix, FIX_READERS);
+    assert_true(fabs(delivered - 44) < 1);
+    unlink(rr.json);
+    rmdir(dir);
+    free(c.levels);
+}
+
+/* The search's last run is its confirmation when a capacity is claimed by then:
+ * a search whose runs ran out on staircases ended with a claim never tried at 80,
+ * 100 and 120 % (a testbed's did, after 30 minutes). */
+static void last_run_confirms(void **st)
+{
+    (void)st;
+    struct stair_rules r = rules;
+    r.max_runs = 3;
+    struct stair s;
+    /* levels open within 10 % of the ceiling: the first staircase passes only its
+     * lowest and climbs on, were it not for the runs' end */
+    unsigned runs = search_against(&s, &r, 100, 0.1);
+    assert_int_equal(runs, 3);
+    assert_true(s.done && s.confirmed >= 0);
+    assert_int_equal(s.v[s.n - 1].kind, RUN_CONFIRM);
+    assert_non_null(strstr(s.end, "confirmed at 80, 100 and 120 %"));
 }
 
 /* A probe asks whether the server is clearly overloaded, of the readers too: a
@@ -1023,7 +1086,7 @@ static void remaining(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(probes_then_climbs), cmocka_unit_test(seeds_from_the_best_probe), cmocka_unit_test(readers_behind_level), cmocka_unit_test(readers_shown_futile), cmocka_unit_test(probe_asks_the_readers_coarsely), cmocka_unit_test(judged_after_the_readers_fell_behind), cmocka_unit_test(climbs_down_and_up),
+        cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(probes_then_climbs), cmocka_unit_test(seeds_from_the_best_probe), cmocka_unit_test(readers_behind_level), cmocka_unit_test(readers_shown_futile), cmocka_unit_test(probe_asks_the_readers_coarsely), cmocka_unit_test(probe_levels_in_one_run), cmocka_unit_test(last_run_confirms), cmocka_unit_test(judged_after_the_readers_fell_behind), cmocka_unit_test(climbs_down_and_up),
         cmocka_unit_test(refines_a_wide_gap), cmocka_unit_test(refines_a_gap_once), cmocka_unit_test(chance_band), cmocka_unit_test(stops_at_max_rate),
         cmocka_unit_test(levels_judged), cmocka_unit_test(lower_bound_only_below_failures), cmocka_unit_test(remaining),
         cmocka_unit_test(confirmation_judged), cmocka_unit_test(level_own_ledger), cmocka_unit_test(all_open),

@@ -200,18 +200,41 @@ static int retry_open(const struct stair *s, double lo, double hi, struct stair_
     return 1;
 }
 
+/* SPECmail2001's 80, 100 and 120 % of the capacity claimed. */
+static void confirmation(const struct stair *s, struct stair_run *run)
+{
+    double cap = stair_capacity(s);
+    run->kind = RUN_CONFIRM;
+    run->n = 3;
+    run->rate[0] = 0.8 * cap;
+    run->rate[1] = cap;
+    run->rate[2] = 1.2 * cap;
+}
+
 void stair_next(const struct stair *s, struct stair_run *run)
 {
     memset(run, 0, sizeof *run);
     if (s->done)
         return;
     if (s->probe > 0) {
+        /* the probe's levels double in one run up to max_rate; the run ends at the
+         * first that falls behind (smtp.profile_end = decided) */
         run->kind = RUN_PROBE;
-        run->n = 1;
-        run->rate[0] = s->probe;
+        for (double x = s->probe; run->n < STAIR_LEVELS_MAX; x = fmin(x * s->r.factor, s->r.max_rate)) {
+            run->rate[run->n++] = x;
+            if (x >= s->r.max_rate * (1 - 1e-9))
+                break;
+        }
         return;
     }
     double pass = stair_lower_bound(s), fail = stair_fail_min(s), top = 1 + 2 * s->r.step;
+    /* the last run the search may make is the confirmation's, when there is a
+     * capacity to confirm: a search whose runs ran out on its staircases ended with
+     * a claim nothing had tried at 80, 100 and 120 % */
+    if (s->r.confirm && s->confirmed < 0 && pass > 0 && s->r.max_runs && s->runs + 1 >= s->r.max_runs) {
+        confirmation(s, run);
+        return;
+    }
     if (pass == 0 && fail == 0) {
         /* the first staircase: from below what the probe delivered to above it;
          * one whose levels were all open, once more, twice as long; after that
@@ -268,15 +291,8 @@ void stair_next(const struct stair *s, struct stair_run *run)
     }
     if (retry_open(s, pass, fail, run))
         return;
-    if (s->r.confirm && s->confirmed < 0) {
-        double cap = stair_capacity(s);
-        run->kind = RUN_CONFIRM;
-        run->n = 3;
-        run->rate[0] = 0.8 * cap;
-        run->rate[1] = cap;
-        run->rate[2] = 1.2 * cap;
-        return;
-    }
+    if (s->r.confirm && s->confirmed < 0)
+        confirmation(s, run);
 }
 
 void stair_remaining(const struct stair *s, const struct stair_run *run, unsigned *runs, unsigned *levels)
@@ -308,6 +324,50 @@ void stair_offered(struct stair *s, const double *offered, unsigned n)
 /* The rate a level's outcome is fitted at: its load. */
 static double fit_x(const struct stair_level *l) { return load(l); }
 
+/* A probe's levels in order: the first that fell behind ends the probing, the most
+ * any level delivered seeding the staircase; one the tester limited says nothing
+ * of the server and the levels after it began with what it left, so the probe goes
+ * again from it, a few times; one at max_rate that did not fall behind ends the
+ * search; else the probe goes on above its last level. */
+static void probe_result(struct stair *s, const struct stair_run *run, const enum level_outcome *out, double delivered)
+{
+    unsigned n = 0;
+    while (n < run->n && out[n] != LEVEL_INVALID)
+        n++;
+    if (n)
+        s->probe_best = fmax(s->probe_best, delivered);
+    for (unsigned i = 0; i < n; i++)
+        if (out[i] == LEVEL_FAIL && s->probe_best > 0) {
+            s->probe = 0;
+            s->mrr = s->probe_best;
+            return;
+        }
+    if (n < run->n) {
+        s->probe = run->rate[n];
+        if (++s->probe_invalid >= STAIR_PROBE_TRIES)
+            stair_stop(s, "the probe said nothing of the server (the tester limited it, every try)");
+        return;
+    }
+    double last = run->rate[run->n - 1];
+    if (last < s->r.max_rate * (1 - 1e-9)) {
+        s->probe = fmin(last * s->r.factor, s->r.max_rate);
+        return;
+    }
+    /* at max_rate: an open probe did not keep up, and proves no rate */
+    char why[200];
+    double x = load(&s->v[s->n - 1]);
+    if (out[run->n - 1] == LEVEL_PASS) {
+        s->at_least = x;
+        snprintf(why, sizeof why, "the probe at capacity.max_rate kept up: the capacity is at least %.1f msg/s, "
+                 "unproven beyond (raise capacity.max_rate)", x);
+    } else {
+        s->max_open = 1;
+        snprintf(why, sizeof why, "the probe at capacity.max_rate was open (neither kept up nor behind at %.1f "
+                 "msg/s): no rate proven (a longer capacity.level decides more)", x);
+    }
+    stair_stop(s, why);
+}
+
 void stair_result(struct stair *s, const struct stair_run *run, const enum level_outcome *out, double delivered)
 {
     stair_result_measured(s, run, out, delivered, NULL, NULL);
@@ -322,34 +382,7 @@ void stair_result_measured(struct stair *s, const struct stair_run *run, const e
                                              .offered = lv_offered ? lv_offered[i] : 0,
                                              .delivered = lv_delivered ? lv_delivered[i] : 0 };
     if (run->kind == RUN_PROBE) {
-        if (out[0] != LEVEL_INVALID)
-            s->probe_best = fmax(s->probe_best, delivered);
-        if (out[0] == LEVEL_FAIL && s->probe_best > 0) {
-            s->probe = 0;
-            s->mrr = s->probe_best;
-        } else if (out[0] == LEVEL_INVALID) {
-            /* the tester's limit (an engine late on a loaded machine) says nothing of
-             * the server: the same probe again, a few times */
-            if (++s->probe_invalid >= STAIR_PROBE_TRIES)
-                stair_stop(s, "the probe said nothing of the server (the tester limited it, every try)");
-        } else if (run->rate[0] >= s->r.max_rate * (1 - 1e-9)) {
-            /* an open probe did not keep up: it proves no rate */
-            char why[200];
-            double x = load(&s->v[s->n - 1]);
-            if (out[0] == LEVEL_PASS) {
-                s->at_least = x;
-                snprintf(why, sizeof why, "the probe at capacity.max_rate kept up: the capacity is at least %.1f "
-                         "msg/s, unproven beyond (raise capacity.max_rate)", x);
-            } else {
-                s->max_open = 1;
-                snprintf(why, sizeof why, "the probe at capacity.max_rate was open (neither kept up nor behind at "
-                         "%.1f msg/s): no rate proven (a longer capacity.level decides more)", x);
-            }
-            stair_stop(s, why);
-        } else {
-            /* kept up, or open: offer more */
-            s->probe = fmin(run->rate[0] * s->r.factor, s->r.max_rate);
-        }
+        probe_result(s, run, out, delivered);
     } else if (run->kind == RUN_CONFIRM) {
         /* a level the tester limited (its engine late on a loaded machine) says
          * nothing of the claim: where the others did not already refute it, the
@@ -385,9 +418,9 @@ void stair_result_measured(struct stair *s, const struct stair_run *run, const e
 }
 
 unsigned stair_keep_before_invalid(struct stair *s, const struct stair_run *run, const enum level_outcome *out,
-                                   const double *lv_offered, const double *lv_delivered)
+                                   double delivered, const double *lv_offered, const double *lv_delivered)
 {
-    if (run->kind == RUN_PROBE || run->kind == RUN_CONFIRM)
+    if (run->kind == RUN_CONFIRM)
         return 0;
     struct stair_run head = *run;
     head.n = 0;
@@ -395,7 +428,7 @@ unsigned stair_keep_before_invalid(struct stair *s, const struct stair_run *run,
         head.n++;
     if (head.n == 0 || head.n == run->n)
         return 0;
-    stair_result_measured(s, &head, out, 0, lv_offered, lv_delivered);
+    stair_result_measured(s, &head, out, delivered, lv_offered, lv_delivered);
     return head.n;
 }
 

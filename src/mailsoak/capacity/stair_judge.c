@@ -63,7 +63,7 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
         dr.share = rl.queue_growth = stair_probe_share(dr.share);
     *delivered = 0;
     unsigned ran = 0;
-    double probe_t0 = rr->lead_s, probe_end = rr->lead_s + rr->level_s;
+    int limited_probe = 0;
     /* the backlog's swing in the last level before that kept up, carried level by
      * level as the run carried it when it ended each (verdict/stage_end.c) */
     struct drift_point *all = NULL;
@@ -80,8 +80,8 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
         l->run = rr->n;
         l->kind = run->kind;
         l->rate = run->rate[i];
-        l->t0 = probe_t0 = t0;
-        l->t1 = probe_end = t1;
+        l->t0 = t0;
+        l->t1 = t1;
         if (i > 0)
             swing = drift_swing_kept(all, nall, l[-1].t0, l->t0, dr.share, swing);
         struct step_figures f;
@@ -108,11 +108,11 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
                          rr->readers, c->runs[c->nruns - 2].readers);
             }
             free(p);
-            /* a climb's level after one whose readers fell behind starts with the
+            /* a level after one whose readers fell behind starts with the
              * mail they left (no drain between levels): its backlog is partly theirs,
              * so it is not judged (the search keeps only the levels before the
              * limited one, stair_keep_before_invalid) */
-            if (limited > 0 && run->kind != RUN_PROBE && run->kind != RUN_CONFIRM) {
+            if (limited > 0 && run->kind != RUN_CONFIRM) {
                 l->lj.out = LEVEL_INVALID;
                 l->lj.j.fix = FIX_NONE;
                 snprintf(l->lj.why, sizeof l->lj.why, "not judged: it began with the mail the readers left behind at "
@@ -127,18 +127,18 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
             l->duplicated = f.duplicated;
             l->corrupted = f.corrupted;
             l->pending = f.pending;
-            if (i == 0)
-                rr->message_s = hist_mean(&f.lat[LAT_SMTP_MESSAGE]) / 1e9;
+            rr->message_s = hist_mean(&f.lat[LAT_SMTP_MESSAGE]) / 1e9;
         }
+        limited_probe |= l->lj.out == LEVEL_INVALID;
+        struct step_figures half;
+        if (run->kind == RUN_PROBE && !limited_probe &&
+            step_read_span(&r, (l->t0 + l->t1) / 2 - tol_s, l->t1 + tol_s, &half, err, sizeof err) == 0)
+            *delivered = fmax(*delivered, half.delivered);
         if (l->lj.out == LEVEL_INVALID && l->lj.j.fix == FIX_READERS && !(limited > 0))
             limited = l->rate;
         out[ran++] = l->lj.out;
         stair_level_line(stderr, l);
     }
-    struct step_figures f;
-    if (read && run->kind == RUN_PROBE &&
-        step_read_span(&r, (probe_t0 + probe_end) / 2 - tol_s, probe_end + tol_s, &f, err, sizeof err) == 0)
-        *delivered = f.delivered;
     free(all);
     if (read)
         result_free(&r);

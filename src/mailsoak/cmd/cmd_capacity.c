@@ -72,17 +72,18 @@ static void usage(FILE *f)
           "arrivals and SPECmail2001's gates (every command class's p95 within 5 s,\n"
           "delivery's within 60 s, errors under 1 %, nothing lost, duplicated or corrupted)\n"
           "and a backlog that does not grow. By default (capacity.method = staircase): a\n"
-          "probe offering more than the server takes, then runs of rising levels\n"
-          "(capacity.level each), each judged while it runs by a sequential test of the\n"
-          "backlog and ended once decided (kept up, behind, or open at its end); the\n"
-          "capacity is what the server delivered at the highest level that passed below\n"
-          "every failure, confirmed at 80 %, 100 % and 120 % of it. capacity.method = steps\n"
-          "runs a step per rate instead (a ramp, a warm-up, a steady window; coarse steps,\n"
-          "bisection, the same confirmation). Each run is a `mailsoak run` with these\n"
-          "settings; the [capacity] keys shape the search. run.json is the search's JSON;\n"
-          "every run's result goes to capacity.dir. Exit 0 when a capacity was found (and\n"
-          "confirmed, when asked), 1 when none was, 6 when it was not confirmed, 2 on bad\n"
-          "settings, 128 + N on signal N (the report is written).\n", f);
+          "probe of levels doubling in one run until one falls behind, then runs of\n"
+          "rising levels (capacity.level each), each judged while it runs by a\n"
+          "sequential test of the backlog and ended once decided (kept up, behind, or\n"
+          "open at its end); the capacity is what the server delivered at the highest\n"
+          "level that passed below every failure, confirmed at 80 %, 100 % and 120 % of\n"
+          "it. capacity.method = steps runs a step per rate instead (a ramp, a warm-up,\n"
+          "a steady window; coarse steps, bisection, the same confirmation). Each run is\n"
+          "a `mailsoak run` with these settings; the [capacity] keys shape the search.\n"
+          "run.json is the search's JSON; every run's result goes to capacity.dir. Exit 0\n"
+          "when a capacity was found (and confirmed, when asked), 1 when none was, 6 when\n"
+          "it was not confirmed, 2 on bad settings, 128 + N on signal N (the report is\n"
+          "written).\n", f);
     config_help(f);
 }
 
@@ -622,7 +623,12 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
          * and a level below the knee decides slowest (a swing must come back); an
          * open level's retry twice as long: it had too little time */
         uint64_t level = run.kind == RUN_CONFIRM || run.kind == RUN_RETRY ? 2 * k->level : k->level,
-                 lead = k->level / 5, span = lead + (uint64_t)run.n * level;
+                 lead = k->level / 5;
+        /* a probe's levels up to max_rate as the time left allows: most never run,
+         * the first to fall behind ending the run */
+        while (run.kind == RUN_PROBE && run.n > 1 && mono_ns() - t0 + lead + run.n * level + tail > k->time_limit)
+            run.n--;
+        uint64_t span = lead + (uint64_t)run.n * level;
         if (mono_ns() - t0 + span + tail > k->time_limit) {
             stair_stop(&c.s, "capacity.time_limit: the next run would end after it");
             break;
@@ -677,14 +683,15 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
         if (more_sessions(&c, &run, lo, k, &senders, &readers, &retries)) {
             /* with more sessions from the level the tester limited: the search's next
              * run, or this one again when that was its first level */
-            stair_keep_before_invalid(&c.s, &run, lo, offered, got);
+            stair_keep_before_invalid(&c.s, &run, lo, delivered, offered, got);
             continue;
         }
         stair_result_measured(&c.s, &run, lo, delivered, offered, got);
-        /* the senders the rates to come need, sized from the probe by Little's law
-         * (each busy for a message's time), twice over for the arrivals' bunching */
-        if (run.kind == RUN_PROBE && rr->message_s > 0) {
-            double need = ceil(2 * run.rate[0] * rr->message_s);
+        /* the senders the rates to come need, sized from the probe's last level by
+         * Little's law (each busy for a message's time), twice over for the
+         * arrivals' bunching */
+        if (run.kind == RUN_PROBE && run.n && rr->message_s > 0) {
+            double need = ceil(2 * run.rate[run.n - 1] * rr->message_s);
             if (need > senders) {
                 senders = need < (double)k->max_senders ? (unsigned)need : (unsigned)k->max_senders;
                 fprintf(stderr, "mailsoak capacity: %u senders from now on: a message took %.0f ms in the probe\n",
