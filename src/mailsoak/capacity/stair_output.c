@@ -70,8 +70,9 @@ void stair_table(FILE *f, const struct stair_record *c)
 {
     const struct stair *s = &c->s;
     fprintf(f, "mailsoak capacity (staircase): %s, %s\n", c->label, c->start_time);
-    fprintf(f, "method       a probe, then runs of levels %.0f %% apart, %.0f s each (a retry's and the confirmation's "
-               "twice) after a lead-in of a fifth of it, no drain between them; each level judged by a sequential test "
+    fprintf(f, "method       a probe (levels doubling in one run until one falls behind), then runs of levels %.0f "
+               "%% apart, %.0f s each (a retry's and the confirmation's twice) after a lead-in of a fifth of it, no "
+               "drain between them; each level judged by a sequential test "
                "of the backlog (Wald), kept up, behind, or open, and ended once decided; a confirmation's level open at "
                "its end by the backlog's growth over its whole length, behind only past its noise; its readers %s\n",
             100 * s->r.step, c->level_s,

@@ -545,6 +545,22 @@ static int stair_run_settings(const struct config *cfg, const struct stair_run *
     return n;
 }
 
+/* A run's span, its levels' length and its lead-in's, spent the time already
+ * spent: the confirmation's levels twice as long (SPECmail2001 asks its 80 % to
+ * pass, and a level below the knee decides slowest: a swing must come back), an
+ * open level's retry's too (it had too little time); a probe's levels, up to
+ * max_rate, cut to those capacity.time_limit allows (most never run: the first to
+ * fall behind ends the run). */
+static uint64_t run_plan(const struct capacity_config *k, struct stair_run *run, uint64_t spent, uint64_t *level,
+                         uint64_t *lead)
+{
+    *level = run->kind == RUN_CONFIRM || run->kind == RUN_RETRY ? 2 * k->level : k->level;
+    *lead = k->level / 5;
+    while (run->kind == RUN_PROBE && run->n > 1 && spent + *lead + run->n * *level > k->time_limit)
+        run->n--;
+    return *lead + (uint64_t)run->n * *level;
+}
+
 /* The record of a staircase's next run. */
 static struct stair_run_record *new_run(struct stair_record *c, const struct stair_run *run, uint64_t level,
                                         uint64_t lead, unsigned senders, unsigned readers)
@@ -619,16 +635,7 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
             stair_stop(&c.s, "interrupted by a signal");
             break;
         }
-        /* the confirmation's levels twice as long: SPECmail2001 asks its 80 % to pass,
-         * and a level below the knee decides slowest (a swing must come back); an
-         * open level's retry twice as long: it had too little time */
-        uint64_t level = run.kind == RUN_CONFIRM || run.kind == RUN_RETRY ? 2 * k->level : k->level,
-                 lead = k->level / 5;
-        /* a probe's levels up to max_rate as the time left allows: most never run,
-         * the first to fall behind ending the run */
-        while (run.kind == RUN_PROBE && run.n > 1 && mono_ns() - t0 + lead + run.n * level + tail > k->time_limit)
-            run.n--;
-        uint64_t span = lead + (uint64_t)run.n * level;
+        uint64_t level, lead, span = run_plan(k, &run, mono_ns() - t0 + tail, &level, &lead);
         if (mono_ns() - t0 + span + tail > k->time_limit) {
             stair_stop(&c.s, "capacity.time_limit: the next run would end after it");
             break;
