@@ -76,6 +76,8 @@ struct stair {
     unsigned probe_invalid;          /* probes the tester limited: run again from the level it limited, up
                                         to STAIR_PROBE_TRIES in all */
     unsigned confirm_invalid;        /* confirmations a level the tester limited left undecided: the same */
+    unsigned confirm_kept;           /* the confirmation's first levels, run before a level the tester limited */
+    struct stair_level confirm_head[2];
     unsigned n;
     struct stair_level v[STAIR_HISTORY_MAX];
     double at_least;                 /* a probe at max_rate kept up: the capacity is at least the load it
@@ -99,12 +101,12 @@ void stair_result(struct stair *s, const struct stair_run *run, const enum level
  * measured), known before the next run is chosen. */
 void stair_result_measured(struct stair *s, const struct stair_run *run, const enum level_outcome *out,
                            double delivered, const double *lv_offered, const double *lv_delivered);
-/* A probe, staircase, refinement or retry that the tester limited at a level goes
- * again with more sessions; the levels it ran before that one stand, the tester not
- * limiting them. Records those (as a run of their own, with what they offered and
- * delivered, and for a probe the most they delivered) so that the next run starts
- * at the limited level, not again from its first. Their count: 0 for a
- * confirmation, or a run limited at its first. */
+/* A run that the tester limited at a level goes again with more sessions; the
+ * levels it ran before that one stand, the tester not limiting them. Records those
+ * (as a run of their own, with what they offered and delivered, and for a probe the
+ * most they delivered; a confirmation's until its levels after them have run, the
+ * three then judged together) so that the next run starts at the limited level,
+ * not again from its first. Their count: 0 for a run limited at its first. */
 unsigned stair_keep_before_invalid(struct stair *s, const struct stair_run *run, const enum level_outcome *out,
                                    double delivered, const double *lv_offered, const double *lv_delivered);
 /* What each level of the last run's n offered (msg/s, 0 where not measured): a

@@ -812,25 +812,70 @@ static void probe_asks_the_readers_coarsely(void **st)
     rmdir(dir);
 }
 
-/* A search to its confirmation: levels pass up to 100, fail above; the
- * confirmation's outcomes then given by confirm[]. Returns the runs made. */
-static unsigned confirm_with(struct stair *s, const enum level_outcome (*confirm)[3], unsigned nconfirm)
+/* A search up to its confirmation, levels passing up to 100 and failing above: *run
+ * is the confirmation's. */
+static void to_confirmation(struct stair *s, struct stair_run *run)
 {
     stair_init(s, &rules);
-    struct stair_run run;
-    unsigned runs = 0, k = 0;
-    for (stair_next(s, &run); run.n && runs < 100; stair_next(s, &run)) {
+    for (stair_next(s, run); run->n && run->kind != RUN_CONFIRM; stair_next(s, run)) {
         enum level_outcome out[STAIR_LEVELS_MAX];
-        for (unsigned i = 0; i < run.n; i++)
-            out[i] = run.rate[i] <= 100 ? LEVEL_PASS : LEVEL_FAIL;
-        if (run.kind == RUN_CONFIRM) {
-            assert_true(k < nconfirm);
-            memcpy(out, confirm[k++], sizeof confirm[0]);
-        }
-        stair_result(s, &run, out, run.kind == RUN_PROBE ? 100 : 0);
-        runs++;
+        for (unsigned i = 0; i < run->n; i++)
+            out[i] = run->rate[i] <= 100 ? LEVEL_PASS : LEVEL_FAIL;
+        stair_result(s, run, out, run->kind == RUN_PROBE ? 100 : 0);
+    }
+    assert_int_equal(run->kind, RUN_CONFIRM);
+}
+
+/* A search to its confirmation, whose outcomes are then given by confirm[].
+ * Returns the confirmations run. */
+static unsigned confirm_with(struct stair *s, const enum level_outcome (*confirm)[3], unsigned nconfirm)
+{
+    struct stair_run run;
+    unsigned k = 0;
+    for (to_confirmation(s, &run); run.n; stair_next(s, &run)) {
+        assert_true(run.kind == RUN_CONFIRM && k < nconfirm);
+        stair_result(s, &run, confirm[k++], 0);
     }
     return k;
+}
+
+/* A confirmation the tester limited at a level (its readers behind) goes on from
+ * that level with more readers: the levels before it stand, and the three are
+ * judged together (a testbed's ran its 80 % three times, 100 % twice, 120 s each). */
+static void confirmation_from_the_limited_level(void **st)
+{
+    (void)st;
+    struct stair s;
+    struct stair_run run;
+    for (int twice = 0; twice < 2; twice++) {
+        to_confirmation(&s, &run);
+        double cap = run.rate[1];
+        enum level_outcome out[3] = { LEVEL_PASS, LEVEL_INVALID, LEVEL_INVALID };
+        assert_int_equal(stair_keep_before_invalid(&s, &run, out, 0, NULL, NULL), 1);
+        stair_next(&s, &run);
+        assert_true(run.kind == RUN_CONFIRM && run.n == 2 && run.rate[0] == cap && run.rate[1] == 1.2 * cap);
+        if (twice) {
+            /* the 100 % passed too, the 120 % limited: only it again, and it passed */
+            assert_int_equal(stair_keep_before_invalid(&s, &run, out, 0, NULL, NULL), 1);
+            stair_next(&s, &run);
+            assert_true(run.kind == RUN_CONFIRM && run.n == 1 && run.rate[0] == 1.2 * cap);
+            out[0] = LEVEL_PASS;
+        } else {
+            out[0] = LEVEL_PASS, out[1] = LEVEL_FAIL;
+        }
+        unsigned before = s.n;
+        stair_result(&s, &run, out, 0);
+        assert_int_equal(s.n, before + 3);
+        for (unsigned i = 0; i < 3; i++)
+            assert_true(s.v[before + i].kind == RUN_CONFIRM && s.v[before + i].run == s.v[before].run &&
+                        fabs(s.v[before + i].rate - (0.8 + 0.2 * i) * cap) < 1e-9);
+        assert_true(s.done && s.confirmed == !twice && s.confirm_base == cap);
+        struct stair_record c = { .label = "t", .level_s = 60, .s = s };
+        char *tab = table_of(&c);
+        assert_true(twice ? strstr(tab, "refuted      too low: its 120 % level passed") != NULL
+                          : strstr(tab, "refuted") == NULL);
+        free(tab);
+    }
 }
 
 /* A confirmation a level the tester limited left undecided is run again (up to
@@ -1087,7 +1132,7 @@ static void remaining(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(probes_then_climbs), cmocka_unit_test(seeds_from_the_best_probe), cmocka_unit_test(readers_behind_level), cmocka_unit_test(readers_shown_futile), cmocka_unit_test(probe_asks_the_readers_coarsely), cmocka_unit_test(probe_levels_in_one_run), cmocka_unit_test(last_run_confirms), cmocka_unit_test(judged_after_the_readers_fell_behind), cmocka_unit_test(climbs_down_and_up),
+        cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(probes_then_climbs), cmocka_unit_test(seeds_from_the_best_probe), cmocka_unit_test(readers_behind_level), cmocka_unit_test(readers_shown_futile), cmocka_unit_test(probe_asks_the_readers_coarsely), cmocka_unit_test(probe_levels_in_one_run), cmocka_unit_test(last_run_confirms), cmocka_unit_test(confirmation_from_the_limited_level), cmocka_unit_test(judged_after_the_readers_fell_behind), cmocka_unit_test(climbs_down_and_up),
         cmocka_unit_test(refines_a_wide_gap), cmocka_unit_test(refines_a_gap_once), cmocka_unit_test(chance_band), cmocka_unit_test(stops_at_max_rate),
         cmocka_unit_test(levels_judged), cmocka_unit_test(lower_bound_only_below_failures), cmocka_unit_test(remaining),
         cmocka_unit_test(confirmation_judged), cmocka_unit_test(level_own_ledger), cmocka_unit_test(all_open),

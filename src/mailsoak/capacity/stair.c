@@ -200,15 +200,15 @@ static int retry_open(const struct stair *s, double lo, double hi, struct stair_
     return 1;
 }
 
-/* SPECmail2001's 80, 100 and 120 % of the capacity claimed. */
+/* SPECmail2001's 80, 100 and 120 % of the capacity claimed, but for the levels an
+ * earlier try kept (stair_keep_before_invalid). */
 static void confirmation(const struct stair *s, struct stair_run *run)
 {
-    double cap = stair_capacity(s);
+    double cap = stair_capacity(s), share[3] = { 0.8, 1, 1.2 };
     run->kind = RUN_CONFIRM;
-    run->n = 3;
-    run->rate[0] = 0.8 * cap;
-    run->rate[1] = cap;
-    run->rate[2] = 1.2 * cap;
+    run->n = 3 - s->confirm_kept;
+    for (unsigned i = 0; i < run->n; i++)
+        run->rate[i] = share[s->confirm_kept + i] * cap;
 }
 
 void stair_next(const struct stair *s, struct stair_run *run)
@@ -376,6 +376,28 @@ void stair_result(struct stair *s, const struct stair_run *run, const enum level
 void stair_result_measured(struct stair *s, const struct stair_run *run, const enum level_outcome *out,
                            double delivered, const double *lv_offered, const double *lv_delivered)
 {
+    if (run->kind == RUN_CONFIRM && s->confirm_kept) {
+        /* the levels an earlier try kept, then this run's: the three in order */
+        unsigned k = s->confirm_kept;
+        struct stair_run all;
+        enum level_outcome o[3];
+        double off[3], del[3];
+        s->confirm_kept = 0;
+        confirmation(s, &all);
+        all.n = k + (run->n < 3 - k ? run->n : 3 - k);
+        for (unsigned i = 0; i < k; i++) {
+            o[i] = s->confirm_head[i].out;
+            off[i] = s->confirm_head[i].offered;
+            del[i] = s->confirm_head[i].delivered;
+        }
+        for (unsigned i = k; i < all.n; i++) {
+            o[i] = out[i - k];
+            off[i] = lv_offered ? lv_offered[i - k] : 0;
+            del[i] = lv_delivered ? lv_delivered[i - k] : 0;
+        }
+        stair_result_measured(s, &all, o, delivered, off, del);
+        return;
+    }
     s->runs++;
     for (unsigned i = 0; i < run->n && s->n < STAIR_HISTORY_MAX; i++)
         s->v[s->n++] = (struct stair_level){ .run = s->runs, .kind = run->kind, .rate = run->rate[i], .out = out[i],
@@ -420,14 +442,20 @@ void stair_result_measured(struct stair *s, const struct stair_run *run, const e
 unsigned stair_keep_before_invalid(struct stair *s, const struct stair_run *run, const enum level_outcome *out,
                                    double delivered, const double *lv_offered, const double *lv_delivered)
 {
-    if (run->kind == RUN_CONFIRM)
-        return 0;
     struct stair_run head = *run;
     head.n = 0;
     while (head.n < run->n && out[head.n] != LEVEL_INVALID)
         head.n++;
     if (head.n == 0 || head.n == run->n)
         return 0;
+    if (run->kind == RUN_CONFIRM) {
+        /* kept until the confirmation's levels after them have run */
+        for (unsigned i = 0; i < head.n && s->confirm_kept < 2; i++)
+            s->confirm_head[s->confirm_kept++] = (struct stair_level){
+                .kind = RUN_CONFIRM, .rate = run->rate[i], .out = out[i], .offered = lv_offered ? lv_offered[i] : 0,
+                .delivered = lv_delivered ? lv_delivered[i] : 0 };
+        return head.n;
+    }
     stair_result_measured(s, &head, out, delivered, lv_offered, lv_delivered);
     return head.n;
 }
