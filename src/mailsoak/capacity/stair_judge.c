@@ -101,18 +101,15 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
             unsigned n = level_points(&r, l->t0 - tol_s, l->t1 + tol_s, &p);
             struct drift_rules dl = dr;
             dl.swing = swing;
+            void (*judge)(const struct step_rules *, const struct drift_rules *, enum drift_variance, unsigned,
+                          const struct step_figures *, const struct drift_point *, unsigned, struct level_judgement *) =
+                run->kind == RUN_CONFIRM ? level_judge_confirm : level_judge;
+            judge(&rl, &dl, DRIFT_VAR_BATCH, 0, &f, p, n, &l->lj);
             /* judged again as the server's when its readers fell behind and more
              * of them were shown to read no more */
             unsigned ro = 0;
-            for (int again = 0; again < 2; again++) {
-                if (run->kind == RUN_CONFIRM)
-                    level_judge_confirm(&rl, &dl, DRIFT_VAR_BATCH, ro, &f, p, n, &l->lj);
-                else
-                    level_judge(&rl, &dl, DRIFT_VAR_BATCH, ro, &f, p, n, &l->lj);
-                if (ro || l->lj.out != LEVEL_INVALID || l->lj.j.fix != FIX_READERS ||
-                    !(ro = readers_ruled_out(c, rr, f.delivered)))
-                    break;
-            }
+            if (l->lj.out == LEVEL_INVALID && l->lj.j.fix == FIX_READERS && (ro = readers_ruled_out(c, rr, f.delivered)))
+                judge(&rl, &dl, DRIFT_VAR_BATCH, ro, &f, p, n, &l->lj);
             if (ro && (l->lj.out == LEVEL_FAIL || l->lj.out == LEVEL_OPEN)) {
                 size_t w = strlen(l->lj.why);
                 snprintf(l->lj.why + w, sizeof l->lj.why - w, " (%u readers read no more than %u: the server's)",
