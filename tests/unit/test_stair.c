@@ -640,6 +640,33 @@ static void write_level_run(const char *path, double growth, int read)
     write_levels_run(path, 1, &growth, &read, &late, 1);
 }
 
+/* One run's record in a directory of its own, judged by SPECmail2001's rules: what
+ * the tests of stair_judge_run on one run share. */
+struct one_run {
+    char dir[32];
+    struct step_rules r;
+    struct stair_run_record rr;
+    struct stair_record c;
+};
+
+static void one_run_open(struct one_run *o, enum stair_kind kind)
+{
+    snprintf(o->dir, sizeof o->dir, "/tmp/test_stair.XXXXXX");
+    assert_non_null(mkdtemp(o->dir));
+    step_rules_specmail(&o->r, 0.05);
+    o->rr = (struct stair_run_record){ .n = 1, .kind = kind, .readers = 10, .level_s = 60 };
+    snprintf(o->rr.json, sizeof o->rr.json, "%s/run.json", o->dir);
+    o->c = (struct stair_record){ .label = "t", .level_s = 60, .runs = &o->rr, .nruns = 1 };
+    drift_rules_default(&o->c.dr);
+}
+
+static void one_run_close(struct one_run *o)
+{
+    unlink(o->rr.json);
+    rmdir(o->dir);
+    free(o->c.levels);
+}
+
 /* A climb's level after one whose readers fell behind begins with the mail they
  * left: not judged (the search reruns from the limited level with more readers and
  * keeps only the levels before it), whatever its own backlog did. One after a level
@@ -647,41 +674,34 @@ static void write_level_run(const char *path, double growth, int read)
 static void judged_after_the_readers_fell_behind(void **st)
 {
     (void)st;
-    char dir[] = "/tmp/test_stair.XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    struct step_rules r;
-    step_rules_specmail(&r, 0.05);
-    struct stair_run_record rr = { .n = 1, .kind = RUN_CLIMB, .readers = 10, .level_s = 60 };
-    struct stair_record c = { .label = "t", .level_s = 60, .runs = &rr, .nruns = 1 };
-    drift_rules_default(&c.dr);
+    struct one_run o;
+    one_run_open(&o, RUN_CLIMB);
+    struct stair_record *c = &o.c;
     const struct stair_run run = { .kind = RUN_CLIMB, .n = 3, .rate = { 50, 52, 54 } };
     const double growth[] = { 0, 20, 0 };
     const int read[] = { 50, 30, 50 };
     const unsigned late[] = { 0, 0, 0 }, senders_late[] = { 0, 5, 0 };
     enum level_outcome out[3];
     double delivered;
-    snprintf(rr.json, sizeof rr.json, "%s/run.json", dir);
-    write_levels_run(rr.json, 3, growth, read, late, 1);
-    assert_int_equal(stair_judge_run(&c, &r, &run, &rr, 0.5, out, &delivered), 3);
+    write_levels_run(o.rr.json, 3, growth, read, late, 1);
+    assert_int_equal(stair_judge_run(c, &o.r, &run, &o.rr, 0.5, out, &delivered), 3);
     assert_int_equal(out[0], LEVEL_PASS);
     assert_int_equal(out[1], LEVEL_INVALID);
-    assert_int_equal(c.levels[1].lj.j.fix, FIX_READERS);
+    assert_int_equal(c->levels[1].lj.j.fix, FIX_READERS);
     assert_int_equal(out[2], LEVEL_INVALID);
-    assert_int_equal(c.levels[2].lj.j.fix, FIX_NONE);
-    assert_non_null(strstr(c.levels[2].lj.why, "not judged: it began with the mail the readers left behind at 52.0"));
-    assert_true(c.levels[2].read && c.levels[2].offered > 0);
+    assert_int_equal(c->levels[2].lj.j.fix, FIX_NONE);
+    assert_non_null(strstr(c->levels[2].lj.why, "not judged: it began with the mail the readers left behind at 52.0"));
+    assert_true(c->levels[2].read && c->levels[2].offered > 0);
     /* a level short of senders: the next is judged */
-    c.nlevels = 0;
+    c->nlevels = 0;
     const double flat[] = { 0, 0, 0 };
     const int all[] = { 50, 50, 50 };
-    write_levels_run(rr.json, 3, flat, all, senders_late, 1);
-    assert_int_equal(stair_judge_run(&c, &r, &run, &rr, 0.5, out, &delivered), 3);
+    write_levels_run(o.rr.json, 3, flat, all, senders_late, 1);
+    assert_int_equal(stair_judge_run(c, &o.r, &run, &o.rr, 0.5, out, &delivered), 3);
     assert_int_equal(out[1], LEVEL_INVALID);
-    assert_int_equal(c.levels[1].lj.j.fix, FIX_SENDERS);
+    assert_int_equal(c->levels[1].lj.j.fix, FIX_SENDERS);
     assert_int_equal(out[2], LEVEL_PASS);
-    unlink(rr.json);
-    rmdir(dir);
-    free(c.levels);
+    one_run_close(&o);
 }
 
 /* A level its readers limited runs again with more (the search doubles them); when
@@ -735,35 +755,28 @@ static void readers_shown_futile(void **st)
 static void probe_levels_in_one_run(void **st)
 {
     (void)st;
-    char dir[] = "/tmp/test_stair.XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    struct step_rules r;
-    step_rules_specmail(&r, 0.05);
-    struct stair_run_record rr = { .n = 1, .kind = RUN_PROBE, .readers = 10, .level_s = 60 };
-    struct stair_record c = { .label = "t", .level_s = 60, .runs = &rr, .nruns = 1 };
-    drift_rules_default(&c.dr);
+    struct one_run o;
+    one_run_open(&o, RUN_PROBE);
+    struct stair_record *c = &o.c;
     const struct stair_run run = { .kind = RUN_PROBE, .n = 3, .rate = { 25, 50, 100 } };
     const unsigned late[] = { 0, 0, 0 };
     enum level_outcome out[3];
     double delivered;
-    snprintf(rr.json, sizeof rr.json, "%s/run.json", dir);
     const double behind[] = { 0, 0, 40 };
     const int read[] = { 44, 50, 10 };
-    write_levels_run(rr.json, 3, behind, read, late, 0);
-    assert_int_equal(stair_judge_run(&c, &r, &run, &rr, 0.5, out, &delivered), 3);
+    write_levels_run(o.rr.json, 3, behind, read, late, 0);
+    assert_int_equal(stair_judge_run(c, &o.r, &run, &o.rr, 0.5, out, &delivered), 3);
     assert_true(out[0] == LEVEL_PASS && out[1] == LEVEL_PASS && out[2] == LEVEL_FAIL);
     assert_true(fabs(delivered - 50) < 1);
-    c.nlevels = 0;
+    c->nlevels = 0;
     const double readers_behind[] = { 0, 30, 0 };
     const int read_less[] = { 44, 20, 50 };
-    write_levels_run(rr.json, 3, readers_behind, read_less, late, 1);
-    assert_int_equal(stair_judge_run(&c, &r, &run, &rr, 0.5, out, &delivered), 3);
+    write_levels_run(o.rr.json, 3, readers_behind, read_less, late, 1);
+    assert_int_equal(stair_judge_run(c, &o.r, &run, &o.rr, 0.5, out, &delivered), 3);
     assert_true(out[0] == LEVEL_PASS && out[1] == LEVEL_INVALID && out[2] == LEVEL_INVALID);
-    assert_int_equal(c.levels[1].lj.j.fix, FIX_READERS);
+    assert_int_equal(c->levels[1].lj.j.fix, FIX_READERS);
     assert_true(fabs(delivered - 44) < 1);
-    unlink(rr.json);
-    rmdir(dir);
-    free(c.levels);
+    one_run_close(&o);
 }
 
 /* The search's last run is its confirmation when a capacity is claimed by then:
@@ -791,25 +804,17 @@ static void last_run_confirms(void **st)
 static void probe_asks_the_readers_coarsely(void **st)
 {
     (void)st;
-    char dir[] = "/tmp/test_stair.XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    struct step_rules r;
-    step_rules_specmail(&r, 0.05);
     for (int probe = 0; probe < 2; probe++) {
-        struct stair_run_record rr = { .n = 1, .kind = probe ? RUN_PROBE : RUN_CLIMB, .readers = 10, .level_s = 60 };
-        struct stair_record c = { .label = "t", .level_s = 60, .runs = &rr, .nruns = 1 };
-        drift_rules_default(&c.dr);
-        const struct stair_run run = { .kind = rr.kind, .n = 1, .rate = { 50 } };
+        struct one_run o;
+        one_run_open(&o, probe ? RUN_PROBE : RUN_CLIMB);
+        const struct stair_run run = { .kind = o.rr.kind, .n = 1, .rate = { 50 } };
         enum level_outcome out[1];
         double delivered;
-        snprintf(rr.json, sizeof rr.json, "%s/run.json", dir);
-        write_level_run(rr.json, 4, 46);
-        assert_int_equal(stair_judge_run(&c, &r, &run, &rr, 0.5, out, &delivered), 1);
-        unlink(rr.json);
-        assert_true(probe ? out[0] != LEVEL_INVALID : out[0] == LEVEL_INVALID && c.levels[0].lj.j.fix == FIX_READERS);
-        free(c.levels);
+        write_level_run(o.rr.json, 4, 46);
+        assert_int_equal(stair_judge_run(&o.c, &o.r, &run, &o.rr, 0.5, out, &delivered), 1);
+        assert_true(probe ? out[0] != LEVEL_INVALID : out[0] == LEVEL_INVALID && o.c.levels[0].lj.j.fix == FIX_READERS);
+        one_run_close(&o);
     }
-    rmdir(dir);
 }
 
 /* A search up to its confirmation, levels passing up to 100 and failing above: *run
