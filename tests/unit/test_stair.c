@@ -748,6 +748,53 @@ static void readers_shown_futile(void **st)
     rmdir(dir);
 }
 
+/* A level its readers limited runs again with the readers its rate takes by what
+ * they read (10 read 45 of 50 msg/s accepted: 1.25 x 10 x 50 / 45, 14), not twice
+ * as many: each reader is a login on the server it measures. A level short of
+ * senders gets twice the senders. At most twice in a row, and within the maxima. */
+static void more_sessions_sized(void **st)
+{
+    (void)st;
+    struct one_run o;
+    one_run_open(&o, RUN_CLIMB);
+    struct stair_record *c = &o.c;
+    const struct stair_run run = { .kind = RUN_CLIMB, .n = 1, .rate = { 50 } };
+    enum level_outcome out[1];
+    double delivered;
+    write_level_run(o.rr.json, 5, 45);
+    assert_int_equal(stair_judge_run(c, &o.r, &run, &o.rr, 0.5, out, &delivered), 1);
+    assert_int_equal(out[0], LEVEL_INVALID);
+    assert_int_equal(c->levels[0].lj.j.fix, FIX_READERS);
+    assert_int_equal(c->levels[0].readers_needed, 14);
+    unsigned senders = 5, readers = 10;
+    int retries = 0;
+    assert_int_equal(stair_more_sessions(c, 1, out, 100, 100, &senders, &readers, &retries), 1);
+    assert_int_equal(readers, 14);
+    assert_int_equal(senders, 5);
+    /* limited again and needing no more than it has: one more */
+    assert_int_equal(stair_more_sessions(c, 1, out, 100, 100, &senders, &readers, &retries), 1);
+    assert_int_equal(readers, 15);
+    assert_int_equal(stair_more_sessions(c, 1, out, 100, 100, &senders, &readers, &retries), 0);
+    assert_int_equal(retries, 0);
+    assert_int_equal(readers, 15);
+    readers = 10;
+    assert_int_equal(stair_more_sessions(c, 1, out, 100, 12, &senders, &readers, &retries), 1);
+    assert_int_equal(readers, 12);
+    /* short of senders: twice as many, up to the most allowed */
+    c->nlevels = 0;
+    const double flat = 0;
+    const int all = 50;
+    const unsigned late = 5;
+    write_levels_run(o.rr.json, 1, &flat, &all, &late, 1);
+    assert_int_equal(stair_judge_run(c, &o.r, &run, &o.rr, 0.5, out, &delivered), 1);
+    assert_int_equal(c->levels[0].lj.j.fix, FIX_SENDERS);
+    retries = 0;
+    assert_int_equal(stair_more_sessions(c, 1, out, 8, 100, &senders, &readers, &retries), 1);
+    assert_int_equal(senders, 8);
+    assert_int_equal(readers, 12);
+    one_run_close(&o);
+}
+
 /* A probe's levels run in one run: the most any of them delivered, each over its
  * second half, seeds the staircase, not the last one's (a server offered far more
  * than it takes delivers less); none from the level its readers limited on, nor
@@ -1137,7 +1184,7 @@ static void remaining(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(probes_then_climbs), cmocka_unit_test(seeds_from_the_best_probe), cmocka_unit_test(readers_behind_level), cmocka_unit_test(readers_shown_futile), cmocka_unit_test(probe_asks_the_readers_coarsely), cmocka_unit_test(probe_levels_in_one_run), cmocka_unit_test(last_run_confirms), cmocka_unit_test(confirmation_from_the_limited_level), cmocka_unit_test(judged_after_the_readers_fell_behind), cmocka_unit_test(climbs_down_and_up),
+        cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(probes_then_climbs), cmocka_unit_test(seeds_from_the_best_probe), cmocka_unit_test(readers_behind_level), cmocka_unit_test(readers_shown_futile), cmocka_unit_test(more_sessions_sized), cmocka_unit_test(probe_asks_the_readers_coarsely), cmocka_unit_test(probe_levels_in_one_run), cmocka_unit_test(last_run_confirms), cmocka_unit_test(confirmation_from_the_limited_level), cmocka_unit_test(judged_after_the_readers_fell_behind), cmocka_unit_test(climbs_down_and_up),
         cmocka_unit_test(refines_a_wide_gap), cmocka_unit_test(refines_a_gap_once), cmocka_unit_test(chance_band), cmocka_unit_test(stops_at_max_rate),
         cmocka_unit_test(levels_judged), cmocka_unit_test(lower_bound_only_below_failures), cmocka_unit_test(remaining),
         cmocka_unit_test(confirmation_judged), cmocka_unit_test(level_own_ledger), cmocka_unit_test(all_open),

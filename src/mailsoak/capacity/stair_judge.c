@@ -31,8 +31,8 @@ static void level_span(const struct result *r, int read, const struct stair_run_
  * those did there (step_fix_futile, as a step's rerun): mail left in the mailboxes
  * is then the server's (its POP3 side's), and more readers would only load it
  * further. That level may be of another rate: the rerun starts below it when
- * levels below were open, and twice the readers reading less at a lower rate than
- * half of them read at a higher one is the same evidence (a testbed's 40, then 80,
+ * levels below were open, and more readers reading less at a lower rate than
+ * fewer read at a higher one is the same evidence (a testbed's 40, then 80,
  * readers read 159 and 147 msg/s where 20 had read 170). */
 static unsigned readers_ruled_out(const struct stair_record *c, const struct stair_run_record *rr, double delivered)
 {
@@ -136,6 +136,8 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
             l->corrupted = f.corrupted;
             l->pending = f.pending;
             rr->message_s = hist_mean(&f.lat[LAT_SMTP_MESSAGE]) / 1e9;
+            if (l->lj.out == LEVEL_INVALID && l->lj.j.fix == FIX_READERS)
+                l->readers_needed = step_readers_needed(&f, rr->readers);
         }
         limited_probe |= l->lj.out == LEVEL_INVALID;
         struct step_figures half;
@@ -151,4 +153,27 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
     if (read)
         result_free(&r);
     return ran;
+}
+
+int stair_more_sessions(const struct stair_record *c, unsigned n, const enum level_outcome *out, unsigned max_senders,
+                        unsigned max_readers, unsigned *senders, unsigned *readers, int *retries)
+{
+    const struct stair_level_record *l = NULL;
+    for (unsigned i = 0; i < n && !l; i++)
+        if (out[i] == LEVEL_INVALID && c->levels[c->nlevels - n + i].lj.j.fix != FIX_NONE)
+            l = &c->levels[c->nlevels - n + i];
+    enum step_fix fix = l ? l->lj.j.fix : FIX_NONE;
+    if (fix == FIX_SENDERS && *senders < max_senders && *retries < 2) {
+        *senders = 2 * *senders > max_senders ? max_senders : 2 * *senders;
+        ++*retries;
+        return 1;
+    }
+    if (fix == FIX_READERS && *readers < max_readers && *retries < 2) {
+        unsigned need = l->readers_needed > *readers ? l->readers_needed : *readers + 1;
+        *readers = need > max_readers ? max_readers : need;
+        ++*retries;
+        return 1;
+    }
+    *retries = 0;
+    return 0;
 }

@@ -577,29 +577,6 @@ static struct stair_run_record *new_run(struct stair_record *c, const struct sta
     return rr;
 }
 
-/* A level the tester limited: 1 when the same run goes again with twice the senders
- * (or readers) it asked for, at most twice in a row and within capacity.max_*. */
-static int more_sessions(const struct stair_record *c, const struct stair_run *run, const enum level_outcome *lo,
-                         const struct capacity_config *k, unsigned *senders, unsigned *readers, int *retries)
-{
-    enum step_fix fix = FIX_NONE;
-    for (unsigned i = 0; i < run->n && fix == FIX_NONE; i++)
-        if (lo[i] == LEVEL_INVALID)
-            fix = c->levels[c->nlevels - run->n + i].lj.j.fix;
-    if (fix == FIX_SENDERS && *senders < k->max_senders && *retries < 2) {
-        *senders = 2 * *senders > k->max_senders ? (unsigned)k->max_senders : 2 * *senders;
-        ++*retries;
-        return 1;
-    }
-    if (fix == FIX_READERS && *readers < k->max_readers && *retries < 2) {
-        *readers = 2 * *readers > k->max_readers ? (unsigned)k->max_readers : 2 * *readers;
-        ++*retries;
-        return 1;
-    }
-    *retries = 0;
-    return 0;
-}
-
 static int search_staircase(const struct config *cfg, int argc, char **argv, const char *dir)
 {
     int stop_signal = 0, rc = 0;
@@ -687,7 +664,8 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
             offered[i] = l->read ? l->offered : 0;
             got[i] = l->read ? l->delivered : 0;
         }
-        if (more_sessions(&c, &run, lo, k, &senders, &readers, &retries)) {
+        if (stair_more_sessions(&c, run.n, lo, (unsigned)k->max_senders, (unsigned)k->max_readers, &senders, &readers,
+                                &retries)) {
             /* with more sessions from the level the tester limited: the search's next
              * run, or this one again when that was its first level */
             stair_keep_before_invalid(&c.s, &run, lo, delivered, offered, got);
