@@ -44,9 +44,10 @@ const char *level_outcome_name(enum level_outcome o);
  * moves on without waiting out its level. */
 #define STAIR_PROBE_SHARE 4
 
-/* RUN_RETRY: the open levels inside the bracket once more, each twice as long:
- * an open level had too little time to be classified, and MLRsearch measures a
- * load until it is (a level open twice is the knee's band). */
+/* RUN_RETRY: the open levels inside the bracket once more, twice as long (the
+ * middle one of more than two, a bisection, until one comes back open): an open
+ * level had too little time to be classified, and MLRsearch measures a load until
+ * it is (a level open twice is the knee's band). */
 enum stair_kind { RUN_PROBE, RUN_CLIMB, RUN_REFINE, RUN_CONFIRM, RUN_RETRY };
 const char *stair_kind_name(enum stair_kind k);
 
@@ -144,6 +145,10 @@ double stair_lower_bound(const struct stair *s);
  * under capacity.queue_growth of the rate), but what it delivered is the
  * server's own rate. */
 double stair_capacity(const struct stair *s);
+/* The knee's band: the lowest and highest load of the levels open and never
+ * decided at their rate, above the lower bound (one below it is implied by the
+ * pass above it, as MLRsearch's loads are, and a bisecting retry leaves it);
+ * 0, 0 when none. */
 void stair_band(const struct stair *s, double *lo, double *hi);
 
 /* A pass probability over the rate fitted to every level's outcome (pass 1, fail

@@ -357,8 +357,10 @@ static void refines_a_wide_gap(void **st)
         prev = run.rate[i];
     }
     assert_true(120 / prev <= 1.05 + 1e-9);
-    /* open levels count as tried: a gap filled with them is not refined, but each
-     * is run once more (twice as long: it had too little time) */
+    /* open levels count as tried: a gap filled with them is not refined, but the
+     * middle one is run once more (twice as long: it had too little time), a
+     * bisection of the band */
+    assert_int_equal(run.n, 3);
     enum level_outcome o2[STAIR_LEVELS_MAX];
     for (unsigned i = 0; i < run.n; i++)
         o2[i] = LEVEL_OPEN;
@@ -366,23 +368,72 @@ static void refines_a_wide_gap(void **st)
     struct stair_run opened = run;
     stair_next(&s, &run);
     assert_int_equal(run.kind, RUN_RETRY);
-    assert_int_equal(run.n, opened.n);
-    for (unsigned i = 0; i < run.n; i++)
-        assert_true(run.rate[i] == opened.rate[i]);
+    assert_int_equal(run.n, 1);
+    assert_true(run.rate[0] == opened.rate[1]);
     double lo, hi;
     stair_band(&s, &lo, &hi);
-    assert_true(lo == opened.rate[0] && hi == opened.rate[opened.n - 1]);
-    /* open again but the lowest, which passed: the lower bound rises to it, and
-     * the rest, open twice, is the band; no third try */
-    for (unsigned i = 0; i < run.n; i++)
-        o2[i] = i ? LEVEL_OPEN : LEVEL_PASS;
+    assert_true(lo == opened.rate[0] && hi == opened.rate[2]);
+    /* open again: the knee's band is there, the two others retried in one run,
+     * then no more */
+    struct stair again = s;
+    struct stair_run next;
+    o2[0] = LEVEL_OPEN;
+    stair_result(&again, &run, o2, 0);
+    stair_next(&again, &next);
+    assert_int_equal(next.kind, RUN_RETRY);
+    assert_int_equal(next.n, 2);
+    assert_true(next.rate[0] == opened.rate[0] && next.rate[1] == opened.rate[2]);
+    o2[1] = LEVEL_OPEN;
+    stair_result(&again, &next, o2, 0);
+    stair_next(&again, &next);
+    assert_int_equal(next.kind, RUN_CONFIRM);
+    assert_true(next.rate[1] == 100);
+    /* it passed: the lower bound rises to it, the level above it is retried (the
+     * one below is outside the bracket now); open again, it is the band */
+    o2[0] = LEVEL_PASS;
     stair_result(&s, &run, o2, 0);
-    assert_true(stair_lower_bound(&s) == opened.rate[0]);
+    assert_true(stair_lower_bound(&s) == opened.rate[1]);
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_RETRY);
+    assert_int_equal(run.n, 1);
+    assert_true(run.rate[0] == opened.rate[2]);
+    o2[0] = LEVEL_OPEN;
+    stair_result(&s, &run, o2, 0);
     stair_band(&s, &lo, &hi);
-    assert_true(lo == opened.rate[1] && hi == opened.rate[opened.n - 1]);
+    assert_true(lo == opened.rate[2] && hi == opened.rate[2]);
     stair_next(&s, &run);
     assert_int_equal(run.kind, RUN_CONFIRM);
-    assert_true(run.rate[1] == opened.rate[0]);
+    assert_true(run.rate[1] == opened.rate[1]);
+}
+
+/* Five open levels between a pass and a failure: the middle one is retried alone;
+ * decided, the open ones on its other side are outside the bracket; open again,
+ * the other four go in one run (bisecting on would spend a run on each). */
+static void retry_bisects(void **st)
+{
+    (void)st;
+    static const double want[3][4] = { { 114.8, 118.8 }, { 103.5, 107.1 }, { 103.5, 107.1, 114.8, 118.8 } };
+    for (int way = 0; way < 3; way++) {
+        struct stair s;
+        stair_init(&s, &rules);
+        s.probe = 0;
+        s.mrr = 110;
+        struct stair_run run = { .kind = RUN_CLIMB, .n = 7, .rate = { 100, 103.5, 107.1, 110.9, 114.8, 118.8, 123 } };
+        enum level_outcome out[STAIR_LEVELS_MAX] = { LEVEL_PASS, LEVEL_OPEN, LEVEL_OPEN, LEVEL_OPEN,
+                                                     LEVEL_OPEN, LEVEL_OPEN, LEVEL_FAIL };
+        stair_result(&s, &run, out, 0);
+        stair_next(&s, &run);
+        assert_int_equal(run.kind, RUN_RETRY);
+        assert_int_equal(run.n, 1);
+        assert_true(run.rate[0] == 110.9);
+        out[0] = way == 0 ? LEVEL_PASS : way == 1 ? LEVEL_FAIL : LEVEL_OPEN;
+        stair_result(&s, &run, out, 0);
+        stair_next(&s, &run);
+        assert_int_equal(run.kind, RUN_RETRY);
+        assert_int_equal(run.n, way == 2 ? 4 : 2);
+        for (unsigned i = 0; i < run.n; i++)
+            assert_true(run.rate[i] == want[way][i]);
+    }
 }
 
 /* The search's table as stair_table prints it, to be freed. */
@@ -1185,7 +1236,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(brackets_known_ceilings), cmocka_unit_test(probes_then_climbs), cmocka_unit_test(seeds_from_the_best_probe), cmocka_unit_test(readers_behind_level), cmocka_unit_test(readers_shown_futile), cmocka_unit_test(more_sessions_sized), cmocka_unit_test(probe_asks_the_readers_coarsely), cmocka_unit_test(probe_levels_in_one_run), cmocka_unit_test(last_run_confirms), cmocka_unit_test(confirmation_from_the_limited_level), cmocka_unit_test(judged_after_the_readers_fell_behind), cmocka_unit_test(climbs_down_and_up),
-        cmocka_unit_test(refines_a_wide_gap), cmocka_unit_test(refines_a_gap_once), cmocka_unit_test(chance_band), cmocka_unit_test(stops_at_max_rate),
+        cmocka_unit_test(refines_a_wide_gap), cmocka_unit_test(refines_a_gap_once), cmocka_unit_test(retry_bisects), cmocka_unit_test(chance_band), cmocka_unit_test(stops_at_max_rate),
         cmocka_unit_test(levels_judged), cmocka_unit_test(lower_bound_only_below_failures), cmocka_unit_test(remaining),
         cmocka_unit_test(confirmation_judged), cmocka_unit_test(level_own_ledger), cmocka_unit_test(all_open),
         cmocka_unit_test(placed_at_offered), cmocka_unit_test(confirmation_invalid_again), cmocka_unit_test(refuted_says_which_way),

@@ -123,9 +123,11 @@ static void tries(const struct stair *s, double rate, unsigned *runs, unsigned *
 void stair_band(const struct stair *s, double *lo, double *hi)
 {
     *lo = *hi = 0;
+    double pass = stair_lower_bound(s);
     for (unsigned i = 0; i < s->n; i++) {
         unsigned runs, decided;
-        if (s->v[i].kind == RUN_CONFIRM || s->v[i].kind == RUN_PROBE || s->v[i].out != LEVEL_OPEN)
+        if (s->v[i].kind == RUN_CONFIRM || s->v[i].kind == RUN_PROBE || s->v[i].out != LEVEL_OPEN ||
+            load(&s->v[i]) <= pass)
             continue;
         tries(s, s->v[i].rate, &runs, &decided);
         if (decided)
@@ -179,17 +181,24 @@ static unsigned opens(const struct stair *s)
 }
 
 /* The open levels between lo and hi (0: no bound) run once and never decided:
- * again, twice as long (RUN_RETRY). 0 when there are none. */
+ * again, twice as long (RUN_RETRY). Inside a bracket (hi > 0), of more than two
+ * only the middle one, a bisection: whichever way it is decided, half the others
+ * are outside the new bracket, where a run of them all took up to two levels'
+ * time each (the first to fall behind ended it). Once a retried level came back
+ * open (the knee's band is there) the rest go in one run, ascending: bisecting on
+ * would spend a run on each. 0 when there are none. */
 static int retry_open(const struct stair *s, double lo, double hi, struct stair_run *run)
 {
     run->kind = RUN_RETRY;
     run->n = 0;
+    int open_again = 0;
     for (unsigned i = 0; i < s->n && run->n < STAIR_LEVELS_MAX; i++) {
         unsigned runs, decided;
         const struct stair_level *l = &s->v[i];
         if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE || l->out != LEVEL_OPEN || load(l) <= lo ||
             (hi > 0 && load(l) >= hi))
             continue;
+        open_again |= l->kind == RUN_RETRY;
         tries(s, l->rate, &runs, &decided);
         if (runs == 1 && !decided)
             run->rate[run->n++] = l->rate;
@@ -197,6 +206,10 @@ static int retry_open(const struct stair *s, double lo, double hi, struct stair_
     if (!run->n)
         return 0;
     qsort(run->rate, run->n, sizeof *run->rate, cmp_double);
+    if (hi > 0 && run->n > 2 && !open_again) {
+        run->rate[0] = run->rate[(run->n - 1) / 2];
+        run->n = 1;
+    }
     return 1;
 }
 
