@@ -146,9 +146,10 @@ double stair_lower_bound(const struct stair *s);
  * server's own rate. */
 double stair_capacity(const struct stair *s);
 /* The knee's band: the lowest and highest load of the levels open and never
- * decided at their rate, above the lower bound (one below it is implied by the
- * pass above it, as MLRsearch's loads are, and a bisecting retry leaves it);
- * 0, 0 when none. */
+ * decided at their rate, inside the bracket, above the lower bound and below the
+ * lowest failure (one outside is implied by the pass below or the failure above
+ * it, as MLRsearch's loads are, and a bisecting retry leaves it); 0, 0 when
+ * none. */
 void stair_band(const struct stair *s, double *lo, double *hi);
 
 /* A pass probability over the rate fitted to every level's outcome (pass 1, fail

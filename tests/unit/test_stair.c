@@ -433,6 +433,11 @@ static void retry_bisects(void **st)
         assert_int_equal(run.n, way == 2 ? 4 : 2);
         for (unsigned i = 0; i < run.n; i++)
             assert_true(run.rate[i] == want[way][i]);
+        /* the band inside the bracket: the open levels below a pass, or above a
+         * failure, are implied by it */
+        double lo, hi;
+        stair_band(&s, &lo, &hi);
+        assert_true(lo == (way == 0 ? 114.8 : 103.5) && hi == (way == 1 ? 107.1 : 118.8));
     }
 }
 

@@ -123,11 +123,11 @@ static void tries(const struct stair *s, double rate, unsigned *runs, unsigned *
 void stair_band(const struct stair *s, double *lo, double *hi)
 {
     *lo = *hi = 0;
-    double pass = stair_lower_bound(s);
+    double pass = stair_lower_bound(s), fail = stair_fail_min(s);
     for (unsigned i = 0; i < s->n; i++) {
         unsigned runs, decided;
         if (s->v[i].kind == RUN_CONFIRM || s->v[i].kind == RUN_PROBE || s->v[i].out != LEVEL_OPEN ||
-            load(&s->v[i]) <= pass)
+            load(&s->v[i]) <= pass || (fail > 0 && load(&s->v[i]) >= fail))
             continue;
         tries(s, s->v[i].rate, &runs, &decided);
         if (decided)
