@@ -2,7 +2,9 @@
  * and judged (capacity/level.h), their records added to the search's
  * (capacity/stair_output.h). A level's span is its stage's as the run wrote it: a
  * run with smtp.profile_end = decided ends a stage when its test decided, and one
- * decided behind ends the run, so the levels above it never ran. */
+ * decided behind ends the run, so the levels above it never ran. And, from those
+ * records, what the search's next run takes when the tester limited a level: more
+ * senders or readers. */
 #ifndef MS_CAPACITY_STAIR_JUDGE_H
 #define MS_CAPACITY_STAIR_JUDGE_H
 

@@ -1,4 +1,5 @@
-/* stair_judge: a staircase run's levels judged from its result (include/capacity/stair_judge.h). */
+/* stair_judge: a staircase run's levels judged from its result, and the sessions
+ * the next run takes when the tester limited one (include/capacity/stair_judge.h). */
 #include "capacity/stair_judge.h"
 
 #include <math.h>
