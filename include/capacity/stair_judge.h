@@ -25,8 +25,8 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
 
 /* After a run whose level the tester limited (the first of its n levels in out[]
  * invalid for want of senders or readers): 1 when the search goes again from it
- * with more, twice the senders or the level's readers_needed (sized by what its
- * readers read, as a step's: never doubled), at most twice in a row (*retries)
+ * with more, twice the senders or the readers its rate takes by what its readers
+ * read (step_readers_needed, as a step's: never doubled), at most twice in a row (*retries)
  * and within the maxima; else 0, and *retries starts again. */
 int stair_more_sessions(const struct stair_record *c, unsigned n, const enum level_outcome *out, unsigned max_senders,
                         unsigned max_readers, unsigned *senders, unsigned *readers, int *retries);

@@ -24,7 +24,6 @@ struct stair_level_record {
     uint64_t lost, duplicated, corrupted, pending;   /* of the mail it accepted (own_ledger) */
     double offered, accepted, delivered;  /* msg/s over its span */
     double delivery_p95_ms;
-    unsigned readers_needed;         /* its readers limited it: the readers its rate takes (step_readers_needed) */
     struct level_judgement lj;
 };
 

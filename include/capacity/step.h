@@ -121,12 +121,13 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, unsign
 #define STEP_GROWTH_ELSEWHERE (1u << 8)
 /* How many readers a step its readers limited (FIX_READERS) needs at its rate,
  * sized by what they read: each of them read delivered / readers msg/s in the
- * window, so the accepted rate takes readers x accepted / delivered of them, and a
+ * window, so the accepted rate takes readers x accepted / delivered of them (msg/s
+ * over the same span), and a
  * quarter more to read the backlog the window left; at least one more, at most
  * twice as many (and twice as many when they read nothing). Never plain doubling:
  * a reader is a login, and the logins of readers doubled past their need load the
  * server they measure. */
-unsigned step_readers_needed(const struct step_figures *f, unsigned readers);
+unsigned step_readers_needed(double accepted, double delivered, unsigned readers);
 /* Whether what was added to a step the tester limited was futile: run again at the
  * same rate with more senders (readers), it had under 5 % more mail accepted
  * (delivered) than before. Then the server was the limit, not the tester: adding

@@ -389,15 +389,15 @@ static void readers_sized_by_rate(void **st)
 {
     (void)st;
     struct step_figures f = { .accepted = 140, .delivered = 130 };
-    assert_int_equal(step_readers_needed(&f, 20), 27);
+    assert_int_equal(step_readers_needed(f.accepted, f.delivered, 20), 27);
     f.delivered = 50;                         /* far behind: twice, no more */
-    assert_int_equal(step_readers_needed(&f, 20), 40);
+    assert_int_equal(step_readers_needed(f.accepted, f.delivered, 20), 40);
     f.delivered = 0;
-    assert_int_equal(step_readers_needed(&f, 20), 40);
+    assert_int_equal(step_readers_needed(f.accepted, f.delivered, 20), 40);
     f.delivered = 140;                        /* 25 % more of 1 is 1.25: still one more */
-    assert_int_equal(step_readers_needed(&f, 1), 2);
+    assert_int_equal(step_readers_needed(f.accepted, f.delivered, 1), 2);
     f.delivered = 200;                        /* read more than accepted: one more, never fewer */
-    assert_int_equal(step_readers_needed(&f, 20), 21);
+    assert_int_equal(step_readers_needed(f.accepted, f.delivered, 20), 21);
 }
 
 /* More readers (senders) that moved no more mail clear the tester: the backlog in
@@ -608,7 +608,7 @@ static void rerun_stops_when_the_tester_cannot(void **st)
     assert_int_equal(a.j.fix, FIX_READERS);
     assert_int_equal(rerun_next(&rerun_rules, &s, &rl, NULL, &a, why, sizeof why), RERUN_MORE);
     rerun_sessions(&s, &rerun_rules, 100, &snd, &rd);
-    assert_int_equal(rd, step_readers_needed(a.f, 5));
+    assert_int_equal(rd, step_readers_needed(a.f->accepted, a.f->delivered, 5));
     assert_int_equal(snd, 10);
 
     rerun_init(&s, &rerun_rules);

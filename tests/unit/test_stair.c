@@ -821,15 +821,17 @@ static void more_sessions_sized(void **st)
     assert_int_equal(stair_judge_run(c, &o.r, &run, &o.rr, 0.5, out, &delivered), 1);
     assert_int_equal(out[0], LEVEL_INVALID);
     assert_int_equal(c->levels[0].lj.j.fix, FIX_READERS);
-    assert_int_equal(c->levels[0].readers_needed, 14);
     unsigned senders = 5, readers = 10;
     int retries = 0;
     assert_int_equal(stair_more_sessions(c, 1, out, 100, 100, &senders, &readers, &retries), 1);
     assert_int_equal(readers, 14);
     assert_int_equal(senders, 5);
-    /* limited again and needing no more than it has: one more */
+    /* limited again, its 14 readers reading all that was accepted: one more */
+    double read = c->levels[0].delivered;
+    c->levels[0].delivered = 60;
     assert_int_equal(stair_more_sessions(c, 1, out, 100, 100, &senders, &readers, &retries), 1);
     assert_int_equal(readers, 15);
+    c->levels[0].delivered = read;
     assert_int_equal(stair_more_sessions(c, 1, out, 100, 100, &senders, &readers, &retries), 0);
     assert_int_equal(retries, 0);
     assert_int_equal(readers, 15);

@@ -59,7 +59,7 @@ enum rerun_action rerun_next(const struct rerun_rules *r, struct rerun_state *s,
         unsigned what = fix == FIX_SENDERS ? st->senders : fix == FIX_READERS ? st->readers : 0;
         uint64_t max = fix == FIX_SENDERS ? r->max_senders : r->max_readers;
         if ((fix == FIX_SENDERS || fix == FIX_READERS) && st->f && what < max && s->retries < RERUN_RETRIES) {
-            unsigned more = fix == FIX_SENDERS ? what * 2 : step_readers_needed(st->f, what);
+            unsigned more = fix == FIX_SENDERS ? what * 2 : step_readers_needed(st->f->accepted, st->f->delivered, what);
             search_need(&s->needs, st->rate, fix == FIX_SENDERS ? NEED_SENDERS : NEED_READERS,
                         more > max ? (unsigned)max : more);
             s->retries++;

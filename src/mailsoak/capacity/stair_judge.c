@@ -137,8 +137,6 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
             l->corrupted = f.corrupted;
             l->pending = f.pending;
             rr->message_s = hist_mean(&f.lat[LAT_SMTP_MESSAGE]) / 1e9;
-            if (l->lj.out == LEVEL_INVALID && l->lj.j.fix == FIX_READERS)
-                l->readers_needed = step_readers_needed(&f, rr->readers);
         }
         limited_probe |= l->lj.out == LEVEL_INVALID;
         struct step_figures half;
@@ -170,7 +168,7 @@ int stair_more_sessions(const struct stair_record *c, unsigned n, const enum lev
         return 1;
     }
     if (fix == FIX_READERS && *readers < max_readers && *retries < 2) {
-        unsigned need = l->readers_needed > *readers ? l->readers_needed : *readers + 1;
+        unsigned need = step_readers_needed(l->accepted, l->delivered, *readers);
         *readers = need > max_readers ? max_readers : need;
         ++*retries;
         return 1;

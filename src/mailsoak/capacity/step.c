@@ -302,11 +302,11 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, unsign
     }
 }
 
-unsigned step_readers_needed(const struct step_figures *f, unsigned readers)
+unsigned step_readers_needed(double accepted, double delivered, unsigned readers)
 {
     double more = 2.0 * readers;
-    if (f->delivered > 0)
-        more = fmin(more, ceil(1.25 * readers * f->accepted / f->delivered));
+    if (delivered > 0)
+        more = fmin(more, ceil(1.25 * readers * accepted / delivered));
     return more < readers + 1.0 ? readers + 1 : (unsigned)more;
 }
 
