@@ -56,6 +56,7 @@ struct controller {
     struct fill_summary *fill_loaded; /* the soak: fill.from read into this (and known) */
     struct sweep sw;                 /* the settle rule's state (verdict/sweep.h) */
     struct stage_end stage_end;      /* smtp.profile_end = decided (verdict/stage_end.h) */
+    unsigned stage_asked;            /* 1 + the last stage asked whether our readers held it (run/phase.c) */
 };
 
 #endif

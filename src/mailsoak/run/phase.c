@@ -106,8 +106,26 @@ void run_stage_interval(struct controller *ct, uint64_t ns, const struct interva
     unsigned k = 0;
     struct drift_result d;
     enum stage_end_act act = stage_end_step(&ct->stage_end, &rules, t0, t1, planned, pr->n, &pt, &k, &d);
-    if (act == STAGE_GO_ON)
+    if (act == STAGE_GO_ON) {
+        /* A stage that runs out its time undecided, its backlog grown because our
+         * readers fell behind (verdict/keptup.h, as a capacity level is judged
+         * after the run): the stages after it would start with the mail they left,
+         * and say nothing of the server, so the send window ends with it. */
+        k = ct->stage_end.cur;
+        if (k < rules.first || k >= pr->n || v->t + rules.tol_s < t1[k] || ct->stage_asked > k)
+            return;
+        ct->stage_asked = k + 1;
+        struct verdict_window w = ct->res->window;
+        w.from_s = t0[k];
+        struct keptup_result kept;
+        verdict_keptup(&w, cfg->capacity.queue_growth, 0, &kept);
+        if (kept.outcome != KEPTUP_TESTER)
+            return;
+        stage_clock_end(&r->stages, k, ns, 1);
+        fprintf(stderr, "[%6.0fs] stage %u of %u (%.6g msg/s) ran out undecided, our readers behind (%s): the send "
+                "window ends\n", v->t, k + 1, pr->n, pr->rate[k], kept.why);
         return;
+    }
     stage_clock_end(&r->stages, k, ns, act == STAGE_STOP);
     fprintf(stderr, "[%6.0fs] stage %u of %u (%.6g msg/s) decided in %.0f s: %s\n", v->t, k + 1, pr->n, pr->rate[k],
             d.at_s, act == STAGE_STOP ? "behind, the send window ends" : "kept up, the next stage begins");

@@ -161,8 +161,6 @@ static void interval(struct controller *ct, int phase, int live)
         .stage = ct->cfg->profile.n && !ct->fill ? stage_clock_at(&r->stages, ct->prev_t - r->t0) : -1,
     };
     timeline_add(ct, interval_json(&v));
-    if (!ct->fill && phase == PH_SEND)
-        run_stage_interval(ct, now - r->t0, &v);
     if (!strcmp(v.phase, "send"))
         ct->last_send = (struct send_end){ .has = 1, .unread = (uint64_t)v.unread,
                                            .queued = iv.has.active && iv.has.spool ? (long long)iv.to.spool : -1 };
@@ -203,9 +201,11 @@ static void interval(struct controller *ct, int phase, int live)
         };
         const struct stage_clock *pr = &r->stages;
         win->walk_s = (double)ct->cfg->server.walk_interval / 1e9;
+        verdict_window_sample(win, &ks, (pr->plan->n ? 0 : (double)ct->cfg->ramp / 1e9) + iv_s, iv_s / 2);
+        /* a stage that runs out its time is judged on the samples up to its end, this one's too */
+        run_stage_interval(ct, now - r->t0, &v);
         /* a profile: judged on its last stage (that ran), the load the run ends at */
         win->from_s = pr->plan->n ? (double)stage_clock_start(pr, stage_clock_last(pr)) / 1e9 + iv_s : 0;
-        verdict_window_sample(win, &ks, (pr->plan->n ? 0 : (double)ct->cfg->ramp / 1e9) + iv_s, iv_s / 2);
     }
     ct->prev = c;
     ct->prev_nerr = nerr;

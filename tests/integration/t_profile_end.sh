@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# t_profile_end.sh: smtp.profile_end = decided ends the send window at a stage that
+# ran out its time undecided while our readers fell behind, as it does at one
+# decided behind: the stages after it would start with the mail the readers left,
+# and say nothing of the server (capacity's staircase throws them away). Stages of
+# 10 s at an interval of 1 s are shorter than the sequential test's first decision
+# (8 batches of 2 s at the default capacity.level), so each runs out its time.
+# IMAP poll clients that log in every 60 s leave the mail waiting in the mailboxes:
+# the second stage (the first is a lead-in, not judged) is our readers', and the
+# third never runs. POP3 readers that keep up run all three. Two runs of 15-25 s.
+source "$(dirname "$0")/lib.sh"
+command -v jq >/dev/null || { echo "skip: needs jq"; exit 77; }
+[[ -x $MAILSOAK && -x $MAILSOAK_SERVER ]] || { echo "skip: build first"; exit 77; }
+USERS=40
+
+# soak NAME [settings...]: three stages at 30 msg/s, an entry every second; $WORK/NAME.json
+soak() {
+    local name=$1
+    shift
+    "$MAILSOAK" run --no-check --smtp "$SMTP" --set users.count=$USERS --senders 6 --readers 2 \
+        --set smtp.profile=5s@30,10s@30,10s@30 --set smtp.profile_end=decided --interval 1s --seed 5 \
+        --json "$WORK/$name.json" "$@" >"$WORK/$name.txt" 2>"$WORK/$name.live"
+}
+# stage N's length as the result wrote it
+span() { jget "$WORK/$1.json" ".verdict.stages[$2] | .t1 - .t0"; }
+holds() { jq -e "$2" "$WORK/$1.json" >/dev/null; }
+absent() { ! grep -q "$1" "$2"; }
+
+ref_up srv
+soak held --imap "$IMAP" --set readers.protocol=imap --set imap.models=poll:100 --set imap.poll_interval=60s \
+    --max-per-session 500 --drain 1s
+rc=$?
+check "held: the run ended (exit $rc)" test "$rc" -lt 64
+check "held: the live line names the stage our readers held" \
+    grep -q "stage 2 of 3 (30 msg/s) ran out undecided, our readers behind" "$WORK/held.live" || cat "$WORK/held.live"
+check "held: the second stage ran its 10 s" holds held '.verdict.stages[1] | .t1 - .t0 > 9'
+check "held: the third never ran ($(span held 2) s)" holds held '.verdict.stages[2] | .t1 - .t0 == 0 and .accepted == 0'
+
+soak kept --pop3 "$POP3" --drain 10s
+rc=$?
+check "kept: exit 0" eq "$rc" 0
+check "kept: no stage ended early" absent "ran out undecided" "$WORK/kept.live"
+check "kept: the third stage ran its 10 s ($(span kept 2) s)" holds kept '.verdict.stages[2] | .t1 - .t0 > 9'
+ref_down
+finish
