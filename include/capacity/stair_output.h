@@ -53,6 +53,12 @@ struct stair_record {
     size_t nruns, runs_cap;
     struct stair_level_record *levels;
     size_t nlevels, levels_cap;
+    /* more readers shown to read under 5 % more than fewer did (capacity/stair_judge.c):
+     * in run `run`, at `rate`; none while more is 0 */
+    struct {
+        unsigned more, fewer, run;
+        double rate;
+    } futile;
 };
 
 /* "  2 staircase   48.0 msg/s  offered 47.6 accepted 47.6 delivered 47.1  pass  kept up: ... decided in 20 s" */

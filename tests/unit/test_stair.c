@@ -764,7 +764,8 @@ static void judged_after_the_readers_fell_behind(void **st)
  * those read no more at its rate, the mail left in the mailboxes is the server's:
  * the level is judged as the server's, not invalid again (which would double the
  * readers on, each doubling loading the server's POP3 side further). One that
- * twice the readers did help stays the readers'. */
+ * twice the readers did help stays the readers'. The proof stands: a later run's
+ * level as many readers fall behind at, at another rate, is the server's too. */
 static void readers_shown_futile(void **st)
 {
     (void)st;
@@ -774,14 +775,16 @@ static void readers_shown_futile(void **st)
     step_rules_specmail(&r, 0.05);
     /* the second run's level at the first's rate, or below it (it started lower) */
     for (int helped = 0; helped < 3; helped++) {
-        struct stair_run_record runs[2] = { { .n = 1, .kind = RUN_CLIMB, .readers = 10, .level_s = 60 },
-                                            { .n = 2, .kind = RUN_CLIMB, .readers = 20, .level_s = 60 } };
+        struct stair_run_record runs[3] = { { .n = 1, .kind = RUN_CLIMB, .readers = 10, .level_s = 60 },
+                                            { .n = 2, .kind = RUN_CLIMB, .readers = 20, .level_s = 60 },
+                                            { .n = 3, .kind = RUN_CLIMB, .readers = 20, .level_s = 60 } };
         struct stair_record c = { .label = "t", .level_s = 60, .runs = runs };
         drift_rules_default(&c.dr);
         enum level_outcome out[1];
         double delivered;
-        for (unsigned k = 0; k < 2; k++) {
-            const struct stair_run run = { .kind = RUN_CLIMB, .n = 1, .rate = { helped == 2 && k == 1 ? 45 : 50 } };
+        for (unsigned k = 0; k < 3; k++) {
+            const struct stair_run run = { .kind = RUN_CLIMB, .n = 1,
+                                           .rate = { k == 2 ? 40 : helped == 2 && k == 1 ? 45 : 50 } };
             snprintf(runs[k].json, sizeof runs[k].json, "%s/run-%u.json", dir, k + 1);
             /* the second run's readers read a tenth more where they helped */
             write_level_run(runs[k].json, 20, helped == 1 && k == 1 ? 55 : 30);
@@ -789,15 +792,20 @@ static void readers_shown_futile(void **st)
             assert_int_equal(stair_judge_run(&c, &r, &run, &runs[k], 0.5, out, &delivered), 1);
             unlink(runs[k].json);
         }
-        assert_int_equal(c.nlevels, 2);
+        assert_int_equal(c.nlevels, 3);
         assert_int_equal(c.levels[0].lj.out, LEVEL_INVALID);
         assert_int_equal(c.levels[0].lj.j.fix, FIX_READERS);
         if (helped == 1) {
             assert_int_equal(c.levels[1].lj.out, LEVEL_INVALID);
             assert_int_equal(c.levels[1].lj.j.fix, FIX_READERS);
+            assert_int_equal(c.levels[2].lj.out, LEVEL_INVALID);
+            assert_int_equal(c.levels[2].lj.j.fix, FIX_READERS);
         } else {
             assert_int_equal(c.levels[1].lj.out, LEVEL_FAIL);
-            assert_non_null(strstr(c.levels[1].lj.why, "20 readers read no more than 10"));
+            assert_non_null(strstr(c.levels[1].lj.why, "(20 readers read no more than 10: the server's)"));
+            assert_int_equal(c.levels[2].lj.out, LEVEL_FAIL);
+            assert_non_null(strstr(c.levels[2].lj.why, helped == 2 ? "20 read no more than 10 at 45.0 msg/s in run 2"
+                                                                   : "20 read no more than 10 at 50.0 msg/s in run 2"));
         }
         free(c.levels);
     }

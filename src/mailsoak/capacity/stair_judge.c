@@ -27,16 +27,22 @@ static void level_span(const struct result *r, int read, const struct stair_run_
     }
 }
 
-/* 1 << FIX_READERS when the run before this one, with fewer readers, had a level
- * its readers limited and this run's more readers, limited too, read no more than
- * those did there (step_fix_futile, as a step's rerun): mail left in the mailboxes
- * is then the server's (its POP3 side's), and more readers would only load it
- * further. That level may be of another rate: the rerun starts below it when
- * levels below were open, and more readers reading less at a lower rate than
- * fewer read at a higher one is the same evidence (a testbed's 40, then 80,
- * readers read 159 and 147 msg/s where 20 had read 170). */
-static unsigned readers_ruled_out(const struct stair_record *c, const struct stair_run_record *rr, double delivered)
+/* 1 << FIX_READERS when more readers were shown to read no more than fewer did
+ * (step_fix_futile, as a step's rerun): this run's, where the run before it had
+ * fewer and a level they limited, or any later run's with as many or more. Mail
+ * left in the mailboxes is then the server's (its POP3 side's), and more readers
+ * would only load it further. The fewer's level may be of another rate: the rerun
+ * starts below it when levels below were open, and more readers reading less at a
+ * lower rate than fewer read at a higher one is the same evidence (a testbed's 40,
+ * then 80, readers read 159 and 147 msg/s where 20 had read 170). The proof (in
+ * c->futile) stands for the rest of the search: readers that read no more when
+ * there were more are waiting on the server, at any rate (a testbed's 48, shown no
+ * better than 35, fell behind again at a lower rate and grew twice more). */
+static unsigned readers_ruled_out(struct stair_record *c, const struct stair_run_record *rr, double delivered,
+                                  double rate)
 {
+    if (c->futile.more && rr->readers >= c->futile.more)
+        return 1u << FIX_READERS;
     if (c->nruns < 2)
         return 0;
     const struct stair_run_record *prev = &c->runs[c->nruns - 2];
@@ -49,8 +55,13 @@ static unsigned readers_ruled_out(const struct stair_record *c, const struct sta
             most = fmax(most, o->delivered);
     }
     struct step_figures before = { .delivered = most }, after = { .delivered = delivered };
-    return most >= 0 && step_fix_futile(FIX_READERS, &before, prev->readers, &after, rr->readers) ? 1u << FIX_READERS
-                                                                                                 : 0;
+    if (!(most >= 0) || !step_fix_futile(FIX_READERS, &before, prev->readers, &after, rr->readers))
+        return 0;
+    c->futile.more = rr->readers;
+    c->futile.fewer = prev->readers;
+    c->futile.run = rr->n;
+    c->futile.rate = rate;
+    return 1u << FIX_READERS;
 }
 
 unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules, const struct stair_run *run,
@@ -109,12 +120,18 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
             /* judged again as the server's when its readers fell behind and more
              * of them were shown to read no more */
             unsigned ro = 0;
-            if (l->lj.out == LEVEL_INVALID && l->lj.j.fix == FIX_READERS && (ro = readers_ruled_out(c, rr, f.delivered)))
+            if (l->lj.out == LEVEL_INVALID && l->lj.j.fix == FIX_READERS &&
+                (ro = readers_ruled_out(c, rr, f.delivered, l->rate)))
                 judge(&rl, &dl, DRIFT_VAR_BATCH, ro, &f, p, n, &l->lj);
             if (ro && (l->lj.out == LEVEL_FAIL || l->lj.out == LEVEL_OPEN)) {
                 size_t w = strlen(l->lj.why);
-                snprintf(l->lj.why + w, sizeof l->lj.why - w, " (%u readers read no more than %u: the server's)",
-                         rr->readers, c->runs[c->nruns - 2].readers);
+                if (c->futile.run == rr->n)
+                    snprintf(l->lj.why + w, sizeof l->lj.why - w, " (%u readers read no more than %u: the server's)",
+                             c->futile.more, c->futile.fewer);
+                else
+                    snprintf(l->lj.why + w, sizeof l->lj.why - w, " (%u readers; %u read no more than %u at %.1f msg/s "
+                             "in run %u: the server's)", rr->readers, c->futile.more, c->futile.fewer,
+                             c->futile.rate, c->futile.run);
             }
             free(p);
             /* a level after one whose readers fell behind starts with the
