@@ -22,7 +22,7 @@ uint64_t run_send_ns(const struct run *r);
  * figures v, after the run's "kept up" sample of it; a stage the sequential test
  * decided ends now (verdict/stage_end.h), and the send window ends at a stage
  * decided behind or one that ran out its time while our readers fell behind
- * (verdict_keptup over its samples). */
+ * (verdict_keptup_slope over its samples). */
 void run_stage_interval(struct controller *ct, uint64_t ns, const struct interval_view *v);
 
 #endif

@@ -64,6 +64,11 @@ void verdict_window_free(struct verdict_window *w);
  * pop3.* gate failed. */
 void verdict_keptup(const struct verdict_window *w, double growth_share, int server_slows_readers,
                     struct keptup_result *out);
+/* The same by the backlog's least-squares slope alone, for a span whose own
+ * sequential test (verdict/stage_end.h, with a level's rules) left it undecided:
+ * as a capacity level is judged after its run (capacity/step.c), where a second
+ * test with the plain run's rules could call behind what the level's called open. */
+void verdict_keptup_slope(const struct verdict_window *w, double growth_share, struct keptup_result *out);
 
 struct verdict_input {
     const struct counters *c;

@@ -272,6 +272,10 @@ static void window_samples(void **st)
     verdict_keptup(&w, 0.05, 0, &k);
     assert_int_equal(k.outcome, KEPTUP_YES);
     assert_string_equal(k.stat, KEPTUP_SPRT);
+    /* a stage its own test left open is judged by the slope alone */
+    verdict_keptup_slope(&w, 0.05, &k);
+    assert_int_equal(k.outcome, KEPTUP_YES);
+    assert_string_equal(k.stat, KEPTUP_STAT);
     for (unsigned i = 0; i < w.nkept; i++)
         w.kept[i].unread = 200 + 20.0 * i;
     verdict_keptup(&w, 0.05, 0, &k);

@@ -108,9 +108,9 @@ void run_stage_interval(struct controller *ct, uint64_t ns, const struct interva
     enum stage_end_act act = stage_end_step(&ct->stage_end, &rules, t0, t1, planned, pr->n, &pt, &k, &d);
     if (act == STAGE_GO_ON) {
         /* A stage that runs out its time undecided, its backlog grown because our
-         * readers fell behind (verdict/keptup.h, as a capacity level is judged
-         * after the run): the stages after it would start with the mail they left,
-         * and say nothing of the server, so the send window ends with it. */
+         * readers fell behind (verdict/keptup.h, by its slope as a capacity level
+         * is judged after the run): the stages after it would start with the mail
+         * they left, and say nothing of the server, so the send window ends with it. */
         k = ct->stage_end.cur;
         if (k < rules.first || k >= pr->n || v->t + rules.tol_s < t1[k] || ct->stage_asked > k)
             return;
@@ -118,7 +118,7 @@ void run_stage_interval(struct controller *ct, uint64_t ns, const struct interva
         struct verdict_window w = ct->res->window;
         w.from_s = t0[k];
         struct keptup_result kept;
-        verdict_keptup(&w, cfg->capacity.queue_growth, 0, &kept);
+        verdict_keptup_slope(&w, cfg->capacity.queue_growth, &kept);
         if (kept.outcome != KEPTUP_TESTER)
             return;
         stage_clock_end(&r->stages, k, ns, 1);

@@ -95,8 +95,8 @@ static void sequential(const struct verdict_sample *ks, unsigned n, double growt
     }
 }
 
-void verdict_keptup(const struct verdict_window *w, double growth_share, int server_slows_readers,
-                    struct keptup_result *out)
+static void keptup_over(const struct verdict_window *w, double growth_share, int server_slows_readers, int seq,
+                        struct keptup_result *out)
 {
     struct keptup_rules r = { .growth_share = growth_share };
     struct keptup_input in = { .server_slows_readers = server_slows_readers };
@@ -123,9 +123,21 @@ void verdict_keptup(const struct verdict_window *w, double growth_share, int ser
         in.readers_busy = (b->polls_late - a->polls_late) * 100 > b->polls - a->polls;
         in.has_spool = server_slope(w, first, 0, &in.spool_slope);
         in.has_store = server_slope(w, first, 1, &in.store_slope);
-        sequential(ks, n, growth_share, &in);
+        if (seq)
+            sequential(ks, n, growth_share, &in);
     }
     keptup_judge(&r, &in, out);
+}
+
+void verdict_keptup(const struct verdict_window *w, double growth_share, int server_slows_readers,
+                    struct keptup_result *out)
+{
+    keptup_over(w, growth_share, server_slows_readers, 1, out);
+}
+
+void verdict_keptup_slope(const struct verdict_window *w, double growth_share, struct keptup_result *out)
+{
+    keptup_over(w, growth_share, 0, 0, out);
 }
 
 static void rates(const struct verdict_input *in, struct run_verdict *v)
