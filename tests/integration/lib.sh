@@ -7,7 +7,7 @@ MAILSOAK=${MAILSOAK:-$TOP/$BUILD/mailsoak}
 MAILSOAK_SERVER=${MAILSOAK_SERVER:-$TOP/$BUILD/mailsoak-server}
 ARTEFACTS=${ARTEFACTS:-$TOP/$BUILD/test-artefacts}
 . "$(dirname "${BASH_SOURCE[0]}")/proc_lib.sh"
-WORK=$(mktemp -d /tmp/mailsoak-it.XXXXXX)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/mailsoak-it.XXXXXX")
 chmod 755 "$WORK"   # the testbed lives inside: postfix and dovecot users must enter
 TB=""
 failures=0

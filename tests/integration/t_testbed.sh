@@ -33,7 +33,7 @@ fi
 SMTP_PORT='' SUBMISSION_PORT='' SMTPS_PORT='' SMTP6_PORT='' POP3_PORT='' POP3S_PORT='' POP36_PORT=''
 LMTP_PORT='' USER_DOMAIN='' CA_CERT='' IMAP_PORT='' IMAPS_PORT='' IMAP_MAX_CLIENTS=''
 
-WORK=$(mktemp -d /tmp/t_testbed.XXXXXX)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/t_testbed.XXXXXX")
 chmod 755 "$WORK"
 DIRS=()
 failures=0

@@ -12,6 +12,7 @@
 
 #include "probe/collector.h"
 #include "result/probe_output.h"
+#include "tmpdir.h"
 
 static inline uint64_t now_ns(void)
 {
@@ -22,10 +23,10 @@ static inline uint64_t now_ns(void)
 
 static inline char *tmpdir(void)
 {
-    static char buf[8][64];
+    static char buf[8][256];
     static int next;
     char *p = buf[next++ % 8];
-    snprintf(p, 64, "/tmp/test_collector.XXXXXX");
+    test_tmpname(p, sizeof buf[0], "test_collector.XXXXXX");
     assert_non_null(mkdtemp(p));
     return p;
 }

@@ -15,10 +15,11 @@
 #include "engine/sizes.h"
 #include "lib/units.h"
 #include "lib/users.h"
+#include "tmpdir.h"
 
 static char *write_tmp(const char *text)
 {
-    char *path = strdup("/tmp/mailsoak-test-XXXXXX");
+    char buf[256], *path = strdup(test_tmpname(buf, sizeof buf, "mailsoak-test-XXXXXX"));
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "engine/corpus.h"
+#include "tmpdir.h"
 
 struct spans {
     size_t off[8], len[8], n;
@@ -94,7 +95,8 @@ static void write_file(const char *path, const char *text)
 static void folders_and_maildirs(void **st)
 {
     (void)st;
-    char dir[] = "/tmp/mailsoak-corpus-XXXXXX", path[512], err[300];
+    char dir[256], path[512], err[300];
+    test_tmpname(dir, sizeof dir, "mailsoak-corpus-XXXXXX");
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/b.eml", dir);
     write_file(path, "Subject: b\n\nB\n");
@@ -110,7 +112,7 @@ static void folders_and_maildirs(void **st)
     assert_memory_equal(raw.p, "Subject: a\n", 11);      /* name order */
     corpus_free(&c);
     /* a maildir: cur/ and new/ */
-    char md[128];
+    char md[300];
     snprintf(md, sizeof md, "%s/Maildir", dir);
     mkdir(md, 0700);
     snprintf(path, sizeof path, "%s/cur", md);

@@ -17,6 +17,7 @@
 #include "settings/config.h"
 #include "probe/logwatch.h"
 #include "result/probe_output.h"
+#include "tmpdir.h"
 
 #define T0 1000000000ull
 #define SEC 1000000000ull
@@ -42,7 +43,7 @@ struct dir {
 
 static void make_dir(struct dir *d)
 {
-    snprintf(d->path, sizeof d->path, "/tmp/test_logwatch.XXXXXX");
+    test_tmpname(d->path, sizeof d->path, "test_logwatch.XXXXXX");
     assert_non_null(mkdtemp(d->path));
     snprintf(d->log, sizeof d->log, "%s/server.log", d->path);
     snprintf(d->copy, sizeof d->copy, "%s/server.log.1", d->path);

@@ -237,7 +237,7 @@ static void sendmail(void **state)
 static void missing_then_created(void **state)
 {
     char err[300];
-    assert_non_null(mkdtemp(tf_dir));
+    assert_non_null(mkdtemp(test_tmpname(tf_dir, sizeof tf_dir, "mailsoak-test.XXXXXX")));
     struct queue *q = queue_new(tf_path("spool"), QUEUE_AUTO);
     assert_int_equal(queue_check(q, err, sizeof err), 1);
     assert_int_equal(queue_count(q), 0);

@@ -19,8 +19,9 @@
 #include "result/result.h"
 #include "result/interval_output.h"
 #include "settings/config.h"
+#include "tmpdir.h"
 
-static char dir[] = "/tmp/test_result.XXXXXX";
+static char dir[256];
 
 static json_t *summary(void)
 {
@@ -44,7 +45,7 @@ static json_t *document(json_int_t version, json_t *sum, json_t *timeline)
 
 static const char *write_doc(json_t *d, const char *name)
 {
-    static char path[128];
+    static char path[400];
     char err[200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     assert_int_equal(write_json_atomic(path, d, err, sizeof err), 0);
@@ -245,7 +246,7 @@ static void settings_read_back(void **st)
 static int setup(void **st)
 {
     (void)st;
-    return mkdtemp(dir) ? 0 : -1;
+    return mkdtemp(test_tmpname(dir, sizeof dir, "test_result.XXXXXX")) ? 0 : -1;
 }
 
 static int teardown(void **st)
@@ -253,7 +254,7 @@ static int teardown(void **st)
     (void)st;
     const char *names[] = { "interval.json", "summary.json", "newer.json", "other.json", "missing.json",
                             "badhist.json" };
-    char p[160];
+    char p[400];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
         unlink(p);

@@ -25,6 +25,7 @@
 #include "result/run_json.h"
 #include "result/run_result.h"
 #include "settings/config.h"
+#include "tmpdir.h"
 
 /* The value a key of the reader's table should read back as. */
 struct want {
@@ -45,7 +46,7 @@ struct want {
 struct fixture {
     struct config cfg;
     struct run_result r;
-    char path[64];
+    char path[300];
 };
 
 /* Every counter and outcome its own value: no two alike, none 0, so a key written
@@ -116,7 +117,9 @@ static int setup(void **st)
                            "--set", "imap.target=127.0.0.1:143", "--set", "run.label=roundtrip" };
     assert_int_equal(config_from_args(&fx->cfg, sizeof argv / sizeof *argv, (char **)argv), 0);
     fill_result(fx);
-    snprintf(fx->path, sizeof fx->path, "/tmp/test_result_roundtrip.%ld.json", (long)getpid());
+    char name[64];
+    snprintf(name, sizeof name, "test_result_roundtrip.%ld.json", (long)getpid());
+    test_tmpname(fx->path, sizeof fx->path, name);
     *st = fx;
     return 0;
 }

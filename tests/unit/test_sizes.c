@@ -13,6 +13,7 @@
 
 #include "engine/sizes.h"
 #include "engine/worker.h"
+#include "tmpdir.h"
 
 enum { N = 200000 };
 
@@ -71,7 +72,8 @@ static void lognormal(void **st)
 
 static void from_file(void **st)
 {
-    char path[] = "/tmp/mailsoak-sizes-XXXXXX";
+    char path[256];
+    test_tmpname(path, sizeof path, "mailsoak-sizes-XXXXXX");
     int fd = mkstemp(path);
     const char *text = "# observed\n100\n200\n\n300\n";
     assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
@@ -122,7 +124,8 @@ static void from_cdf(void **st)
     free(v);
     size_model_free(&m);
     /* shares that go down are refused with the line */
-    char tmp[] = "/tmp/mailsoak-cdf-XXXXXX";
+    char tmp[256];
+    test_tmpname(tmp, sizeof tmp, "mailsoak-cdf-XXXXXX");
     int fd = mkstemp(tmp);
     assert_true(write(fd, "100 0.5\n200 0.4\n", 16) == 16);
     close(fd);

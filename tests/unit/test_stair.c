@@ -27,6 +27,7 @@
 #include "capacity/stair_output.h"
 #include "lib/exitcodes.h"
 #include "lib/hist.h"
+#include "tmpdir.h"
 
 static const struct stair_rules rules = { .start = 10, .factor = 2, .max_rate = 10000, .step = 0.04, .below = 0.2,
                                           .precision = 0.05, .max_runs = 30, .confirm = 1 };
@@ -699,7 +700,7 @@ static void write_level_run(const char *path, double growth, int read)
 /* One run's record in a directory of its own, judged by SPECmail2001's rules: what
  * the tests of stair_judge_run on one run share. */
 struct one_run {
-    char dir[32];
+    char dir[200];
     struct step_rules r;
     struct stair_run_record rr;
     struct stair_record c;
@@ -707,7 +708,7 @@ struct one_run {
 
 static void one_run_open(struct one_run *o, enum stair_kind kind)
 {
-    snprintf(o->dir, sizeof o->dir, "/tmp/test_stair.XXXXXX");
+    test_tmpname(o->dir, sizeof o->dir, "test_stair.XXXXXX");
     assert_non_null(mkdtemp(o->dir));
     step_rules_specmail(&o->r, 0.05);
     o->rr = (struct stair_run_record){ .n = 1, .kind = kind, .readers = 10, .level_s = 60 };
@@ -769,7 +770,8 @@ static void judged_after_the_readers_fell_behind(void **st)
 static void readers_shown_futile(void **st)
 {
     (void)st;
-    char dir[] = "/tmp/test_stair.XXXXXX";
+    char dir[256];
+    test_tmpname(dir, sizeof dir, "test_stair.XXXXXX");
     assert_non_null(mkdtemp(dir));
     struct step_rules r;
     step_rules_specmail(&r, 0.05);

@@ -18,6 +18,7 @@
 
 #include "lib/users.h"
 #include "server/store/store_maildir.h"
+#include "tmpdir.h"
 
 /* Files in DIR/ADDRESS/SUB (-1: no such directory). */
 static int files_in(const char *dir, const char *addr, const char *sub)
@@ -45,7 +46,8 @@ static void rm_tree(const char *dir)
 static void a_failed_commit_delivers_nothing(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/test_store_maildir.XXXXXX", err[400], p[4200];
+    char dir[256], err[400], p[4200];
+    test_tmpname(dir, sizeof dir, "test_store_maildir.XXXXXX");
     assert_non_null(mkdtemp(dir));
     struct users u;
     assert_int_equal(users_from_pattern(&u, "user%d@test.local", "pw", 2, err, sizeof err), 0);

@@ -22,6 +22,7 @@
 #include "lib/conn.h"
 #include "lib/loop.h"
 #include "lib/tls.h"
+#include "tmpdir.h"
 
 #define BULK (1024 * 1024)
 #define KEY_UPDATE_EVERY (64 * 1024)
@@ -90,7 +91,7 @@ static int make_certs(void **state)
 {
     struct certs *k = calloc(1, sizeof *k);
     assert_non_null(k);
-    snprintf(k->dir, sizeof k->dir, "/tmp/test_tls.XXXXXX");
+    test_tmpname(k->dir, sizeof k->dir, "test_tls.XXXXXX");
     assert_non_null(mkdtemp(k->dir));
     snprintf(k->ca, sizeof k->ca, "%s/ca.pem", k->dir);
     snprintf(k->other_ca, sizeof k->other_ca, "%s/other-ca.pem", k->dir);

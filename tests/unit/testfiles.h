@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char tf_dir[] = "/tmp/mailsoak-test.XXXXXX";
+#include "tmpdir.h"
+
+static char tf_dir[256];
 
 /* The whole file as a string (malloc'd), or NULL when it cannot be read. */
 static inline char *tf_slurp(const char *path)
@@ -72,7 +74,7 @@ static inline int tf_setup(void **state)
     const char *top = getenv("TOP");
     if (top && chdir(top) != 0)
         return -1;
-    return mkdtemp(tf_dir) ? 0 : -1;
+    return mkdtemp(test_tmpname(tf_dir, sizeof tf_dir, "mailsoak-test.XXXXXX")) ? 0 : -1;
 }
 
 static inline int tf_teardown(void **state)
