@@ -224,6 +224,14 @@ void drift_sprt(const struct drift_rules *r, const struct drift_point *p, unsign
     free(y);
 }
 
+unsigned drift_fill_end(const double *t, const double *unread, unsigned n, unsigned batch, double max_s)
+{
+    for (unsigned i = batch ? batch : 1; i < n && t[i] - t[0] <= max_s + 1e-9; i++)
+        if (unread[i] <= unread[i - (batch ? batch : 1)])
+            return i;
+    return 0;
+}
+
 /* The backlog's line over p[0..n): its residuals' variance, and its slope in *slope
  * (both 0 with fewer than 4 points). */
 static double swing_line(const struct drift_point *p, unsigned n, double *slope)
