@@ -287,6 +287,31 @@ static void window_samples(void **st)
     assert_int_equal(k.outcome, KEPTUP_UNKNOWN);
 }
 
+/* A fresh server's backlog fills to its steady level before it holds it: the
+ * testbed at 185 msg/s, its queue and mailboxes at 2000 messages 20 s in, then
+ * swinging about 1500 for ten minutes. The fill is not growth: kept up, where a
+ * test from the first interval said behind at 16 s. A backlog that grows all
+ * along is behind as ever. */
+static void the_fill_is_not_growth(void **st)
+{
+    (void)st;
+    struct verdict_window w = { 0 };
+    for (unsigned i = 1; i <= 600; i++) {
+        double u = i <= 20 ? 100.0 * i : 1500 + 500 * cos(2 * M_PI * (i - 20) / 80.0);
+        struct verdict_sample s = { .t = i, .unread = u, .sent = 185 * i };
+        verdict_window_sample(&w, &s, 1, 0.5);
+    }
+    struct keptup_result k;
+    verdict_keptup(&w, 0.05, 0, &k);
+    assert_int_equal(k.outcome, KEPTUP_YES);
+    assert_string_equal(k.stat, KEPTUP_SPRT);
+    for (unsigned i = 0; i < w.nkept; i++)
+        w.kept[i].unread = 100.0 * (i + 1) + (i % 4 < 2 ? 30 : -30);
+    verdict_keptup(&w, 0.05, 0, &k);
+    assert_int_equal(k.outcome, KEPTUP_BEHIND);
+    verdict_window_free(&w);
+}
+
 static void nothing_sent_or_read_names_the_target(void **st)
 {
     struct fix *f = clean();
@@ -442,6 +467,7 @@ int main(void)
         cmocka_unit_test(kept_up_is_the_judgements),
         cmocka_unit_test(no_queue_rate_from_close_counts),
         cmocka_unit_test(window_samples),
+        cmocka_unit_test(the_fill_is_not_growth),
         cmocka_unit_test(no_send_window_no_accepted_rate),
         cmocka_unit_test(behind_suggests_what_it_delivered_while_accepting),
         cmocka_unit_test(a_share_never_rounds_to_its_bound),
