@@ -226,8 +226,9 @@ void drift_sprt(const struct drift_rules *r, const struct drift_point *p, unsign
 
 unsigned drift_fill_end(const double *t, const double *unread, unsigned n, unsigned batch, double max_s)
 {
-    for (unsigned i = batch ? batch : 1; i < n && t[i] - t[0] <= max_s + 1e-9; i++)
-        if (unread[i] <= unread[i - (batch ? batch : 1)])
+    unsigned b = batch ? batch : 1;
+    for (unsigned i = b; i < n && t[i] - t[0] <= max_s + 1e-9; i++)
+        if (unread[i] <= unread[i - b])
             return i;
     return 0;
 }

@@ -113,10 +113,9 @@ static void keptup_over(const struct verdict_window *w, double growth_share, int
         t[i] = w->kept[first + i].t;
         u[i] = w->kept[first + i].unread;
     }
-    /* judged once the backlog has filled, at most a fifth of the window in: the
-     * testbed's queue and mailboxes fill to 2000 messages in their first 20 s,
-     * which the sequential test took for growth, at 170 and 185 msg/s that kept
-     * up for ten minutes (docs/results/capacity.md) */
+    /* judged once the backlog has filled (drift_fill_end), at most a fifth of the
+     * window in: a fresh server's queue and mailboxes fill to their steady level
+     * first, which the sequential test took for growth (docs/results/capacity.md) */
     unsigned fill = n > 1 ? drift_fill_end(t, u, n, FILL_BATCH, (t[n - 1] - t[0]) / 5) : 0;
     first += fill;
     n -= fill;
