@@ -97,12 +97,13 @@ void drift_sprt(const struct drift_rules *r, const struct drift_point *p, unsign
 void drift_growth_z(const struct drift_rules *r, const struct drift_point *p, unsigned n, double z_crit,
                     struct drift_result *out);
 
-/* Where a window's backlog has filled: the first i >= batch within max_s of its
- * start at which the backlog (t[i], unread[i]) is no higher than at i - batch; 0
- * when there is none, a backlog that grew all along. A fresh server's queue and
- * mailboxes fill to their steady level (Little's law: the accepted rate times the
- * mean wait) before they can hold it; the fill is not growth. */
-unsigned drift_fill_end(const double *t, const double *unread, unsigned n, unsigned batch, double max_s);
+/* Where a window's backlog has filled: the first i >= r->batch within the first
+ * fifth of the window (t[0] to t[n - 1]) at which the backlog (t[i], unread[i]) is
+ * no higher than a batch before; 0 when there is none, a backlog that grew all
+ * along. A fresh server's queue and mailboxes fill to their steady level (Little's
+ * law: the accepted rate times the mean wait) before they can hold it; the fill is
+ * not growth. A plain run's "kept up" is judged from there (verdict.c). */
+unsigned drift_fill_end(const struct drift_rules *r, const double *t, const double *unread, unsigned n);
 
 /* The swing of the backlog over points p[0..n): the variance of their backlog
  * about its least-squares line, a trend removed; 0 with fewer than 4 points. */

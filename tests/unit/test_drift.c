@@ -151,18 +151,25 @@ static void sequential_test(void **st)
 static void fill_end(void **st)
 {
     (void)st;
-    /* filled in 5 s, then level: the first point no higher than two before */
-    double t[12], u[12];
-    for (unsigned i = 0; i < 12; i++) {
-        t[i] = i;
-        u[i] = i <= 5 ? 400.0 * i : 2000 + (i % 2 ? 5 : -5);
+    struct drift_rules r;
+    drift_rules_default(&r);                                  /* batches of 2 intervals */
+    /* 61 points of 1 s: its first fifth is 12 s. Filled in 5 s, then level: the
+     * first point no higher than two before */
+    double t[61], u[61];
+    for (unsigned fill = 5; fill <= 13; fill += 8) {
+        for (unsigned i = 0; i < 61; i++) {
+            t[i] = i;
+            u[i] = i <= fill ? 400.0 * i : 400.0 * fill + (i % 2 ? 5 : -5);
+        }
+        if (fill == 5)
+            assert_int_equal(drift_fill_end(&r, t, u, 61), 8);   /* 1995, as two before */
+        else
+            assert_int_equal(drift_fill_end(&r, t, u, 61), 0);   /* not within the fifth */
     }
-    assert_int_equal(drift_fill_end(t, u, 12, 2, 7), 0);      /* not within 7 s */
-    assert_int_equal(drift_fill_end(t, u, 12, 2, 10), 8);     /* 1995, as two before */
-    for (unsigned i = 0; i < 12; i++)
+    for (unsigned i = 0; i < 61; i++)
         u[i] = 100.0 * i;
-    assert_int_equal(drift_fill_end(t, u, 12, 2, 10), 0);     /* grew all along */
-    assert_int_equal(drift_fill_end(t, u, 1, 2, 10), 0);
+    assert_int_equal(drift_fill_end(&r, t, u, 61), 0);           /* grew all along */
+    assert_int_equal(drift_fill_end(&r, t, u, 1), 0);
 }
 
 /* ---- the replay over the recorded runs ---- */
@@ -426,7 +433,7 @@ static void replay(void **st)
                         t[i] = q->p[1 + i].t;
                         u[i] = q->p[1 + i].unread;
                     }
-                    i0 += drift_fill_end(t, u, n, r.batch, (t[n - 1] - t[0]) / 5);
+                    i0 += drift_fill_end(&r, t, u, n);
                     n -= i0 - 1;
                     free(t);
                 }

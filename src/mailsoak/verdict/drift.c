@@ -224,9 +224,10 @@ void drift_sprt(const struct drift_rules *r, const struct drift_point *p, unsign
     free(y);
 }
 
-unsigned drift_fill_end(const double *t, const double *unread, unsigned n, unsigned batch, double max_s)
+unsigned drift_fill_end(const struct drift_rules *r, const double *t, const double *unread, unsigned n)
 {
-    unsigned b = batch ? batch : 1;
+    unsigned b = r->batch ? r->batch : 1;
+    double max_s = n > 1 ? (t[n - 1] - t[0]) / 5 : 0;
     for (unsigned i = b; i < n && t[i] - t[0] <= max_s + 1e-9; i++)
         if (unread[i] <= unread[i - b])
             return i;

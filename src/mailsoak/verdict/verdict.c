@@ -95,10 +95,6 @@ static void sequential(const struct verdict_sample *ks, unsigned n, double growt
     }
 }
 
-/* intervals over which the backlog must not have grown for its fill to be over:
- * the sequential test's batch (drift_rules_default) */
-#define FILL_BATCH 2
-
 static void keptup_over(const struct verdict_window *w, double growth_share, int server_slows_readers, int seq,
                         struct keptup_result *out)
 {
@@ -113,10 +109,12 @@ static void keptup_over(const struct verdict_window *w, double growth_share, int
         t[i] = w->kept[first + i].t;
         u[i] = w->kept[first + i].unread;
     }
-    /* judged once the backlog has filled (drift_fill_end), at most a fifth of the
-     * window in: a fresh server's queue and mailboxes fill to their steady level
-     * first, which the sequential test took for growth (docs/results/capacity.md) */
-    unsigned fill = n > 1 ? drift_fill_end(t, u, n, FILL_BATCH, (t[n - 1] - t[0]) / 5) : 0;
+    /* judged once the backlog has filled, by the sequential test's batches: a
+     * fresh server's queue and mailboxes fill to their steady level first, which
+     * the test took for growth (docs/results/capacity.md) */
+    struct drift_rules dr;
+    drift_rules_default(&dr);
+    unsigned fill = drift_fill_end(&dr, t, u, n);
     first += fill;
     n -= fill;
     const struct verdict_sample *ks = w->kept + first;
