@@ -35,7 +35,8 @@ struct tested_server {
     char *store_format;                         /* auto|maildir|mbox|sdbox|mdbox */
     char *spool_format;                         /* auto|postfix|exim|opensmtpd|sendmail|files */
     uint64_t sample_interval;                   /* ns */
-    uint64_t walk_interval;                     /* ns: spool, store, PSS; 0 = every sample */
+    uint64_t walk_interval;                     /* ns: store, PSS; 0 = every sample */
+    uint64_t queue_interval;                    /* ns: the spool's count; 0 = every sample */
     struct strlist log_classes;                 /* "name: ERE" adds or replaces a class */
     int log_defaults;                           /* keep the built-in classes */
     uint64_t log_examples;                      /* first N lines kept per class */

@@ -44,10 +44,10 @@ struct verdict_window {
      * verdict_window_free. */
     struct verdict_sample *kept;
     size_t nkept, capkept;
-    /* s: how often the server's queue and mailboxes are walked ([server]
-     * walk_interval): a count repeats itself between walks, so one is read only
-     * when its readings span two walks */
-    double walk_s;
+    /* s: how often the server's mailboxes are walked and its queue counted
+     * ([server] walk_interval, queue_interval): a count repeats itself between
+     * readings, so one is read only when its readings span two of them */
+    double walk_s, queue_s;
     /* s: "kept up" is judged on the samples from here on (a profile's last stage
      * and an interval: the load the run ends at); 0: all of them */
     double from_s;

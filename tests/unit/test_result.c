@@ -232,6 +232,23 @@ static void settings_read_back(void **st)
     memset(&cfg, 0, sizeof cfg);
     assert_int_equal(result_settings(&r, &cfg), 0);
     assert_int_equal(cfg.sweep_timeout, 120 * 1000000000ull);
+    assert_int_equal(cfg.server.queue_interval, 1000000000ull);  /* the default */
+    config_free(&cfg);
+    result_free(&r);
+    /* a file from before queue_interval: its queue was counted at the walks */
+    json_object_set_new(json_object_get(d, "config"), "server", json_pack("{s:s}", "walk_interval", "30s"));
+    assert_int_equal(result_from_json(&r, d, "doc", err, sizeof err), 0);
+    memset(&cfg, 0, sizeof cfg);
+    assert_int_equal(result_settings(&r, &cfg), 0);
+    assert_int_equal(cfg.server.walk_interval, 30 * 1000000000ull);
+    assert_int_equal(cfg.server.queue_interval, 30 * 1000000000ull);
+    config_free(&cfg);
+    result_free(&r);
+    json_object_set_new(json_object_get(json_object_get(d, "config"), "server"), "queue_interval", json_string("2s"));
+    assert_int_equal(result_from_json(&r, d, "doc", err, sizeof err), 0);
+    memset(&cfg, 0, sizeof cfg);
+    assert_int_equal(result_settings(&r, &cfg), 0);
+    assert_int_equal(cfg.server.queue_interval, 2 * 1000000000ull);
     config_free(&cfg);
     result_free(&r);
     json_object_del(d, "config");

@@ -215,7 +215,10 @@ static void no_queue_rate_from_close_counts(void **st)
     f->in.send.spool_t0 = 10;
     v = make(f);
     assert_true(v->has_queue_rate);
-    f->in.send.walk_s = 10;                      /* 10 s apart: one walk read twice */
+    f->in.send.walk_s = 10;                      /* the store's walks do not hold the queue's count */
+    v = make(f);
+    assert_true(v->has_queue_rate);
+    f->in.send.queue_s = 10;                     /* 10 s apart: one count read twice */
     v = make(f);
     assert_false(v->has_queue_rate);
 }
@@ -245,15 +248,16 @@ static void window_samples(void **st)
     assert_true(fabs(k.value - 21) < 0.2);
     assert_true(fabs(k.bound - 0.05 * (5134 - 850) / 50.4) < 1e-9);   /* 5 % of the 85 msg/s accepted */
     assert_non_null(strstr(k.why, "of 242 reader visits"));      /* 290 - 48 */
-    /* a queue walked every 30 s: its counts over 50 s span one walk, and say nothing */
-    w.walk_s = 30;
+    /* a queue counted every 30 s: its counts over 50 s span one reading, and say nothing */
+    w.queue_s = 30;
     verdict_keptup(&w, 0.05, 0, &k);
     assert_int_equal(k.outcome, KEPTUP_BEHIND);
     for (unsigned i = 0; i < w.nkept; i++)
         w.kept[i].spool = 40;
     verdict_keptup(&w, 0.05, 0, &k);
-    assert_int_equal(k.outcome, KEPTUP_BEHIND);   /* flat, but not seen over two walks */
-    w.walk_s = 10;
+    assert_int_equal(k.outcome, KEPTUP_BEHIND);   /* flat, but not seen over two counts */
+    w.queue_s = 10;
+    w.walk_s = 30;                                /* the store's walks are not the queue's */
     /* the queue counted, but flat: the growth is in the mailboxes, our readers' */
     for (unsigned i = 0; i < w.nkept; i++)
         w.kept[i].spool = 40;

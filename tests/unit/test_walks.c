@@ -1,7 +1,8 @@
-/* test_walks: what keeps the collector cheap must not cost a figure. The spool, the
- * store and PSS are read at walks (every server.walk_interval, and at the baseline,
- * the final sample and a sample asked for fresh); samples between walks carry the last
- * walk's figures, never zeros. The store's listings are reused only for directories
+/* test_walks: what keeps the collector cheap must not cost a figure. The store and
+ * PSS are read at walks (every server.walk_interval, and at the baseline, the final
+ * sample and a sample asked for fresh), the spool at walks and every
+ * server.queue_interval; samples between readings carry the last one's figures,
+ * never zeros. The store's listings are reused only for directories
  * that did not change: every change a maildir sees (delivery, a move from new/ to cur/,
  * an expunge, a new folder) is counted at the next walk. */
 #include <setjmp.h>
@@ -53,12 +54,14 @@ static void wait_samples(struct collector *c, uint64_t more)
     assert_true(samples_of(c) >= want);
 }
 
-static struct collector *start(struct tested_server *cfg, const char *spool, uint64_t sample, uint64_t walk)
+static struct collector *start(struct tested_server *cfg, const char *spool, uint64_t sample, uint64_t walk,
+                               uint64_t queue)
 {
     char err[400], me[32];
     memset(cfg, 0, sizeof *cfg);
     cfg->sample_interval = sample;
     cfg->walk_interval = walk;
+    cfg->queue_interval = queue;
     cfg->spool_format = "files";
     strlist_add(&cfg->spool_dirs, spool);
     snprintf(me, sizeof me, "%d", (int)getpid());
@@ -84,7 +87,7 @@ static void samples_between_walks_carry_the_last_walk(void **state)
     tf_put("q1/a", "x");
     tf_put("q1/b", "x");
     struct tested_server cfg;
-    struct collector *c = start(&cfg, tf_path("q1"), 10 * MS, 3600000 * MS);
+    struct collector *c = start(&cfg, tf_path("q1"), 10 * MS, 3600000 * MS, 3600000 * MS);
     struct probe_summary s;
     collector_summary(c, &s);
     assert_int_equal(s.last.spool, 2);
@@ -113,18 +116,19 @@ static void samples_between_walks_carry_the_last_walk(void **state)
     stop(c, &cfg);
 }
 
-/* Walks come every walk_interval on their own; walk_interval 0 walks at every sample. */
+/* The spool is counted at walks, which come every walk_interval on their own, and
+ * every queue_interval between them; an interval of 0 is every sample. */
 static void walks_come_every_walk_interval(void **state)
 {
-    uint64_t walks[] = { 50 * MS, 0 };
-    for (int i = 0; i < 2; i++) {
+    const uint64_t hour = 3600000 * MS, walks[] = { 50 * MS, 0, hour, hour }, queues[] = { hour, hour, 50 * MS, 0 };
+    for (int i = 0; i < 4; i++) {
         char dir[16], file[32];
         snprintf(dir, sizeof dir, "q2-%d", i);
         snprintf(file, sizeof file, "%s/a", dir);
         tf_put(file, "");
         drop(file);
         struct tested_server cfg;
-        struct collector *c = start(&cfg, tf_path(dir), 10 * MS, walks[i]);
+        struct collector *c = start(&cfg, tf_path(dir), 10 * MS, walks[i], queues[i]);
         tf_put(file, "x");
         struct series_now now;
         uint64_t deadline = mono_ns() + 10000 * MS;
@@ -135,6 +139,37 @@ static void walks_come_every_walk_interval(void **state)
         assert_int_equal(now.spool, 1);
         stop(c, &cfg);
     }
+}
+
+/* A queue whose count costs more is counted less often: a deep one is not read
+ * every second on the host of the server it measures. Asked for every sample (5 ms),
+ * a queue of 10,000 files is counted a few times a second. */
+static void a_deep_queue_is_counted_less_often(void **state)
+{
+    char name[32];
+    for (int i = 0; i < 10000; i++) {
+        snprintf(name, sizeof name, "q3/%d", i);
+        tf_put(name, "");
+    }
+    struct tested_server cfg;
+    struct collector *c = start(&cfg, tf_path("q3"), 5 * MS, 3600000 * MS, 0);
+    uint64_t seen = 0, last = 0, end = mono_ns() + 1000 * MS;
+    for (int i = 0; mono_ns() < end; i++) {
+        snprintf(name, sizeof name, "q3/new%d", i);
+        tf_put(name, "");
+        struct series_now now;
+        collector_now(c, &now);
+        seen += now.spool != last;
+        last = now.spool;
+        usleep(2000);
+    }
+    struct probe_summary s;
+    collector_summary(c, &s);
+    assert_true(s.samples >= 40);        /* sampled all along */
+    probe_summary_free(&s);
+    print_message("%llu counts seen in 1 s\n", (unsigned long long)seen);
+    assert_true(seen <= 20);
+    stop(c, &cfg);
 }
 
 static struct collector *store_collector(struct tested_server *cfg, const char *dir)
@@ -208,6 +243,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(samples_between_walks_carry_the_last_walk),
         cmocka_unit_test(walks_come_every_walk_interval),
+        cmocka_unit_test(a_deep_queue_is_counted_less_often),
         cmocka_unit_test(every_change_of_a_cached_maildir_counts),
     };
     return cmocka_run_group_tests(tests, tf_setup, tf_teardown);

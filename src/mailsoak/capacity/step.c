@@ -60,7 +60,7 @@ static void window_trends(struct step_figures *f, double start, double end, cons
     f->unread_half[1] = b.half[1];
     f->unread_mean = b.mean;
     f->unread_n = np;
-    /* a count walked every walk_interval repeats itself between walks: two
+    /* a count repeats itself between its readings (queue_interval, walk_interval): two
      * different readings at least make a slope */
     f->has_spool = nq >= 2;
     f->has_store = nm >= 2;

@@ -1,11 +1,12 @@
 /* collector: the server side of a run. One thread samples, every sample_interval:
  * the process set (procset.c: memory, CPU, I/O, crashes, by part), the database's own
- * counters (db.c) and the logs (logwatch.c); and
- * every walk_interval, the readings that walk directories or page tables: the spool
- * (spool.c), the mail store (store.c) and PSS. Between walks a sample carries the
- * last walk's figures. Samples are kept whole, so any interval of the timeline can
- * be cut from them; what leaves here is plain data (probe/sample.h) for the run's
- * writers to format. */
+ * counters (db.c) and the logs (logwatch.c); every queue_interval, the spool's count
+ * (spool.c, from directory entries), less often where a count costs more than
+ * QUEUE_SHARE of the time between counts; and every walk_interval, the readings
+ * that walk directories or page tables: the mail store (store.c) and PSS. Between
+ * readings a sample carries the last one's figures. Samples are kept whole, so any
+ * interval of the timeline can be cut from them; what leaves here is plain data
+ * (probe/sample.h) for the run's writers to format. */
 #include "probe/collector.h"
 
 #include <errno.h>
@@ -28,13 +29,19 @@
 #include "probe/spool.h"
 #include "probe/store.h"
 
+/* A count reads every directory entry of the queue: one of 100,000 files takes
+ * tens of milliseconds, on the host of the server it measures, when the server is
+ * furthest behind. Counts are spaced so that they take at most this share of the
+ * time. */
+#define QUEUE_SHARE 0.01
+
 struct collector {
     /* What to sample; fixed after start. */
     int has_procs, has_spool, has_store, has_logs, active, manual;
     struct spool *spool;
     char **store_dirs;
     size_t nstore;
-    uint64_t t0, interval, walk_interval;
+    uint64_t t0, interval, walk_interval, queue_interval;
     struct procset *procs;
     struct store *store;
     struct logwatch *lw;
@@ -51,7 +58,7 @@ struct collector {
     struct series_line *lines;  /* matched since the last sample: the first `examples` per class */
     size_t nlines, lines_cap;
     size_t *lines_per_class;
-    struct probe_sample walked;     /* the last walk's spool and store figures */
+    struct probe_sample walked;     /* the last count's spool, the last walk's store */
 
     /* The thread, under mu. */
     pthread_mutex_t mu;
@@ -59,6 +66,7 @@ struct collector {
     pthread_t thread;
     int thread_running, stopping, stopped;
     uint64_t fresh_wanted, fresh_done, last_walk_t;
+    uint64_t queue_ns;              /* the last count's wall time (the sampler's) */
 };
 
 /* Events come from the sampler's thread (procset, logwatch), and during the set-up
@@ -112,16 +120,19 @@ static void sample_db(struct collector *c, struct probe_sample *s)
     c->db_failing = rc < 0;
 }
 
-/* One sample; walk: the spool, the store and PSS are read too, else the last
- * reading of each stands. */
-static void sample(struct collector *c, int walk)
+/* One sample; walk: the store and PSS are read too, queue: the spool is counted
+ * too (a walk counts it as well), else the last reading of each stands. */
+static void sample(struct collector *c, int walk, int queue)
 {
     struct probe_sample s = { 0 };
     s.t = mono_ns();
     if (c->has_procs)
         procset_sample(c->procs, s.t, walk, &s);
-    if (c->has_spool && walk)
+    if (c->has_spool && (walk || queue)) {
+        uint64_t t0 = mono_ns();
         c->walked.spool = spool_count(c->spool);
+        c->queue_ns = mono_ns() - t0;
+    }
     if (c->has_store && walk) {
         char why[600], shown[800];   /* a mailbox's name is a user's: printable */
         store_walk(c->store, c->store_dirs, c->nstore, &c->walked.store_messages, &c->walked.store_bytes, why,
@@ -157,13 +168,14 @@ static void sample(struct collector *c, int walk)
 
 void collector_sample(struct collector *c)
 {
-    sample(c, 1);
+    sample(c, 1, 1);
 }
 
 static void *sampler(void *arg)
 {
     struct collector *c = arg;
     uint64_t next = mono_ns() + c->interval, next_walk = mono_ns() + c->walk_interval;
+    uint64_t next_queue = mono_ns() + c->queue_interval;
     pthread_mutex_lock(&c->mu);
     while (!c->stopping) {
         struct timespec ts = { (time_t)(next / 1000000000ull), (long)(next % 1000000000ull) };
@@ -178,13 +190,20 @@ static void *sampler(void *arg)
         pthread_mutex_unlock(&c->mu);
         /* A sample asked for is a window's edge: every figure is read anew. */
         int walk = !c->walk_interval || now >= next_walk || asked;
-        sample(c, walk);
+        int queue = now >= next_queue;
+        uint64_t began = now;
+        sample(c, walk, queue);
         /* A sample longer than the period skips ticks rather than piling them up. */
         now = mono_ns();
         while (next <= now)
             next += c->interval;
         while (walk && c->walk_interval && next_walk <= now)
             next_walk += c->walk_interval;
+        while ((walk || queue) && c->queue_interval && next_queue <= now)
+            next_queue += c->queue_interval;
+        uint64_t spaced = began + (uint64_t)((double)c->queue_ns / QUEUE_SHARE);
+        if ((walk || queue) && c->has_spool && next_queue < spaced)
+            next_queue = spaced;
         pthread_mutex_lock(&c->mu);
         c->fresh_done = wanted;
         pthread_cond_broadcast(&c->cv);
@@ -312,6 +331,7 @@ static int configure(struct collector *c, const struct tested_server *cfg, const
         return probe_fail(err, errlen, "server.sample_interval: must be above 0");
     c->interval = cfg->sample_interval;
     c->walk_interval = cfg->walk_interval;
+    c->queue_interval = cfg->queue_interval;
     c->active = c->has_procs || c->has_spool || c->has_store || c->has_logs || c->db;
     const char **names = xcalloc(c->ncls, sizeof *names);
     for (size_t k = 0; k < c->ncls; k++)

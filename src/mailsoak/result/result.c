@@ -426,7 +426,8 @@ int result_settings(const struct result *r, struct config *cfg)
     const json_t *config = r->config;
     /* the sweep's (the remedy), and what "kept up" reads: its samples' warm-up and gap, its bound */
     static const char *const other_keys[][2] = { { "run", "sweep_timeout" }, { "run", "settle" }, { "run", "interval" },
-                                                 { "smtp", "ramp" }, { "capacity", "queue_growth" }, { "server", "walk_interval" }, { NULL, NULL } };
+                                                 { "smtp", "ramp" }, { "capacity", "queue_growth" }, { "server", "walk_interval" },
+                                                 { "server", "queue_interval" }, { NULL, NULL } };
     const json_t *gate = json_object_get(config, "gate"), *v, *item;
     const char *key;
     struct words w = { 0 };
@@ -445,6 +446,11 @@ int result_settings(const struct result *r, struct config *cfg)
         if (json_is_string(v = json_object_get(json_object_get(config, other_keys[i][0]), other_keys[i][1])) &&
             add_set(&w, other_keys[i][0], other_keys[i][1], json_string_value(v)) < 0)
             rc = -1;
+    /* a result from before the queue had its own period counted it at the walks */
+    const json_t *server = json_object_get(config, "server");
+    if (!json_object_get(server, "queue_interval") && json_is_string(v = json_object_get(server, "walk_interval")) &&
+        add_set(&w, "server", "queue_interval", json_string_value(v)) < 0)
+        rc = -1;
     if (rc == 0)
         rc = config_from_args(cfg, (int)w.n, w.v) == 0 ? 0 : -1;
     for (i = 0; i < w.n; i++)

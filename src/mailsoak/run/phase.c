@@ -31,9 +31,9 @@ void run_set_phase(struct run *r, struct controller *ct, int phase)
  * the delivery), so even while other mail stays queued a message in neither the
  * queue nor its mailbox is lost. A queued message this scan could not read may be
  * ours: never settled while the queue holds one (the scan itself saw it; the
- * collector's count, walked every walk_interval, could be a zero from before it was
+ * collector's count, made every queue_interval, could be a zero from before it was
  * queued). A probe's spool, counted only, must be empty in a walk made now, not in
- * the last one of its walk_interval: a zero walked before a message was queued would
+ * the last one of its queue_interval: a zero counted before a message was queued would
  * let the sweep prove lost what the queue still holds (t_queue_unreadable.sh). With
  * no spool known, only the mailboxes can tell (1). */
 static int queue_settled(void *arg, int fresh)
@@ -162,7 +162,7 @@ int run_next_phase(struct controller *ct, int phase, uint64_t now, uint64_t phas
         if (!quiet)
             ct->quiet_walked = 0;
         if (quiet && cn.has.spool) {
-            /* The spool is walked every walk_interval: a count this old would hold the
+            /* The spool is counted every queue_interval: a count this old would hold the
              * drain up, and an empty one walked before the senders were done (before
              * the send, even) says nothing, and would end the drain while the queue
              * still holds mail for a retry: one walk now. */

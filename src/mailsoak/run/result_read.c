@@ -15,6 +15,7 @@ static void send_window(const struct result *res, const struct config *cfg, stru
 {
     double iv_s = (double)cfg->interval / 1e9, warm_s = (double)cfg->ramp / 1e9 + iv_s;
     w->walk_s = (double)cfg->server.walk_interval / 1e9;
+    w->queue_s = (double)cfg->server.queue_interval / 1e9;
     struct counters so_far = { 0 };
     for (size_t i = 0; i < res->nintervals; i++) {
         const struct result_interval *e = &res->intervals[i];

@@ -201,6 +201,7 @@ static void interval(struct controller *ct, int phase, int live)
         };
         const struct stage_clock *pr = &r->stages;
         win->walk_s = (double)ct->cfg->server.walk_interval / 1e9;
+        win->queue_s = (double)ct->cfg->server.queue_interval / 1e9;
         verdict_window_sample(win, &ks, (pr->plan->n ? 0 : (double)ct->cfg->ramp / 1e9) + iv_s, iv_s / 2);
         /* a stage that runs out its time is judged on the samples up to its end, this one's too */
         run_stage_interval(ct, now - r->t0, &v);

@@ -46,7 +46,8 @@ void verdict_window_free(struct verdict_window *w)
 }
 
 /* The least-squares slope of the server's counts among the samples: a count needs
- * two samples spanning half the samples' span and two walks, or it tells nothing. */
+ * two samples spanning half the samples' span and two of its readings, or it tells
+ * nothing. */
 static int server_slope(const struct verdict_window *w, unsigned first, int store, double *slope)
 {
     unsigned n = 0;
@@ -59,7 +60,7 @@ static int server_slope(const struct verdict_window *w, unsigned first, int stor
         }
     }
     double span = w->nkept > first ? w->kept[w->nkept - 1].t - w->kept[first].t : 0;
-    int ok = n >= 2 && span > 0 && t[n - 1] - t[0] >= span / 2 && t[n - 1] - t[0] >= 2 * w->walk_s;
+    int ok = n >= 2 && span > 0 && t[n - 1] - t[0] >= span / 2 && t[n - 1] - t[0] >= 2 * (store ? w->walk_s : w->queue_s);
     *slope = ok ? keptup_slope(t, y, n) : 0;
     free(t);
     free(y);
@@ -157,10 +158,10 @@ static void rates(const struct verdict_input *in, struct run_verdict *v)
     v->after_rate = per_s((double)(in->c->read - w->read), in->elapsed_s - w->seconds);
     v->delivered_rate = v->read_rate;
     v->kept_up = -1;
-    /* a rate of the queue needs two counts spanning half the window and two walks:
-     * two close together make any figure at all, and one walk read twice makes 0 */
+    /* a rate of the queue needs two counts spanning half the window and two
+     * readings: two close together make any figure at all, and one read twice 0 */
     double span = w->spool_t1 - w->spool_t0;
-    if (w->has_spool && span > 0 && span >= w->seconds / 2 && span >= 2 * w->walk_s) {
+    if (w->has_spool && span > 0 && span >= w->seconds / 2 && span >= 2 * w->queue_s) {
         v->has_queue_rate = 1;
         v->queue_rate = ((double)w->spool_last - (double)w->spool_first) / (w->spool_t1 - w->spool_t0);
         v->delivered_rate = fmax(0, v->accepted_rate - v->queue_rate);
