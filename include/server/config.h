@@ -102,6 +102,7 @@ struct srv_rate_faults {
     double burst;                    /* messages; 0 = a second's worth (limit, at least 1) */
     enum srv_rate_over over;
     uint64_t queue_max;              /* over = queue: messages queued at most, more get 452 */
+    char *spool_dir;                 /* over = queue: a file per queued message, as an MTA's queue */
 };
 
 struct srv_faults {

@@ -245,8 +245,10 @@ int srv_fault_set(struct srv_faults *f, const char *section, const char *key, co
         } else if (!strcasecmp(key, "queue_max")) {
             if (parse_count(v, &r->queue_max, &w) < 0)
                 goto bad;
+        } else if (!strcasecmp(key, "spool_dir")) {
+            set_str(&r->spool_dir, v);
         } else {
-            w = "unknown key (limit, burst, over, queue_max)";
+            w = "unknown key (limit, burst, over, queue_max, spool_dir)";
             goto bad;
         }
         return 0;
@@ -463,6 +465,7 @@ void srv_config_free(struct srv_config *cfg)
     strlist_free(&f->user.reject);
     strlist_free(&f->user.lock);
     free(f->user.defer_text);
+    free(f->rate.spool_dir);
     free(f->user.reject_text);
     opts_free(srv_config_opts, cfg);
     memset(cfg, 0, sizeof *cfg);

@@ -4,12 +4,19 @@
  * over = queue accepts it into a FIFO in memory (bounded by queue_max) that a timer
  * empties into the store at the rate, so the 250 comes at once and the queue grows
  * for as long as mail arrives faster than the limit: what a capacity search must
- * find (tests/integration/t_capacity.sh). Loop thread only. */
+ * find (tests/integration/t_capacity.sh). With spool_dir the queue is on disk too,
+ * a file per message named by its queue id, written before the 250 and removed once
+ * delivered, so a collector counts and reads it as an MTA's (spool_format = files).
+ * Loop thread only. */
 #include "server/rate.h"
 #include "server/server.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/alloc.h"
 
@@ -31,6 +38,8 @@ struct srv_rate {
     uint64_t last_ns;
     struct queued *head, **tail;
     uint64_t queued, inflight, refused, dropped, queue_max;
+    int spool_fd;                    /* spool_dir, or -1 */
+    int spool_failing;               /* the last write failed (logged once) */
     struct timer t;
     int stopping;
 };
@@ -45,6 +54,33 @@ static void refill(struct srv_rate *r)
 }
 
 static void pump(struct srv_rate *r);
+
+static void spool_put(struct srv_rate *r, const struct queued *q)
+{
+    if (r->spool_fd < 0)
+        return;
+    int fd = openat(r->spool_fd, q->req.qid, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    size_t off = 0;
+    while (fd >= 0 && off < q->len) {
+        ssize_t n = write(fd, q->data + off, q->len - off);
+        if (n <= 0)
+            break;
+        off += (size_t)n;
+    }
+    int ok = fd >= 0 && off == q->len;
+    if (fd >= 0 && close(fd) < 0)
+        ok = 0;
+    if (!ok && !r->spool_failing)
+        srv_log("rate: %s: writing to spool_dir %s failed: %s (queued in memory only until a write works)",
+                q->req.qid, r->f->spool_dir, strerror(errno));
+    r->spool_failing = !ok;
+}
+
+static void spool_drop(struct srv_rate *r, const struct queued *q)
+{
+    if (r->spool_fd >= 0)
+        (void)unlinkat(r->spool_fd, q->req.qid, 0);
+}
 
 static void delivered(struct srv_req *req)
 {
@@ -61,6 +97,7 @@ static void delivered(struct srv_req *req)
     } else {
         if (req->status != SS_OK)
             srv_log("%s: to=<%s>, status=bounced (%s)", req->qid, r->srv->users.v[q->rcpts[0]].addr, req->err);
+        spool_drop(r, q);
         free(q->rcpts);
         free(q->data);
         free(q);
@@ -104,12 +141,19 @@ static void on_timer(struct loop *l, struct timer *t)
     pump(r);
 }
 
-struct srv_rate *srv_rate_start(struct srv *srv)
+struct srv_rate *srv_rate_start(struct srv *srv, char *err, size_t errlen)
 {
     const struct srv_rate_faults *f = &srv->cfg->faults.rate;
     if (!(f->limit > 0))
         return NULL;
+    int spool_fd = -1;
+    if (f->spool_dir && *f->spool_dir &&
+        (spool_fd = open(f->spool_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        snprintf(err, errlen, "fault.rate.spool_dir: %s: %s", f->spool_dir, strerror(errno));
+        return NULL;
+    }
     struct srv_rate *r = xcalloc(1, sizeof *r);
+    r->spool_fd = spool_fd;
     r->srv = srv;
     r->f = f;
     r->burst = f->burst > 0 ? f->burst : f->limit < 1 ? 1 : f->limit;
@@ -151,6 +195,7 @@ int srv_rate_enqueue(struct srv_rate *r, const size_t *rcpts, size_t nrcpts, con
     q->nrcpts = nrcpts;
     q->len = len;
     snprintf(q->req.qid, sizeof q->req.qid, "%s", qid);
+    spool_put(r, q);
     *r->tail = q;
     r->tail = &q->next;
     r->queued++;
@@ -160,6 +205,8 @@ int srv_rate_enqueue(struct srv_rate *r, const size_t *rcpts, size_t nrcpts, con
 
 void srv_rate_free(struct srv_rate *r)
 {
+    if (r && r->spool_fd >= 0)
+        close(r->spool_fd);
     free(r);
 }
 
@@ -171,6 +218,7 @@ void srv_rate_stop(struct srv_rate *r)
     timer_cancel(r->srv->loop, &r->t);
     for (struct queued *q = r->head, *next; q; q = next) {
         next = q->next;
+        spool_drop(r, q);
         free(q->rcpts);
         free(q->data);
         free(q);

@@ -595,7 +595,10 @@ int srv_init(struct srv *srv, const struct srv_config *cfg, char *err, size_t er
     if (!srv->store)
         return -1;
     srv_store_watch(srv->store, srv_imap_delivered, srv);
-    srv->rate = srv_rate_start(srv);
+    err[0] = 0;
+    srv->rate = srv_rate_start(srv, err, errlen);
+    if (err[0])
+        return -1;
     srv->start_wall = (uint64_t)time(NULL);
     return 0;
 }

@@ -41,6 +41,7 @@ bad '\[fault.imap.fetch\]: kind = applied .*fault.imap.store only' $'[fault.imap
 bad 'server.listen_imaps: needs server.tls_cert' '' --listen-imaps 127.0.0.1:0
 bad 'fault.smtp.mail.delay: expected MIN-MAX|MIN is above MAX' '' --set 'fault.smtp.mail.delay=3s-1s'
 bad "users.pattern: 'nobody' needs one %d" '' --set users.pattern=nobody
+bad 'fault.rate.spool_dir: .*/none: No such file' $'[fault.rate]\nlimit = 5\nspool_dir = '"$WORK/none"
 ok "bad settings: file:line: key: reason, exit 2"
 
 "$MAILSOAK_SERVER" --help | grep -q 'listen_smtp (--listen-smtp)' || fail "--help does not list listen_smtp"
