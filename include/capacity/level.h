@@ -16,10 +16,26 @@
 #include "result/result.h"
 #include "verdict/drift.h"
 
+/* What a level's sequential test weighs: the server's queue where the collector
+ * counted it (the run's first send interval did), else the backlog of the run's
+ * own ledger. The testbed's mailboxes hold a thousand messages more or less from
+ * one minute to the next, its queue a few dozen: on rates it kept up with for ten
+ * minutes the backlog's test left 64 windows of 84 open and called 9 of the other
+ * 20 behind, the queue's decided 83 rightly in 23 s (docs/results/capacity.md).
+ * Mail the readers leave in the mailboxes is the readers' (the gates' FIX_READERS)
+ * or, past 60 s, the delivery gate's. */
+enum level_series { LEVEL_BACKLOG, LEVEL_QUEUE };
+extern const char *const level_series_names[];   /* "the backlog", "the server's queue" */
+enum level_series level_series_of(const struct result *r);
+
 /* The points of the send intervals that began at or after start_s and ended by
- * end_s, for drift.h: p[0] the end of the interval before them (the backlog the
- * level began with). Returns how many (0: none), *out allocated, freed by the caller. */
-unsigned level_points(const struct result *r, double start_s, double end_s, struct drift_point **out);
+ * end_s, for drift.h: p[0] the end of the interval before them (what the level
+ * began with). Their backlog is series s: with LEVEL_QUEUE the queue's count, an
+ * interval without one carrying the last (the queue is counted every
+ * server.queue_interval). Returns how many (0: none), *out allocated, freed by the
+ * caller. */
+unsigned level_points(const struct result *r, enum level_series s, double start_s, double end_s,
+                      struct drift_point **out);
 
 /* The ledger's outcomes of the mail the level accepted (its stage of the run's
  * verdict.stages: sent, lost, duplicated, corrupted, pending) in place of the whole
@@ -35,12 +51,13 @@ struct level_judgement {
     char why[240];                   /* what failed, or why it is invalid or open */
 };
 
-/* The level's judgement from its figures (step_read_span) and its points, with
- * drift_sprt's variance v; ruled_out as step_judge's (1 << FIX_READERS: more readers
- * were shown to read no more at this rate, so mail left in the mailboxes is the
- * server's). */
+/* The level's judgement from its figures (step_read_span) and its points of
+ * series s, with drift_sprt's variance v; ruled_out as step_judge's (1 <<
+ * FIX_READERS: more readers were shown to read no more at this rate, so mail left
+ * in the mailboxes is the server's). */
 void level_judge(const struct step_rules *r, const struct drift_rules *dr, enum drift_variance v, unsigned ruled_out,
-                 const struct step_figures *f, const struct drift_point *p, unsigned n, struct level_judgement *lj);
+                 const struct step_figures *f, enum level_series s, const struct drift_point *p, unsigned n,
+                 struct level_judgement *lj);
 
 /* The one-sided test a confirmation's level open at its cap is judged by
  * (drift_growth_z at 1 %): a claim is refuted only by a backlog that grew past its
@@ -53,7 +70,7 @@ void level_judge(const struct step_rules *r, const struct drift_rules *dr, enum 
  * nothing to the bound) would leave a claim at the ceiling a coin's toss or open,
  * so such a level passes unless the backlog grew significantly, and is never open. */
 void level_judge_confirm(const struct step_rules *r, const struct drift_rules *dr, enum drift_variance v,
-                         unsigned ruled_out, const struct step_figures *f, const struct drift_point *p, unsigned n,
-                         struct level_judgement *lj);
+                         unsigned ruled_out, const struct step_figures *f, enum level_series s,
+                         const struct drift_point *p, unsigned n, struct level_judgement *lj);
 
 #endif

@@ -22,7 +22,11 @@ struct stair_level_record {
     int read;                        /* its figures were read (else lj.why says why not) */
     int own_ledger;                  /* lost, duplicated, corrupted counted of its own mail (else the run's) */
     uint64_t lost, duplicated, corrupted, pending;   /* of the mail it accepted (own_ledger) */
-    double offered, accepted, delivered;  /* msg/s over its span */
+    double offered, accepted;        /* msg/s over its span */
+    /* msg/s over its span: what the server delivered (judged on the queue, what it
+     * accepted less what its queue grew by: the mail in the mailboxes was
+     * delivered, read or not), and what our readers read (delivered, else) */
+    double delivered, read_rate;
     double delivery_p95_ms;
     struct level_judgement lj;
 };

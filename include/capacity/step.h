@@ -119,6 +119,12 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, unsign
  * staircase level's sequential test), so its "queue growth" check and the swing's
  * longer window are left out; whose growth it is (the readers') is still asked. */
 #define STEP_GROWTH_ELSEWHERE (1u << 8)
+/* Another: the caller's test weighs the server's queue (a level judged on it,
+ * capacity/level.h), so mail our readers leave in the mailboxes limits the step
+ * only where a gate failed over it (the delivery time is taken when they read):
+ * their backlog wanders with Dovecot's logins by more than a level can tell from
+ * a trend. */
+#define STEP_READERS_BY_GATES (1u << 9)
 /* How many readers a step its readers limited (FIX_READERS) needs at its rate,
  * sized by what they read: each of them read delivered / readers msg/s in the
  * window, so the accepted rate takes readers x accepted / delivered of them (msg/s

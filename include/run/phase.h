@@ -19,10 +19,12 @@ int run_next_phase(struct controller *ct, int phase, uint64_t now, uint64_t phas
 /* The send window's length (ns): smtp.profile's stages as they run, else run.duration. */
 uint64_t run_send_ns(const struct run *r);
 /* smtp.profile_end = decided: a send interval ending at ns since the start, its
- * figures v, after the run's "kept up" sample of it; a stage the sequential test
+ * figures v and the run's "kept up" sample of it ks; a stage the sequential test
  * decided ends now (verdict/stage_end.h), and the send window ends at a stage
  * decided behind or one that ran out its time while our readers fell behind
- * (verdict_keptup_slope over its samples). */
-void run_stage_interval(struct controller *ct, uint64_t ns, const struct interval_view *v);
+ * (verdict_keptup_slope over its samples). The test weighs the server's queue
+ * when the first sample counted it, else the backlog (capacity/level.h). */
+void run_stage_interval(struct controller *ct, uint64_t ns, const struct interval_view *v,
+                        const struct verdict_sample *ks);
 
 #endif

@@ -52,7 +52,7 @@ static unsigned readers_ruled_out(struct stair_record *c, const struct stair_run
     for (size_t i = 0; i < c->nlevels; i++) {
         const struct stair_level_record *o = &c->levels[i];
         if (o->run == prev->n && o->read && o->lj.out == LEVEL_INVALID && o->lj.j.fix == FIX_READERS)
-            most = fmax(most, o->delivered);
+            most = fmax(most, o->read_rate);
     }
     struct step_figures before = { .delivered = most }, after = { .delivered = delivered };
     if (!(most >= 0) || !step_fix_futile(FIX_READERS, &before, prev->readers, &after, rr->readers))
@@ -80,11 +80,16 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
     *delivered = 0;
     unsigned ran = 0;
     int limited_probe = 0;
-    /* the backlog's swing in the last level before that kept up, carried level by
-     * level as the run carried it when it ended each (verdict/stage_end.c) */
-    struct drift_point *all = NULL;
-    unsigned nall = read ? level_points(&r, 0, INFINITY, &all) : 0;
-    double swing = 0, limited = 0;
+    /* the swing of the series the levels are judged on (level.h), and of the
+     * backlog for a level whose mail in the mailboxes is the server's, in the last
+     * level before that kept up, carried level by level as the run carried it when
+     * it ended each (verdict/stage_end.c) */
+    struct drift_point *all[2] = { NULL, NULL };
+    enum level_series series = read ? level_series_of(&r) : LEVEL_BACKLOG;
+    unsigned nall[2] = { 0, 0 };
+    for (int k = 0; read && k <= (int)series; k++)
+        nall[k] = level_points(&r, (enum level_series)k, 0, INFINITY, &all[k]);
+    double swing[2] = { 0, 0 }, limited = 0;
     for (unsigned i = 0; i < run->n; i++) {
         double t0, t1;
         level_span(&r, read, rr, i, &t0, &t1);
@@ -98,8 +103,8 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
         l->rate = run->rate[i];
         l->t0 = t0;
         l->t1 = t1;
-        if (i > 0)
-            swing = drift_swing_kept(all, nall, l[-1].t0, l->t0, dr.share, swing);
+        for (int k = 0; i > 0 && k <= (int)series; k++)
+            swing[k] = drift_swing_kept(all[k], nall[k], l[-1].t0, l->t0, dr.share, swing[k]);
         struct step_figures f;
         if (!read) {
             l->lj.out = LEVEL_INVALID;
@@ -110,19 +115,27 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
         } else {
             struct drift_point *p;
             l->own_ledger = level_ledger(&r, i + (rr->lead_s > 0), &f) == 0;
-            unsigned n = level_points(&r, l->t0 - tol_s, l->t1 + tol_s, &p);
+            unsigned n = level_points(&r, series, l->t0 - tol_s, l->t1 + tol_s, &p);
             struct drift_rules dl = dr;
-            dl.swing = swing;
+            dl.swing = swing[series];
             void (*judge)(const struct step_rules *, const struct drift_rules *, enum drift_variance, unsigned,
-                          const struct step_figures *, const struct drift_point *, unsigned, struct level_judgement *) =
+                          const struct step_figures *, enum level_series, const struct drift_point *, unsigned,
+                          struct level_judgement *) =
                 run->kind == RUN_CONFIRM ? level_judge_confirm : level_judge;
-            judge(&rl, &dl, DRIFT_VAR_BATCH, 0, &f, p, n, &l->lj);
+            judge(&rl, &dl, DRIFT_VAR_BATCH, 0, &f, series, p, n, &l->lj);
+            int on_queue = series == LEVEL_QUEUE;
             /* judged again as the server's when its readers fell behind and more
-             * of them were shown to read no more */
+             * of them were shown to read no more: on the whole backlog, the mail
+             * waiting in the mailboxes the server's too */
             unsigned ro = 0;
             if (l->lj.out == LEVEL_INVALID && l->lj.j.fix == FIX_READERS &&
-                (ro = readers_ruled_out(c, rr, f.delivered, l->rate)))
-                judge(&rl, &dl, DRIFT_VAR_BATCH, ro, &f, p, n, &l->lj);
+                (ro = readers_ruled_out(c, rr, f.delivered, l->rate))) {
+                free(p);
+                n = level_points(&r, LEVEL_BACKLOG, l->t0 - tol_s, l->t1 + tol_s, &p);
+                dl.swing = swing[LEVEL_BACKLOG];
+                judge(&rl, &dl, DRIFT_VAR_BATCH, ro, &f, LEVEL_BACKLOG, p, n, &l->lj);
+                on_queue = 0;
+            }
             if (ro && (l->lj.out == LEVEL_FAIL || l->lj.out == LEVEL_OPEN)) {
                 size_t w = strlen(l->lj.why);
                 if (c->futile.run == rr->n)
@@ -147,7 +160,8 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
             l->read = 1;
             l->offered = f.offered;
             l->accepted = f.accepted;
-            l->delivered = f.delivered;
+            l->read_rate = f.delivered;
+            l->delivered = on_queue && f.has_spool ? fmax(0, f.accepted - f.spool_slope) : f.delivered;
             l->delivery_p95_ms = (double)hist_percentile(&f.lat[LAT_DELIVERY], 95) / 1e6;
             l->lost = f.lost;
             l->duplicated = f.duplicated;
@@ -159,13 +173,15 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
         struct step_figures half;
         if (run->kind == RUN_PROBE && !limited_probe &&
             step_read_span(&r, (l->t0 + l->t1) / 2 - tol_s, l->t1 + tol_s, &half, err, sizeof err) == 0)
-            *delivered = fmax(*delivered, half.delivered);
+            *delivered = fmax(*delivered, series == LEVEL_QUEUE && half.has_spool
+                                              ? fmax(0, half.accepted - half.spool_slope) : half.delivered);
         if (l->lj.out == LEVEL_INVALID && l->lj.j.fix == FIX_READERS && !(limited > 0))
             limited = l->rate;
         out[ran++] = l->lj.out;
         stair_level_line(stderr, l);
     }
-    free(all);
+    free(all[0]);
+    free(all[1]);
     if (read)
         result_free(&r);
     return ran;
@@ -185,7 +201,7 @@ int stair_more_sessions(const struct stair_record *c, unsigned n, const enum lev
         return 1;
     }
     if (fix == FIX_READERS && *readers < max_readers && *retries < 2) {
-        unsigned need = step_readers_needed(l->accepted, l->delivered, *readers);
+        unsigned need = step_readers_needed(l->accepted, l->read_rate, *readers);
         *readers = need > max_readers ? max_readers : need;
         ++*retries;
         return 1;

@@ -73,8 +73,9 @@ void stair_table(FILE *f, const struct stair_record *c)
     fprintf(f, "method       a probe (levels doubling in one run until one falls behind), then runs of levels %.0f "
                "%% apart, %.0f s each (a retry's and the confirmation's twice) after a lead-in of a fifth of it, no "
                "drain between them; each level judged by a sequential test "
-               "of the backlog (Wald), kept up, behind, or open, and ended once decided; a confirmation's level open at "
-               "its end by the backlog's growth over its whole length, behind only past its noise; its readers %s\n",
+               "(Wald) of the server's queue where counted, else of the backlog, kept up, behind, or open, and ended "
+               "once decided; a confirmation's level open at "
+               "its end by the same growth over its whole length, behind only past its noise; its readers %s\n",
             100 * s->r.step, c->level_s,
             c->visit_owed ? "go where mail is owed (capacity.visit)" : "visit mailboxes at random (capacity.visit)");
     fprintf(f, "\nrun kind           rate   offered accepted delivered  p95 deliv  outcome\n");
@@ -133,7 +134,8 @@ json_t *stair_json(const struct stair_record *c)
     json_object_set_new(root, "method",
                         json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:b, s:s}", "name",
                                   "staircase", "source",
-                                  "levels judged by Wald's sequential test of the backlog (batch means); a probe seeds "
+                                  "levels judged by Wald's sequential test of the server's queue where counted, else of the "
+                                  "backlog (batch means); a probe seeds "
                                   "the bracket (FD.io CSIT MLRsearch); pass probability fitted (PLRsearch); SPECmail2001's "
                                   "QoS gates and 80/100/120 % confirmation",
                                   "level_s", c->level_s, "step", s->r.step, "start", s->r.start, "max_rate",
@@ -182,6 +184,7 @@ json_t *stair_json(const struct stair_record *c)
             json_object_set_new(e, "offered", json_real(l->offered));
             json_object_set_new(e, "accepted", json_real(l->accepted));
             json_object_set_new(e, "delivered", json_real(l->delivered));
+            json_object_set_new(e, "read", json_real(l->read_rate));
             json_object_set_new(e, "delivery_p95_ms", json_real(l->delivery_p95_ms));
             json_object_set_new(e, "ledger", json_pack("{s:s, s:I, s:I, s:I, s:I}", "of",
                                                        l->own_ledger ? "level" : "run", "lost", (json_int_t)l->lost,

@@ -264,7 +264,10 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, unsign
     };
     struct keptup_result kept;
     keptup_judge(&kr, &ki, &kept);
-    if (kept.outcome == KEPTUP_TESTER) {
+    int gate_failed = 0;
+    for (unsigned i = 0; i < gj.n; i++)
+        gate_failed |= !gj.v[i].pass;
+    if (kept.outcome == KEPTUP_TESTER && (!(ruled_out & STEP_READERS_BY_GATES) || gate_failed)) {
         invalid(j, FIX_READERS, kept.why);
         gate_judgement_free(&gj);
         return;

@@ -204,7 +204,7 @@ static void interval(struct controller *ct, int phase, int live)
         win->queue_s = (double)ct->cfg->server.queue_interval / 1e9;
         verdict_window_sample(win, &ks, (pr->plan->n ? 0 : (double)ct->cfg->ramp / 1e9) + iv_s, iv_s / 2);
         /* a stage that runs out its time is judged on the samples up to its end, this one's too */
-        run_stage_interval(ct, now - r->t0, &v);
+        run_stage_interval(ct, now - r->t0, &v, &ks);
         /* a profile: judged on its last stage (that ran), the load the run ends at */
         win->from_s = pr->plan->n ? (double)stage_clock_start(pr, stage_clock_last(pr)) / 1e9 + iv_s : 0;
     }
