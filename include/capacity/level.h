@@ -18,12 +18,10 @@
 
 /* What a level's sequential test weighs: the server's queue where the collector
  * counted it (the run's first send interval did), else the backlog of the run's
- * own ledger. The testbed's mailboxes hold a thousand messages more or less from
- * one minute to the next, its queue a few dozen: on rates it kept up with for ten
- * minutes the backlog's test left 64 windows of 84 open and called 9 of the other
- * 20 behind, the queue's decided 83 rightly in 23 s (docs/results/capacity.md).
- * Mail the readers leave in the mailboxes is the readers' (the gates' FIX_READERS)
- * or, past 60 s, the delivery gate's. */
+ * own ledger. Mail waiting in the mailboxes wanders with the readers' logins by
+ * more than a level can tell from a trend, the queue far less (the replay's
+ * scores are in docs/results/capacity.md); that mail is judged by the gates
+ * (STEP_READERS_BY_GATES in capacity/step.h). */
 enum level_series { LEVEL_BACKLOG, LEVEL_QUEUE };
 extern const char *const level_series_names[];   /* "the backlog", "the server's queue" */
 enum level_series level_series_of(const struct result *r);
