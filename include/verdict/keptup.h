@@ -73,6 +73,9 @@ struct keptup_result {
     int swing;                       /* grew past half_bound in one half and fell in the other */
     int server_seen;                 /* KEPTUP_TESTER: the server's queue or mailboxes showed the growth is ours */
     char why[240];                   /* what the readers and the server's side showed */
+    /* s: where a plain run's window was judged from, once its backlog had filled
+     * (verdict.c); 0 when it was judged from its start */
+    double filled_s;
 };
 
 /* The bound the backlog may grow by over span_s: its share of the accepted rate,

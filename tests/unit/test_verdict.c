@@ -309,10 +309,12 @@ static void the_fill_is_not_growth(void **st)
     verdict_keptup(&w, 0.05, 0, &k);
     assert_int_equal(k.outcome, KEPTUP_YES);
     assert_string_equal(k.stat, KEPTUP_SPRT);
+    assert_true(k.filled_s > 20 && k.filled_s <= 120);    /* said: judged once filled */
     for (unsigned i = 0; i < w.nkept; i++)
         w.kept[i].unread = 100.0 * (i + 1) + (i % 4 < 2 ? 30 : -30);
     verdict_keptup(&w, 0.05, 0, &k);
     assert_int_equal(k.outcome, KEPTUP_BEHIND);
+    assert_true(k.filled_s == 0);                         /* growing all along: judged whole */
     verdict_window_free(&w);
 }
 

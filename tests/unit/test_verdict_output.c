@@ -52,10 +52,30 @@ static void one_in_a_million_shows(void **st)
     free(t);
 }
 
+/* A run judged once its backlog had filled says from when. */
+static void kept_up_says_from_when(void **st)
+{
+    static struct run_result r;
+    memset(&r, 0, sizeof r);
+    r.verdict.accepted_rate = 185;
+    r.verdict.read_rate = 184;
+    r.verdict.kept = (struct keptup_result){ .outcome = KEPTUP_YES, .why = "the backlog grew -0.72 msg/s (bound 9.26)",
+                                             .filled_s = 74 };
+    char *t = table_of(&r);
+    assert_non_null(strstr(t, "kept up    yes: the backlog grew -0.72 msg/s (bound 9.26); accepted 185 msg/s, read "
+                              "184 msg/s in the send window; judged from 74 s, once the backlog had filled\n"));
+    free(t);
+    r.verdict.kept.filled_s = 0;
+    t = table_of(&r);
+    assert_null(strstr(t, "judged from"));
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_in_a_million_shows),
+        cmocka_unit_test(kept_up_says_from_when),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,9 +35,12 @@ static void kept_up_line(FILE *f, const struct verdict_view *r)
     const struct keptup_result *k = &v->kept;
     if (!v->accepted_rate)
         return;
-    char q[80] = "";
+    char q[160] = "";
     if (v->has_queue_rate)
         snprintf(q, sizeof q, "; the server's queue grew %.1f msg/s", v->queue_rate);
+    /* the seconds not judged are said, so a reader knows the window's start was left out */
+    if (k->filled_s > 0)
+        snprintf(q + strlen(q), sizeof q - strlen(q), "; judged from %.0f s, once the backlog had filled", k->filled_s);
     switch (k->outcome) {
     case KEPTUP_YES:
     case KEPTUP_BEHIND:

@@ -136,6 +136,7 @@ static void keptup_over(const struct verdict_window *w, double growth_share, int
             sequential(ks, n, growth_share, &in);
     }
     keptup_judge(&r, &in, out);
+    out->filled_s = fill && n ? ks[0].t : 0;
 }
 
 void verdict_keptup(const struct verdict_window *w, double growth_share, int server_slows_readers,
