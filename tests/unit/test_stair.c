@@ -719,7 +719,8 @@ static void readers_behind_level(void **st)
 
 /* A run of n levels whose backlog grew by growth[k] a second, whose readers read
  * read[k] and whose arrivals waited late[k] times for a sender, all of the backlog
- * in the store's mailboxes (in_store), else in the server's queue; mail left in
+ * in the store's mailboxes (in_store; 2: only the store counted, no queue, so the
+ * levels are judged on the backlog), else in the server's queue; mail left in
  * the mailboxes is read 70 s after it was sent, past SPECmail2001's delivery gate. */
 static void write_levels_run(const char *path, unsigned n, const double *growth, const int *read,
                              const unsigned *late, int in_store)
@@ -732,8 +733,9 @@ static void write_levels_run(const char *path, unsigned n, const double *growth,
     size_t i;
     json_array_foreach(tl, i, e) {
         json_int_t u = json_integer_value(json_object_get(e, "unread"));
-        json_object_set_new(e, "server", json_pack("{s:I, s:I}", "spool", in_store ? (json_int_t)5 : u,
-                                                   "store_messages", in_store ? u : (json_int_t)5));
+        json_object_set_new(e, "server", in_store == 2 ? json_pack("{s:I}", "store_messages", u)
+                                                       : json_pack("{s:I, s:I}", "spool", in_store ? (json_int_t)5 : u,
+                                                                   "store_messages", in_store ? u : (json_int_t)5));
         json_object_set_new(e, "read", json_integer(read[i / 60]));
     }
     json_object_set_new(root, "format", json_string(RESULT_FORMAT));
@@ -859,6 +861,8 @@ static void readers_shown_futile(void **st)
         } else {
             assert_int_equal(c.levels[1].lj.out, LEVEL_FAIL);
             assert_non_null(strstr(c.levels[1].lj.why, "(20 readers read no more than 10: the server's)"));
+            /* the server's: its growth is the whole backlog's, not its flat queue's */
+            assert_true(c.levels[1].lj.kept.value > 15);
             assert_int_equal(c.levels[2].lj.out, LEVEL_FAIL);
             assert_non_null(strstr(c.levels[2].lj.why, helped == 2 ? "20 read no more than 10 at 45.0 msg/s in run 2"
                                                                    : "20 read no more than 10 at 50.0 msg/s in run 2"));
@@ -948,6 +952,14 @@ static void probe_levels_in_one_run(void **st)
      * accepted, though our readers read 44 */
     assert_true(fabs(delivered - 50) < 1);
     assert_true(fabs(c->levels[0].delivered - 50) < 1 && fabs(c->levels[0].read_rate - 44) < 1);
+    /* judged on the backlog (no queue counted): what the readers read, and not the
+     * level after the limited one, whose readers read the mail left before it */
+    c->nlevels = 0;
+    write_levels_run(o.rr.json, 3, readers_behind, read_less, late, 2);
+    assert_int_equal(stair_judge_run(c, &o.r, &run, &o.rr, 0.5, out, &delivered), 3);
+    assert_true(out[0] == LEVEL_PASS && out[1] == LEVEL_INVALID && out[2] == LEVEL_INVALID);
+    assert_int_equal(c->levels[1].lj.j.fix, FIX_READERS);
+    assert_true(fabs(delivered - 44) < 1);
     one_run_close(&o);
 }
 
