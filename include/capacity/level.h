@@ -15,14 +15,13 @@
 #include "capacity/step.h"
 #include "result/result.h"
 #include "verdict/drift.h"
+#include "verdict/stage_end.h"
 
-/* What a level's sequential test weighs: the server's queue where the collector
- * counted it (the run's first send interval did), else the backlog of the run's
- * own ledger. Mail waiting in the mailboxes wanders with the readers' logins by
- * more than a level can tell from a trend, the queue far less (the replay's
- * scores are in docs/results/capacity.md); that mail is judged by the gates
+/* What a level's sequential test weighs (enum level_series, verdict/stage_end.h):
+ * mail waiting in the mailboxes wanders with the readers' logins by more than a
+ * level can tell from a trend, the server's queue far less (the replay's scores
+ * are in docs/results/capacity.md); that mail is judged by the gates
  * (STEP_READERS_BY_GATES in capacity/step.h). */
-enum level_series { LEVEL_BACKLOG, LEVEL_QUEUE };
 extern const char *const level_series_names[];   /* "the backlog", "the server's queue" */
 enum level_series level_series_of(const struct result *r);
 

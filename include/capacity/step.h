@@ -134,6 +134,11 @@ void step_judge(const struct step_rules *r, const struct step_figures *f, unsign
  * a reader is a login, and the logins of readers doubled past their need load the
  * server they measure. */
 unsigned step_readers_needed(double accepted, double delivered, unsigned readers);
+/* What the server delivered over f's window, msg/s: with its queue counted
+ * (on_queue, and the window has its slope) what it accepted less what its queue
+ * grew by, else what our readers read (f->delivered, which mail left in the
+ * mailboxes lowers though the server delivered it). */
+double step_server_delivered(const struct step_figures *f, int on_queue);
 /* Whether what was added to a step the tester limited was futile: run again at the
  * same rate with more senders (readers), it had under 5 % more mail accepted
  * (delivered) than before. Then the server was the limit, not the tester: adding

@@ -57,10 +57,6 @@ struct controller {
     struct sweep sw;                 /* the settle rule's state (verdict/sweep.h) */
     struct stage_end stage_end;      /* smtp.profile_end = decided (verdict/stage_end.h) */
     unsigned stage_asked;            /* 1 + the last stage asked whether our readers held it (run/phase.c) */
-    /* what the stages' test weighs, set at the first send sample as capacity/level.c
-     * sets it after the run: 0 not yet, 1 the backlog, 2 the server's queue */
-    int stage_series;
-    double stage_queue;              /* the queue's last count (made every server.queue_interval) */
 };
 
 #endif

@@ -16,6 +16,15 @@
 
 #include "verdict/drift.h"
 
+/* What a stage (a capacity level) is judged on: the server's queue where the
+ * run's first send interval counted it, else the backlog of the run's own ledger
+ * (capacity/level.h says why). The queue is counted every server.queue_interval:
+ * an interval without a count carries the last one. */
+enum level_series { LEVEL_BACKLOG, LEVEL_QUEUE };
+/* An interval's backlog in series s: its unread, or the queue's count when it has
+ * one (has_spool), which becomes *queue, else *queue. */
+double level_backlog(enum level_series s, int has_spool, double spool, double unread, double *queue);
+
 struct stage_end_rules {
     struct drift_rules dr;           /* the sequential test; its cap each stage's planned length */
     enum drift_variance v;
@@ -34,6 +43,9 @@ struct stage_end {
     unsigned nall;
     size_t allcap;
     double swing;                    /* the backlog's in the last stage that kept up (drift_swing_kept) */
+    int series_known;                /* series chosen: at the run's first interval */
+    enum level_series series;
+    double queue;                    /* the queue's last count */
 };
 
 enum stage_end_act {
@@ -43,6 +55,9 @@ enum stage_end_act {
 };
 
 void stage_end_init(struct stage_end *s);
+/* An interval's backlog as the stages' test weighs it, in the series its first
+ * interval chose (level_backlog): pt->unread for stage_end_step. */
+double stage_end_backlog(struct stage_end *s, int has_spool, double spool, double unread);
 void stage_end_free(struct stage_end *s);
 /* One interval of the send window, ending at pt->t (s since the run's start; its
  * accepted and read counts and the backlog at its end), with each of the n stages'

@@ -66,17 +66,23 @@ static double flow(const double *growth, double swing, unsigned k, unsigned i)
     return growth[k] + (i % 2 ? swing : -swing);
 }
 
+/* Where the backlog's change goes (drive()): the ledger's unread, or the server's
+ * queue (counted every other interval, the ledger's unread flat) with its count in
+ * the run's first interval, or with none there (the collector had not counted it
+ * yet: the run is judged on the ledger's backlog). */
+enum where { IN_UNREAD, IN_QUEUE, IN_QUEUE_LATE };
+
 /* Runs 100 msg/s through the plan, one interval a second, the backlog changing by
- * flow(); records each act. Returns the number of acts, their stages, times and
- * kinds in which/at/act. */
-static unsigned drive(struct plan *p, const double *growth, double swing, unsigned *which, double *at,
-                      enum stage_end_act *act, struct drift_result *res)
+ * flow() where w says; records each act. Returns the number of acts, their stages,
+ * times and kinds in which/at/act. */
+static unsigned drive_in(enum where w, struct plan *p, const double *growth, double swing, unsigned *which,
+                         double *at, enum stage_end_act *act, struct drift_result *res)
 {
     struct stage_end_rules r;
     rules_init(&r);
     struct stage_end s;
     stage_end_init(&s);
-    double unread = 50;
+    double unread = 50, queue = 50;
     s.last_unread = unread;
     unsigned nact = 0, i = 0;
     for (double t = 1; t <= p->t1[p->n - 1] + 1e-9; t += 1, i++) {
@@ -87,21 +93,34 @@ static unsigned drive(struct plan *p, const double *growth, double swing, unsign
         if (k < 0)
             break;
         double d = flow(growth, swing, (unsigned)k, i);
-        unread += d;
-        struct drift_point pt = { .t = t, .accepted = 100, .read = 100 - d, .unread = unread };
-        unsigned w = 99;
+        queue += d;
+        unread += w == IN_UNREAD ? d : 0;
+        int counted = w == IN_QUEUE ? i % 2 == 0 : w == IN_QUEUE_LATE && i % 2 == 1;
+        double b = stage_end_backlog(&s, counted, queue, unread);
+        if (w != IN_QUEUE)
+            assert_true(b == unread);
+        else
+            assert_true(b == (counted ? queue : queue - d));   /* between counts the last */
+        struct drift_point pt = { .t = t, .accepted = 100, .read = 100 - d, .unread = b };
+        unsigned st = 99;
         struct drift_result dres;
-        enum stage_end_act a = stage_end_step(&s, &r, p->t0, p->t1, p->planned, p->n, &pt, &w, &dres);
+        enum stage_end_act a = stage_end_step(&s, &r, p->t0, p->t1, p->planned, p->n, &pt, &st, &dres);
         if (a != STAGE_GO_ON) {
-            which[nact] = w;
+            which[nact] = st;
             at[nact] = t;
             res[nact] = dres;
             act[nact++] = a;
-            plan_end(p, w, t, a == STAGE_STOP);
+            plan_end(p, st, t, a == STAGE_STOP);
         }
     }
     stage_end_free(&s);
     return nact;
+}
+
+static unsigned drive(struct plan *p, const double *growth, double swing, unsigned *which, double *at,
+                      enum stage_end_act *act, struct drift_result *res)
+{
+    return drive_in(IN_UNREAD, p, growth, swing, which, at, act, res);
 }
 
 /* Flat levels end kept up as soon as their test decides (8 batches of 1 s: at 8 s),
@@ -151,6 +170,33 @@ static void growing_level_stops(void **st)
     assert_true(res[1].at_s >= 8 - 1e-9 && res[1].at_s < 15);
     for (unsigned k = 3; k < p.n; k++)
         assert_true(p.t1[k] == p.t0[k] && p.t0[k] == at[1]);
+}
+
+/* The live end weighs the server's queue where the run's first interval counted
+ * it, as the search judges the level afterwards (capacity/level.c): a queue that
+ * grows by 20 % of the rate while the ledger's backlog stays flat ends the send
+ * window at the second level, its count carried between counts. A run whose first
+ * interval had no count is judged on the ledger's backlog throughout: it runs on. */
+static void queue_weighed_where_counted(void **st)
+{
+    (void)st;
+    double growth[8] = { 0, 0, 20, 0, 0 };
+    unsigned which[8];
+    double at[8];
+    enum stage_end_act act[8];
+    struct drift_result res[8];
+    struct plan p;
+    plan_init(&p, 4);
+    unsigned n = drive_in(IN_QUEUE, &p, growth, 3, which, at, act, res);
+    assert_int_equal(n, 2);
+    assert_int_equal(act[0], STAGE_NEXT);
+    assert_int_equal(which[1], 2);
+    assert_int_equal(act[1], STAGE_STOP);
+    plan_init(&p, 4);
+    n = drive_in(IN_QUEUE_LATE, &p, growth, 3, which, at, act, res);
+    assert_int_equal(n, 4);
+    for (unsigned i = 0; i < n; i++)
+        assert_int_equal(act[i], STAGE_NEXT);
 }
 
 /* A level growing by half the test's bound (the indifference zone) with a swing as
@@ -320,7 +366,7 @@ static void clock_moves_up(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(flat_levels_end_early), cmocka_unit_test(growing_level_stops),
+        cmocka_unit_test(flat_levels_end_early), cmocka_unit_test(growing_level_stops), cmocka_unit_test(queue_weighed_where_counted),
         cmocka_unit_test(undecided_level_runs_its_time), cmocka_unit_test(lead_in_never_judged),
         cmocka_unit_test(same_points_as_the_search), cmocka_unit_test(the_level_before_swings), cmocka_unit_test(clock_moves_up),
     };

@@ -27,6 +27,8 @@
 #include "capacity/stair_output.h"
 #include "lib/exitcodes.h"
 #include "lib/hist.h"
+#include "engine/pacer.h"
+#include "settings/config.h"
 #include "tmpdir.h"
 
 static const struct stair_rules rules = { .start = 10, .factor = 2, .max_rate = 10000, .step = 0.04, .below = 0.2,
@@ -1318,6 +1320,55 @@ static void remaining(void **st)
     assert_true(runs == 0 && levels == 0);
 }
 
+/* The settings a staircase run starts with, read back as `mailsoak run` reads
+ * them: its levels as stages behind the lead-in, each ended once decided (the
+ * confirmation's too: a level decided behind ends the run, which is then judged on
+ * what ran), the search's sessions and seed, and the readers' visits as
+ * capacity.visit asks (owed: they read what the server delivered, and the backlog
+ * is the server's). */
+static void run_settings_read_back(void **st)
+{
+    (void)st;
+    const enum stair_kind kinds[] = { RUN_PROBE, RUN_CONFIRM };
+    for (unsigned visit = 0; visit < 2; visit++)
+        for (unsigned k = 0; k < 2; k++) {
+            struct config cfg;
+            memset(&cfg, 0, sizeof cfg);
+            cfg.label = "";
+            cfg.seed = 5;
+            cfg.capacity.arrivals = 1;
+            cfg.capacity.visit_owed = (int)visit;
+            cfg.capacity.drain = 20000000000ull;
+            cfg.capacity.queue_growth = 0.05;
+            struct stair_run run = { .kind = kinds[k], .n = 2, .rate = { 40, 44.5 } };
+            struct stair_run_record rr = { .n = 3, .senders = 7, .readers = 9, .json = "run-03.json" };
+            char kvs[STAIR_SETTINGS_MAX][160], profile[STAIR_PROFILE_MAX], *kv[STAIR_SETTINGS_MAX];
+            int n = stair_run_settings(&cfg, &run, &rr, 2000000000ull, 10000000000ull, 1000000000ull, 0, kvs, profile,
+                                       sizeof profile, kv);
+            assert_true(n > 0 && n <= STAIR_SETTINGS_MAX);
+            const char *argv[2 * STAIR_SETTINGS_MAX + 2];
+            int ac = 0;
+            argv[ac++] = "--smtp=127.0.0.1:25";
+            for (int i = 0; i < n; i++) {
+                argv[ac++] = "--set";
+                argv[ac++] = kv[i];
+            }
+            struct config got;
+            assert_int_equal(config_from_args(&got, ac, (char **)argv), 0);
+            assert_int_equal(got.profile_end, PROFILE_END_DECIDED);
+            assert_int_equal(got.visit_owed, (int)visit);
+            assert_int_equal(got.profile.n, 3);
+            assert_true(got.profile.dur_ns[0] == 2000000000ull && got.profile.rate[0] == 40);
+            assert_true(got.profile.dur_ns[2] == 10000000000ull && got.profile.rate[2] == 44.5);
+            assert_true(got.senders == 7 && got.readers == 9 && got.seed == 8 && got.arrivals == ARRIVALS_EXPONENTIAL);
+            assert_true(got.drain == 20000000000ull && got.interval == 1000000000ull && !got.check);
+            if (kinds[k] == RUN_PROBE)
+                assert_true(fabs(got.capacity.queue_growth - stair_probe_share(0.05)) < 1e-9);
+            assert_string_equal(got.json, "run-03.json");
+            config_free(&got);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1326,7 +1377,7 @@ int main(void)
         cmocka_unit_test(levels_judged), cmocka_unit_test(lower_bound_only_below_failures), cmocka_unit_test(remaining),
         cmocka_unit_test(confirmation_judged), cmocka_unit_test(level_own_ledger), cmocka_unit_test(all_open),
         cmocka_unit_test(placed_at_offered), cmocka_unit_test(confirmation_invalid_again), cmocka_unit_test(refuted_says_which_way),
-        cmocka_unit_test(more_readers_from_the_limited_level),
+        cmocka_unit_test(more_readers_from_the_limited_level), cmocka_unit_test(run_settings_read_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,9 +38,7 @@ unsigned level_points(const struct result *r, enum level_series s, double start_
     double prev_t = 0, prev_u = 0, queue = 0;
     for (size_t i = 0; i < n; i++) {
         const struct result_interval *e = &r->intervals[i];
-        if (e->has_spool)
-            queue = e->spool;
-        double te = e->t, u = s == LEVEL_QUEUE ? queue : (double)e->unread;
+        double te = e->t, u = level_backlog(s, e->has_spool, e->spool, (double)e->unread, &queue);
         if (!strcmp(e->phase, "send") && prev_t >= start_s - 1e-6 && te <= end_s + 1e-6) {
             if (np == 0)
                 p[np++] = (struct drift_point){ .t = prev_t, .unread = prev_u };

@@ -1,5 +1,6 @@
-/* stair_judge: a staircase run's levels judged from its result, and the sessions
- * the next run takes when the tester limited one (include/capacity/stair_judge.h). */
+/* stair_judge: a staircase run's levels judged from its result, the sessions the
+ * next run takes when the tester limited one, and the settings a run starts with
+ * (include/capacity/stair_judge.h). */
 #include "capacity/stair_judge.h"
 
 #include <math.h>
@@ -161,7 +162,7 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
             l->offered = f.offered;
             l->accepted = f.accepted;
             l->read_rate = f.delivered;
-            l->delivered = on_queue && f.has_spool ? fmax(0, f.accepted - f.spool_slope) : f.delivered;
+            l->delivered = step_server_delivered(&f, on_queue);
             l->delivery_p95_ms = (double)hist_percentile(&f.lat[LAT_DELIVERY], 95) / 1e6;
             l->lost = f.lost;
             l->duplicated = f.duplicated;
@@ -173,8 +174,7 @@ unsigned stair_judge_run(struct stair_record *c, const struct step_rules *rules,
         struct step_figures half;
         if (run->kind == RUN_PROBE && !limited_probe &&
             step_read_span(&r, (l->t0 + l->t1) / 2 - tol_s, l->t1 + tol_s, &half, err, sizeof err) == 0)
-            *delivered = fmax(*delivered, series == LEVEL_QUEUE && half.has_spool
-                                              ? fmax(0, half.accepted - half.spool_slope) : half.delivered);
+            *delivered = fmax(*delivered, step_server_delivered(&half, series == LEVEL_QUEUE));
         if (l->lj.out == LEVEL_INVALID && l->lj.j.fix == FIX_READERS && !(limited > 0))
             limited = l->rate;
         out[ran++] = l->lj.out;
@@ -208,4 +208,42 @@ int stair_more_sessions(const struct stair_record *c, unsigned n, const enum lev
     }
     *retries = 0;
     return 0;
+}
+
+/* The lead-in: not judged (a run starts with no backlog, and its first seconds
+ * fill the pipeline, mail accepted and not yet read, to its level: a growth that is
+ * no trend). */
+int stair_run_settings(const struct config *cfg, const struct stair_run *run, const struct stair_run_record *rr,
+                              uint64_t lead, uint64_t level, uint64_t interval, int check, char (*kvs)[160],
+                              char *profile, size_t profile_len, char **kv)
+{
+    const struct capacity_config *k = &cfg->capacity;
+    size_t used = (size_t)snprintf(profile, profile_len, "smtp.profile=");
+    if (lead)
+        used += (size_t)snprintf(profile + used, profile_len - used, "%llums@%.6g,",
+                                 (unsigned long long)(lead / 1000000), run->rate[0]);
+    for (unsigned i = 0; i < run->n; i++)
+        used += (size_t)snprintf(profile + used, profile_len - used, "%s%llums@%.6g", i ? "," : "",
+                                 (unsigned long long)(level / 1000000), run->rate[i]);
+    int n = 0;
+    snprintf(kvs[n++], sizeof kvs[0], "smtp.arrivals=%s", k->arrivals ? "exponential" : "constant");
+    snprintf(kvs[n++], sizeof kvs[0], "run.interval=%llums", (unsigned long long)(interval / 1000000));
+    snprintf(kvs[n++], sizeof kvs[0], "smtp.senders=%u", rr->senders);
+    snprintf(kvs[n++], sizeof kvs[0], "pop3.readers=%u", rr->readers);
+    snprintf(kvs[n++], sizeof kvs[0], "pop3.visit=%s", k->visit_owed ? "owed" : "random");
+    snprintf(kvs[n++], sizeof kvs[0], "run.messages=0");
+    snprintf(kvs[n++], sizeof kvs[0], "run.drain=%llums", (unsigned long long)(k->drain / 1000000));
+    snprintf(kvs[n++], sizeof kvs[0], "run.check=%s", check ? "yes" : "no");
+    snprintf(kvs[n++], sizeof kvs[0], "run.label=%.100s", cfg->label[0] ? cfg->label : stair_kind_name(run->kind));
+    snprintf(kvs[n++], sizeof kvs[0], "run.seed=%llu", (unsigned long long)(cfg->seed ? cfg->seed + rr->n : 0));
+    snprintf(kvs[n++], sizeof kvs[0], "run.json=%.150s", rr->json);
+    /* a level ends once decided (verdict/stage_end.h), the confirmation's too */
+    snprintf(kvs[n++], sizeof kvs[0], "smtp.profile_end=decided");
+    /* the run ends its probe by the probe's own test (stair_judge_run's) */
+    if (run->kind == RUN_PROBE)
+        snprintf(kvs[n++], sizeof kvs[0], "capacity.queue_growth=%.6g", stair_probe_share(k->queue_growth));
+    for (int i = 0; i < n; i++)
+        kv[i] = kvs[i];
+    kv[n++] = profile;
+    return n;
 }

@@ -313,6 +313,11 @@ unsigned step_readers_needed(double accepted, double delivered, unsigned readers
     return more < readers + 1.0 ? readers + 1 : (unsigned)more;
 }
 
+double step_server_delivered(const struct step_figures *f, int on_queue)
+{
+    return on_queue && f->has_spool ? fmax(0, f->accepted - f->spool_slope) : f->delivered;
+}
+
 int step_fix_futile(enum step_fix fix, const struct step_figures *before, unsigned n_before,
                     const struct step_figures *after, unsigned n_after)
 {

@@ -506,45 +506,6 @@ static void capacity_stair_write(const struct config *cfg, const struct stair_re
 
 /* --- capacity.method = staircase (include/capacity/stair.h) --- */
 
-/* The settings of a staircase's run (kv[], pointing into kvs and profile): its
- * levels as smtp.profile stages behind a lead-in at the first level's rate, not
- * judged (a run starts with no backlog, and its first seconds fill the pipeline, mail
- * accepted and not yet read, to its level: a growth that is no trend). The count. */
-static int stair_run_settings(const struct config *cfg, const struct stair_run *run, const struct stair_run_record *rr,
-                              uint64_t lead, uint64_t level, uint64_t interval, int check, char kvs[][160],
-                              char *profile, size_t profile_len, char **kv)
-{
-    const struct capacity_config *k = &cfg->capacity;
-    size_t used = (size_t)snprintf(profile, profile_len, "smtp.profile=");
-    if (lead)
-        used += (size_t)snprintf(profile + used, profile_len - used, "%llums@%.6g,",
-                                 (unsigned long long)(lead / 1000000), run->rate[0]);
-    for (unsigned i = 0; i < run->n; i++)
-        used += (size_t)snprintf(profile + used, profile_len - used, "%s%llums@%.6g", i ? "," : "",
-                                 (unsigned long long)(level / 1000000), run->rate[i]);
-    int n = 0;
-    snprintf(kvs[n++], sizeof kvs[0], "smtp.arrivals=%s", k->arrivals ? "exponential" : "constant");
-    snprintf(kvs[n++], sizeof kvs[0], "run.interval=%llums", (unsigned long long)(interval / 1000000));
-    snprintf(kvs[n++], sizeof kvs[0], "smtp.senders=%u", rr->senders);
-    snprintf(kvs[n++], sizeof kvs[0], "pop3.readers=%u", rr->readers);
-    snprintf(kvs[n++], sizeof kvs[0], "pop3.visit=%s", k->visit_owed ? "owed" : "random");
-    snprintf(kvs[n++], sizeof kvs[0], "run.messages=0");
-    snprintf(kvs[n++], sizeof kvs[0], "run.drain=%llums", (unsigned long long)(k->drain / 1000000));
-    snprintf(kvs[n++], sizeof kvs[0], "run.check=%s", check ? "yes" : "no");
-    snprintf(kvs[n++], sizeof kvs[0], "run.label=%.100s", cfg->label[0] ? cfg->label : stair_kind_name(run->kind));
-    snprintf(kvs[n++], sizeof kvs[0], "run.seed=%llu", (unsigned long long)(cfg->seed ? cfg->seed + rr->n : 0));
-    snprintf(kvs[n++], sizeof kvs[0], "run.json=%.150s", rr->json);
-    /* a level ends once decided (verdict/stage_end.h), the confirmation's too */
-    snprintf(kvs[n++], sizeof kvs[0], "smtp.profile_end=decided");
-    /* the run ends its probe by the probe's own test (stair_judge_run's) */
-    if (run->kind == RUN_PROBE)
-        snprintf(kvs[n++], sizeof kvs[0], "capacity.queue_growth=%.6g", stair_probe_share(k->queue_growth));
-    for (int i = 0; i < n; i++)
-        kv[i] = kvs[i];
-    kv[n++] = profile;
-    return n;
-}
-
 /* A run's span, its levels' length and its lead-in's, spent the time already
  * spent: the confirmation's levels twice as long (SPECmail2001 asks its 80 % to
  * pass, and a level below the knee decides slowest: a swing must come back), an
@@ -618,14 +579,14 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
             break;
         }
         struct stair_run_record *rr = new_run(&c, &run, level, lead, senders, readers);
-        char out[600], profile[(STAIR_LEVELS_MAX + 1) * 32 + 16], kvs[16][160];
+        char out[600], profile[STAIR_PROFILE_MAX], kvs[STAIR_SETTINGS_MAX][160];
         if ((size_t)snprintf(rr->json, sizeof rr->json, "%s/run-%02u.json", dir, rr->n) >= sizeof rr->json ||
             (size_t)snprintf(out, sizeof out, "%s/run-%02u.out", dir, rr->n) >= sizeof out) {
             stair_stop(&c.s, "the runs' directory path is too long");
             break;
         }
         unlink(rr->json);
-        char *kv[16];
+        char *kv[STAIR_SETTINGS_MAX];
         int n = stair_run_settings(cfg, &run, rr, lead, level, interval, check, kvs, profile, sizeof profile, kv);
         unsigned more_runs, more_levels;
         stair_remaining(&c.s, &run, &more_runs, &more_levels);

@@ -102,13 +102,9 @@ void run_stage_interval(struct controller *ct, uint64_t ns, const struct interva
     struct stage_end_rules rules = { .v = DRIFT_VAR_BATCH, .tol_s = iv_s / 2, .first = pr->n > 1 };
     drift_rules_level(&rules.dr, cfg->capacity.queue_growth, (double)cfg->capacity.level / 1e9, iv_s);
     rules.dr.arrivals_cv2 = cfg->arrivals == ARRIVALS_EXPONENTIAL ? 1 : 0;
-    if (!ct->stage_series)
-        ct->stage_series = ks->has_spool ? 2 : 1;
-    if (ks->has_spool)
-        ct->stage_queue = ks->spool;
     /* the series the level is judged on after the run, as the timeline writes it */
     struct drift_point pt = { .t = v->t, .accepted = (double)v->dsent, .read = (double)v->dread,
-                              .unread = ct->stage_series == 2 ? ct->stage_queue : (double)v->unread };
+                              .unread = stage_end_backlog(&ct->stage_end, ks->has_spool, ks->spool, (double)v->unread) };
     unsigned k = 0;
     struct drift_result d;
     enum stage_end_act act = stage_end_step(&ct->stage_end, &rules, t0, t1, planned, pr->n, &pt, &k, &d);

@@ -8,6 +8,22 @@
 
 void stage_end_init(struct stage_end *s) { memset(s, 0, sizeof *s); }
 
+double level_backlog(enum level_series s, int has_spool, double spool, double unread, double *queue)
+{
+    if (has_spool)
+        *queue = spool;
+    return s == LEVEL_QUEUE ? *queue : unread;
+}
+
+double stage_end_backlog(struct stage_end *s, int has_spool, double spool, double unread)
+{
+    if (!s->series_known) {
+        s->series_known = 1;
+        s->series = has_spool ? LEVEL_QUEUE : LEVEL_BACKLOG;
+    }
+    return level_backlog(s->series, has_spool, spool, unread, &s->queue);
+}
+
 void stage_end_free(struct stage_end *s)
 {
     free(s->p);
