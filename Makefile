@@ -123,10 +123,12 @@ REPEATS := t_compare_sql.sh t_duplicates_testbed.sh t_ladder_testbed.sh \
 	t_ledger_backlog.sh t_office_profile.sh t_queue_rcpts_testbed.sh t_readme.sh t_soak_testbed.sh t_workload_testbed.sh
 # Nor the long soaks of the reference server whose paths shorter tests cover there:
 # the steps' search (its orchestration runs in t_capacity_stair, its decisions in
-# test_capacity), kept up at 80 and 140 % of a ceiling (test_keptup, every run's
-# verdict) and the spike's recovery (test_recovery, the staircase's stages). They are
-# about a fifth of the phase's time, which doubles at the load CI budgets for.
-REPEATS += t_capacity.sh t_keptup.sh t_recovery.sh
+# test_capacity), the staircase judged on the server's queue (its series in
+# test_stair and test_stage_end, the spool directory in t_server_rate), kept up at 80
+# and 140 % of a ceiling (test_keptup, every run's verdict) and the spike's recovery
+# (test_recovery, the staircase's stages). They are about a fifth of the phase's
+# time, which doubles at the load CI budgets for.
+REPEATS += t_capacity.sh t_capacity_queue.sh t_keptup.sh t_recovery.sh
 asan:
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	        LDFLAGS="-fsanitize=address,undefined" \

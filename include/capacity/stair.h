@@ -133,6 +133,15 @@ void stair_stop(struct stair *s, const char *why);
  * run (0, 0: none). */
 double stair_pass_max(const struct stair *s);
 double stair_fail_min(const struct stair *s);
+/* The rates whose decided trials disagree (probes and the confirmation aside), at
+ * most max, lowest first, each with how many of its levels passed and failed. A
+ * rate stands as the most of its trials say, as neither while they are tied (and
+ * is tried again); the rates above count only the levels that stand. */
+struct stair_dispute {
+    double rate;
+    unsigned passed, failed;
+};
+unsigned stair_disputes(const struct stair *s, struct stair_dispute *d, unsigned max);
 /* The relevant lower bound (MLRsearch's), a load: the highest passing level below
  * the lowest failing one (a pass above a failure is chance near the knee, the band,
  * never the claim), or the highest pass when none failed; 0 when no level passed

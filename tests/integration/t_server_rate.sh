@@ -3,7 +3,9 @@
 # times the limit, over = 451 accepts no more than the bucket and the rate allow
 # and refuses the rest with 451 4.3.2; over = queue accepts everything at once but
 # delivers at the limit, so the mail accepted and not yet read grows (the run fails
-# its "kept up" gate), and all of it arrives in the end. Two runs of 3 s, about 300 messages each.
+# its "kept up" gate), and all of it arrives in the end; its queue kept in a spool
+# directory as well is counted by the run's collector, and empties as it delivers.
+# Two runs of 3 s, about 300 messages each.
 set -uo pipefail
 . "$(dirname "$0")/server_lib.sh"
 : "${MAILSOAK:?run through tests/run or set MAILSOAK}"
@@ -11,10 +13,12 @@ set -uo pipefail
 command -v jq >/dev/null || { echo "skip: needs jq"; exit 77; }
 
 LIMIT=30 BURST=10
-run_at() {   # run_at NAME: 3 s at 90 msg/s on the server started last
+run_at() {   # run_at NAME [SETTING...]: 3 s at 90 msg/s on the server started last
+    local name=$1
+    shift
     "$MAILSOAK" run --no-check --smtp "127.0.0.1:$SMTP_PORT" --pop3 "127.0.0.1:$POP3_PORT" --set users.count=20 \
         --senders 20 --readers 4 --duration 3s --drain 10s --interval 1s --rate 90 --seed 3 \
-        --json "$WORK/$1.json" >"$WORK/$1.out" 2>&1
+        --json "$WORK/$name.json" "$@" >"$WORK/$name.out" 2>&1
 }
 s() { jq -r ".summary.$1" "$WORK/$2.json"; }
 
@@ -29,10 +33,14 @@ grep -q "451 4.3.2 Error: over the delivery rate limit" "$WORK/refuse.out" || fa
 [[ $(s delivered refuse) == "$sent" && $(s lost refuse) == 0 ]] || fail "over = 451: delivered $(s delivered refuse) of $sent"
 ok "over = 451: $sent accepted (limit $LIMIT/s, burst $BURST), $refused refused with 451 4.3.2, all accepted delivered"
 
-srv_start --set users.count=20 --set fault.rate.limit=$LIMIT --set fault.rate.burst=$BURST
+# the queue kept in a spool directory too ([fault.rate] spool_dir), which the run's
+# collector counts as a server's queue (server.spool_dir, spool_format = files)
+mkdir -p "$WORK/spool"
+srv_start --set users.count=20 --set fault.rate.limit=$LIMIT --set fault.rate.burst=$BURST \
+    --set fault.rate.spool_dir="$WORK/spool"
 # at three times what the server delivers it falls behind by design: the run fails
 # its "kept up" gate (exit 4), and every message arrives all the same
-run_at queue
+run_at queue --set server.spool_dir="$WORK/spool" --set server.spool_format=files
 rc=$?
 ((rc == 4)) || { cat "$WORK/queue.out"; fail "the run against over = queue exited $rc, not 4 (kept up)"; }
 [[ $(jq -c '.verdict.gates.failed' "$WORK/queue.json") == '["kept up"]' ]] ||
@@ -56,3 +64,10 @@ max=$(jq '[.timeline[1:][] | .read] | max' "$WORK/queue.json")
 grep -q "rate: 30 msg/s limit: 0 refused above it, 0 still queued and dropped at the stop" "$WORK/server.log" ||
     fail "over = queue: the stop's log line is missing"
 ok "over = queue: all $sent accepted and delivered, the backlog grew from $u1 to $u3 in 2 s, at most $max read a second"
+# the spool held a file per message queued (the collector counted them while the
+# server fell behind) and none once all was delivered
+q=$(jq '[.timeline[] | .server.spool // 0] | max' "$WORK/queue.json")
+((q > 50)) || fail "over = queue: the spool directory held at most $q files while the backlog grew"
+n=$(find "$WORK/spool" -type f | wc -l)
+((n == 0)) || fail "over = queue: $n files left in the spool once all was delivered"
+ok "over = queue: the spool directory held up to $q queued messages, none once delivered"

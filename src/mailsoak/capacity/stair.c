@@ -58,23 +58,81 @@ void stair_stop(struct stair *s, const char *why)
  * else the rate asked. The bracket, the band and the fit are of loads. */
 static double load(const struct stair_level *l) { return l->offered > 0 ? l->offered : l->rate; }
 
+/* The decided trials of a rate: its levels that passed and failed (probes and the
+ * confirmation aside). */
+static void votes(const struct stair *s, double rate, unsigned *pass, unsigned *fail)
+{
+    *pass = *fail = 0;
+    for (unsigned i = 0; i < s->n; i++) {
+        const struct stair_level *l = &s->v[i];
+        if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE || l->rate != rate)
+            continue;
+        *pass += l->out == LEVEL_PASS;
+        *fail += l->out == LEVEL_FAIL;
+    }
+}
+
+/* Whether level l stands as the outcome o it had. A rate tried more than once is
+ * classified by the majority of its decided trials, as RFC 9971 (MLRsearch)
+ * classifies a load by the share of its trials that failed (its goal exceed ratio,
+ * one half in CSIT): a surge of the server's queue can fail one level at a rate it
+ * sustains, and the rate's other trials outvote it. A rate whose trials are tied
+ * stands as neither until it is tried again (retry_disputed). */
+static int stands(const struct stair *s, const struct stair_level *l, enum level_outcome o)
+{
+    if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE || l->out != o)
+        return 0;
+    unsigned pass, fail;
+    votes(s, l->rate, &pass, &fail);
+    return o == LEVEL_PASS ? pass > fail : fail > pass;
+}
+
 double stair_pass_max(const struct stair *s)
 {
     double m = 0;
     for (unsigned i = 0; i < s->n; i++)
-        if (s->v[i].kind != RUN_CONFIRM && s->v[i].kind != RUN_PROBE && s->v[i].out == LEVEL_PASS && load(&s->v[i]) > m)
+        if (stands(s, &s->v[i], LEVEL_PASS) && load(&s->v[i]) > m)
             m = load(&s->v[i]);
     return m;
 }
 
+/* The lowest level that stands failed, or NULL. */
+static const struct stair_level *lowest_failure(const struct stair *s)
+{
+    const struct stair_level *f = NULL;
+    for (unsigned i = 0; i < s->n; i++)
+        if (stands(s, &s->v[i], LEVEL_FAIL) && (!f || load(&s->v[i]) < load(f)))
+            f = &s->v[i];
+    return f;
+}
+
 double stair_fail_min(const struct stair *s)
 {
-    double m = 0;
-    for (unsigned i = 0; i < s->n; i++)
-        if (s->v[i].kind != RUN_CONFIRM && s->v[i].kind != RUN_PROBE && s->v[i].out == LEVEL_FAIL &&
-            (m == 0 || load(&s->v[i]) < m))
-            m = load(&s->v[i]);
-    return m;
+    const struct stair_level *f = lowest_failure(s);
+    return f ? load(f) : 0;
+}
+
+unsigned stair_disputes(const struct stair *s, struct stair_dispute *d, unsigned max)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < s->n && n < max; i++) {
+        const struct stair_level *l = &s->v[i];
+        unsigned pass, fail, seen = 0;
+        if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE)
+            continue;
+        votes(s, l->rate, &pass, &fail);
+        for (unsigned k = 0; k < n; k++)
+            seen |= d[k].rate == l->rate;
+        if (pass && fail && !seen)
+            d[n++] = (struct stair_dispute){ l->rate, pass, fail };
+    }
+    for (unsigned i = 1; i < n; i++)
+        for (unsigned k = i; k > 0 && d[k].rate < d[k - 1].rate; k--) {
+            struct stair_dispute t = d[k];
+            d[k] = d[k - 1];
+            d[k - 1] = t;
+        }
+    return n;
 }
 
 /* The level of the relevant lower bound, or NULL. */
@@ -84,8 +142,7 @@ static const struct stair_level *lower_bound(const struct stair *s)
     const struct stair_level *b = NULL;
     for (unsigned i = 0; i < s->n; i++) {
         const struct stair_level *l = &s->v[i];
-        if (l->kind != RUN_CONFIRM && l->kind != RUN_PROBE && l->out == LEVEL_PASS && (f == 0 || load(l) < f) &&
-            (!b || load(l) > load(b)))
+        if (stands(s, l, LEVEL_PASS) && (f == 0 || load(l) < f) && (!b || load(l) > load(b)))
             b = l;
     }
     return b;
@@ -213,6 +270,36 @@ static int retry_open(const struct stair *s, double lo, double hi, struct stair_
     return 1;
 }
 
+/* A rate whose trials are tied, once more (best of three); else the lowest
+ * failure, its rate failed once and never run again, once more before the claim
+ * below it is confirmed (RUN_RETRY: twice as long). A level fails on a trend it
+ * saw in 16-60 s, and a server's queue can surge for a minute at a rate it
+ * sustains; a second trial at that rate tells the surge from the knee, and costs
+ * seconds where the rate is truly over it (the level ends once decided behind).
+ * dispute_only: only the tied rates. 0 when there is none. */
+static int retry_disputed(const struct stair *s, int dispute_only, struct stair_run *run)
+{
+    run->kind = RUN_RETRY;
+    run->n = 0;
+    for (unsigned i = 0; i < s->n && !run->n; i++) {
+        unsigned pass, fail;
+        const struct stair_level *l = &s->v[i];
+        if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE)
+            continue;
+        votes(s, l->rate, &pass, &fail);
+        if (pass && pass == fail)
+            run->rate[run->n++] = l->rate;
+    }
+    const struct stair_level *f = lowest_failure(s);
+    if (!run->n && !dispute_only && f) {
+        unsigned pass, fail;
+        votes(s, f->rate, &pass, &fail);
+        if (fail == 1 && !pass)
+            run->rate[run->n++] = f->rate;
+    }
+    return run->n > 0;
+}
+
 /* SPECmail2001's 80, 100 and 120 % of the capacity claimed, but for the levels an
  * earlier try kept (stair_keep_before_invalid). */
 static void confirmation(const struct stair *s, struct stair_run *run)
@@ -248,6 +335,8 @@ void stair_next(const struct stair *s, struct stair_run *run)
         confirmation(s, run);
         return;
     }
+    if (retry_disputed(s, 1, run))
+        return;
     if (pass == 0 && fail == 0) {
         /* the first staircase: from below what the probe delivered to above it;
          * one whose levels were all open, once more, twice as long; after that
@@ -302,7 +391,7 @@ void stair_next(const struct stair *s, struct stair_run *run)
             run->rate[run->n++] = tried[w] * pow(g, (double)i / (m + 1));
         return;
     }
-    if (retry_open(s, pass, fail, run))
+    if (retry_open(s, pass, fail, run) || retry_disputed(s, 0, run))
         return;
     if (s->r.confirm && s->confirmed < 0)
         confirmation(s, run);

@@ -75,7 +75,9 @@ void stair_table(FILE *f, const struct stair_record *c)
                "drain between them; each level judged by a sequential test "
                "(Wald) of the server's queue where counted, else of the backlog, kept up, behind, or open, and ended "
                "once decided; a confirmation's level open at "
-               "its end by the same growth over its whole length, behind only past its noise; its readers %s\n",
+               "its end by the same growth over its whole length, behind only past its noise; the lowest failure "
+               "tried again before the claim is confirmed, a rate standing as most of its trials say; its readers "
+               "%s\n",
             100 * s->r.step, c->level_s,
             c->visit_owed ? "go where mail is owed (capacity.visit)" : "visit mailboxes at random (capacity.visit)");
     fprintf(f, "\nrun kind           rate   offered accepted delivered  p95 deliv  outcome\n");
@@ -104,6 +106,13 @@ void stair_table(FILE *f, const struct stair_record *c)
     if (blo > 0)
         fprintf(f, "open         %.1f to %.1f msg/s: levels neither kept up nor behind in %.0f s (the knee's band)\n",
                 blo, bhi, c->level_s);
+    struct stair_dispute d[8];
+    unsigned nd = stair_disputes(s, d, 8);
+    for (unsigned i = 0; i < nd; i++)
+        fprintf(f, "disputed     %.1f msg/s: %u level%s passed, %u failed: it stands %s\n", d[i].rate, d[i].passed,
+                d[i].passed == 1 ? "" : "s", d[i].failed,
+                d[i].passed > d[i].failed ? "passed (a surge failed the rest)"
+                : d[i].failed > d[i].passed ? "failed" : "neither (tied)");
     /* a P = 0.95 below every level fitted is the fit's guess, not a rate shown: the
      * outcomes near the knee contradict each other that widely */
     if (c->fit.ok && c->fit.p95 >= c->fit.lo)
@@ -151,6 +160,13 @@ json_t *stair_json(const struct stair_record *c)
     json_object_set_new(root, "at_least_msg_s", s->at_least > 0 ? json_real(s->at_least) : json_null());
     json_object_set_new(root, "lowest_fail", fail > 0 ? json_real(fail) : json_null());
     json_object_set_new(root, "open_band", blo > 0 ? json_pack("[f, f]", blo, bhi) : json_null());
+    struct stair_dispute d[STAIR_HISTORY_MAX];
+    unsigned nd = stair_disputes(s, d, STAIR_HISTORY_MAX);
+    json_t *disputed = json_array();
+    for (unsigned i = 0; i < nd; i++)
+        json_array_append_new(disputed, json_pack("{s:f, s:i, s:i}", "rate", d[i].rate, "passed", (int)d[i].passed,
+                                                  "failed", (int)d[i].failed));
+    json_object_set_new(root, "disputed", disputed);
     json_object_set_new(root, "fit", c->fit.ok ? json_pack("{s:f, s:f, s:f}", "p50_msg_s", c->fit.mid, "p95_msg_s",
                                                            c->fit.p95, "scale_msg_s", c->fit.scale)
                                                : json_null());
