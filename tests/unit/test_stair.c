@@ -173,9 +173,28 @@ static void surge_outvoted(void **st)
     assert_true(stair_lower_bound(&s) == 93.6 && stair_fail_min(&s) == 0 && stair_pass_max(&s) == 93.6);
     stair_next(&s, &run);
     assert_true(run.kind == RUN_RETRY && run.n == 1 && run.rate[0] == 97.3);
+    struct stair open3 = s;
+    struct stair_run third = run;
     out[0] = LEVEL_FAIL;
     stair_result(&s, &run, out, 0);
     assert_true(stair_lower_bound(&s) == 93.6 && stair_fail_min(&s) == 97.3);
+    stair_next(&s, &run);
+    assert_int_equal(run.kind, RUN_CONFIRM);
+    /* a third trial open leaves the rate tied: it is not run a fourth time */
+    out[0] = LEVEL_OPEN;
+    stair_result(&open3, &third, out, 0);
+    stair_next(&open3, &run);
+    assert_true(run.kind != RUN_RETRY || run.rate[0] != 97.3);
+    /* a failure whose second trial came back open is not run a third time */
+    stair_init(&s, &rules);
+    s.probe = 0;
+    run = (struct stair_run){ .kind = RUN_CLIMB, .n = 3, .rate = { 90, 93.6, 97.3 } };
+    out[0] = LEVEL_PASS, out[1] = LEVEL_PASS, out[2] = LEVEL_FAIL;
+    stair_result(&s, &run, out, 0);
+    stair_next(&s, &run);
+    assert_true(run.kind == RUN_RETRY && run.rate[0] == 97.3);
+    out[0] = LEVEL_OPEN;
+    stair_result(&s, &run, out, 0);
     stair_next(&s, &run);
     assert_int_equal(run.kind, RUN_CONFIRM);
 }

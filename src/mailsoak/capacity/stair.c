@@ -270,8 +270,9 @@ static int retry_open(const struct stair *s, double lo, double hi, struct stair_
     return 1;
 }
 
-/* A rate whose trials are tied, once more (best of three); else the lowest
- * failure, its rate failed once and never run again, once more before the claim
+/* A rate whose trials are tied, once more (best of three; a third trial open or
+ * limited leaves it tied, and it stands as neither); else the lowest failure, its
+ * rate run once, once more before the claim
  * below it is confirmed (RUN_RETRY: twice as long). A level fails on a trend it
  * saw in 16-60 s, and a server's queue can surge for a minute at a rate it
  * sustains; a second trial at that rate tells the surge from the knee, and costs
@@ -281,20 +282,20 @@ static int retry_disputed(const struct stair *s, int dispute_only, struct stair_
 {
     run->kind = RUN_RETRY;
     run->n = 0;
+    unsigned pass, fail, runs, decided;
     for (unsigned i = 0; i < s->n && !run->n; i++) {
-        unsigned pass, fail;
         const struct stair_level *l = &s->v[i];
         if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE)
             continue;
         votes(s, l->rate, &pass, &fail);
-        if (pass && pass == fail)
+        tries(s, l->rate, &runs, &decided);
+        if (pass && pass == fail && runs < 3)
             run->rate[run->n++] = l->rate;
     }
     const struct stair_level *f = lowest_failure(s);
     if (!run->n && !dispute_only && f) {
-        unsigned pass, fail;
-        votes(s, f->rate, &pass, &fail);
-        if (fail == 1 && !pass)
+        tries(s, f->rate, &runs, &decided);
+        if (runs == 1)
             run->rate[run->n++] = f->rate;
     }
     return run->n > 0;

@@ -214,8 +214,8 @@ int stair_more_sessions(const struct stair_record *c, unsigned n, const enum lev
  * fill the pipeline, mail accepted and not yet read, to its level: a growth that is
  * no trend). */
 int stair_run_settings(const struct config *cfg, const struct stair_run *run, const struct stair_run_record *rr,
-                              uint64_t lead, uint64_t level, uint64_t interval, int check, char (*kvs)[160],
-                              char *profile, size_t profile_len, char **kv)
+                       uint64_t lead, uint64_t level, uint64_t interval, int check, char (*kvs)[160], char *profile,
+                       size_t profile_len, char **kv)
 {
     const struct capacity_config *k = &cfg->capacity;
     size_t used = (size_t)snprintf(profile, profile_len, "smtp.profile=");
