@@ -113,6 +113,16 @@ void level_judge(const struct step_rules *r, const struct drift_rules *dr, enum 
                  lj->kept.value, lj->kept.at_s);
         break;
     }
+    /* Judged on the queue, mail outside it may grow past the bound and the level
+     * pass where its delivery gate did: our readers' pace, or mail the server keeps
+     * where [server] spool_dir does not look (a second queue, an LMTP backend's),
+     * which its "delivered" would then overstate. Said, so a reader can tell. */
+    double outside = f->unread_slope - (f->has_spool ? f->spool_slope : 0);
+    if (s == LEVEL_QUEUE && lj->out == LEVEL_PASS && outside > dr->share * f->accepted) {
+        size_t len = strlen(lj->why);
+        snprintf(lj->why + len, sizeof lj->why - len, "; mail outside the queue grew %.2f msg/s (our readers', or "
+                 "a queue spool_dir misses)", outside);
+    }
 }
 
 void level_judge_confirm(const struct step_rules *r, const struct drift_rules *dr, enum drift_variance v,
