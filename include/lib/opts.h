@@ -65,12 +65,15 @@ int opts_set_dotted(const struct opt *t, void *base, const char *arg, int src, c
 int opts_load_file(const struct opt *t, void *base, const char *path, int src, char *err, size_t errlen);
 /* For programs with sections the table cannot describe (the server's [fault.*]):
  * a key of a section for which claim(section) is true goes to fn instead of the
- * table. fn returns 0, or -1 with "key: reason" in why. */
+ * table. fn returns 0, or -1 with "key: reason" in why. A key is a path when
+ * is_path (may be NULL) says so: a relative one in a file is taken beside the
+ * file, as the table's paths are. */
 struct opts_extra {
     int (*claim)(const char *section);
     int (*fn)(void *ud, const char *section, const char *key, const char *val,
               char *why, size_t whylen);
     void *ud;
+    int (*is_path)(const char *section, const char *key);
 };
 int opts_load_file_extra(const struct opt *t, void *base, const char *path, int src,
                          const struct opts_extra *extra, char *err, size_t errlen);

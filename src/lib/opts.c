@@ -378,10 +378,10 @@ static char *count_lines(char *str, int num, void *stream)
 
 /* A relative path read from the file at file_path, taken against that file's
  * directory (into buf); other values as they are. */
-static const char *beside(const struct opt *o, const char *val, const char *file_path, char *buf, size_t n)
+static const char *beside(int is_path, const char *val, const char *file_path, char *buf, size_t n)
 {
     const char *slash = strrchr(file_path, '/');
-    if (!o || !OPT_IS_PATH(o) || !*val || *val == '/' || !slash)
+    if (!is_path || !*val || *val == '/' || !slash)
         return val;
     if ((size_t)snprintf(buf, n, "%.*s/%s", (int)(slash - file_path), file_path, val) >= n)
         return val;
@@ -394,7 +394,9 @@ static int on_kv(void *user, const char *section, const char *name, const char *
     char why[400];
     if (c->failed)
         return 1;
+    char path[4096];
     if (c->extra && c->extra->claim(section)) {
+        value = beside(c->extra->is_path && c->extra->is_path(section, name), value, c->path, path, sizeof path);
         if (c->extra->fn(c->extra->ud, section, name, value, why, sizeof why) < 0) {
             snprintf(c->err, c->errlen, "%s:%d: %s", c->path, c->line, why);
             c->failed = 1;
@@ -402,8 +404,8 @@ static int on_kv(void *user, const char *section, const char *name, const char *
         }
         return 1;
     }
-    char path[4096];
-    value = beside(find(c->t, section, name), value, c->path, path, sizeof path);
+    const struct opt *o = find(c->t, section, name);
+    value = beside(o && OPT_IS_PATH(o), value, c->path, path, sizeof path);
     if (opts_set(c->t, c->base, section, name, value, c->src, why, sizeof why) < 0) {
         int line = c->line;
         if (!has_section(c->t, section) && c->section_line)

@@ -384,6 +384,12 @@ static int extra_set(void *ud, const char *section, const char *key, const char 
     return srv_fault_set(ud, section, key, val, why, n);
 }
 
+/* [fault.rate] spool_dir, a directory, is taken beside the file that names it. */
+static int fault_path(const char *section, const char *key)
+{
+    return !strcasecmp(section, "fault.rate") && !strcasecmp(key, "spool_dir");
+}
+
 static void usage(FILE *f)
 {
     fputs("usage: mailsoak-server [-c FILE]... [--FLAG VALUE]... [--set SECTION.KEY=VALUE]...\n"
@@ -438,7 +444,7 @@ int srv_config_doc(const char *what)
 int srv_config_from_args(struct srv_config *cfg, int argc, char **argv)
 {
     char err[600];
-    struct opts_extra extra = { .claim = claim_fault, .fn = extra_set, .ud = &cfg->faults };
+    struct opts_extra extra = { .claim = claim_fault, .fn = extra_set, .ud = &cfg->faults, .is_path = fault_path };
     struct opts_cli cli = { .prog = "mailsoak-server", .usage = usage, .extra = &extra };
     memset(cfg, 0, sizeof *cfg);
     int r = opts_from_args(srv_config_opts, cfg, argc, argv, &cli);

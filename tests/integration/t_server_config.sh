@@ -3,8 +3,9 @@
 # every fault switched on; bad keys stop it with "file:line: key: reason" and exit
 # status 2; --help lists the keys; --version prints the build's; SIGINT stops it
 # cleanly. A relative path in a configuration file (store_dir, log, pidfile,
-# ready_file, users.file) is taken beside that file, whatever the working
-# directory, as mailsoak's own are; before, against the working directory.
+# ready_file, users.file, fault.rate.spool_dir) is taken beside that file,
+# whatever the working directory, as mailsoak's own are; before, against the
+# working directory.
 set -uo pipefail
 . "$(dirname "$0")/server_lib.sh"
 CONF=$TOP/conf/server-faults.conf
@@ -57,10 +58,12 @@ grep -q 'received signal 2: shutting down' "$WORK/server.log" || fail "no shutdo
 [[ ! -e $WORK/server.pid ]] || fail "pid file left"
 ok "SIGINT: clean exit 0, pid file removed"
 # Relative paths in a file, the server started from elsewhere.
-mkdir -p "$WORK/rel" "$WORK/cwd"
+mkdir -p "$WORK/rel/spool" "$WORK/cwd"
 printf 'a@test.local pw\nb@test.local pw\n' >"$WORK/rel/people"
 printf '[server]\nstore = maildir\nstore_dir = mail\nlog = server.log\npidfile = server.pid\nready_file = ready\n[users]\nfile = people\n' \
     >"$WORK/rel/srv.conf"
+# a fault's directory too (the server stops with exit 2 on one it cannot open)
+printf '[fault.rate]\nlimit = 1000\nspool_dir = spool\n' >>"$WORK/rel/srv.conf"
 (cd "$WORK/cwd" && exec "$MAILSOAK_SERVER" -c "$WORK/rel/srv.conf" --listen-smtp 127.0.0.1:0 --listen-pop3 127.0.0.1:0) \
     >"$WORK/rel/stdout" 2>"$WORK/rel/stderr" &
 SRV_PID=$!
