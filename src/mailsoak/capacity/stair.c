@@ -274,9 +274,9 @@ static int retry_open(const struct stair *s, double lo, double hi, struct stair_
  * limited leaves it tied, and it stands as neither); else the lowest failure, its
  * rate run once, once more before the claim
  * below it is confirmed (RUN_RETRY: twice as long). A level fails on a trend it
- * saw in 16-60 s, and a server's queue can surge for a minute at a rate it
+ * saw within its length, and a server's queue can surge for as long at a rate it
  * sustains; a second trial at that rate tells the surge from the knee, and costs
- * seconds where the rate is truly over it (the level ends once decided behind).
+ * little where the rate is truly over it (the level ends once decided behind).
  * dispute_only: only the tied rates. 0 when there is none. */
 static int retry_disputed(const struct stair *s, int dispute_only, struct stair_run *run)
 {
