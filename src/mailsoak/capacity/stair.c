@@ -58,15 +58,16 @@ void stair_stop(struct stair *s, const char *why)
  * else the rate asked. The bracket, the band and the fit are of loads. */
 static double load(const struct stair_level *l) { return l->offered > 0 ? l->offered : l->rate; }
 
-/* The decided trials of a rate: its levels that passed and failed (probes and the
- * confirmation aside). */
-static void votes(const struct stair *s, double rate, unsigned *pass, unsigned *fail)
+/* How often a rate was run by the search's levels (probes and the confirmation
+ * aside, and the levels the tester limited), and how often it passed and failed. */
+static void tries(const struct stair *s, double rate, unsigned *runs, unsigned *pass, unsigned *fail)
 {
-    *pass = *fail = 0;
+    *runs = *pass = *fail = 0;
     for (unsigned i = 0; i < s->n; i++) {
         const struct stair_level *l = &s->v[i];
-        if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE || l->rate != rate)
+        if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE || l->out == LEVEL_INVALID || l->rate != rate)
             continue;
+        (*runs)++;
         *pass += l->out == LEVEL_PASS;
         *fail += l->out == LEVEL_FAIL;
     }
@@ -82,8 +83,8 @@ static int stands(const struct stair *s, const struct stair_level *l, enum level
 {
     if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE || l->out != o)
         return 0;
-    unsigned pass, fail;
-    votes(s, l->rate, &pass, &fail);
+    unsigned runs, pass, fail;
+    tries(s, l->rate, &runs, &pass, &fail);
     return o == LEVEL_PASS ? pass > fail : fail > pass;
 }
 
@@ -117,10 +118,10 @@ unsigned stair_disputes(const struct stair *s, struct stair_dispute *d, unsigned
     unsigned n = 0;
     for (unsigned i = 0; i < s->n && n < max; i++) {
         const struct stair_level *l = &s->v[i];
-        unsigned pass, fail, seen = 0;
+        unsigned runs, pass, fail, seen = 0;
         if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE)
             continue;
-        votes(s, l->rate, &pass, &fail);
+        tries(s, l->rate, &runs, &pass, &fail);
         for (unsigned k = 0; k < n; k++)
             seen |= d[k].rate == l->rate;
         if (pass && fail && !seen)
@@ -163,31 +164,17 @@ double stair_capacity(const struct stair *s)
     return !b ? 0 : b->delivered > 0 ? fmin(b->delivered, load(b)) : load(b);
 }
 
-/* How often a rate was run by the search's levels (probes and the confirmation
- * aside), and how often it was decided (passed or failed). */
-static void tries(const struct stair *s, double rate, unsigned *runs, unsigned *decided)
-{
-    *runs = *decided = 0;
-    for (unsigned i = 0; i < s->n; i++) {
-        const struct stair_level *l = &s->v[i];
-        if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE || l->out == LEVEL_INVALID || l->rate != rate)
-            continue;
-        (*runs)++;
-        *decided += l->out == LEVEL_PASS || l->out == LEVEL_FAIL;
-    }
-}
-
 void stair_band(const struct stair *s, double *lo, double *hi)
 {
     *lo = *hi = 0;
     double pass = stair_lower_bound(s), fail = stair_fail_min(s);
     for (unsigned i = 0; i < s->n; i++) {
-        unsigned runs, decided;
+        unsigned runs, passed, failed;
         if (s->v[i].kind == RUN_CONFIRM || s->v[i].kind == RUN_PROBE || s->v[i].out != LEVEL_OPEN ||
             load(&s->v[i]) <= pass || (fail > 0 && load(&s->v[i]) >= fail))
             continue;
-        tries(s, s->v[i].rate, &runs, &decided);
-        if (decided)
+        tries(s, s->v[i].rate, &runs, &passed, &failed);
+        if (passed || failed)
             continue;
         if (*lo == 0 || load(&s->v[i]) < *lo)
             *lo = load(&s->v[i]);
@@ -250,14 +237,14 @@ static int retry_open(const struct stair *s, double lo, double hi, struct stair_
     run->n = 0;
     int open_again = 0;
     for (unsigned i = 0; i < s->n && run->n < STAIR_LEVELS_MAX; i++) {
-        unsigned runs, decided;
+        unsigned runs, pass, fail;
         const struct stair_level *l = &s->v[i];
         if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE || l->out != LEVEL_OPEN || load(l) <= lo ||
             (hi > 0 && load(l) >= hi))
             continue;
         open_again |= l->kind == RUN_RETRY;
-        tries(s, l->rate, &runs, &decided);
-        if (runs == 1 && !decided)
+        tries(s, l->rate, &runs, &pass, &fail);
+        if (runs == 1 && !pass && !fail)
             run->rate[run->n++] = l->rate;
     }
     if (!run->n)
@@ -282,19 +269,18 @@ static int retry_disputed(const struct stair *s, int dispute_only, struct stair_
 {
     run->kind = RUN_RETRY;
     run->n = 0;
-    unsigned pass, fail, runs, decided;
+    unsigned pass, fail, runs;
     for (unsigned i = 0; i < s->n && !run->n; i++) {
         const struct stair_level *l = &s->v[i];
         if (l->kind == RUN_CONFIRM || l->kind == RUN_PROBE)
             continue;
-        votes(s, l->rate, &pass, &fail);
-        tries(s, l->rate, &runs, &decided);
+        tries(s, l->rate, &runs, &pass, &fail);
         if (pass && pass == fail && runs < 3)
             run->rate[run->n++] = l->rate;
     }
     const struct stair_level *f = lowest_failure(s);
     if (!run->n && !dispute_only && f) {
-        tries(s, f->rate, &runs, &decided);
+        tries(s, f->rate, &runs, &pass, &fail);
         if (runs == 1)
             run->rate[run->n++] = f->rate;
     }
