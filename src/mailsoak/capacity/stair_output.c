@@ -111,7 +111,7 @@ void stair_table(FILE *f, const struct stair_record *c)
     for (unsigned i = 0; i < nd; i++)
         fprintf(f, "disputed     %.1f msg/s: %u level%s passed, %u failed: it stands %s\n", d[i].rate, d[i].passed,
                 d[i].passed == 1 ? "" : "s", d[i].failed,
-                d[i].passed > d[i].failed ? "passed (a surge failed the rest)"
+                d[i].passed > d[i].failed ? "passed (its failures outvoted)"
                 : d[i].failed > d[i].passed ? "failed" : "neither (tied)");
     /* a P = 0.95 below every level fitted is the fit's guess, not a rate shown: the
      * outcomes near the knee contradict each other that widely */
