@@ -313,6 +313,12 @@ static void probes_then_climbs(void **st)
     assert_true(run.n == 3 && run.rate[1] == top && fabs(run.rate[0] - 0.8 * top) < 1e-9);
     out[0] = LEVEL_PASS, out[1] = LEVEL_OPEN, out[2] = LEVEL_FAIL;
     stair_result(&s, &run, out, 0);
+    /* its 100 % level not as asked: tried again, from it */
+    assert_false(s.done);
+    stair_next(&s, &run);
+    assert_true(run.kind == RUN_CONFIRM && run.n == 2 && run.rate[0] == top);
+    out[0] = LEVEL_OPEN, out[1] = LEVEL_FAIL;
+    stair_result(&s, &run, out, 0);
     assert_true(s.done && s.confirmed == 0);
     assert_non_null(strstr(s.end, "NOT confirmed"));
     assert_int_equal(stair_exit_status(&s), 6);   /* MS_EXIT_NOT_CONFIRMED */
@@ -1162,16 +1168,25 @@ static void confirmation_from_the_limited_level(void **st)
         assert_int_equal(stair_keep_before_invalid(&s, &run, out, 0, NULL, NULL), 1);
         stair_next(&s, &run);
         assert_true(run.kind == RUN_CONFIRM && run.n == 2 && run.rate[0] == cap && run.rate[1] == 1.2 * cap);
+        unsigned before = s.n;
         if (twice) {
-            /* the 100 % passed too, the 120 % limited: only it again, and it passed */
+            /* the 100 % passed too, the 120 % limited: only it again, and it passed,
+             * refuting the claim; then once more (confirm_again), and it passed again */
             assert_int_equal(stair_keep_before_invalid(&s, &run, out, 0, NULL, NULL), 1);
             stair_next(&s, &run);
             assert_true(run.kind == RUN_CONFIRM && run.n == 1 && run.rate[0] == 1.2 * cap);
             out[0] = LEVEL_PASS;
+            stair_result(&s, &run, out, 0);
+            assert_false(s.done);
+            /* the trial that refuted stays in the history, the levels kept do not */
+            assert_int_equal(s.n, before + 1);
+            assert_true(s.v[before].kind == RUN_CONFIRM && s.v[before].rate == 1.2 * cap);
+            before = s.n;
+            stair_next(&s, &run);
+            assert_true(run.kind == RUN_CONFIRM && run.n == 1 && run.rate[0] == 1.2 * cap);
         } else {
             out[0] = LEVEL_PASS, out[1] = LEVEL_FAIL;
         }
-        unsigned before = s.n;
         stair_result(&s, &run, out, 0);
         assert_int_equal(s.n, before + 3);
         for (unsigned i = 0; i < 3; i++)
@@ -1205,11 +1220,49 @@ static void confirmation_invalid_again(void **st)
     assert_int_equal(s.confirmed, 0);
     assert_non_null(strstr(s.end, "the tester limited, every try"));
     assert_int_equal(stair_exit_status(&s), MS_EXIT_NOT_CONFIRMED);
-    /* refuted whatever the invalid level would have said: not run again */
-    const enum level_outcome refuted[][3] = { { LEVEL_FAIL, LEVEL_PASS, LEVEL_INVALID } };
-    assert_int_equal(confirm_with(&s, refuted, 1), 1);
+    /* refuted whatever the invalid level would have said: not run again for it, but
+     * for the refuting level, once more (confirm_again), which refuted it again */
+    const enum level_outcome refuted[][3] = { { LEVEL_FAIL, LEVEL_PASS, LEVEL_INVALID },
+                                              { LEVEL_FAIL, LEVEL_PASS, LEVEL_INVALID } };
+    assert_int_equal(confirm_with(&s, refuted, 2), 2);
     assert_int_equal(s.confirmed, 0);
     assert_null(strstr(s.end, "tester"));
+}
+
+/* A confirmation's level that refuted the claim is tried again from it, the levels
+ * before it kept (recorded once), best of three: a surge that failed its 100 % level
+ * once is outvoted, a claim too high fails it twice (confirm_again in stair.c). The
+ * first run of each ended at its failed 100 % level (the 120 % never ran). */
+static void confirmation_failure_tried_again(void **st)
+{
+    (void)st;
+    const enum level_outcome surge[][3] = { { LEVEL_PASS, LEVEL_FAIL, LEVEL_INVALID },
+                                            { LEVEL_PASS, LEVEL_FAIL },
+                                            { LEVEL_PASS, LEVEL_FAIL } };
+    const enum level_outcome high[][3] = { { LEVEL_PASS, LEVEL_FAIL, LEVEL_INVALID },
+                                           { LEVEL_PASS, LEVEL_FAIL },
+                                           { LEVEL_FAIL, LEVEL_INVALID } };
+    const enum level_outcome twice[][3] = { { LEVEL_PASS, LEVEL_FAIL, LEVEL_INVALID },
+                                            { LEVEL_FAIL, LEVEL_INVALID } };
+    struct stair s;
+    assert_int_equal(confirm_with(&s, surge, 3), 3);
+    assert_true(s.done && s.confirmed == 1);
+    assert_int_equal(stair_exit_status(&s), 0);
+    double cap = s.confirm_base;
+    unsigned at[3] = { 0, 0, 0 };
+    for (unsigned i = 0; i < s.n; i++)
+        for (unsigned j = 0; j < 3; j++)
+            at[j] += s.v[i].kind == RUN_CONFIRM && fabs(s.v[i].rate - (0.8 + 0.2 * j) * cap) < 1e-9;
+    assert_true(at[0] == 1 && at[1] == 3 && at[2] == 3);   /* the 80 % level kept, not run again */
+    for (unsigned k = 0; k < 2; k++) {
+        assert_int_equal(k ? confirm_with(&s, twice, 2) : confirm_with(&s, high, 3), k ? 2 : 3);
+        assert_true(s.done && s.confirmed == 0);
+        assert_int_equal(stair_exit_status(&s), MS_EXIT_NOT_CONFIRMED);
+        struct stair_record rec = { .label = "t", .level_s = 60, .s = s };
+        char *tab = table_of(&rec);
+        assert_non_null(strstr(tab, "refuted      too high: its 100 % level failed"));
+        free(tab);
+    }
 }
 
 /* A confirmation that came out otherwise than SPECmail2001 asks says which way: the
@@ -1219,17 +1272,20 @@ static void confirmation_invalid_again(void **st)
 static void refuted_says_which_way(void **st)
 {
     (void)st;
-    const enum level_outcome cases[][1][3] = { { { LEVEL_FAIL, LEVEL_PASS, LEVEL_INVALID } },
-                                               { { LEVEL_PASS, LEVEL_FAIL, LEVEL_FAIL } },
-                                               { { LEVEL_PASS, LEVEL_PASS, LEVEL_PASS } },
+    /* each refuting level twice (confirm_again), its second run from it */
+    const enum level_outcome cases[][2][3] = { { { LEVEL_FAIL, LEVEL_PASS, LEVEL_INVALID },
+                                                 { LEVEL_FAIL, LEVEL_PASS, LEVEL_INVALID } },
+                                               { { LEVEL_PASS, LEVEL_FAIL, LEVEL_FAIL }, { LEVEL_FAIL, LEVEL_FAIL } },
+                                               { { LEVEL_PASS, LEVEL_PASS, LEVEL_PASS }, { LEVEL_PASS } },
                                                { { LEVEL_PASS, LEVEL_PASS, LEVEL_FAIL } } };
+    const unsigned runs[] = { 2, 2, 2, 1 };
     const char *want[] = { "refuted      too high: its 80 % level failed at", "refuted      too high: its 100 % level failed",
                            "refuted      too low: its 120 % level passed at", NULL };
     const char *claim[] = { "too high", "too high", "too low", NULL };
     const int share[] = { 80, 100, 120, 0 };
     for (unsigned k = 0; k < 4; k++) {
         struct stair s;
-        confirm_with(&s, cases[k], 1);
+        assert_int_equal(confirm_with(&s, cases[k], runs[k]), runs[k]);
         struct stair_record rec = { .label = "t", .level_s = 60, .s = s };
         char *tab = table_of(&rec);
         json_t *j = stair_json(&rec), *r = json_object_get(j, "refuted");
@@ -1494,6 +1550,7 @@ int main(void)
         cmocka_unit_test(levels_judged), cmocka_unit_test(lower_bound_only_below_failures), cmocka_unit_test(remaining),
         cmocka_unit_test(confirmation_judged), cmocka_unit_test(level_own_ledger), cmocka_unit_test(all_open),
         cmocka_unit_test(placed_at_offered), cmocka_unit_test(confirmation_invalid_again), cmocka_unit_test(refuted_says_which_way),
+        cmocka_unit_test(confirmation_failure_tried_again),
         cmocka_unit_test(more_readers_from_the_limited_level), cmocka_unit_test(run_settings_read_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
