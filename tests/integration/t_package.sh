@@ -15,7 +15,10 @@ for tool in dpkg-buildpackage dh lintian man; do
     command -v $tool >/dev/null || { echo "skip: $tool is not installed (scripts/deps)" >&2; exit 77; }
 done
 # Two runs of this test (two engineers) must not install and purge under each other.
-exec 9>/tmp/mailsoak-t_package.lock   # /tmp: a bare container may have no /run/lock
+# The lock is dpkg's database directory, which every machine here has: a lock file of
+# our own would stay behind (deleting it would let two runs lock two files). flock(2)
+# and dpkg's own fcntl locks do not meet on Linux.
+exec 9</var/lib/dpkg
 flock -w 600 9 || { echo "FAIL: another t_package.sh held the lock for 10 minutes" >&2; exit 1; }
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'; }
 for p in mailsoak mailsoak-server; do
@@ -39,8 +42,11 @@ trap 'purge; cleanup' EXIT
 
 audit_before=$(dpkg --audit 2>&1)
 start=$SECONDS
-DEB_BUILD_OPTIONS=nocheck "$TOP/scripts/build-deb" "$WORK/deb" >"$WORK/build.log" 2>&1
+mkdir "$WORK/tmp"
+DEB_BUILD_OPTIONS=nocheck TMPDIR=$WORK/tmp "$TOP/scripts/build-deb" "$WORK/deb" >"$WORK/build.log" 2>&1
 rc=$?
+check "build-deb leaves nothing in TMPDIR" eq "$(find "$WORK/tmp" -mindepth 1 | wc -l)" 0 ||
+    find "$WORK/tmp" -mindepth 1 -maxdepth 1
 check "dpkg-buildpackage builds the packages" test -s "$WORK/deb/lintian.txt" -o "$rc" -eq 0
 if [[ ! -e $WORK/deb/lintian.txt ]]; then
     tail -n 30 "$WORK/build.log"
