@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # t_compare_capacity.sh: scripts/compare-backends --capacity end to end: a capacity
-# search per column and repeat (two repeats of the reference server's memory store,
-# bounded by capacity.max_rate = 20 msg/s, steps of 1 s ramp + 1 s warm-up + 3 s
-# window), then the capacity table
-# (mean, min-max, whether the repeats' intervals agree, NOT confirmed) and the classic table of each
+# search per column and repeat (two repeats of the reference server's memory and mbox
+# stores, bounded by capacity.max_rate = 20 msg/s, steps of 1 s ramp + 1 s warm-up +
+# 3 s window), then the capacity table (mean, min-max, whether the repeats' intervals
+# agree, NOT confirmed, which column has the most) and the classic table of each
 # search's step at its capacity with the per-message rows, the report and the files.
+# The ranking's cases (scripts/capacity-rank.jq) on results made from a real one.
 # Not exercised: the --force its compare needs when the searches found different rates
-# (three testbed searches once ended at the classic table with status 2): both repeats
+# (three testbed searches once ended at the classic table with status 2): the repeats
 # here find the same 20 msg/s. Then staircase searches (the default method) and a
 # SIGINT in the second: the first, done, is not named among the runs lost. No
-# testbed, no root; about 40 s.
+# testbed, no root; about 55 s.
 source "$(dirname "$0")/lib.sh"
 [[ -x $MAILSOAK && -x $MAILSOAK_SERVER ]] || { echo "skip: build first"; exit 77; }
 command -v jq >/dev/null || { echo "skip: needs jq"; exit 77; }
@@ -30,7 +31,7 @@ check "each search's JSON says its capacity and interval" \
     jq -se 'length == 2 and all(.[]; .capacity_msg_s == 20 and .known_between == [20, 20])' \
     "$WORK"/cb/ref-memory-1.capacity.json "$WORK"/cb/ref-memory-2.capacity.json
 check "the classic table of the steps at capacity, per message" grep -q '^cpu/msg ' "$WORK/cb/compare.txt"
-check "its runs are the steps at capacity" grep -qE '^runs +4$' "$WORK/cb/compare.txt"
+check "its runs are the steps at capacity, two a column" grep -qE '^runs +2 +2$' "$WORK/cb/compare.txt"
 # which of the two has the most: both are likely NOT confirmed (capacity.max_rate bounds
 # their 120 % levels), so left out; the lines are there, what they say is asked below
 check "the capacity table says which column has the most, or why it cannot tell" \
