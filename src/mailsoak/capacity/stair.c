@@ -475,6 +475,19 @@ static void confirm_votes(const struct stair *s, unsigned j, double rate, unsign
     }
 }
 
+/* The first of the run's levels whose trials do not stand as SPECmail2001 asks
+ * (more as asked than otherwise), with its votes; run->n when every one does. */
+static unsigned confirm_unsettled(const struct stair *s, const struct stair_run *run, unsigned *yes, unsigned *no)
+{
+    unsigned j = 0;
+    for (; j < run->n && j < 3; j++) {
+        confirm_votes(s, j, run->rate[j], yes, no);
+        if (*yes <= *no)
+            return j;
+    }
+    return run->n;
+}
+
 /* A confirmation's level that refuted the claim, the first time, or whose trials
  * are tied: the confirmation again from it (best of three), the levels before it
  * kept and recorded once, with the next run's. A level fails on a trend it saw
@@ -487,24 +500,18 @@ static int confirm_again(struct stair *s, const struct stair_run *run)
 {
     if (s->r.max_runs && s->runs >= s->r.max_runs)
         return 0;
-    for (unsigned j = 0; j < run->n && j < 3; j++) {
-        unsigned yes, no;
-        confirm_votes(s, j, run->rate[j], &yes, &no);
-        if (yes > no)
-            continue;
-        if (!no || yes + no >= 3 || (no > yes && yes + no >= 2))
-            return 0;        /* not decided (limited), or refuted twice, or three trials */
-        /* the kept levels leave the history: the next run's result records them */
-        unsigned first = s->n - run->n;
-        for (unsigned i = 0; i < j; i++)
-            s->confirm_head[i] = s->v[first + i];
-        for (unsigned i = j; i < run->n; i++)
-            s->v[first + i - j] = s->v[first + i];
-        s->n -= j;
-        s->confirm_kept = j;
-        return 1;
-    }
-    return 0;
+    unsigned yes, no, j = confirm_unsettled(s, run, &yes, &no);
+    if (j >= run->n || !no || yes + no >= 3 || (no > yes && yes + no >= 2))
+        return 0;        /* all stand, or not decided (limited), or refuted twice, or three trials */
+    /* the kept levels leave the history: the next run's result records them */
+    unsigned first = s->n - run->n;
+    for (unsigned i = 0; i < j; i++)
+        s->confirm_head[i] = s->v[first + i];
+    for (unsigned i = j; i < run->n; i++)
+        s->v[first + i - j] = s->v[first + i];
+    s->n -= j;
+    s->confirm_kept = j;
+    return 1;
 }
 
 void stair_result(struct stair *s, const struct stair_run *run, const enum level_outcome *out, double delivered)
@@ -558,12 +565,9 @@ void stair_result_measured(struct stair *s, const struct stair_run *run, const e
             return;
         if (confirm_again(s, run))
             return;
-        s->confirmed = run->n == 3 && out[0] == LEVEL_PASS && out[1] == LEVEL_PASS && out[2] == LEVEL_FAIL;
-        for (unsigned j = 0; j < run->n && j < 3; j++) {
-            unsigned yes, no;
-            confirm_votes(s, j, run->rate[j], &yes, &no);
-            s->confirmed &= yes > no;
-        }
+        unsigned yes, no;
+        s->confirmed = run->n == 3 && out[0] == LEVEL_PASS && out[1] == LEVEL_PASS && out[2] == LEVEL_FAIL &&
+                       confirm_unsettled(s, run, &yes, &no) == run->n;
         s->confirm_base = run->rate[1];
         stair_stop(s, s->confirmed            ? "confirmed at 80, 100 and 120 %"
                       : invalid && !refuted ? "NOT confirmed at 80, 100 and 120 %: a level the tester limited, every try"
