@@ -8,7 +8,10 @@
 # IMAP poll clients that log in every 60 s leave the mail waiting in the mailboxes:
 # the second stage (the first is a lead-in, not judged) is our readers', and the
 # third never runs. POP3 readers that keep up (going where mail is owed: few
-# logins) run all three. Two runs of 15-25 s.
+# logins) run all three. Where the run counts the server's queue (a reference
+# server with a rate limit far above the load and a spool directory), the stages
+# weigh that queue, which the mail the IMAP clients leave does not enter: all
+# three run (the third of 3 s). Three runs of 15-25 s.
 source "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { echo "skip: needs jq"; exit 77; }
 [[ -x $MAILSOAK && -x $MAILSOAK_SERVER ]] || { echo "skip: build first"; exit 77; }
@@ -42,5 +45,17 @@ rc=$?
 check "kept: exit 0" eq "$rc" 0
 check "kept: no stage ended early" absent "ran out undecided" "$WORK/kept.live"
 check "kept: the third stage ran its 10 s ($(span kept 2) s)" holds kept '.verdict.stages[2] | .t1 - .t0 > 9'
+ref_down
+
+mkdir -p "$WORK/spool"
+ref_up srvq --set fault.rate.limit=300 --set fault.rate.burst=50 --set fault.rate.spool_dir="$WORK/spool"
+soak queued --imap "$IMAP" --set readers.protocol=imap --set imap.models=poll:100 --set imap.poll_interval=60s \
+    --max-per-session 500 --drain 1s --set server.spool_dir="$WORK/spool" --set server.spool_format=files \
+    --set smtp.profile=5s@30,10s@30,3s@30
+rc=$?
+check "queued: the run ended (exit $rc)" test "$rc" -lt 64
+check "queued: the queue was counted" holds queued '[.timeline[] | select(.phase == "send") | .server.spool | numbers] | length > 0'
+check "queued: no stage ended for our readers" absent "ran out undecided" "$WORK/queued.live" || cat "$WORK/queued.live"
+check "queued: the third stage ran its 3 s ($(span queued 2) s)" holds queued '.verdict.stages[2] | .t1 - .t0 > 2'
 ref_down
 finish

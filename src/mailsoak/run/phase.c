@@ -112,9 +112,13 @@ void run_stage_interval(struct controller *ct, uint64_t ns, const struct interva
         /* A stage that runs out its time undecided, its backlog grown because our
          * readers fell behind (verdict/keptup.h, by its slope as a capacity level
          * is judged after the run): the stages after it would start with the mail
-         * they left, and say nothing of the server, so the send window ends with it. */
+         * they left, and say nothing of the server, so the send window ends with it.
+         * Not where the stages weigh the server's queue, which the mail our readers
+         * leave in the mailboxes does not enter (capacity/level.c asks whose growth
+         * it is of such a level only where a gate failed). */
         k = ct->stage_end.cur;
-        if (k < rules.first || k >= pr->n || v->t + rules.tol_s < t1[k] || ct->stage_asked > k)
+        if (ct->stage_end.series == LEVEL_QUEUE || k < rules.first || k >= pr->n || v->t + rules.tol_s < t1[k] ||
+            ct->stage_asked > k)
             return;
         ct->stage_asked = k + 1;
         struct verdict_window w = ct->res->window;
