@@ -9,8 +9,9 @@
 # Not exercised: the --force its compare needs when the searches found different rates
 # (three testbed searches once ended at the classic table with status 2): the repeats
 # here find the same 20 msg/s. Then staircase searches (the default method) and a
-# SIGINT in the second: the first, done, is not named among the runs lost. No
-# testbed, no root; about 55 s.
+# SIGINT in the second: the first, done, is not named among the runs lost; on its
+# result, made to say each case, the column "first to fail above it" of a staircase
+# (scripts/capacity-column.jq). No testbed, no root; about 55 s.
 source "$(dirname "$0")/lib.sh"
 [[ -x $MAILSOAK && -x $MAILSOAK_SERVER ]] || { echo "skip: build first"; exit 77; }
 command -v jq >/dev/null || { echo "skip: needs jq"; exit 77; }
@@ -99,4 +100,23 @@ check "the first search ran its course" test -s "$WORK/st/ref-memory-1.capacity.
 check "the second is named interrupted" bash -c "tail -n1 '$WORK/st.err' | grep -q 'ref-memory=run 2: interrupted by SIGINT'" ||
     tail -n3 "$WORK/st.err"
 check "the first is not named among the lost" bash -c "! tail -n1 '$WORK/st.err' | grep -q 'ref-memory=run 1:'"
+
+# The column "first to fail above it" of a staircase search (no first_failed: its levels
+# carry their verdicts): its lowest failing level above the capacity by the rate it
+# offered, the confirmation's left to its own words; of a column's repeats, each.
+craft() { # craft FILE JQ-LEVELS: the first search's result with the capacity 100 and those levels
+    jq ".capacity_msg_s = 100 | .confirmed = true | .open_band = null | .first_failed = null | .levels = $2" \
+        "$WORK/st/ref-memory-1.capacity.json" >"$WORK/$1"
+}
+craft ff1.json '[{kind: "staircase", rate: 90, offered: 91, verdict: "fail", why: "lost 1, must be = 0"},
+    {kind: "staircase", rate: 104, offered: 104.5, verdict: "pass", why: "kept up: x"},
+    {kind: "staircase", rate: 110, offered: 108.04, verdict: "fail", why: "behind: the backlog grew by 9 msg/s"},
+    {kind: "probe", rate: 300, offered: 299, verdict: "fail", why: "behind: the backlog grew by 90 msg/s"},
+    {kind: "confirm", rate: 100, offered: 101, verdict: "fail", why: "behind: the backlog grew by 2 msg/s"}]'
+craft ff2.json '[{kind: "refine", rate: 105, offered: 105.2, verdict: "fail", why: "delivery p95 61234 ms, must be <= 60000 ms"}]'
+col() { jq -rs --arg l c -f "$TOP/scripts/capacity-column.jq" "$@" | cut -f5; }
+check "a staircase's first failure above its capacity: its lowest failing level, not the confirmation's" \
+    eq "$(col "$WORK/ff1.json")" "behind at 108"
+check "a gate that failed a level first: named, and each repeat's" \
+    eq "$(col "$WORK/ff1.json" "$WORK/ff2.json")" "behind at 108, delivery p95 61234 ms at 105.2"
 finish
