@@ -1,7 +1,7 @@
 # capacity-column.jq: one column's row of compare-backends --capacity's table: the mean
 # capacity over its repeats with their min and max, whether the repeats' intervals
-# agree, and what failed first above each capacity, the open band and a confirmation
-# that refuted it. Input: the column's searches' results (`jq -rs --arg l LABEL -f
+# agree, and what failed first above each capacity, the open band, the claims refuted
+# and claimed again below, and a confirmation that refuted the last. Input: the column's searches' results (`jq -rs --arg l LABEL -f
 # capacity-column.jq ...`); output: LABEL, then those four fields, tab-separated.
 # "First to fail": a step search names its first failed gate (first_failed); a
 # staircase, whose levels carry their own verdicts, its lowest failing level above the
@@ -17,6 +17,7 @@ def first_fail:
 [.[] | .capacity_msg_s | select(. != null)] as $c
 | ([.[] | first_fail]
    + [.[] | .open_band | select(. != null) | "open \(.[0] | r1)-\(.[1] | r1)"]
+   + [.[] | .claims_refuted[]? | "claimed \(.claim_msg_s | r1) first (too high at \(.share_pct) %)"]
    + [.[] | select(.method.confirm == true and .confirmed == false)
       | "NOT confirmed" + (if .refuted then " (\(.refuted.claim) at \(.refuted.share_pct) %)" else "" end)]) as $g
 | [.[] | .known_between | select(. != null)] as $k

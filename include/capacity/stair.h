@@ -14,7 +14,10 @@
  * staircase inside it. Every level is evidence: the answer is the highest passing
  * level, the lowest failing one, the band of open levels, and a pass probability
  * fitted over all of them (stair_fit, after PLRsearch), then SPECmail2001's 80, 100
- * and 120 % confirmation of the highest pass, as the last run's three levels. */
+ * and 120 % confirmation of the capacity claimed, as a run's three levels. A claim
+ * its 80 or 100 % level refutes is claimed again below, as a benchmarker lowers a
+ * claim SPECmail2001 refused: those levels join the search's evidence, and the
+ * search goes on from it (capacity.confirm_rounds confirmations at most). */
 #ifndef MS_CAPACITY_STAIR_H
 #define MS_CAPACITY_STAIR_H
 
@@ -28,6 +31,8 @@ struct stair_rules {
     unsigned max_runs;               /* probes and staircases, the confirmation included: the last run is
                                         the confirmation's when a capacity is claimed by then */
     int confirm;                     /* SPECmail2001's 80/100/120 % after the search */
+    unsigned confirm_rounds;         /* confirmations at most (capacity.confirm_rounds; 0 is taken as 1):
+                                        a claim refuted too high is claimed again below (stair_result) */
 };
 
 enum level_outcome { LEVEL_PASS, LEVEL_FAIL, LEVEL_OPEN, LEVEL_INVALID };
@@ -36,6 +41,7 @@ const char *level_outcome_name(enum level_outcome o);
 #define STAIR_LEVELS_MAX 16
 #define STAIR_HISTORY_MAX 160
 #define STAIR_PROBE_TRIES 3
+#define STAIR_CLAIMS_MAX 8
 /* A probe's sequential test weighs "kept up" against a growth of this many times
  * capacity.queue_growth: a probe asks only whether the server is clearly overloaded
  * (the staircase finds where), and the test decides in a time that falls as the
@@ -65,6 +71,15 @@ struct stair_level {
     double offered;                  /* what its arrivals offered, msg/s; 0: not measured */
     double delivered;                /* what the server delivered (the readers read) during it, msg/s; 0: not measured */
     enum level_outcome out;
+    int searched;                    /* a confirmation's 80 or 100 % level whose claim it refuted too high:
+                                        one of the search's levels since, at the lower of its rate and load */
+};
+
+/* A claim a confirmation refuted too high, before the search claimed again below. */
+struct stair_claim {
+    double claim;                    /* msg/s */
+    unsigned share_pct;              /* the level that refuted it: 80 or 100 */
+    double offered;                  /* what that level's last trial offered, msg/s */
 };
 
 struct stair {
@@ -86,6 +101,8 @@ struct stair {
     int max_open;                    /* a probe at max_rate was open: neither kept up nor behind */
     int confirmed;                   /* -1 not run, 0 not confirmed, 1 confirmed */
     double confirm_base;
+    unsigned nrefuted;               /* claims refuted too high and claimed again below, in order */
+    struct stair_claim refuted[STAIR_CLAIMS_MAX];
     char end[200];
 };
 

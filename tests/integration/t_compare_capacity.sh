@@ -119,4 +119,7 @@ check "a staircase's first failure above its capacity: its lowest failing level,
     eq "$(col "$WORK/ff1.json")" "behind at 108"
 check "a gate that failed a level first: named, and each repeat's" \
     eq "$(col "$WORK/ff1.json" "$WORK/ff2.json")" "behind at 108, delivery p95 61234 ms at 105.2"
+jq '.claims_refuted = [{claim_msg_s: 104.44, share_pct: 100, offered_msg_s: 104.9}]' "$WORK/ff1.json" >"$WORK/ff3.json"
+check "a claim refuted and claimed again below" \
+    eq "$(col "$WORK/ff3.json")" "behind at 108, claimed 104.4 first (too high at 100 %)"
 finish

@@ -1265,6 +1265,86 @@ static void confirmation_failure_tried_again(void **st)
     }
 }
 
+/* With capacity.confirm_rounds, a claim whose 80 or 100 % level stands refuted is
+ * claimed again below (reclaim in capacity/stair.c): the refuting levels join the
+ * search's evidence, the next claim is what was delivered below them, and its
+ * confirmation runs. A server of ceiling 100 whose confirmations of `ok` or more
+ * fail at 100 % (twice: confirm_again) and pass below, each level offering 1 % more
+ * than it asked. Returns the confirmations. */
+static unsigned reclaim_search(struct stair *s, unsigned rounds, double ok)
+{
+    struct stair_rules r = rules;
+    r.confirm_rounds = rounds;
+    stair_init(s, &r);
+    struct stair_run run;
+    unsigned confirms = 0, n = 0;
+    for (stair_next(s, &run); run.n && n < 100; stair_next(s, &run), n++) {
+        enum level_outcome out[STAIR_LEVELS_MAX];
+        for (unsigned i = 0; i < run.n; i++)
+            out[i] = run.rate[i] <= 100 ? LEVEL_PASS : LEVEL_FAIL;
+        if (run.kind == RUN_CONFIRM) {
+            /* a whole confirmation (80, 100, 120 %) or its second trial from 100 % */
+            unsigned at = run.n == 3 ? 1 : 0;
+            confirms += run.n == 3;
+            for (unsigned i = 0; i < run.n; i++)
+                out[i] = i < at ? LEVEL_PASS : i > at ? LEVEL_FAIL : run.rate[at] >= ok ? LEVEL_FAIL : LEVEL_PASS;
+            if (out[at] == LEVEL_FAIL)
+                out[at + 1] = LEVEL_INVALID;     /* the run ended at it: the 120 % never ran */
+        }
+        /* a confirmation's arrivals offered a little more than asked: the refuting
+         * level counts at its claim, not above the staircase's pass at it */
+        double offered[STAIR_LEVELS_MAX];
+        for (unsigned i = 0; i < run.n; i++)
+            offered[i] = run.kind == RUN_CONFIRM ? 1.01 * run.rate[i] : 0;
+        stair_result_measured(s, &run, out, run.kind == RUN_PROBE ? 100 : 0, offered, NULL);
+    }
+    return confirms;
+}
+
+static void refuted_claimed_again(void **st)
+{
+    (void)st;
+    struct stair s;
+    /* the first claim refuted, the second confirmed */
+    reclaim_search(&s, 3, 97);
+    assert_true(s.done);
+    assert_int_equal(s.nrefuted, 1);
+    assert_int_equal(s.confirmed, 1);
+    assert_int_equal(stair_exit_status(&s), 0);
+    double first = s.refuted[0].claim;
+    assert_true(first >= 97 && first <= 100);
+    assert_int_equal(s.refuted[0].share_pct, 100);
+    assert_true(stair_capacity(&s) < first && stair_capacity(&s) > 0.9 * first);
+    assert_true(fabs(s.confirm_base - stair_capacity(&s)) < 1e-9);
+    /* the lowest failure is now the refuted claim: the interval ends there */
+    assert_true(stair_fail_min(&s) <= first * (1 + 1e-9));
+    struct stair_record rec = { .label = "t", .level_s = 60, .s = s };
+    char *tab = table_of(&rec);
+    assert_non_null(strstr(tab, "first: too high, its 100 % level failed"));
+    assert_non_null(strstr(tab, "confirmed    yes"));
+    assert_null(strstr(tab, "refuted      too"));
+    json_t *j = stair_json(&rec), *c = json_object_get(j, "claims_refuted");
+    assert_int_equal(json_array_size(c), 1);
+    assert_true(fabs(json_real_value(json_object_get(json_array_get(c, 0), "claim_msg_s")) - first) < 1e-9);
+    assert_true(json_is_null(json_object_get(j, "refuted")));
+    json_decref(j);
+    free(tab);
+    /* every claim refuted: confirm_rounds claims, each below the one before, then NOT
+     * confirmed, the last refutation said as ever */
+    assert_int_equal(reclaim_search(&s, 3, 0), 3);
+    assert_int_equal(s.nrefuted, 2);
+    assert_true(s.refuted[1].claim < s.refuted[0].claim && s.confirm_base < s.refuted[1].claim);
+    assert_int_equal(s.confirmed, 0);
+    assert_int_equal(stair_exit_status(&s), MS_EXIT_NOT_CONFIRMED);
+    rec.s = s;
+    tab = table_of(&rec);
+    assert_non_null(strstr(tab, "refuted      too high: its 100 % level failed"));
+    free(tab);
+    /* one round (0 is taken as 1): NOT confirmed at the first refutation */
+    assert_int_equal(reclaim_search(&s, 0, 0), 1);
+    assert_true(s.nrefuted == 0 && s.confirmed == 0);
+}
+
 /* A confirmation that came out otherwise than SPECmail2001 asks says which way: the
  * claim too high (its 80 or 100 % level failed) or too low (its 120 % level passed),
  * in the table and the JSON; one confirmed, or only ever limited by the tester, says
@@ -1550,7 +1630,7 @@ int main(void)
         cmocka_unit_test(levels_judged), cmocka_unit_test(lower_bound_only_below_failures), cmocka_unit_test(remaining),
         cmocka_unit_test(confirmation_judged), cmocka_unit_test(level_own_ledger), cmocka_unit_test(all_open),
         cmocka_unit_test(placed_at_offered), cmocka_unit_test(confirmation_invalid_again), cmocka_unit_test(refuted_says_which_way),
-        cmocka_unit_test(confirmation_failure_tried_again),
+        cmocka_unit_test(confirmation_failure_tried_again), cmocka_unit_test(refuted_claimed_again),
         cmocka_unit_test(more_readers_from_the_limited_level), cmocka_unit_test(run_settings_read_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

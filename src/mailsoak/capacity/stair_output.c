@@ -66,6 +66,14 @@ static void refuted_line(FILE *f, const struct stair *s)
     fprintf(f, "; the capacity is likely %s\n", r < 0 ? "below the claim" : "above the interval");
 }
 
+/* The claims refuted too high before the last, each claimed again below. */
+static void refuted_before(FILE *f, const struct stair *s)
+{
+    for (unsigned i = 0; i < s->nrefuted; i++)
+        fprintf(f, "claimed      %.1f msg/s first: too high, its %u %% level failed at %.1f msg/s offered; claimed "
+                   "again below it\n", s->refuted[i].claim, s->refuted[i].share_pct, s->refuted[i].offered);
+}
+
 void stair_table(FILE *f, const struct stair_record *c)
 {
     const struct stair *s = &c->s;
@@ -122,6 +130,7 @@ void stair_table(FILE *f, const struct stair_record *c)
         fprintf(f, "fit          P(pass) = 0.5 at %.1f msg/s offered; 0.95 below every level fitted (%.1f msg/s and "
                    "up): their outcomes disagree too widely (logistic, scale %.2f msg/s)\n", c->fit.mid, c->fit.lo,
                 c->fit.scale);
+    refuted_before(f, s);
     if (s->confirmed >= 0)
         fprintf(f, "confirmed    %s at 80, 100 and 120 %% of %.1f msg/s\n", s->confirmed ? "yes" : "NOT", s->confirm_base);
     else if (s->r.confirm && known(s, &lo, &hi))
@@ -180,6 +189,11 @@ json_t *stair_json(const struct stair_record *c)
                                                          "share_pct", (int)share, "offered_msg_s",
                                                          by->offered > 0 ? by->offered : by->rate)
                                            : json_null());
+    json_t *before = json_array();
+    for (unsigned i = 0; i < s->nrefuted; i++)
+        json_array_append_new(before, json_pack("{s:f, s:i, s:f}", "claim_msg_s", s->refuted[i].claim, "share_pct",
+                                                (int)s->refuted[i].share_pct, "offered_msg_s", s->refuted[i].offered));
+    json_object_set_new(root, "claims_refuted", before);
     json_object_set_new(root, "end", json_string(s->end));
     json_t *runs = json_array();
     for (size_t i = 0; i < c->nruns; i++) {

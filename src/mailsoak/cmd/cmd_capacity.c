@@ -544,7 +544,8 @@ static int search_staircase(const struct config *cfg, int argc, char **argv, con
     const struct capacity_config *k = &cfg->capacity;
     struct stair_record c = { .label = cfg->label[0] ? cfg->label : "capacity", .level_s = (double)k->level / 1e9 };
     struct stair_rules sr = { .start = k->start, .factor = k->factor, .max_rate = k->max_rate, .step = k->step,
-                              .below = 0.2, .precision = k->precision, .max_runs = 12, .confirm = k->confirm };
+                              .below = 0.2, .precision = k->precision, .max_runs = 12, .confirm = k->confirm,
+                              .confirm_rounds = (unsigned)k->confirm_rounds };
     stair_init(&c.s, &sr);
     struct step_rules rules;
     char err[400];
