@@ -9,10 +9,11 @@ ARTEFACTS=${ARTEFACTS:-$TOP/$BUILD/test-artefacts}
 . "$(dirname "${BASH_SOURCE[0]}")/proc_lib.sh"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/mailsoak-it.XXXXXX")
 chmod 755 "$WORK"   # the testbed lives inside: postfix and dovecot users must enter
-TB=""
+TB="" REF_PID=""
 failures=0
 
 cleanup() {
+    [[ -z $REF_PID ]] || ref_down
     if [[ -n $TB ]]; then
         "$TOP/scripts/testbed" down --dir "$TB" >/dev/null 2>&1 || true
     fi
@@ -74,21 +75,21 @@ testbed_store_count() {
 # jget FILE JQ-EXPRESSION
 # ref_up NAME [server args...]: a fresh reference server in $WORK/NAME serving SMTP,
 # POP3 and IMAP to $USERS users (its log server.log, its output server.out); sets
-# SRV (its PID), SMTP, POP3 and IMAP. ref_down stops it.
+# REF_PID, SMTP, POP3 and IMAP. ref_down stops it (so does the exit).
 ref_up() {
     local d=$WORK/$1
     shift
     mkdir -p "$d"
     "$MAILSOAK_SERVER" --listen-smtp 127.0.0.1:0 --listen-pop3 127.0.0.1:0 --listen-imap 127.0.0.1:0 \
         --ready-file "$d/ready" --log "$d/server.log" --set users.count="$USERS" "$@" >"$d/server.out" 2>&1 &
-    SRV=$!
+    REF_PID=$!
     # a server that never got ready is stopped too: nothing is left running
     wait_for 10 test -s "$d/ready" || { cat "$d/server.out"; echo "FAIL: the server did not start"; ref_down; exit 1; }
     [[ $(cat "$d/ready") =~ smtp=(127\.0\.0\.1:[0-9]+).*pop3=(127\.0\.0\.1:[0-9]+).*imap=(127\.0\.0\.1:[0-9]+) ]] ||
         { echo "FAIL: no address in $d/ready"; ref_down; exit 1; }
     SMTP=${BASH_REMATCH[1]} POP3=${BASH_REMATCH[2]} IMAP=${BASH_REMATCH[3]}
 }
-ref_down() { stop_pid "$SRV"; wait "$SRV" 2>/dev/null; }
+ref_down() { stop_pid "$REF_PID"; wait "$REF_PID" 2>/dev/null; REF_PID=""; }
 
 jget() { jq -r "$2" "$1"; }
 
@@ -102,7 +103,10 @@ wait_for() {
     done
 }
 
-check() {   # check DESCRIPTION COMMAND...: fails (returns 1) with it, so `check ... || show` shows why
+# check DESCRIPTION COMMAND...: fails (returns 1) with it, so `check ... || show` shows why.
+# With STOP_AT_FAIL set (scripts/mutate: a mutation is killed by its first failure) the
+# test exits there, and its exit stops what it started.
+check() {
     local what=$1
     shift
     if "$@"; then
@@ -110,6 +114,7 @@ check() {   # check DESCRIPTION COMMAND...: fails (returns 1) with it, so `check
     else
         echo "FAIL $what"
         failures=$((failures + 1))
+        [[ -z ${STOP_AT_FAIL:-} ]] || exit 1
         return 1
     fi
 }
