@@ -184,8 +184,8 @@ void stair_band(const struct stair *s, double *lo, double *hi)
     double pass = stair_lower_bound(s), fail = stair_fail_min(s);
     for (unsigned i = 0; i < s->n; i++) {
         unsigned runs, passed, failed;
-        if (aside(&s->v[i]) || s->v[i].out != LEVEL_OPEN || load(&s->v[i]) <= pass ||
-            (fail > 0 && load(&s->v[i]) >= fail))
+        if (aside(&s->v[i]) || s->v[i].out != LEVEL_OPEN ||
+            load(&s->v[i]) <= pass || (fail > 0 && load(&s->v[i]) >= fail))
             continue;
         tries(s, s->v[i].rate, &runs, &passed, &failed);
         if (passed || failed)
@@ -601,7 +601,7 @@ void stair_result_measured(struct stair *s, const struct stair_run *run, const e
             return;
         if (confirm_again(s, run))
             return;
-        unsigned yes, no, j = confirm_unsettled(s, run, &yes, &no);
+        unsigned yes = 0, no = 0, j = confirm_unsettled(s, run, &yes, &no);
         if (!(j < 2 && no > yes && reclaim(s, run, j))) {
             s->confirmed = run->n == 3 && out[0] == LEVEL_PASS && out[1] == LEVEL_PASS && out[2] == LEVEL_FAIL &&
                            j == run->n;
