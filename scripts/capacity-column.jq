@@ -1,8 +1,9 @@
 # capacity-column.jq: one column's row of compare-backends --capacity's table: the mean
 # capacity over its repeats with their min and max, whether the repeats' intervals
 # agree, and what failed first above each capacity, the open band, the claims refuted
-# and claimed again below, and a confirmation that refuted the last. Input: the column's searches' results (`jq -rs --arg l LABEL -f
-# capacity-column.jq ...`); output: LABEL, then those four fields, tab-separated.
+# and claimed again below, and a confirmation that refuted the last. Input: the
+# column's searches' results (`jq -rs --arg l LABEL -f capacity-column.jq ...`);
+# output: LABEL, then those four fields, tab-separated.
 # "First to fail": a step search names its first failed gate (first_failed); a
 # staircase, whose levels carry their own verdicts, its lowest failing level above the
 # capacity outside the confirmation (which says its own), by what decided it and the

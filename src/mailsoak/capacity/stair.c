@@ -493,6 +493,7 @@ static void confirm_votes(const struct stair *s, unsigned j, double rate, unsign
 static unsigned confirm_unsettled(const struct stair *s, const struct stair_run *run, unsigned *yes, unsigned *no)
 {
     unsigned j = 0;
+    *yes = *no = 0;      /* a run of no levels: no votes, and it refutes nothing */
     for (; j < run->n && j < 3; j++) {
         confirm_votes(s, j, run->rate[j], yes, no);
         if (*yes <= *no)
@@ -601,7 +602,7 @@ void stair_result_measured(struct stair *s, const struct stair_run *run, const e
             return;
         if (confirm_again(s, run))
             return;
-        unsigned yes = 0, no = 0, j = confirm_unsettled(s, run, &yes, &no);
+        unsigned yes, no, j = confirm_unsettled(s, run, &yes, &no);
         if (!(j < 2 && no > yes && reclaim(s, run, j))) {
             s->confirmed = run->n == 3 && out[0] == LEVEL_PASS && out[1] == LEVEL_PASS && out[2] == LEVEL_FAIL &&
                            j == run->n;
